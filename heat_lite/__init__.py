@@ -1,0 +1,1 @@
+"""heat_lite: a lean, Heat-compatible orchestration service."""

@@ -1,0 +1,36 @@
+"""The WSGI application: fault barrier → versions → auth → pecan."""
+
+import pecan
+
+from heat_lite.api import auth, faults, request
+from heat_lite.api.controllers import root
+from heat_lite.engine import rpcapi
+
+
+class _Versions:
+    """Answers / and /versions before authentication, as Heat does."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        if environ.get("PATH_INFO", "/").rstrip("/") in ("", "/versions"):
+            url = "%s://%s%s" % (environ["wsgi.url_scheme"],
+                                 environ.get("HTTP_HOST")
+                                 or environ["SERVER_NAME"],
+                                 environ.get("SCRIPT_NAME", ""))
+            response = request.to_response(request.Reply(
+                300, root.versions_document(url)))
+            return response(environ, start_response)
+        return self.app(environ, start_response)
+
+
+def setup_app(engine=None):
+    """Build the API WSGI app; ``engine`` defaults to an EngineAPI."""
+    from heat_lite import conf
+    engine = engine or rpcapi.EngineAPI(timeout=conf.CONF.api.rpc_timeout)
+    app = pecan.make_app(root.RootController(engine),
+                         guess_content_type_from_ext=False,
+                         force_canonical=False, debug=False,
+                         logging=False)
+    return faults.FaultWrapper(_Versions(auth.wrap(app)))

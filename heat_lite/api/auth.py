@@ -1,0 +1,81 @@
+"""Who is calling: the request context, from noauth headers or from the
+identity headers keystonemiddleware sets after validating a token."""
+
+import re
+
+from heat_lite import conf
+from heat_lite.api import faults
+from heat_lite.common import context, exception
+
+CONF = conf.CONF
+ENV_KEY = "heat_lite.context"
+_TENANT_RE = re.compile(r"^/v1(?:\.0)?/([^/]+)")
+
+
+def url_tenant(path):
+    match = _TENANT_RE.match(path)
+    return match.group(1) if match else None
+
+
+def _roles(value):
+    return [r.strip() for r in (value or "").split(",") if r.strip()]
+
+
+class NoAuthContext:
+    """noauth: the project comes from the URL, the user from X-Auth-User.
+
+    Only safe on loopback; ``cmd.api`` refuses other addresses unless the
+    operator forces it.
+    """
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        project = url_tenant(environ.get("PATH_INFO", ""))
+        roles = _roles(environ.get("HTTP_X_ROLES")) or ["admin"]
+        environ[ENV_KEY] = context.RequestContext(
+            user_id=environ.get("HTTP_X_AUTH_USER") or "admin",
+            project_id=project, roles=roles, is_admin="admin" in roles,
+            request_id=environ.get("openstack.request_id"))
+        return self.app(environ, start_response)
+
+
+class KeystoneContext:
+    """keystone: the context from auth_token's headers; the project in
+    the URL must be the token's project unless the caller is admin."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        if environ.get("HTTP_X_IDENTITY_STATUS") != "Confirmed":
+            response = faults.json_response(401, faults.error_body(
+                401, "HTTPUnauthorized",
+                "Authentication required"))
+            return response(environ, start_response)
+        roles = _roles(environ.get("HTTP_X_ROLES"))
+        ctxt = context.RequestContext(
+            user_id=environ.get("HTTP_X_USER_ID"),
+            project_id=environ.get("HTTP_X_PROJECT_ID"), roles=roles,
+            is_admin="admin" in roles,
+            request_id=environ.get("openstack.request_id"))
+        tenant = url_tenant(environ.get("PATH_INFO", ""))
+        if tenant and tenant != ctxt.project_id and not ctxt.is_admin:
+            exc = exception.InvalidTenant(target=tenant,
+                                          actual=ctxt.project_id)
+            return faults.exception_response(exc)(environ, start_response)
+        if tenant and ctxt.is_admin:
+            ctxt.project_id = tenant
+        environ[ENV_KEY] = ctxt
+        return self.app(environ, start_response)
+
+
+def wrap(app):
+    """Wrap ``app`` with the authentication chosen by configuration."""
+    if CONF.api.auth_strategy == "keystone":
+        from keystonemiddleware import auth_token
+        return auth_token.AuthProtocol(KeystoneContext(app),
+                                       {"oslo_config_config": CONF})
+    return NoAuthContext(app)
+

@@ -1,0 +1,39 @@
+"""Start-up shared by the commands: config, logging, warnings."""
+
+import logging
+import sys
+import warnings
+
+# oslo libraries import eventlet only to warn that it is deprecated; we
+# never use it. Silence that before they are imported.
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
+
+from heat_lite import conf, version  # noqa: E402
+
+CONF = conf.CONF
+
+
+def parse_args(argv=None, cli_opts=(), default_config_files=None):
+    """Parse --config-file/--config-dir and command-line options."""
+    if cli_opts:
+        CONF.register_cli_opts(cli_opts)
+    CONF(sys.argv[1:] if argv is None else argv, project="heat_lite",
+         version=version.version_string(),
+         default_config_files=default_config_files)
+    logging.basicConfig(
+        level=logging.DEBUG if CONF.debug else logging.INFO,
+        format="%(asctime)s %(process)d %(levelname)s %(name)s "
+        "%(message)s")
+    for noisy in ("oslo_messaging", "amqp", "kombu", "stevedore",
+                  "alembic", "oslo_db", "cheroot"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def register_debug():
+    from oslo_config import cfg
+    CONF.register_cli_opts([cfg.BoolOpt("debug", short="d", default=False,
+                                        help="Log at debug level.")])
+
+
+register_debug()

@@ -1,0 +1,206 @@
+"""Typed errors of heat_lite, each with the HTTP code the API maps it to.
+
+Every exception takes its values as keyword arguments that are JSON
+serializable, so that it survives an oslo.messaging hop: the engine raises
+it, the API receives the same class (suffixed ``_Remote``) and one place,
+``heat_lite.api.faults``, turns it into Heat's JSON error body. Nothing here
+knows about webob or pecan.
+"""
+
+
+class HeatLiteException(Exception):
+    """Base class: ``msg_fmt % kwargs`` is the message shown to users."""
+
+    msg_fmt = "An unknown exception occurred."
+    code = 500
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError, ValueError):
+                message = self.msg_fmt
+        self.message = message
+        super().__init__(message)
+
+    def __str__(self):
+        return self.message
+
+
+# 400 family ---------------------------------------------------------------
+class Invalid(HeatLiteException):
+    code = 400
+    msg_fmt = "%(message)s"
+
+
+class BadRequest(Invalid):
+    msg_fmt = "%(message)s"
+
+
+class RequestLimitExceeded(Invalid):
+    msg_fmt = "Request limit exceeded: %(message)s"
+
+
+class StackValidationFailed(Invalid):
+    msg_fmt = "%(message)s"
+
+    def __init__(self, message=None, path=None, error=None, **kwargs):
+        if message is None:
+            inner = kwargs.get("msg", "")
+            if path:
+                prefix = path if isinstance(path, str) else ".".join(
+                    str(p) for p in path)
+                message = "%s%s: %s" % (
+                    "%s: " % error if error else "", prefix, inner)
+            else:
+                message = "%s%s" % ("%s: " % error if error else "", inner)
+        super().__init__(message, path=path, error=error, **kwargs)
+
+
+class InvalidTemplateVersion(Invalid):
+    msg_fmt = "The template version is invalid: %(explanation)s"
+
+
+class InvalidTemplateSection(Invalid):
+    msg_fmt = 'The template section is invalid: %(section)s'
+
+
+class InvalidTemplateReference(Invalid):
+    msg_fmt = ('The specified reference "%(resource)s" (in %(key)s) '
+               'is incorrect.')
+
+
+class CircularDependencyException(Invalid):
+    msg_fmt = "Circular Dependency Found: %(cycle)s"
+
+
+class UnknownUserParameter(Invalid):
+    msg_fmt = "The Parameter (%(key)s) was not defined in template."
+
+
+class UserParameterMissing(Invalid):
+    msg_fmt = "The Parameter (%(key)s) was not provided."
+
+
+class ImmutableParameterModified(Invalid):
+    msg_fmt = ("The following parameters are immutable and may not be "
+               "updated: %(keys)s")
+
+
+class NotSupported(Invalid):
+    msg_fmt = "%(feature)s is not supported."
+
+
+class ResourceTypeUnavailable(Invalid):
+    msg_fmt = "The Resource Type (%(type_name)s) is not available."
+
+
+class ResourceActionNotSupported(Invalid):
+    msg_fmt = "%(action)s is not supported for resource."
+
+
+class InvalidBreakPointHook(Invalid):
+    msg_fmt = "%(message)s"
+
+
+class InvalidRestrictedAction(Invalid):
+    msg_fmt = "%(message)s"
+
+
+class InvalidMergeStrategyForParam(Invalid):
+    msg_fmt = ("Invalid merge strategy '%(strategy)s' for parameter "
+               "'%(param)s'.")
+
+
+class ConflictingMergeStrategyForParam(Invalid):
+    msg_fmt = ("Conflicting merge strategy '%(strategy)s' for parameter "
+               "'%(param)s' in file '%(env_file)s'.")
+
+
+# 403 ----------------------------------------------------------------------
+class Forbidden(HeatLiteException):
+    code = 403
+    msg_fmt = "You are not authorized to use %(action)s."
+
+
+class InvalidTenant(Forbidden):
+    msg_fmt = ("Searching Tenant %(target)s from Tenant %(actual)s "
+               "forbidden.")
+
+
+# 404 family ---------------------------------------------------------------
+class NotFound(HeatLiteException):
+    code = 404
+    msg_fmt = "%(message)s"
+
+
+class EntityNotFound(NotFound):
+    msg_fmt = "The %(entity)s (%(name)s) could not be found."
+
+
+class StackNotFound(EntityNotFound):
+    def __init__(self, message=None, **kwargs):
+        kwargs.setdefault("entity", "Stack")
+        super().__init__(message, **kwargs)
+
+
+class ResourceNotFound(EntityNotFound):
+    msg_fmt = ("The Resource (%(resource_name)s) could not be found "
+               "in Stack %(stack_name)s.")
+
+
+class EventNotFound(NotFound):
+    msg_fmt = "No event %(event_id)s found"
+
+
+class OutputNotFound(NotFound):
+    msg_fmt = "Specified output key %(key)s not found."
+
+
+# 409 ----------------------------------------------------------------------
+class Conflict(HeatLiteException):
+    code = 409
+    msg_fmt = "%(message)s"
+
+
+class StackExists(Conflict):
+    msg_fmt = "The Stack (%(stack_name)s) already exists."
+
+
+class ActionInProgress(Conflict):
+    msg_fmt = "Stack %(stack_name)s already has an action (%(action)s) in "\
+        "progress."
+
+
+# 413 ----------------------------------------------------------------------
+class RequestTooLarge(HeatLiteException):
+    code = 413
+    msg_fmt = "Request is too large: %(message)s"
+
+
+# 503 ----------------------------------------------------------------------
+class ServiceUnavailable(HeatLiteException):
+    code = 503
+    msg_fmt = "%(message)s"
+
+
+# Engine-internal signals (never reach the API) ----------------------------
+class UpdateReplace(Exception):
+    """Raised by a plugin's handle_update: "replace me instead"."""
+
+    def __init__(self, resource_name="Unknown"):
+        super().__init__(
+            "The Resource %s requires replacement." % resource_name)
+
+
+class ResourceFailure(HeatLiteException):
+    """A resource action failed; message is Heat's "Type: path: reason"."""
+
+    msg_fmt = "%(exc_type)s: %(path)s: %(reason)s"
+
+
+class ConcurrentTransaction(HeatLiteException):
+    """A guarded write lost its race (stale atomic_key or traversal)."""
+
+    msg_fmt = "Concurrent transaction for %(what)s"

@@ -1,0 +1,68 @@
+"""oslo.messaging plumbing: the transport, the context serializer, and
+factories for clients and servers.
+
+``fake://`` (the embedded default) delivers messages inside one process;
+a ``rabbit://`` transport_url spreads them over engine processes and hosts.
+Typed exceptions from ``heat_lite.common.exception`` survive the hop.
+"""
+
+import oslo_messaging as messaging
+from oslo_messaging.rpc import dispatcher
+
+from heat_lite import conf
+from heat_lite.common import context
+
+CONF = conf.CONF
+ALLOWED_EXMODS = ["heat_lite.common.exception"]
+
+_STATE = {"transport": None}
+
+
+class ContextSerializer(messaging.Serializer):
+    """Carries the RequestContext as a dict; entities are plain JSON."""
+
+    def serialize_entity(self, ctxt, entity):
+        return entity
+
+    def deserialize_entity(self, ctxt, entity):
+        return entity
+
+    def serialize_context(self, ctxt):
+        return ctxt.to_dict()
+
+    def deserialize_context(self, ctxt):
+        return context.RequestContext.from_dict(ctxt)
+
+
+def init():
+    """Create the RPC transport from ``[DEFAULT] transport_url``."""
+    if _STATE["transport"] is None:
+        messaging.set_transport_defaults("heat_lite")
+        _STATE["transport"] = messaging.get_rpc_transport(
+            CONF, allowed_remote_exmods=ALLOWED_EXMODS)
+    return _STATE["transport"]
+
+
+def cleanup():
+    if _STATE["transport"] is not None:
+        _STATE["transport"].cleanup()
+        _STATE["transport"] = None
+
+
+def get_client(topic, version, server=None, timeout=None):
+    target = messaging.Target(topic=topic, version=version, server=server)
+    return messaging.get_rpc_client(init(), target,
+                                    serializer=ContextSerializer(),
+                                    timeout=timeout)
+
+
+def get_server(topic, server, endpoints, executor_threads):
+    """A threading RPC server for ``endpoints`` on (topic, server)."""
+    target = messaging.Target(topic=topic, server=server)
+    server = messaging.get_rpc_server(
+        init(), target, endpoints, executor="threading",
+        serializer=ContextSerializer(),
+        access_policy=dispatcher.DefaultRPCAccessPolicy)
+    # The option exists once a server is made; the pool is made at start.
+    CONF.set_override("executor_thread_pool_size", executor_threads)
+    return server

@@ -1,0 +1,18 @@
+"""The global oslo.config object with every heat_lite option registered."""
+
+from oslo_config import cfg
+from oslo_messaging import transport as messaging_transport
+
+from heat_lite.conf import api, database, engine, limits
+
+CONF = cfg.CONF
+
+api.register_opts(CONF)
+database.register_opts(CONF)
+engine.register_opts(CONF)
+limits.register_opts(CONF)
+
+# transport_url must be known before the transport is made (heat-lite-all
+# picks fake:// when it is unset); oslo.messaging registers the same
+# option objects again later, which is a no-op.
+CONF.register_opts(messaging_transport._transport_opts)

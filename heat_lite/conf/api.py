@@ -1,0 +1,53 @@
+"""Options of the REST API service ([api] group)."""
+
+from oslo_config import cfg
+
+GROUP = "api"
+
+opts = [
+    cfg.HostAddressOpt(
+        "bind_host",
+        default="127.0.0.1",
+        help="Address the API listens on. With auth_strategy=noauth only "
+        "loopback addresses are accepted unless allow_insecure_noauth "
+        "is set.",
+    ),
+    cfg.PortOpt("bind_port", default=8004, help="TCP port of the API."),
+    cfg.StrOpt(
+        "auth_strategy",
+        default="noauth",
+        choices=[
+            ("noauth", "No authentication: the project comes from the "
+             "URL, the user from X-Auth-User. Loopback only."),
+            ("keystone", "Tokens validated by keystonemiddleware."),
+        ],
+        help="How API requests are authenticated.",
+    ),
+    cfg.BoolOpt(
+        "allow_insecure_noauth",
+        default=False,
+        help="Allow auth_strategy=noauth on a non-loopback bind_host. "
+        "Anyone who reaches the port can then act as any project.",
+    ),
+    cfg.IntOpt(
+        "threads",
+        default=16,
+        min=1,
+        max=1024,
+        help="Number of threads serving HTTP requests.",
+    ),
+    cfg.IntOpt(
+        "rpc_timeout",
+        default=60,
+        min=1,
+        help="Seconds the API waits for an engine to answer a call.",
+    ),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: opts}

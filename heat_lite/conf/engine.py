@@ -1,0 +1,93 @@
+"""Options of the engine and its workers ([DEFAULT] and [engine])."""
+
+from oslo_config import cfg
+
+GROUP = "engine"
+
+default_opts = [
+    cfg.StrOpt(
+        "host",
+        sample_default="<hostname>",
+        help="Name of this host, used as the RPC server name and in the "
+        "service list. Defaults to the machine's hostname.",
+    ),
+]
+
+engine_opts = [
+    cfg.StrOpt(
+        "topic",
+        default="heat_lite-engine",
+        help="RPC topic of the engine service (stack operations).",
+    ),
+    cfg.StrOpt(
+        "worker_topic",
+        default="heat_lite-worker",
+        help="RPC topic of the workers (check_resource casts).",
+    ),
+    cfg.IntOpt(
+        "workers",
+        default=1,
+        min=1,
+        max=64,
+        help="Number of engine worker processes heat-lite-engine starts.",
+    ),
+    cfg.IntOpt(
+        "executor_threads",
+        default=32,
+        min=2,
+        max=1024,
+        help="Threads per engine process handling RPC messages.",
+    ),
+    cfg.FloatOpt(
+        "heartbeat_interval",
+        default=2.0,
+        min=0.1,
+        help="Seconds between two heartbeats of an engine in the service "
+        "table, and between two passes of the recovery watchdog.",
+    ),
+    cfg.FloatOpt(
+        "engine_life_check_timeout",
+        default=10.0,
+        min=0.5,
+        help="Seconds without a heartbeat after which an engine is "
+        "considered dead: a surviving engine takes over its locks and "
+        "re-drives its in-flight resource checks.",
+    ),
+    cfg.FloatOpt(
+        "stall_timeout",
+        default=30.0,
+        min=1.0,
+        help="Seconds a traversal may make no progress before its ready "
+        "nodes are re-driven (recovers from lost RPC messages).",
+    ),
+    cfg.IntOpt(
+        "stack_action_timeout",
+        default=3600,
+        min=1,
+        help="Seconds a stack action may take when the stack has no "
+        "timeout_mins of its own.",
+    ),
+    cfg.StrOpt(
+        "test_resource_ledger",
+        help="File to which OS::Heat::TestResource appends every physical "
+        "ID it creates and deletes, one line each, so tests can prove that "
+        "nothing leaks. Unset: no ledger.",
+    ),
+    cfg.IntOpt(
+        "batch_size",
+        default=64,
+        min=1,
+        max=10000,
+        help="Number of ready resource checks sent in one RPC cast when a "
+        "traversal fans out.",
+    ),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(default_opts)
+    conf.register_opts(engine_opts, group=GROUP)
+
+
+def list_opts():
+    return {"DEFAULT": default_opts, GROUP: engine_opts}

@@ -1,0 +1,51 @@
+"""Limits on what users may submit ([DEFAULT]), with Heat's defaults."""
+
+from oslo_config import cfg
+
+opts = [
+    cfg.IntOpt(
+        "max_template_size",
+        default=524288,
+        min=1,
+        help="Maximum size of a template, in bytes.",
+    ),
+    cfg.IntOpt(
+        "max_json_body_size",
+        default=1048576,
+        min=1,
+        help="Maximum size of a JSON request body, in bytes.",
+    ),
+    cfg.IntOpt(
+        "max_resources_per_stack",
+        default=1000,
+        min=-1,
+        help="Maximum number of resources in a stack; -1 means unlimited.",
+    ),
+    cfg.IntOpt(
+        "max_nested_stack_depth",
+        default=5,
+        min=0,
+        help="Maximum depth of nested stacks.",
+    ),
+    cfg.IntOpt(
+        "max_stacks_per_tenant",
+        default=512,
+        min=-1,
+        help="Maximum number of stacks a project may own; -1 means "
+        "unlimited. Not enforced for admins.",
+    ),
+    cfg.IntOpt(
+        "max_events_per_stack",
+        default=1000,
+        min=0,
+        help="Events kept per stack; older ones are purged. 0 keeps all.",
+    ),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(opts)
+
+
+def list_opts():
+    return {"DEFAULT": opts}

@@ -1,0 +1,341 @@
+"""Queries on stacks, templates, events and engine services.
+
+Every function opens its own transaction (``session.transaction``) and
+returns plain dicts, so no ORM object or session leaves ``heat_lite.db``.
+Guards are conditional writes whose rowcount is checked. The versioned
+resource records, sync points and traversals are in ``db.convergence``.
+"""
+
+import json
+import uuid
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from heat_lite.common import exception
+from heat_lite.db import models
+from heat_lite.db.session import transaction
+
+STACK = models.Stack.__table__
+TEMPLATE = models.RawTemplate.__table__
+EVENT = models.Event.__table__
+SERVICE = models.Service.__table__
+RESOURCE = models.Resource.__table__
+
+
+def _row(row):
+    return dict(row._mapping) if row is not None else None
+
+
+# Templates -----------------------------------------------------------------
+def raw_template_insert(session, stack_id, template, environment, files):
+    """Insert a template inside a running transaction; return its id."""
+    result = session.execute(TEMPLATE.insert().values(
+        stack_id=stack_id, template=json.dumps(template),
+        environment=json.dumps(environment), files=json.dumps(files),
+        created_at=models.utcnow()))
+    return result.inserted_primary_key[0]
+
+
+def raw_template_get(template_id):
+    """Return {id, template, environment, files} with JSON decoded.
+
+    :raises NotFound: if there is no such template.
+    """
+    with transaction(writer=False) as session:
+        row = session.execute(
+            TEMPLATE.select().where(TEMPLATE.c.id == template_id)).first()
+    if row is None:
+        raise exception.NotFound(message="Template %s not found" %
+                                 template_id)
+    row = _row(row)
+    for key in ("template", "environment", "files"):
+        row[key] = json.loads(row[key])
+    return row
+
+
+# Stacks --------------------------------------------------------------------
+def stack_create(values, template, environment, files):
+    """Store a new stack and its template atomically.
+
+    :param values: stack columns (id, name, tenant, action, status, ...).
+    :returns: the stored stack as a dict.
+    :raises StackExists: if a live stack of the project has the name.
+    """
+    try:
+        with transaction() as session:
+            tmpl_id = raw_template_insert(session, values["id"], template,
+                                          environment, files)
+            now = models.utcnow()
+            row = dict(values, raw_template_id=tmpl_id, created_at=now,
+                       action_started_at=now, live_name=values["name"])
+            session.execute(STACK.insert().values(**row))
+    except db_exc.DBDuplicateEntry:
+        raise exception.StackExists(stack_name=values["name"]) from None
+    return stack_get(values["id"])
+
+
+def stack_get(stack_id, tenant=None, show_deleted=True):
+    """Return the stack with ``stack_id``.
+
+    :param tenant: if given, the stack must belong to this project.
+    :raises StackNotFound: if there is no such (visible) stack.
+    """
+    query = STACK.select().where(STACK.c.id == stack_id)
+    if tenant is not None:
+        query = query.where(STACK.c.tenant == tenant)
+    if not show_deleted:
+        query = query.where(STACK.c.deleted_at.is_(None))
+    with transaction(writer=False) as session:
+        row = session.execute(query).first()
+    if row is None:
+        raise exception.StackNotFound(name=stack_id)
+    return _row(row)
+
+
+def stack_get_by_name(tenant, name):
+    """Return the live stack named ``name`` in project ``tenant``.
+
+    :raises StackNotFound: if there is none.
+    """
+    query = STACK.select().where(
+        STACK.c.tenant == tenant, STACK.c.name == name,
+        STACK.c.deleted_at.is_(None)).order_by(STACK.c.created_at)
+    with transaction(writer=False) as session:
+        row = session.execute(query).first()
+    if row is None:
+        raise exception.StackNotFound(name=name)
+    return _row(row)
+
+
+_SORT_KEYS = {"stack_name": STACK.c.name, "stack_status": STACK.c.status,
+              "creation_time": STACK.c.created_at,
+              "updated_time": STACK.c.updated_at}
+
+
+def stack_get_all(tenant=None, limit=None, marker=None, sort_keys=None,
+                  sort_dir="desc", show_deleted=False, show_nested=False,
+                  filters=None):
+    """Return the stacks of ``tenant`` (every project when None).
+
+    :param marker: id of the last stack of the previous page.
+    :param filters: {column: value or [values]} exact-match filters.
+    """
+    query = STACK.select()
+    if tenant is not None:
+        query = query.where(STACK.c.tenant == tenant)
+    if not show_deleted:
+        query = query.where(STACK.c.deleted_at.is_(None))
+    if not show_nested:
+        query = query.where(STACK.c.owner_id.is_(None))
+    for column, value in (filters or {}).items():
+        values = value if isinstance(value, list) else [value]
+        query = query.where(STACK.c[column].in_(values))
+    columns = [_SORT_KEYS[k] for k in (sort_keys or []) if k in _SORT_KEYS]
+    columns = columns or [STACK.c.created_at]
+    direction = sa.desc if sort_dir == "desc" else sa.asc
+    order = [direction(c) for c in columns] + [direction(STACK.c.id)]
+    with transaction(writer=False) as session:
+        if marker:
+            ref = session.execute(
+                STACK.select().where(STACK.c.id == marker)).first()
+            if ref is None:
+                raise exception.Invalid(message="Invalid marker: %s" %
+                                        marker)
+            query = query.where(_after(ref, columns + [STACK.c.id],
+                                       sort_dir))
+        query = query.order_by(*order)
+        if limit is not None:
+            query = query.limit(limit)
+        return [_row(r) for r in session.execute(query)]
+
+
+def _after(ref, columns, sort_dir):
+    """The keyset condition "rows strictly after ``ref`` in sort order"."""
+    compare = (lambda c, v: c < v) if sort_dir == "desc" else (
+        lambda c, v: c > v)
+    clauses = []
+    for i, column in enumerate(columns):
+        equal = [columns[j] == getattr(ref, columns[j].name)
+                 for j in range(i)]
+        clauses.append(sa.and_(*equal, compare(column,
+                                               getattr(ref, column.name))))
+    return sa.or_(*clauses)
+
+
+def stack_count(tenant):
+    """Number of live stacks of ``tenant``."""
+    query = sa.select(sa.func.count()).select_from(STACK).where(
+        STACK.c.tenant == tenant, STACK.c.deleted_at.is_(None))
+    with transaction(writer=False) as session:
+        return session.execute(query).scalar()
+
+
+def stack_update_if_traversal(session, stack_id, traversal, values):
+    """Update the stack only if ``traversal`` is still its current one.
+
+    Runs inside the caller's transaction; returns True on success.
+    """
+    result = session.execute(STACK.update().where(
+        STACK.c.id == stack_id,
+        STACK.c.current_traversal == traversal).values(**values))
+    return result.rowcount == 1
+
+
+def stack_set_state(stack_id, traversal, values, event=None):
+    """Set stack columns if ``traversal`` is current, with an event.
+
+    :returns: True if the stack was updated, False if superseded.
+    """
+    with transaction() as session:
+        if not stack_update_if_traversal(session, stack_id, traversal,
+                                         values):
+            return False
+        if event:
+            event_insert(session, event)
+        return True
+
+
+# Events --------------------------------------------------------------------
+def event_values(stack_id, resource_name, physical_id, action, status,
+                 reason, resource_type, properties=None, when=None):
+    """Return the column values of an event row."""
+    return {
+        "uuid": str(uuid.uuid4()), "stack_id": stack_id,
+        "resource_name": resource_name,
+        "physical_resource_id": physical_id or "",
+        "resource_action": action, "resource_status": status,
+        "resource_status_reason": reason, "resource_type": resource_type,
+        "resource_properties": (json.dumps(properties)
+                                if properties is not None else None),
+        "created_at": when or models.utcnow(),
+    }
+
+
+def event_insert(session, *events):
+    """Insert events inside a running transaction (one statement)."""
+    if events:
+        session.execute(EVENT.insert(), list(events))
+
+
+def event_get_all(stack_id, resource_name=None, limit=None, marker=None,
+                  sort_dir="desc", filters=None):
+    """Return the events of a stack in id order (ties impossible).
+
+    :param marker: uuid of the last event already seen (exclusive).
+    :param filters: {column: [values]}.
+    :raises EventNotFound: if ``marker`` is not an event of the stack.
+    """
+    query = EVENT.select().where(EVENT.c.stack_id == stack_id)
+    if resource_name is not None:
+        query = query.where(EVENT.c.resource_name == resource_name)
+    for column, values in (filters or {}).items():
+        query = query.where(EVENT.c[column].in_(values))
+    ascending = sort_dir == "asc"
+    with transaction(writer=False) as session:
+        if marker:
+            ref = session.execute(sa.select(EVENT.c.id).where(
+                EVENT.c.uuid == marker,
+                EVENT.c.stack_id == stack_id)).scalar()
+            if ref is None:
+                raise exception.EventNotFound(event_id=marker)
+            query = query.where(EVENT.c.id > ref if ascending
+                                else EVENT.c.id < ref)
+        query = query.order_by(EVENT.c.id.asc() if ascending
+                               else EVENT.c.id.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        return [_row(r) for r in session.execute(query)]
+
+
+def event_get(stack_id, event_uuid):
+    """Return one event.
+
+    :raises EventNotFound: if the stack has no such event.
+    """
+    with transaction(writer=False) as session:
+        row = session.execute(EVENT.select().where(
+            EVENT.c.stack_id == stack_id,
+            EVENT.c.uuid == event_uuid)).first()
+    if row is None:
+        raise exception.EventNotFound(event_id=event_uuid)
+    return _row(row)
+
+
+def event_last_time(stack_id):
+    """created_at of the newest event of the stack (progress marker)."""
+    with transaction(writer=False) as session:
+        return session.execute(
+            sa.select(EVENT.c.created_at).where(
+                EVENT.c.stack_id == stack_id).order_by(
+                EVENT.c.id.desc()).limit(1)).scalar()
+
+
+# Services ------------------------------------------------------------------
+def service_create(values):
+    """Register an engine process; returns its row."""
+    now = models.utcnow()
+    with transaction() as session:
+        session.execute(SERVICE.insert().values(
+            created_at=now, updated_at=now, **values))
+        return _row(session.execute(SERVICE.select().where(
+            SERVICE.c.engine_id == values["engine_id"])).first())
+
+
+def service_heartbeat(engine_id):
+    """Refresh the heartbeat; False if the row was claimed as dead."""
+    with transaction() as session:
+        result = session.execute(SERVICE.update().where(
+            SERVICE.c.engine_id == engine_id,
+            SERVICE.c.deleted_at.is_(None)).values(
+            updated_at=models.utcnow()))
+        return result.rowcount == 1
+
+
+def service_get_all(include_deleted=False):
+    query = SERVICE.select().order_by(SERVICE.c.id)
+    if not include_deleted:
+        query = query.where(SERVICE.c.deleted_at.is_(None))
+    with transaction(writer=False) as session:
+        return [_row(r) for r in session.execute(query)]
+
+
+def service_claim_dead(older_than):
+    """Mark services whose heartbeat is older than ``older_than`` deleted.
+
+    Each dead service is claimed by exactly one caller (conditional
+    update), who must then recover its work.
+
+    :returns: the engine ids this caller claimed.
+    """
+    claimed = []
+    with transaction(writer=False) as session:
+        candidates = session.execute(sa.select(SERVICE.c.engine_id).where(
+            SERVICE.c.deleted_at.is_(None),
+            SERVICE.c.updated_at < older_than)).scalars().all()
+    for engine_id in candidates:
+        with transaction() as session:
+            result = session.execute(SERVICE.update().where(
+                SERVICE.c.engine_id == engine_id,
+                SERVICE.c.deleted_at.is_(None),
+                SERVICE.c.updated_at < older_than).values(
+                deleted_at=models.utcnow()))
+            if result.rowcount == 1:
+                claimed.append(engine_id)
+    return claimed
+
+
+def service_delete(engine_id):
+    with transaction() as session:
+        session.execute(SERVICE.update().where(
+            SERVICE.c.engine_id == engine_id,
+            SERVICE.c.deleted_at.is_(None)).values(
+            deleted_at=models.utcnow()))
+
+
+def service_purge_deleted(older_than):
+    """Drop service rows deleted before ``older_than``."""
+    with transaction() as session:
+        session.execute(SERVICE.delete().where(
+            SERVICE.c.deleted_at.is_not(None),
+            SERVICE.c.deleted_at < older_than))

@@ -1,0 +1,456 @@
+"""Queries of the convergence engine: versioned resource records, sync
+points and traversals.
+
+A write that must not race is conditional: a record is locked with
+``UPDATE ... WHERE atomic_key = :seen AND engine_id IS NULL`` and released
+with ``WHERE engine_id = :me``; a traversal starts with a compare-and-swap
+on ``stack.current_traversal``. A sync point counts the predecessors a node
+still waits for; the transaction whose decrement reaches zero fires it.
+"""
+
+import json
+
+import sqlalchemy as sa
+from oslo_db import api as oslo_db_api
+
+from heat_lite.common import exception
+from heat_lite.db import api as db_api
+from heat_lite.db import models
+from heat_lite.db.session import transaction
+
+STACK = models.Stack.__table__
+RESOURCE = models.Resource.__table__
+SYNC = models.SyncPoint.__table__
+TRAVERSAL = models.Traversal.__table__
+TEMPLATE = models.RawTemplate.__table__
+EVENT = models.Event.__table__
+
+# Deadlocks are rare (locks are taken in one order) but possible on
+# PostgreSQL and MySQL; every writer here is a whole transaction, safe to
+# run again.
+_retry = oslo_db_api.wrap_db_retry(
+    max_retries=10, retry_on_deadlock=True, retry_interval=0.05,
+    inc_retry_interval=True)
+
+BARRIER = "barrier"
+STACK_PHASE = "stack"
+_CHUNK = 500
+
+_STACK_COLUMNS = [
+    STACK.c.current_traversal.label("stack_traversal"),
+    STACK.c.raw_template_id.label("stack_template_id"),
+    STACK.c.action.label("stack_action"),
+    STACK.c.name.label("stack_name"),
+    STACK.c.tenant.label("stack_tenant"),
+]
+
+
+def _row(row):
+    return dict(row._mapping) if row is not None else None
+
+
+def _chunks(items, size=_CHUNK):
+    items = list(items)
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+# Traversals ----------------------------------------------------------------
+@_retry
+def traversal_begin(stack_id, expected, stack_values, events, planner,
+                    new_template=None):
+    """Start a traversal: swap the stack's traversal and plan the graph.
+
+    In one transaction: compare-and-swap ``current_traversal`` from
+    ``expected`` to ``stack_values['current_traversal']``; read the live
+    records; let ``planner.choose(records)`` say which records to insert
+    and which roles change; let ``planner.build(ids_by_name)`` return the
+    graph document and the sync point counts; store them; drop the sync
+    points of older traversals. ``new_template`` (template, environment,
+    files) is stored first and becomes the stack's template and the
+    planner's ``goal_template_id``.
+
+    :returns: the planner's return of ``build``.
+    :raises ConcurrentTransaction: if the stack's traversal changed.
+    """
+    traversal = stack_values["current_traversal"]
+    with transaction() as session:
+        if new_template is not None:
+            template_id = db_api.raw_template_insert(session, stack_id,
+                                                     *new_template)
+            stack_values = dict(stack_values, raw_template_id=template_id)
+            planner.goal_template_id = template_id
+        if not db_api.stack_update_if_traversal(session, stack_id, expected,
+                                                stack_values):
+            raise exception.ConcurrentTransaction(what="stack %s" %
+                                                  stack_id)
+        db_api.event_insert(session, *events)
+        records = [_row(r) for r in session.execute(
+            RESOURCE.select().where(
+                RESOURCE.c.stack_id == stack_id).order_by(RESOURCE.c.id))]
+        plan = planner.choose(records)
+        for record_id, values in sorted(plan.updates.items()):
+            session.execute(RESOURCE.update().where(
+                RESOURCE.c.id == record_id).values(**values))
+        ids = dict(plan.chosen)
+        for values in plan.inserts:
+            result = session.execute(RESOURCE.insert().values(**values))
+            ids[values["name"]] = result.inserted_primary_key[0]
+        built = planner.build(ids)
+        session.execute(SYNC.delete().where(SYNC.c.stack_id == stack_id))
+        session.execute(TRAVERSAL.delete().where(
+            TRAVERSAL.c.stack_id == stack_id))
+        session.execute(TRAVERSAL.insert().values(
+            id=traversal, stack_id=stack_id, graph=json.dumps(built.graph),
+            created_at=models.utcnow()))
+        _insert_sync_points(session, stack_id, traversal, built.counts)
+        return built
+
+
+def _insert_sync_points(session, stack_id, traversal, counts):
+    now = models.utcnow()
+    rows = [{"traversal_id": traversal, "entity_id": entity, "phase": phase,
+             "stack_id": stack_id, "remaining": remaining, "created_at": now}
+            for (entity, phase), remaining in counts.items()]
+    for chunk in _chunks(rows):
+        session.execute(SYNC.insert(), chunk)
+
+
+def traversal_get(traversal_id):
+    """Return the traversal's graph documents, or None if it is gone."""
+    with transaction(writer=False) as session:
+        row = session.execute(TRAVERSAL.select().where(
+            TRAVERSAL.c.id == traversal_id)).first()
+    if row is None:
+        return None
+    row = _row(row)
+    row["graph"] = json.loads(row["graph"])
+    row["cleanup_graph"] = (json.loads(row["cleanup_graph"])
+                            if row["cleanup_graph"] else None)
+    return row
+
+
+@_retry
+def cleanup_begin(stack_id, traversal, planner):
+    """Plan and store the cleanup phase of ``traversal`` exactly once.
+
+    ``planner(records)`` gets every live record not converged in this
+    traversal and returns ``(graph, counts)``.
+
+    :returns: the graph, or None if the traversal is stale or its cleanup
+        phase was already planned by someone else.
+    """
+    with transaction() as session:
+        current = session.execute(sa.select(STACK.c.current_traversal).where(
+            STACK.c.id == stack_id)).scalar()
+        if current != traversal:
+            return None
+        records = [_row(r) for r in session.execute(
+            RESOURCE.select().where(
+                RESOURCE.c.stack_id == stack_id,
+                sa.or_(RESOURCE.c.converged_traversal.is_(None),
+                       RESOURCE.c.converged_traversal != traversal),
+                sa.not_(sa.and_(RESOURCE.c.action == "DELETE",
+                                RESOURCE.c.status == "COMPLETE"))))]
+        graph, counts = planner(records)
+        result = session.execute(TRAVERSAL.update().where(
+            TRAVERSAL.c.id == traversal,
+            TRAVERSAL.c.cleanup_graph.is_(None)).values(
+            cleanup_graph=json.dumps(graph)))
+        if result.rowcount != 1:
+            session.rollback()
+            return None
+        _insert_sync_points(session, stack_id, traversal, counts)
+        return graph
+
+
+def sync_point_remaining(traversal, entity_id, phase):
+    """The predecessors a node still waits for; None if it has no row."""
+    with transaction(writer=False) as session:
+        return session.execute(sa.select(SYNC.c.remaining).where(
+            SYNC.c.traversal_id == traversal, SYNC.c.entity_id == entity_id,
+            SYNC.c.phase == phase)).scalar()
+
+
+def _decrement(session, traversal, phase, entities):
+    """Decrement sync points; return (fired entity ids, all found)."""
+    if not entities:
+        return [], True
+    where = (SYNC.c.traversal_id == traversal, SYNC.c.phase == phase,
+             SYNC.c.entity_id.in_(sorted(entities)))
+    update = SYNC.update().where(*where).values(
+        remaining=SYNC.c.remaining - 1)
+    if session.get_bind().dialect.update_returning:
+        rows = session.execute(update.returning(
+            SYNC.c.entity_id, SYNC.c.remaining)).all()
+        found = len(rows)
+        fired = [e for e, remaining in rows if remaining == 0]
+    else:
+        found = session.execute(update).rowcount
+        fired = list(session.execute(sa.select(SYNC.c.entity_id).where(
+            *where, SYNC.c.remaining == 0)).scalars())
+    return sorted(fired), found == len(set(entities))
+
+
+# Records -------------------------------------------------------------------
+def resource_load(record_id):
+    """Return the record joined with its stack's traversal and template.
+
+    :returns: a dict, or None if the record is gone.
+    """
+    query = sa.select(RESOURCE, *_STACK_COLUMNS).join(
+        STACK, STACK.c.id == RESOURCE.c.stack_id).where(
+        RESOURCE.c.id == record_id)
+    with transaction(writer=False) as session:
+        return _row(session.execute(query).first())
+
+
+def resources_converged(stack_id, names, traversal):
+    """Return {name: record} of records converged in ``traversal``."""
+    if not names:
+        return {}
+    with transaction(writer=False) as session:
+        rows = session.execute(RESOURCE.select().where(
+            RESOURCE.c.stack_id == stack_id,
+            RESOURCE.c.name.in_(sorted(names)),
+            RESOURCE.c.converged_traversal == traversal))
+        return {r.name: _row(r) for r in rows}
+
+
+@_retry
+def resource_lock(record_id, atomic_key, engine_id, traversal, values):
+    """Take the record's lock (and set ``values``) if nobody holds it.
+
+    :returns: True if the lock was taken.
+    """
+    with transaction() as session:
+        result = session.execute(RESOURCE.update().where(
+            RESOURCE.c.id == record_id, RESOURCE.c.atomic_key == atomic_key,
+            RESOURCE.c.engine_id.is_(None)).values(
+            engine_id=engine_id, lock_traversal=traversal,
+            atomic_key=atomic_key + 1, updated_at=models.utcnow(),
+            **values))
+        return result.rowcount == 1
+
+
+@_retry
+def resource_progress(record_id, engine_id, values, events=()):
+    """Write progress of a locked record (physical id, data, events)."""
+    with transaction() as session:
+        result = session.execute(RESOURCE.update().where(
+            RESOURCE.c.id == record_id,
+            RESOURCE.c.engine_id == engine_id).values(**values))
+        if result.rowcount != 1:
+            raise exception.ConcurrentTransaction(what="resource %s" %
+                                                  record_id)
+        db_api.event_insert(session, *events)
+
+
+@_retry
+def resource_finish(record_id, atomic_key, engine_id, values, events,
+                    traversal, phase, successors):
+    """Finish a node in one transaction.
+
+    Writes ``values`` to the record (releasing the lock held by
+    ``engine_id``, or guarding on ``atomic_key`` when it was never locked),
+    inserts ``events`` and decrements the sync points of ``successors``
+    (entity ids in ``phase``; an empty list means the phase's join).
+
+    :returns: (fired entity ids, superseded) where superseded means the
+        traversal's sync points are gone.
+    :raises ConcurrentTransaction: if the lock or atomic_key was lost.
+    """
+    guard = (RESOURCE.c.engine_id == engine_id if engine_id
+             else sa.and_(RESOURCE.c.engine_id.is_(None),
+                          RESOURCE.c.atomic_key == atomic_key))
+    with transaction() as session:
+        result = session.execute(RESOURCE.update().where(
+            RESOURCE.c.id == record_id, guard).values(
+            engine_id=None, lock_traversal=None,
+            atomic_key=RESOURCE.c.atomic_key + 1,
+            updated_at=models.utcnow(), **values))
+        if result.rowcount != 1:
+            raise exception.ConcurrentTransaction(what="resource %s" %
+                                                  record_id)
+        db_api.event_insert(session, *events)
+        if successors:
+            fired, found = _decrement(session, traversal, phase, successors)
+        else:
+            join = BARRIER if phase == "update" else STACK_PHASE
+            fired, found = _decrement(session, traversal, join, [0])
+            fired = [(0, join)] if fired else []
+            return fired, not found
+        return [(e, phase) for e in fired], not found
+
+
+@_retry
+def resource_release(record_id, engine_id, values, events=()):
+    """Release a lock without finishing the node (failure, abort)."""
+    with transaction() as session:
+        session.execute(RESOURCE.update().where(
+            RESOURCE.c.id == record_id,
+            RESOURCE.c.engine_id == engine_id).values(
+            engine_id=None, lock_traversal=None,
+            atomic_key=RESOURCE.c.atomic_key + 1,
+            updated_at=models.utcnow(), **values))
+        db_api.event_insert(session, *events)
+
+
+@_retry
+def resource_replace(stack_id, traversal, old, engine_id, new_values,
+                     old_values=None):
+    """Create a replacement version of record ``old`` for ``traversal``.
+
+    Guarded by the traversal (so a superseded worker cannot create one)
+    and by the old record's lock (``engine_id``) or atomic_key.
+
+    :returns: the new record, or None if the traversal or the old record
+        changed meanwhile.
+    """
+    guard = (RESOURCE.c.engine_id == engine_id if engine_id
+             else sa.and_(RESOURCE.c.engine_id.is_(None),
+                          RESOURCE.c.atomic_key == old["atomic_key"]))
+    with transaction() as session:
+        if not db_api.stack_update_if_traversal(
+                session, stack_id, traversal,
+                {"current_traversal": traversal}):
+            return None
+        version = session.execute(sa.select(
+            sa.func.max(RESOURCE.c.version)).where(
+            RESOURCE.c.stack_id == stack_id,
+            RESOURCE.c.name == old["name"])).scalar()
+        now = models.utcnow()
+        new_values = dict(new_values, version=version + 1, created_at=now,
+                          replaces=old["id"])
+        new_id = session.execute(RESOURCE.insert().values(
+            **new_values)).inserted_primary_key[0]
+        result = session.execute(RESOURCE.update().where(
+            RESOURCE.c.id == old["id"], guard).values(
+            role="replaced", replaced_by=new_id, engine_id=None,
+            lock_traversal=None, atomic_key=RESOURCE.c.atomic_key + 1,
+            updated_at=now, **(old_values or {})))
+        if result.rowcount != 1:
+            session.rollback()
+            return None
+        return _row(session.execute(RESOURCE.select().where(
+            RESOURCE.c.id == new_id)).first())
+
+
+def resource_get_all(stack_id, roles=("current",)):
+    """Return the stack's records with one of ``roles``, by name."""
+    with transaction(writer=False) as session:
+        rows = session.execute(RESOURCE.select().where(
+            RESOURCE.c.stack_id == stack_id,
+            RESOURCE.c.role.in_(roles)).order_by(RESOURCE.c.id))
+        return [_row(r) for r in rows]
+
+
+def resource_versions(stack_id, name):
+    """Every stored version of the resource ``name``, oldest first."""
+    with transaction(writer=False) as session:
+        rows = session.execute(RESOURCE.select().where(
+            RESOURCE.c.stack_id == stack_id,
+            RESOURCE.c.name == name).order_by(RESOURCE.c.version))
+        return [_row(r) for r in rows]
+
+
+def resources_locked_by(engine_id):
+    """Records whose lock is held by ``engine_id``."""
+    with transaction(writer=False) as session:
+        rows = session.execute(RESOURCE.select().where(
+            RESOURCE.c.engine_id == engine_id))
+        return [_row(r) for r in rows]
+
+
+@_retry
+def resource_steal(record_id, dead_engine_id, values, events=()):
+    """Take the lock away from a dead engine; True if this caller did."""
+    with transaction() as session:
+        result = session.execute(RESOURCE.update().where(
+            RESOURCE.c.id == record_id,
+            RESOURCE.c.engine_id == dead_engine_id).values(
+            engine_id=None, lock_traversal=None,
+            atomic_key=RESOURCE.c.atomic_key + 1,
+            updated_at=models.utcnow(), **values))
+        if result.rowcount == 1:
+            db_api.event_insert(session, *events)
+        return result.rowcount == 1
+
+
+def ready_nodes(traversal):
+    """Nodes of ``traversal`` that are ready but neither done nor locked.
+
+    :returns: [(entity_id, phase)] including the joins (entity 0).
+    """
+    with transaction(writer=False) as session:
+        rows = session.execute(sa.select(
+            SYNC.c.entity_id, SYNC.c.phase, RESOURCE.c.converged_traversal,
+            RESOURCE.c.action, RESOURCE.c.status, RESOURCE.c.engine_id,
+            RESOURCE.c.replaced_by).select_from(SYNC.outerjoin(
+                RESOURCE, RESOURCE.c.id == SYNC.c.entity_id)).where(
+            SYNC.c.traversal_id == traversal, SYNC.c.remaining == 0))
+        ready = []
+        for row in rows:
+            if row.phase in (BARRIER, STACK_PHASE):
+                ready.append((0, row.phase))
+            elif row.engine_id is not None:
+                continue
+            elif row.phase == "update" and (
+                    row.converged_traversal != traversal
+                    or row.replaced_by is not None):
+                ready.append((row.entity_id, row.phase))
+            elif row.phase == "cleanup" and not (
+                    row.action == "DELETE" and row.status == "COMPLETE"):
+                ready.append((row.entity_id, row.phase))
+        return ready
+
+
+# Stack completion ----------------------------------------------------------
+@_retry
+def stack_finish(stack_id, traversal, values, events, purge, delete=False):
+    """Set the stack's final state for ``traversal`` and purge.
+
+    :param purge: drop DELETE_COMPLETE records, sync points, traversals
+        and templates no longer referenced.
+    :param delete: soft-delete the stack and drop all its records.
+    :returns: False if the traversal was superseded.
+    """
+    with transaction() as session:
+        if delete:
+            values = dict(values, deleted_at=models.utcnow(), live_name=None)
+        if not db_api.stack_update_if_traversal(session, stack_id,
+                                                traversal, values):
+            return False
+        db_api.event_insert(session, *events)
+        if delete:
+            session.execute(RESOURCE.delete().where(
+                RESOURCE.c.stack_id == stack_id))
+        if purge or delete:
+            _purge(session, stack_id)
+        return True
+
+
+def _purge(session, stack_id):
+    session.execute(RESOURCE.delete().where(
+        RESOURCE.c.stack_id == stack_id, RESOURCE.c.action == "DELETE",
+        RESOURCE.c.status == "COMPLETE"))
+    session.execute(SYNC.delete().where(SYNC.c.stack_id == stack_id))
+    session.execute(TRAVERSAL.delete().where(
+        TRAVERSAL.c.stack_id == stack_id))
+    stack = session.execute(sa.select(
+        STACK.c.raw_template_id, STACK.c.prev_raw_template_id).where(
+        STACK.c.id == stack_id)).first()
+    keep = {stack.raw_template_id, stack.prev_raw_template_id} | set(
+        session.execute(sa.select(RESOURCE.c.template_id).where(
+            RESOURCE.c.stack_id == stack_id).distinct()).scalars())
+    keep.discard(None)
+    session.execute(TEMPLATE.delete().where(
+        TEMPLATE.c.stack_id == stack_id, TEMPLATE.c.id.not_in(keep)))
+
+
+def stacks_in_progress():
+    """Live stacks with an action in progress (for the watchdog)."""
+    with transaction(writer=False) as session:
+        rows = session.execute(STACK.select().where(
+            STACK.c.status == "IN_PROGRESS", STACK.c.deleted_at.is_(None)))
+        return [_row(r) for r in rows]

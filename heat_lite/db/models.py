@@ -1,0 +1,196 @@
+"""SQLAlchemy models: templates, stacks, versioned resource records, events,
+sync points and engine services.
+
+A resource name may have several rows in ``resource``: one per *version*.
+``role`` says what the version is for (``current``, ``replaced`` or
+``pending-delete``); ``engine_id`` + ``atomic_key`` are the optimistic lock
+that lets exactly one worker act on a record at a time. Timestamps use
+microsecond precision on every backend so events sort in the order they
+happened.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.orm import declarative_base
+
+BASE = declarative_base()
+
+# MySQL's DATETIME keeps whole seconds unless told otherwise.
+DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql")
+# JSON documents as text: portable, and templates can be large.
+LongText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql")
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
+class RawTemplate(BASE):
+    """An immutable template + environment + files, as submitted."""
+
+    __tablename__ = "raw_template"
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    stack_id = sa.Column(sa.String(36), nullable=True, index=True)
+    template = sa.Column(LongText, nullable=False)
+    environment = sa.Column(LongText, nullable=False)
+    files = sa.Column(LongText, nullable=False)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+
+
+class Stack(BASE):
+    """A stack; ``current_traversal`` is the CAS guard of every operation."""
+
+    __tablename__ = "stack"
+    __table_args__ = (
+        sa.UniqueConstraint("tenant", "live_name",
+                            name="uniq_stack0tenant0live_name"),
+        sa.Index("ix_stack_tenant_name", "tenant", "name"),
+        sa.Index("ix_stack_owner", "owner_id"),
+        sa.Index("ix_stack_status", "status"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    name = sa.Column(sa.String(255), nullable=False)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    # The name while the stack is live, NULL once deleted: the unique key
+    # (tenant, live_name) makes a duplicate name impossible even when two
+    # creates race.
+    live_name = sa.Column(sa.String(255), nullable=True)
+    username = sa.Column(sa.String(255), nullable=True)
+    owner_id = sa.Column(sa.String(36), nullable=True)
+    parent_resource_name = sa.Column(sa.String(255), nullable=True)
+    nested_depth = sa.Column(sa.Integer, nullable=False, default=0)
+    raw_template_id = sa.Column(
+        sa.Integer, sa.ForeignKey("raw_template.id"), nullable=False)
+    # The last template the stack reached COMPLETE on: the rollback target.
+    prev_raw_template_id = sa.Column(
+        sa.Integer, sa.ForeignKey("raw_template.id"), nullable=True)
+    action = sa.Column(sa.String(16), nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    current_traversal = sa.Column(sa.String(36), nullable=False)
+    timeout = sa.Column(sa.Integer, nullable=True)
+    disable_rollback = sa.Column(sa.Boolean, nullable=False, default=True)
+    tags = sa.Column(sa.Text, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)
+    # When the running action started: the clock of timeout_mins.
+    action_started_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    deleted_at = sa.Column(DateTime, nullable=True)
+
+
+class Resource(BASE):
+    """One version of a resource; see the module docstring."""
+
+    __tablename__ = "resource"
+    __table_args__ = (
+        sa.UniqueConstraint("stack_id", "name", "version",
+                            name="uniq_resource0stack_id0name0version"),
+        sa.Index("ix_resource_engine_id", "engine_id"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False, unique=True)
+    stack_id = sa.Column(sa.String(36), sa.ForeignKey("stack.id"),
+                         nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    version = sa.Column(sa.Integer, nullable=False, default=1)
+    role = sa.Column(sa.String(16), nullable=False, default="current")
+    type = sa.Column(sa.String(255), nullable=False)
+    physical_resource_id = sa.Column(sa.String(255), nullable=True)
+    action = sa.Column(sa.String(16), nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    # The template this version last converged to (or was made for).
+    template_id = sa.Column(sa.Integer, sa.ForeignKey("raw_template.id"),
+                            nullable=False)
+    # Traversal in which this version last finished its update node.
+    converged_traversal = sa.Column(sa.String(36), nullable=True)
+    properties_data = sa.Column(LongText, nullable=True)
+    attr_data = sa.Column(LongText, nullable=True)
+    rsrc_data = sa.Column(sa.Text, nullable=True)
+    rsrc_metadata = sa.Column(sa.Text, nullable=True)
+    requires = sa.Column(sa.Text, nullable=True)
+    replaces = sa.Column(sa.Integer, nullable=True)
+    replaced_by = sa.Column(sa.Integer, nullable=True)
+    engine_id = sa.Column(sa.String(36), nullable=True)
+    lock_traversal = sa.Column(sa.String(36), nullable=True)
+    atomic_key = sa.Column(sa.Integer, nullable=False, default=0)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)
+
+
+class Event(BASE):
+    """A state transition of a stack or a resource."""
+
+    __tablename__ = "event"
+    __table_args__ = (sa.Index("ix_event_stack_id", "stack_id", "id"),)
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    uuid = sa.Column(sa.String(36), nullable=False, unique=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    resource_name = sa.Column(sa.String(255), nullable=True)
+    physical_resource_id = sa.Column(sa.String(255), nullable=True)
+    resource_action = sa.Column(sa.String(16), nullable=True)
+    resource_status = sa.Column(sa.String(16), nullable=True)
+    resource_status_reason = sa.Column(sa.Text, nullable=True)
+    resource_type = sa.Column(sa.String(255), nullable=True)
+    resource_properties = sa.Column(sa.Text, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+
+
+class SyncPoint(BASE):
+    """The join of one graph node in one traversal.
+
+    ``remaining`` counts the predecessors that have not reported yet; the
+    worker whose decrement brings it to zero fires the node. The stack's own
+    sync point (``entity_id`` = 0, phase ``stack``) fires completion.
+    """
+
+    __tablename__ = "sync_point"
+    __table_args__ = (
+        sa.PrimaryKeyConstraint("traversal_id", "entity_id", "phase"),
+        sa.Index("ix_sync_point_stack_id", "stack_id"),
+    )
+
+    traversal_id = sa.Column(sa.String(36), nullable=False)
+    entity_id = sa.Column(sa.Integer, nullable=False)
+    phase = sa.Column(sa.String(8), nullable=False)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    remaining = sa.Column(sa.Integer, nullable=False)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+
+
+class Traversal(BASE):
+    """The graph of one traversal (nodes and edges as JSON)."""
+
+    __tablename__ = "traversal"
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    stack_id = sa.Column(sa.String(36), nullable=False, index=True)
+    # {"update": {node: [successors]}, "depends": {node: [names]}}
+    graph = sa.Column(LongText, nullable=False)
+    # {node: [successors]} of the cleanup phase, written when it starts.
+    cleanup_graph = sa.Column(LongText, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+
+
+class Service(BASE):
+    """An engine process; ``updated_at`` is its heartbeat."""
+
+    __tablename__ = "service"
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    engine_id = sa.Column(sa.String(36), nullable=False, unique=True)
+    host = sa.Column(sa.String(255), nullable=False)
+    hostname = sa.Column(sa.String(255), nullable=False)
+    binary = sa.Column(sa.String(255), nullable=False)
+    topic = sa.Column(sa.String(255), nullable=False)
+    pid = sa.Column(sa.Integer, nullable=False)
+    report_interval = sa.Column(sa.Float, nullable=False)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    deleted_at = sa.Column(DateTime, nullable=True)

@@ -1,0 +1,77 @@
+"""Database engine set-up and transactions (oslo.db enginefacade).
+
+Every query in ``heat_lite.db`` runs inside ``transaction()``. On SQLite
+(the embedded single-process mode) write transactions are serialized by a
+process-wide lock, WAL lets readers run alongside, and a busy timeout covers
+a second process such as ``heat-lite-manage``. On MySQL the session runs at
+READ COMMITTED so that conditional updates and counters see the latest
+committed rows and take no gap locks.
+"""
+
+import contextlib
+import threading
+
+import sqlalchemy as sa
+from oslo_db.sqlalchemy import enginefacade
+
+from heat_lite import conf
+
+CONF = conf.CONF
+
+_LOCK = threading.Lock()
+_SETUP = {"done": False, "sqlite": False}
+_SQLITE_WRITE_LOCK = threading.RLock()
+
+
+class _Context:
+    """A holder for enginefacade's per-transaction state."""
+
+
+def _on_sqlite_connect(dbapi_conn, record):
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _on_mysql_connect(dbapi_conn, record):
+    cursor = dbapi_conn.cursor()
+    cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+    cursor.close()
+
+
+def get_engine():
+    """Return the writer engine, installing the dialect listeners once."""
+    engine = enginefacade.writer.get_engine()
+    with _LOCK:
+        if not _SETUP["done"]:
+            if engine.dialect.name == "sqlite":
+                sa.event.listen(engine, "connect", _on_sqlite_connect)
+                _SETUP["sqlite"] = True
+            elif engine.dialect.name == "mysql":
+                sa.event.listen(engine, "connect", _on_mysql_connect)
+            engine.dispose()
+            _SETUP["done"] = True
+    return engine
+
+
+def dialect():
+    return get_engine().dialect.name
+
+
+@contextlib.contextmanager
+def transaction(writer=True):
+    """Yield a session whose transaction commits when the block ends."""
+    get_engine()
+    manager = enginefacade.writer if writer else enginefacade.reader
+    lock = (_SQLITE_WRITE_LOCK if writer and _SETUP["sqlite"]
+            else contextlib.nullcontext())
+    with lock, manager.using(_Context()) as session:
+        yield session
+
+
+def reset():
+    """Forget the engine (tests that switch databases in one process)."""
+    with _LOCK:
+        _SETUP.update(done=False, sqlite=False)

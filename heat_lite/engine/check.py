@@ -1,0 +1,347 @@
+"""Run one graph node: make a record match the goal, or delete it.
+
+``NodeRunner.run`` is what a worker does for a ``check_resource`` message.
+It returns the nodes that became ready because of it (the caller runs one
+of them itself and casts the rest). Every step is idempotent: a node that
+is stale (older traversal), done, or locked by someone else does nothing;
+the holder of a lock re-triggers the record into the newest traversal when
+it lets go.
+"""
+
+import dataclasses
+import json
+import logging
+import uuid
+from typing import Any
+
+from heat_lite.common import exception
+from heat_lite.db import api as db_api
+from heat_lite.db import convergence as conv
+from heat_lite.db import models
+from heat_lite.engine import definitions
+from heat_lite.engine.planner import BARRIER, CLEANUP, STACK, UPDATE
+from heat_lite.resources import base, registry
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Job:
+    """One resource action in flight (possibly polled over time)."""
+
+    record: dict
+    node: int
+    phase: str
+    traversal: str
+    action: str
+    plugin: Any
+    cookie: Any = None
+    check: Any = None
+    started: Any = None
+    progress_written: bool = False
+    values: dict = dataclasses.field(default_factory=dict)
+
+
+class NodeRunner:
+    """Executes nodes for one engine process (``engine_id``)."""
+
+    def __init__(self, engine_id, stacks, graphs, scheduler):
+        self.engine_id = engine_id
+        self.stacks = stacks
+        self.graphs = graphs
+        self.scheduler = scheduler
+
+    # Entry point ---------------------------------------------------------
+    def run(self, stack_id, traversal, entity, phase):
+        """Run node (entity, phase) of ``traversal``; return next nodes."""
+        if entity == 0:
+            if phase == BARRIER:
+                return self.stacks.begin_cleanup(stack_id, traversal)
+            if phase == STACK:
+                self.stacks.mark_complete(stack_id, traversal)
+            return []
+        record = conv.resource_load(entity)
+        if record is None or record["stack_traversal"] != traversal:
+            return []
+        if phase == UPDATE:
+            return self._update(record, traversal, entity)
+        return self._cleanup(record, traversal, entity)
+
+    # Update phase --------------------------------------------------------
+    def _update(self, record, traversal, node):
+        while record["replaced_by"]:
+            record = conv.resource_load(record["replaced_by"])
+            if record is None:
+                return []
+        if (record["converged_traversal"] == traversal
+                or record["engine_id"]):
+            return []
+        bound = definitions.get(record["stack_template_id"],
+                                definitions.stack_info(record))
+        defn = bound.resources.get(record["name"])
+        if defn is None:
+            return []
+        deps = conv.resources_converged(record["stack_id"], defn.depends,
+                                        traversal)
+        if len(deps) != len(defn.depends):
+            return []  # not ready: a duplicate or early message
+        values = {"template_id": record["stack_template_id"],
+                  "converged_traversal": traversal, "type": defn.type,
+                  "requires": json.dumps(sorted(d["id"]
+                                                for d in deps.values()))}
+        try:
+            cls = registry.get_class(defn.type)
+            scope = definitions.RecordScope(bound, deps)
+            props = cls.validate_properties(
+                defn.resolve_properties(scope),
+                "resources.%s.properties" % defn.name)
+        except exception.HeatLiteException as exc:
+            action = "CREATE" if record["action"] == "INIT" else "UPDATE"
+            return self._fail_before_start(record, node, traversal, action,
+                                           exc)
+        values["properties_data"] = json.dumps(props)
+        if record["action"] == "INIT":
+            return self._create(record, node, traversal, cls, props, values)
+        old_props = json.loads(record["properties_data"] or "{}")
+        if (record["status"] == "FAILED" or record["type"] != defn.type
+                or record["action"] == "DELETE"):
+            return self._replace(record, node, traversal, cls, props,
+                                 values, locked=False)
+        diff = {k for k in set(props) | set(old_props)
+                if props.get(k) != old_props.get(k)}
+        if not diff:
+            return self._finish_unchanged(record, node, traversal, values)
+        plugin = self._plugin(cls, record, old_props)
+        if plugin.needs_replace(props, diff):
+            return self._replace(record, node, traversal, cls, props,
+                                 values, locked=False)
+        return self._update_in_place(record, node, traversal, plugin, props,
+                                     diff, values)
+
+    def _create(self, record, node, traversal, cls, props, values):
+        if not self._lock(record, traversal, "CREATE", {"type": values[
+                "type"]}):
+            return []
+        plugin = self._plugin(cls, record, props)
+        job = Job(record, node, UPDATE, traversal, "CREATE", plugin,
+                  started=models.utcnow(), values=values,
+                  check=getattr(plugin, "check_create_complete", None))
+        return self._start(job, plugin.handle_create)
+
+    def _update_in_place(self, record, node, traversal, plugin, props, diff,
+                         values):
+        if not self._lock(record, traversal, "UPDATE"):
+            return []
+        record = dict(record, atomic_key=record["atomic_key"] + 1)
+        job = Job(record, node, UPDATE, traversal, "UPDATE", plugin,
+                  started=models.utcnow(), values=values,
+                  check=getattr(plugin, "check_update_complete", None))
+        handle = getattr(plugin, "handle_update", None)
+        if handle is None:
+            return self._start(job, lambda: None)
+        try:
+            job.cookie = handle(props, diff)
+        except base.UpdateReplace:
+            cls = type(plugin)
+            return self._replace(record, node, traversal, cls, props,
+                                 values, locked=True)
+        except Exception as exc:  # noqa: BLE001 - plugin failures
+            return self._job_failed(job, exc)
+        return self._poll(job)
+
+    def _replace(self, record, node, traversal, cls, props, values, locked):
+        restore = ({"action": record["action"], "status": record["status"],
+                    "status_reason": record["status_reason"]}
+                   if locked else None)
+        new = conv.resource_replace(
+            record["stack_id"], traversal, record,
+            self.engine_id if locked else None,
+            {"uuid": _uuid(), "stack_id": record["stack_id"],
+             "name": record["name"], "role": "current",
+             "type": values["type"], "action": "INIT",
+             "status": "COMPLETE", "status_reason": "",
+             "template_id": values["template_id"], "atomic_key": 0},
+            old_values=restore)
+        if new is None:
+            if locked:
+                conv.resource_release(record["id"], self.engine_id, restore)
+            return self.retrigger(record["id"])
+        new = dict(new, stack_traversal=traversal,
+                   stack_template_id=record["stack_template_id"],
+                   stack_name=record["stack_name"],
+                   stack_tenant=record["stack_tenant"],
+                   stack_action=record["stack_action"])
+        return self._create(new, node, traversal, cls, props, values)
+
+    def _finish_unchanged(self, record, node, traversal, values):
+        try:
+            fired, superseded = conv.resource_finish(
+                record["id"], record["atomic_key"], None, values, [],
+                traversal, UPDATE, self.graphs.successors(traversal, node,
+                                                          UPDATE))
+        except exception.ConcurrentTransaction:
+            return self.retrigger(record["id"])
+        return self._next(record, traversal, fired, superseded)
+
+    # Cleanup phase -------------------------------------------------------
+    def _cleanup(self, record, traversal, node):
+        if record["action"] == "DELETE" and record["status"] == "COMPLETE":
+            return []
+        if record["engine_id"]:
+            return []
+        values = {"action": "DELETE", "status": "COMPLETE",
+                  "status_reason": "state changed"}
+        if record["action"] == "INIT" and not record["physical_resource_id"]:
+            try:
+                fired, superseded = conv.resource_finish(
+                    record["id"], record["atomic_key"], None, values, [],
+                    traversal, CLEANUP,
+                    self.graphs.successors(traversal, node, CLEANUP))
+            except exception.ConcurrentTransaction:
+                return self.retrigger(record["id"])
+            return self._next(record, traversal, fired, superseded)
+        if not self._lock(record, traversal, "DELETE"):
+            return []
+        plugin = definitions.plugin_for(record)
+        job = Job(record, node, CLEANUP, traversal, "DELETE", plugin,
+                  started=models.utcnow(), values=values,
+                  check=getattr(plugin, "check_delete_complete", None))
+        return self._start(job, getattr(plugin, "handle_delete",
+                                        lambda: None))
+
+    # Running and polling actions -----------------------------------------
+    def _start(self, job, handle):
+        try:
+            job.cookie = handle()
+        except Exception as exc:  # noqa: BLE001 - plugin failures
+            return self._job_failed(job, exc)
+        return self._poll(job)
+
+    def _poll(self, job):
+        delay = job.plugin.default_poll_interval
+        try:
+            done = job.check(job.cookie) if job.check else True
+        except base.PollDelay as wait:
+            done, delay = False, wait.seconds
+        except Exception as exc:  # noqa: BLE001 - plugin failures
+            return self._job_failed(job, exc)
+        if done:
+            return self._job_done(job)
+        self._write_progress(job)
+        self.scheduler.later(delay, lambda: self._poll(job))
+        return []
+
+    def _write_progress(self, job):
+        plugin = job.plugin
+        if job.progress_written and not (plugin.resource_id_changed
+                                         or plugin.data_changed):
+            return
+        events = [] if job.progress_written else [
+            self._event(job, "IN_PROGRESS", "state changed", job.started)]
+        conv.resource_progress(job.record["id"], self.engine_id, {
+            "physical_resource_id": plugin.resource_id,
+            "rsrc_data": json.dumps(plugin.data())}, events)
+        plugin.resource_id_changed = plugin.data_changed = False
+        job.progress_written = True
+
+    def _job_done(self, job):
+        plugin = job.plugin
+        values = dict(job.values, action=job.action, status="COMPLETE",
+                      status_reason="state changed",
+                      physical_resource_id=plugin.resource_id,
+                      rsrc_data=json.dumps(plugin.data()))
+        if job.phase == UPDATE:
+            values["attr_data"] = json.dumps(self._attributes(plugin))
+            values["role"] = "current"
+        events = [] if job.progress_written else [
+            self._event(job, "IN_PROGRESS", "state changed", job.started)]
+        events.append(self._event(job, "COMPLETE", "state changed"))
+        try:
+            fired, superseded = conv.resource_finish(
+                job.record["id"], None, self.engine_id, values, events,
+                job.traversal, job.phase, self.graphs.successors(
+                    job.traversal, job.node, job.phase))
+        except exception.ConcurrentTransaction:
+            LOG.warning("Lost the lock of resource %s", job.record["id"])
+            return []
+        return self._next(job.record, job.traversal, fired, superseded)
+
+    def _job_failed(self, job, exc):
+        reason = "%s: resources.%s: %s" % (type(exc).__name__,
+                                           job.record["name"], exc)
+        if not isinstance(exc, exception.HeatLiteException):
+            LOG.info("Resource %s %s failed: %s", job.record["name"],
+                     job.action, reason)
+        events = [] if job.progress_written else [
+            self._event(job, "IN_PROGRESS", "state changed", job.started)]
+        events.append(self._event(job, "FAILED", reason))
+        conv.resource_release(job.record["id"], self.engine_id, {
+            "action": job.action, "status": "FAILED",
+            "status_reason": reason,
+            "physical_resource_id": job.plugin.resource_id,
+            "rsrc_data": json.dumps(job.plugin.data())}, events)
+        return self.stacks.resource_failed(
+            job.record["stack_id"], job.traversal, job.record["id"],
+            "Resource %s failed: %s" % (job.action, reason))
+
+    def _fail_before_start(self, record, node, traversal, action, exc):
+        if not self._lock(record, traversal, action):
+            return []
+        plugin = base.Resource(record["name"], record["type"], {},
+                               record["physical_resource_id"])
+        job = Job(dict(record), node, UPDATE, traversal, action, plugin,
+                  started=models.utcnow())
+        return self._job_failed(job, exc)
+
+    # Helpers -------------------------------------------------------------
+    def _lock(self, record, traversal, action, extra=None):
+        return conv.resource_lock(
+            record["id"], record["atomic_key"], self.engine_id, traversal,
+            dict({"action": action, "status": "IN_PROGRESS",
+                  "status_reason": "state changed"}, **(extra or {})))
+
+    def _next(self, record, traversal, fired, superseded):
+        if superseded:
+            return self.retrigger(record["id"])
+        return [(record["stack_id"], traversal, e, p) for e, p in fired]
+
+    def retrigger(self, record_id):
+        """Offer a record that was busy to the stack's newest traversal.
+
+        :returns: its node in that traversal if the node is ready.
+        """
+        record = conv.resource_load(record_id)
+        if record is None or not record["stack_traversal"]:
+            return []
+        traversal = record["stack_traversal"]
+        node = self.graphs.node_of(traversal, record)
+        if node is None:
+            return []
+        entity, phase = node
+        if conv.sync_point_remaining(traversal, entity, phase) == 0:
+            return [(record["stack_id"], traversal, entity, phase)]
+        return []
+
+    @staticmethod
+    def _plugin(cls, record, props):
+        plugin = definitions.plugin_for(dict(record, type=record["type"]),
+                                        props)
+        if type(plugin) is not cls:
+            plugin = cls(plugin.name, plugin.type_name, props,
+                         plugin.resource_id, plugin.data(), plugin.stack)
+        return plugin
+
+    @staticmethod
+    def _attributes(plugin):
+        return {name: plugin.get_attribute(name)
+                for name in plugin.attributes_schema}
+
+    def _event(self, job, status, reason, when=None):
+        return db_api.event_values(
+            job.record["stack_id"], job.record["name"],
+            job.plugin.resource_id, job.action, status, reason,
+            job.record["type"], when=when)
+
+
+def _uuid():
+    return str(uuid.uuid4())

@@ -1,0 +1,110 @@
+"""Parsed, bound templates cached by template id, and the engine's Scope.
+
+Stored templates are immutable, so each engine process parses and binds a
+template once and keeps it (a small LRU). The ``RecordScope`` resolves
+``get_resource`` and ``get_attr`` from the records a node depends on.
+"""
+
+import collections
+import json
+import threading
+
+from heat_lite.common import exception
+from heat_lite.db import api as db_api
+from heat_lite.engine import template
+from heat_lite.engine.template import environment as env_mod
+from heat_lite.engine.template import functions
+from heat_lite.resources import base, registry
+
+_CACHE_SIZE = 256
+_LOCK = threading.Lock()
+_CACHE = collections.OrderedDict()
+
+
+def bind(tmpl, environment, files, stack_info):
+    """Parse and bind a template given as documents (no caching)."""
+    parsed = template.parse(tmpl, files)
+    return parsed.bind(env_mod.parse(environment), stack_info)
+
+
+def get(template_id, stack_info):
+    """Return the BoundTemplate of stored template ``template_id``."""
+    with _LOCK:
+        bound = _CACHE.get(template_id)
+        if bound is not None:
+            _CACHE.move_to_end(template_id)
+            return bound
+    row = db_api.raw_template_get(template_id)
+    bound = bind(row["template"], row["environment"], row["files"],
+                 stack_info)
+    with _LOCK:
+        _CACHE[template_id] = bound
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return bound
+
+
+def stack_info(stack):
+    """The stack_info dict of a stack row (or a joined record row)."""
+    return {"name": stack.get("stack_name", stack.get("name")),
+            "id": stack.get("stack_id", stack.get("id")),
+            "project_id": stack.get("stack_tenant", stack.get("tenant"))}
+
+
+def plugin_for(record, props=None):
+    """A plugin instance for a stored record (its stored properties).
+
+    A record of a type no longer installed still gets a plain
+    ``Resource`` so that it can be listed and deleted.
+    """
+    try:
+        cls = registry.get_class(record["type"])
+    except exception.HeatLiteException:
+        cls = base.Resource
+    if props is None:
+        props = json.loads(record["properties_data"] or "{}")
+    return cls(record["name"], record["type"], props,
+               record["physical_resource_id"],
+               json.loads(record["rsrc_data"] or "{}"),
+               stack={"name": record.get("stack_name"),
+                      "id": record["stack_id"],
+                      "record_uuid": record["uuid"]})
+
+
+class RecordScope(functions.Scope):
+    """Resolve functions against the bound template and stored records.
+
+    :param records: {name: record dict} of the resources that may be
+        referenced (a node's dependencies, or all current records).
+    """
+
+    def __init__(self, bound, records):
+        self.bound = bound
+        self.records = records
+
+    def param(self, name):
+        return self.bound.param(name)
+
+    def file(self, key):
+        return self.bound.file(key)
+
+    def reference_id(self, resource_name):
+        record = self.records.get(resource_name)
+        if record is None or not record.get("physical_resource_id"):
+            return resource_name
+        return plugin_for(record).get_reference_id()
+
+    def attribute(self, resource_name, attribute, path):
+        record = self.records.get(resource_name)
+        if record is None or record["action"] in ("INIT", "DELETE"):
+            return None
+        attrs = json.loads(record["attr_data"] or "{}")
+        if attribute is None:
+            return attrs
+        value = attrs.get(attribute)
+        for key in path or ():
+            try:
+                value = value[key]
+            except (KeyError, IndexError, TypeError):
+                return None
+        return value

@@ -1,0 +1,125 @@
+"""Drive graph nodes: run locally what follows, cast what fans out.
+
+A worker that finishes a node usually makes its successor ready; running
+that successor in the same thread (local continuation) saves a message
+and a queue wait per step of a chain. When several nodes become ready at
+once, all but one are cast to the worker topic in batches so any engine
+process can take them. Polled resource actions wait on a timer, never in a
+worker thread.
+"""
+
+import collections
+import heapq
+import itertools
+import logging
+import threading
+import time
+from concurrent import futures
+
+from heat_lite import conf
+from heat_lite.common import context
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+
+class Scheduler:
+    """Runs callables after a delay on a small thread pool."""
+
+    def __init__(self, threads):
+        self._pool = futures.ThreadPoolExecutor(
+            max_workers=threads, thread_name_prefix="heat-lite-poll")
+        self._heap = []
+        self._seq = itertools.count()
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name="heat-lite-timer")
+        self._thread.start()
+
+    def later(self, delay, fn):
+        with self._cond:
+            heapq.heappush(self._heap, (time.monotonic() + delay,
+                                        next(self._seq), fn))
+            self._cond.notify()
+
+    def submit(self, fn):
+        self._pool.submit(fn)
+
+    def _loop(self):
+        while True:
+            with self._cond:
+                while not self._stopped and (
+                        not self._heap
+                        or self._heap[0][0] > time.monotonic()):
+                    timeout = (self._heap[0][0] - time.monotonic()
+                               if self._heap else None)
+                    self._cond.wait(timeout)
+                if self._stopped:
+                    return
+                _, _, fn = heapq.heappop(self._heap)
+            self._pool.submit(fn)
+
+    def stop(self):
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class Dispatcher:
+    """Runs nodes with ``runner`` and casts with ``worker_api``."""
+
+    def __init__(self, worker_api, scheduler):
+        self.worker_api = worker_api
+        self.scheduler = scheduler
+        self.runner = None
+        self.casts = 0
+
+    def cast(self, nodes):
+        """Send nodes [(stack_id, traversal, entity, phase)] to workers."""
+        groups = collections.defaultdict(list)
+        for stack_id, traversal, entity, phase in nodes:
+            groups[(stack_id, traversal)].append([entity, phase])
+        ctxt = context.get_admin_context()
+        size = CONF.engine.batch_size
+        for (stack_id, traversal), items in groups.items():
+            for i in range(0, len(items), size):
+                self.casts += 1
+                self.worker_api.check_resources(ctxt, stack_id, traversal,
+                                                items[i:i + size])
+
+    def drive(self, nodes):
+        """Run the first node here (and what it makes ready), cast the rest.
+        """
+        nodes = list(nodes)
+        while nodes:
+            first, rest = nodes[0], nodes[1:]
+            if rest:
+                self.cast(rest)
+            nodes = self._run(first)
+
+    def run_batch(self, nodes):
+        """Run every node of a received batch here, each with continuation.
+        """
+        for node in nodes:
+            self.drive([node])
+
+    def later(self, delay, fn):
+        """Call ``fn`` after ``delay`` s and drive the nodes it returns."""
+        self.scheduler.later(delay, lambda: self._drive_result(fn))
+
+    def _drive_result(self, fn):
+        try:
+            nodes = fn()
+        except Exception:  # noqa: BLE001 - the watchdog re-drives later
+            LOG.exception("Polling a resource action failed")
+            return
+        self.drive(nodes)
+
+    def _run(self, node):
+        try:
+            return self.runner.run(*node)
+        except Exception:  # noqa: BLE001 - the watchdog re-drives later
+            LOG.exception("Checking node %s failed", node)
+            return []

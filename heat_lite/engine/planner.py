@@ -1,0 +1,160 @@
+"""Plan a traversal: which record version each resource converges on,
+the graph of update nodes, and later the graph of cleanup nodes.
+
+Pure functions over record dicts: the database layer calls them inside the
+transaction that starts the traversal, so the plan always matches the
+records as they are (including what earlier traversals are still doing).
+"""
+
+import collections
+import dataclasses
+import json
+import uuid
+
+from heat_lite.common import exception
+from heat_lite.common.states import Role
+from heat_lite.db import models
+from heat_lite.engine import graph as graph_mod
+
+UPDATE, CLEANUP, BARRIER, STACK = "update", "cleanup", "barrier", "stack"
+
+
+@dataclasses.dataclass
+class Plan:
+    chosen: dict  # name -> record id of an existing record
+    inserts: list  # values of new INIT records
+    updates: dict  # record id -> column values
+
+
+@dataclasses.dataclass
+class Built:
+    graph: dict
+    counts: dict  # (entity_id, phase) -> predecessors to wait for
+    leaves: list  # [(entity_id, phase)] ready at once
+
+
+def _deleted(record):
+    return record["action"] == "DELETE" and record["status"] == "COMPLETE"
+
+
+def score(record, goal_template_id):
+    """How good a record is as the goal's version of its resource.
+
+    The record made for the goal template wins (that is what lets a
+    rollback revive a ``replaced`` record and its physical ID); then the
+    current one; failed records lose to healthy ones.
+    """
+    value = 0
+    if record["template_id"] == goal_template_id:
+        value += 10
+    if record["role"] == Role.CURRENT:
+        value += 5
+    if record["status"] == "FAILED":
+        value -= 30
+    return (value, record["version"])
+
+
+class TraversalPlanner:
+    """Plans the update phase for ``definitions`` (name -> ResourceDef)."""
+
+    def __init__(self, stack_id, goal_template_id, definitions):
+        self.stack_id = stack_id
+        self.goal_template_id = goal_template_id
+        self.definitions = definitions
+
+    def choose(self, records):
+        """Pick one record per goal resource; mark the rest."""
+        live = [r for r in records if not _deleted(r)]
+        by_name = collections.defaultdict(list)
+        versions = collections.defaultdict(int)
+        for record in records:
+            versions[record["name"]] = max(versions[record["name"]],
+                                           record["version"])
+        for record in live:
+            if record["action"] != "DELETE":
+                by_name[record["name"]].append(record)
+        chosen, inserts, updates = {}, [], {}
+        for name, defn in self.definitions.items():
+            candidates = by_name.get(name)
+            if candidates:
+                best = max(candidates,
+                           key=lambda r: score(r, self.goal_template_id))
+                chosen[name] = best["id"]
+                if best["role"] != Role.CURRENT or best["replaced_by"]:
+                    updates[best["id"]] = {"role": Role.CURRENT,
+                                           "replaced_by": None}
+            else:
+                inserts.append(self._new_record(name, defn,
+                                                versions[name] + 1))
+        kept = set(chosen.values())
+        for record in live:
+            if record["id"] not in kept and record["role"] == Role.CURRENT:
+                updates[record["id"]] = {"role": Role.PENDING_DELETE}
+        return Plan(chosen, inserts, updates)
+
+    def _new_record(self, name, defn, version):
+        return {
+            "uuid": str(uuid.uuid4()), "stack_id": self.stack_id,
+            "name": name, "version": version, "role": Role.CURRENT,
+            "type": defn.type, "action": "INIT", "status": "COMPLETE",
+            "status_reason": "", "template_id": self.goal_template_id,
+            "atomic_key": 0, "created_at": models.utcnow(),
+        }
+
+    def build(self, ids):
+        """Return the update graph over record ids ``ids`` (name -> id)."""
+        successors = {ids[name]: [] for name in self.definitions}
+        counts = {}
+        for name, defn in self.definitions.items():
+            node = ids[name]
+            counts[(node, UPDATE)] = len(defn.depends)
+            for dep in defn.depends:
+                successors[ids[dep]].append(node)
+        roots = [n for n, succ in successors.items() if not succ]
+        counts[(0, BARRIER)] = len(roots)
+        leaves = [(n, UPDATE) for n in successors
+                  if not counts[(n, UPDATE)]]
+        if not successors:
+            leaves = [(0, BARRIER)]
+        graph = {"update": {str(n): sorted(s) for n, s in successors.items()}}
+        return Built(graph, counts, leaves)
+
+
+def plan_cleanup(records):
+    """Return (graph, counts) deleting ``records`` in reverse order.
+
+    A record is deleted after every record that required it, and a
+    replaced record after its replacement. Should requirement edges form a
+    cycle (possible across versions made by different templates), they
+    are dropped and only the replacement edges are kept.
+    """
+    g = _cleanup_graph(records, with_requires=True)
+    try:
+        g.topological_order()
+    except exception.CircularDependencyException:
+        g = _cleanup_graph(records, with_requires=False)
+    successors = {n: sorted(g.required_by(n)) for n in g}
+    counts = {(n, CLEANUP): len(g.requires(n)) for n in g}
+    counts[(0, STACK)] = len([n for n, s in successors.items() if not s])
+    graph = {str(n): s for n, s in successors.items()}
+    return graph, counts
+
+
+def _cleanup_graph(records, with_requires):
+    ids = {r["id"] for r in records}
+    g = graph_mod.Graph()
+    for record in records:
+        g.add_node(record["id"])
+        if record["replaces"] in ids:
+            g.add_edge(record["replaces"], record["id"])
+        if with_requires:
+            for required in json.loads(record["requires"] or "[]"):
+                if required in ids and required != record["id"]:
+                    g.add_edge(required, record["id"])
+    return g
+
+
+def cleanup_leaves(counts):
+    leaves = [(n, p) for (n, p), c in counts.items()
+              if p == CLEANUP and not c]
+    return leaves or [(0, STACK)]

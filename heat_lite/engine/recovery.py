@@ -1,0 +1,120 @@
+"""Keep every stack moving: heartbeats, dead engines, stalls, timeouts.
+
+Each engine process runs ``Watchdog.tick`` every ``heartbeat_interval``:
+
+* it refreshes its own row in ``service``;
+* it claims engines whose heartbeat is older than
+  ``engine_life_check_timeout`` (one claimer per dead engine), takes their
+  record locks, marks those records FAILED ("Engine went down during
+  resource <ACTION>") and re-drives them in their stack's newest traversal,
+  where a failed record is replaced;
+* it re-drives the ready nodes of traversals that made no progress for
+  ``stall_timeout`` (a lost RPC message, or an engine that died between a
+  commit and a cast), and finishes stacks whose join already fired;
+* it fails stacks whose action outlived its timeout.
+
+Everything it re-drives is idempotent, so doing it twice is harmless.
+"""
+
+import datetime
+import logging
+import threading
+
+from heat_lite import conf
+from heat_lite.db import api as db_api
+from heat_lite.db import convergence as conv
+from heat_lite.db import models
+from heat_lite.engine.planner import BARRIER, STACK
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+
+class Watchdog:
+    """Periodic recovery for one engine process."""
+
+    def __init__(self, engine_id, stack_ops, dispatcher):
+        self.engine_id = engine_id
+        self.ops = stack_ops
+        self.dispatcher = dispatcher
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name="heat-lite-watchdog")
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+
+    def _loop(self):
+        while not self._stop.wait(CONF.engine.heartbeat_interval):
+            try:
+                self.tick()
+            except Exception:  # noqa: BLE001 - keep the watchdog alive
+                LOG.exception("Watchdog pass failed")
+
+    def tick(self):
+        """One pass; returns the nodes it re-drove (for tests)."""
+        db_api.service_heartbeat(self.engine_id)
+        now = models.utcnow()
+        dead_before = now - datetime.timedelta(
+            seconds=CONF.engine.engine_life_check_timeout)
+        redriven = []
+        for engine_id in db_api.service_claim_dead(dead_before):
+            redriven += self.recover_engine(engine_id)
+        for stack in conv.stacks_in_progress():
+            redriven += self._check_stack(stack, now)
+        if redriven:
+            self.dispatcher.cast(redriven)
+        return redriven
+
+    def recover_engine(self, engine_id):
+        """Take over the locks of a dead engine; return nodes to re-drive.
+        """
+        LOG.warning("Engine %s is dead; taking over its work", engine_id)
+        nodes = []
+        for record in conv.resources_locked_by(engine_id):
+            action = record["action"]
+            reason = "Engine went down during resource %s" % action
+            event = db_api.event_values(
+                record["stack_id"], record["name"],
+                record["physical_resource_id"], action, "FAILED", reason,
+                record["type"])
+            if conv.resource_steal(record["id"], engine_id,
+                                   {"status": "FAILED",
+                                    "status_reason": reason}, [event]):
+                nodes += self.dispatcher.runner.retrigger(record["id"])
+        return nodes
+
+    def _check_stack(self, stack, now):
+        timeout = (stack["timeout"] * 60 if stack["timeout"]
+                   else CONF.engine.stack_action_timeout)
+        if (now - stack["action_started_at"]).total_seconds() > timeout:
+            LOG.warning("Stack %s timed out", stack["id"])
+            self.ops.mark_failed(stack, "Timed out")
+            return []
+        last = db_api.event_last_time(stack["id"]) or stack[
+            "action_started_at"]
+        if (now - last).total_seconds() < CONF.engine.stall_timeout:
+            return []
+        return self._redrive(stack)
+
+    def _redrive(self, stack):
+        traversal = stack["current_traversal"]
+        if not traversal or conv.traversal_get(traversal) is None:
+            LOG.warning("Stack %s has no traversal; failing it", stack["id"])
+            self.ops.mark_failed(stack, "Engine went down during stack %s" %
+                                 stack["action"])
+            return []
+        nodes = [(stack["id"], traversal, entity, phase)
+                 for entity, phase in conv.ready_nodes(traversal)]
+        joins = [n for n in nodes if n[3] in (BARRIER, STACK)]
+        if joins:
+            self.dispatcher.drive(joins)
+        nodes = [n for n in nodes if n[3] not in (BARRIER, STACK)]
+        if nodes:
+            LOG.warning("Re-driving %d stalled nodes of stack %s",
+                        len(nodes), stack["id"])
+        return nodes

@@ -1,0 +1,151 @@
+"""Stack operations: start traversals (create, update, delete, rollback,
+cancel) and finish them (complete, failed).
+
+Starting a traversal is synchronous — the stack is ``<ACTION>_IN_PROGRESS``
+in the database when the RPC call returns — and the graph's first nodes
+are cast to the workers. Every stack write is conditional on the
+traversal it belongs to, so a superseded operation can never overwrite a
+newer one.
+"""
+
+import logging
+import uuid
+
+from heat_lite.common import exception
+from heat_lite.db import api as db_api
+from heat_lite.db import convergence as conv
+from heat_lite.db import models
+from heat_lite.engine import definitions, planner
+
+LOG = logging.getLogger(__name__)
+_START_RETRIES = 20
+
+
+def stack_event(stack, action, status, reason):
+    """The event Heat writes for a stack-level transition."""
+    return db_api.event_values(stack["id"], stack["name"], stack["id"],
+                               action, status, reason, "OS::Heat::Stack")
+
+
+class StackOps:
+    """Traversal lifecycle; ``dispatcher`` sends the first nodes."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+
+    # Starting ------------------------------------------------------------
+    def start(self, stack, action, bound=None, new_template=None,
+              goal_template_id=None, extra=None):
+        """Start a traversal of ``stack`` towards a goal.
+
+        :param bound: the goal's BoundTemplate (None: no resources).
+        :param new_template: (template, environment, files) to store as
+            the goal, or None to use ``goal_template_id``.
+        :param extra: other stack columns to set (timeout, tags, ...).
+        :returns: the stack row as it was before.
+        :raises ConcurrentTransaction: if it kept losing races.
+        """
+        resources = bound.resources if bound is not None else {}
+        for _ in range(_START_RETRIES):
+            traversal = str(uuid.uuid4())
+            now = models.utcnow()
+            values = dict(extra or {}, action=action, status="IN_PROGRESS",
+                          status_reason="Stack %s started" % action,
+                          current_traversal=traversal,
+                          action_started_at=now)
+            if action != "CREATE":
+                values["updated_at"] = now
+            if goal_template_id is not None:
+                values["raw_template_id"] = goal_template_id
+            plan = planner.TraversalPlanner(stack["id"], goal_template_id,
+                                            resources)
+            event = stack_event(stack, action, "IN_PROGRESS",
+                                values["status_reason"])
+            try:
+                built = conv.traversal_begin(
+                    stack["id"], stack["current_traversal"], values,
+                    [event], plan, new_template=new_template)
+            except exception.ConcurrentTransaction:
+                stack = db_api.stack_get(stack["id"])
+                continue
+            self.dispatcher.cast([(stack["id"], traversal, e, p)
+                                  for e, p in built.leaves])
+            return stack
+        raise exception.ConcurrentTransaction(what="stack %s" % stack["id"])
+
+    def rollback(self, stack):
+        """Converge back onto the last COMPLETE template (or nothing)."""
+        if stack["prev_raw_template_id"]:
+            template_id = stack["prev_raw_template_id"]
+            bound = definitions.get(template_id, definitions.stack_info(
+                stack))
+            return self.start(stack, "ROLLBACK", bound,
+                              goal_template_id=template_id)
+        current = db_api.raw_template_get(stack["raw_template_id"])
+        empty = {"heat_template_version": current["template"].get(
+            "heat_template_version", "2013-05-23")}
+        return self.start(stack, "ROLLBACK", None,
+                          new_template=(empty, current["environment"], {}))
+
+    def cancel(self, stack, reason):
+        """Stop the running traversal: nothing more is scheduled."""
+        values = {"status": "FAILED", "status_reason": reason,
+                  "current_traversal": str(uuid.uuid4())}
+        return conv.stack_finish(
+            stack["id"], stack["current_traversal"], values,
+            [stack_event(stack, stack["action"], "FAILED", reason)],
+            purge=True)
+
+    # Finishing -----------------------------------------------------------
+    def begin_cleanup(self, stack_id, traversal):
+        """The update phase is done: plan and start the cleanup phase."""
+        counts = {}
+
+        def plan(records):
+            graph, found = planner.plan_cleanup(records)
+            counts.update(found)
+            return graph, found
+
+        if conv.cleanup_begin(stack_id, traversal, plan) is None:
+            return []
+        return [(stack_id, traversal, e, p)
+                for e, p in planner.cleanup_leaves(counts)]
+
+    def mark_complete(self, stack_id, traversal):
+        """The traversal finished: the stack is COMPLETE; purge."""
+        stack = db_api.stack_get(stack_id)
+        if (stack["current_traversal"] != traversal
+                or stack["status"] != "IN_PROGRESS"):
+            return
+        action = stack["action"]
+        reason = "Stack %s completed successfully" % action
+        values = {"status": "COMPLETE", "status_reason": reason}
+        if action != "DELETE":
+            values["prev_raw_template_id"] = stack["raw_template_id"]
+        conv.stack_finish(stack_id, traversal, values,
+                          [stack_event(stack, action, "COMPLETE", reason)],
+                          purge=True, delete=action == "DELETE")
+
+    def resource_failed(self, stack_id, traversal, record_id, reason):
+        """A resource failed in ``traversal``: fail the stack (or, if a
+        newer traversal runs, hand the record to it)."""
+        stack = db_api.stack_get(stack_id)
+        if stack["current_traversal"] != traversal:
+            return self._runner_retrigger(record_id)
+        self.mark_failed(stack, reason)
+        return []
+
+    def mark_failed(self, stack, reason):
+        """Fail the running traversal; roll back if the stack wants it."""
+        action = stack["action"]
+        values = {"status": "FAILED", "status_reason": reason,
+                  "current_traversal": str(uuid.uuid4())}
+        if not conv.stack_finish(
+                stack["id"], stack["current_traversal"], values,
+                [stack_event(stack, action, "FAILED", reason)], purge=True):
+            return
+        if not stack["disable_rollback"] and action in ("CREATE", "UPDATE"):
+            self.rollback(db_api.stack_get(stack["id"]))
+
+    def _runner_retrigger(self, record_id):
+        return self.dispatcher.runner.retrigger(record_id)

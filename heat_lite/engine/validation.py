@@ -1,0 +1,87 @@
+"""Checks on what a user submits, before anything is stored."""
+
+import json
+import re
+
+from heat_lite import conf
+from heat_lite.common import exception
+from heat_lite.engine import definitions
+from heat_lite.engine.template import environment as env_mod
+from heat_lite.engine.template import functions
+from heat_lite.resources import registry
+
+CONF = conf.CONF
+_NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
+
+
+class ValidationScope(functions.Scope):
+    """Resolves with no resource state: references give names, attributes
+    None, so literal property values can be checked up front."""
+
+    def __init__(self, bound):
+        self.bound = bound
+
+    def param(self, name):
+        return self.bound.param(name)
+
+    def file(self, key):
+        return self.bound.file(key)
+
+
+def check_stack_name(name):
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise exception.Invalid(message='Invalid stack name %s must contain '
+                                'only alphanumeric or "_-." characters, '
+                                'must start with alpha and must be 255 '
+                                'characters or less.' % name)
+
+
+def check_template_size(template):
+    size = len(json.dumps(template)) if not isinstance(template, str) \
+        else len(template)
+    if size > CONF.max_template_size:
+        raise exception.RequestLimitExceeded(
+            message="Template size (%d bytes) exceeds maximum allowed size "
+            "(%d bytes)." % (size, CONF.max_template_size))
+
+
+def environment(env, params):
+    """Parse the environment and lay request ``params`` on top."""
+    env = env_mod.parse(env)
+    if params:
+        if not isinstance(params, dict):
+            raise exception.Invalid(message="parameters must be a map")
+        env["parameters"].update(params)
+    return env
+
+
+def bind(template, env, files, stack_info):
+    """Parse, bind and check a template the way create and update need.
+
+    :raises: typed 400 errors naming the template path.
+    """
+    if not isinstance(template, dict):
+        raise exception.InvalidTemplateVersion(
+            explanation="Template format version not found.")
+    check_template_size(template)
+    bound = definitions.bind(template, env, files or {}, stack_info)
+    limit = CONF.max_resources_per_stack
+    if limit != -1 and len(bound.resources) > limit:
+        raise exception.RequestLimitExceeded(
+            message="Maximum resources per stack exceeded.")
+    scope = ValidationScope(bound)
+    for name, defn in bound.resources.items():
+        try:
+            cls = registry.get_class(defn.type)
+        except exception.ResourceTypeUnavailable:
+            raise exception.StackValidationFailed(
+                path="resources.%s" % name,
+                msg="The Resource Type (%s) could not be found." %
+                defn.type) from None
+        unresolved = [k for k, v in defn.properties.items()
+                      if isinstance(v, functions.Function)]
+        props = {k: v for k, v in defn.resolve_properties(scope).items()
+                 if k not in unresolved}
+        cls.validate_properties(props, "resources.%s.properties" % name,
+                                unresolved)
+    return bound

@@ -1,0 +1,108 @@
+"""The resource plugin contract.
+
+A plugin subclasses ``Resource``, declares ``properties_schema`` and
+``attributes_schema``, and implements any of ``handle_<action>``. A handler
+returns a cookie; if the plugin also defines ``check_<action>_complete``,
+the engine polls it (without blocking a worker thread) until it returns
+True. A plugin asks to be replaced instead of updated in place by
+returning True from ``needs_replace`` or raising ``UpdateReplace`` from
+``handle_update``; changing a property that is not ``update_allowed``
+replaces it too. Plugins are loaded from the ``heat_lite.resources`` entry
+points (see ``resources.registry``).
+"""
+
+from heat_lite.common import exception
+from heat_lite.resources import properties
+
+UpdateReplace = exception.UpdateReplace
+
+
+class PollDelay(Exception):
+    """Raised by check_*_complete: "not yet, look again in N seconds"."""
+
+    def __init__(self, seconds):
+        super().__init__(seconds)
+        self.seconds = seconds
+
+
+class Resource:
+    """Base class of resource plugins.
+
+    :ivar name: the logical name in the template.
+    :ivar properties: the resolved, validated properties.
+    :ivar resource_id: the physical ID (None until created).
+    """
+
+    properties_schema = {}
+    attributes_schema = {}
+    # Seconds between two polls of check_*_complete when not told.
+    default_poll_interval = 0.2
+
+    def __init__(self, name, type_name, props, resource_id=None,
+                 data=None, stack=None):
+        self.name = name
+        self.type_name = type_name
+        self.properties = props
+        self.resource_id = resource_id
+        self._data = dict(data or {})
+        self.stack = stack or {}
+        self.data_changed = False
+        self.resource_id_changed = False
+
+    @classmethod
+    def validate_properties(cls, values, path, unresolved=()):
+        """Return validated properties; see ``properties.validate``."""
+        return properties.validate(cls.properties_schema, values, path,
+                                   unresolved)
+
+    # Identity and storage ------------------------------------------------
+    def resource_id_set(self, resource_id):
+        self.resource_id = resource_id
+        self.resource_id_changed = True
+
+    def data(self):
+        return dict(self._data)
+
+    def data_set(self, key, value):
+        self._data[key] = value
+        self.data_changed = True
+
+    def data_delete(self, key):
+        self._data.pop(key, None)
+        self.data_changed = True
+
+    def physical_resource_name(self):
+        """``<stack>-<name>-<short id>``, as Heat names things."""
+        short = (self.stack.get("record_uuid") or "")[:12]
+        return "%s-%s-%s" % (self.stack.get("name", "stack"), self.name,
+                             short)
+
+    def get_reference_id(self):
+        """What ``get_resource`` returns: the physical ID, else the name."""
+        return self.resource_id or self.name
+
+    def get_attribute(self, name, path=()):
+        """Return the attribute ``name`` (then index into ``path``)."""
+        value = self._resolve_attribute(name)
+        for key in path:
+            try:
+                value = value[key]
+            except (KeyError, IndexError, TypeError):
+                return None
+        return value
+
+    def _resolve_attribute(self, name):
+        return None
+
+    # Replacement decisions -----------------------------------------------
+    def needs_replace(self, new_props, prop_diff):
+        """True if going to ``new_props`` needs a new physical resource.
+
+        The default replaces when a changed property is not
+        update_allowed.
+        """
+        schema = self.properties_schema
+        if schema is None:
+            return False
+        return any(not schema[k].update_allowed for k in prop_diff
+                   if k in schema)

@@ -1,0 +1,24 @@
+"""OS::Heat::None: accepts any properties and does nothing."""
+
+import uuid
+
+from heat_lite.resources import base
+
+
+class NoneResource(base.Resource):
+    """A placeholder: its physical ID is a random UUID, updates are no-ops.
+
+    Used to disable a resource type through the registry and for
+    benchmarks: every engine cost is paid, no cloud call is made.
+    """
+
+    properties_schema = None
+
+    def handle_create(self):
+        self.resource_id_set(str(uuid.uuid4()))
+
+    def handle_update(self, new_props, prop_diff):
+        """Nothing to change in the world."""
+
+    def handle_delete(self):
+        """Nothing to delete in the world."""

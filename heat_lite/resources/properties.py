@@ -1,0 +1,130 @@
+"""Declarative property schemas of resource plugins."""
+
+import numbers
+
+from heat_lite.common import exception
+
+STRING, INTEGER, NUMBER, BOOLEAN, MAP, LIST, ANY = (
+    "String", "Integer", "Number", "Boolean", "Map", "List", "Any")
+
+
+class Schema:
+    """The schema of one property."""
+
+    def __init__(self, type, description="", default=None, required=False,
+                 update_allowed=False, immutable=False, schema=None,
+                 constraints=None):
+        self.type = type
+        self.description = description
+        self.default = default
+        self.required = required
+        self.update_allowed = update_allowed
+        self.immutable = immutable
+        self.schema = schema
+        self.constraints = constraints or []
+
+    def coerce(self, value, path):
+        """Return ``value`` as this schema's type, or raise."""
+        if value is None:
+            return None
+        checker = _CHECKS[self.type]
+        try:
+            value = checker(value)
+        except (TypeError, ValueError) as exc:
+            raise exception.StackValidationFailed(
+                path=path, msg=str(exc)) from None
+        if self.type == MAP and isinstance(self.schema, dict):
+            value = validate(self.schema, value, path)
+        return value
+
+
+def _string(value):
+    if isinstance(value, (dict, list)):
+        raise TypeError("Value must be a string")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _integer(value):
+    if isinstance(value, bool):
+        raise TypeError("Value must be an integer")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    try:
+        return int(str(value))
+    except ValueError:
+        raise ValueError("Value '%s' is not an integer" % value) from None
+
+
+def _number(value):
+    if isinstance(value, bool):
+        raise TypeError("Value must be a number")
+    if isinstance(value, numbers.Number):
+        return value
+    try:
+        text = str(value)
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        raise ValueError("Value '%s' is not a number" % value) from None
+
+
+def _boolean(value):
+    if isinstance(value, bool):
+        return value
+    text = str(value).lower()
+    if text in ("true", "t", "on", "yes", "y", "1"):
+        return True
+    if text in ("false", "f", "off", "no", "n", "0"):
+        return False
+    raise ValueError('"%s" is not a valid boolean' % value)
+
+
+def _map(value):
+    if not isinstance(value, dict):
+        raise TypeError('"%s" is not a map' % (value,))
+    return value
+
+
+def _list(value):
+    if isinstance(value, (str, dict)) or not hasattr(value, "__iter__"):
+        raise TypeError('"%s" is not a list' % (value,))
+    return list(value)
+
+
+_CHECKS = {STRING: _string, INTEGER: _integer, NUMBER: _number,
+           BOOLEAN: _boolean, MAP: _map, LIST: _list, ANY: lambda v: v}
+
+
+def validate(schema, values, path, unresolved=()):
+    """Return the properties with defaults applied and types coerced.
+
+    ``schema`` None accepts anything (e.g. OS::Heat::None). Names in
+    ``unresolved`` come from functions that cannot be resolved yet; they
+    are neither required nor type-checked.
+
+    :raises StackValidationFailed: naming the property path.
+    """
+    values = values or {}
+    if schema is None:
+        return dict(values)
+    if not isinstance(values, dict):
+        raise exception.StackValidationFailed(
+            path=path, msg="Properties must be a map")
+    for key in list(values) + list(unresolved):
+        if key not in schema:
+            raise exception.StackValidationFailed(
+                path=path, msg='Unknown Property %s' % key)
+    result = {}
+    for key, prop in schema.items():
+        if key in unresolved:
+            continue
+        value = values.get(key)
+        if value is None:
+            value = prop.default
+        if value is None and prop.required:
+            raise exception.StackValidationFailed(
+                path="%s.%s" % (path, key),
+                msg="Property %s not assigned" % key)
+        result[key] = prop.coerce(value, "%s.%s" % (path, key))
+    return result

@@ -1,0 +1,138 @@
+"""OS::Heat::TestResource: a configurable resource for testing the engine.
+
+It waits (``wait_secs``, ``action_wait_secs``) by polling, never by
+sleeping in a worker thread; it fails on demand (``fail``); it asks for
+replacement (``update_replace``, ``update_replace_value``). When
+``[engine] test_resource_ledger`` is set, every physical ID it creates or
+deletes is appended to that file, so a test can check that nothing leaks.
+"""
+
+import os
+import time
+import uuid
+
+from heat_lite import conf
+from heat_lite.resources import base
+from heat_lite.resources import properties as p
+
+CONF = conf.CONF
+
+
+def _ledger(event, physical_id):
+    path = CONF.engine.test_resource_ledger
+    if not path:
+        return
+    line = ("%s %s\n" % (event, physical_id)).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def read_ledger(path):
+    """Return (created, deleted) sets of physical IDs from a ledger."""
+    created, deleted = set(), set()
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                event, _, physical_id = line.strip().partition(" ")
+                (created if event == "create" else deleted).add(physical_id)
+    return created, deleted
+
+
+class TestResource(base.Resource):
+    """See the module docstring; Heat's properties and attribute."""
+
+    properties_schema = {
+        "value": p.Schema(p.STRING, "The input string to be stored.",
+                          default="test_string", update_allowed=True),
+        "fail": p.Schema(p.BOOLEAN, "Whether the action should fail.",
+                         default=False, update_allowed=True),
+        "update_replace": p.Schema(
+            p.BOOLEAN, "Replace (not update in place) when value changes.",
+            default=False, update_allowed=True),
+        "update_replace_value": p.Schema(
+            p.STRING, "Any change replaces the resource."),
+        "wait_secs": p.Schema(p.NUMBER, "Seconds to wait after an action; "
+                              "-1 waits forever.", default=0,
+                              update_allowed=True),
+        "action_wait_secs": p.Schema(
+            p.MAP, "Per-action wait in seconds.", update_allowed=True,
+            schema={k: p.Schema(p.NUMBER) for k in
+                    ("create", "update", "delete")}),
+        "attr_wait_secs": p.Schema(p.NUMBER, "Seconds to wait before "
+                                   "resolving attributes.", default=0,
+                                   update_allowed=True),
+        "constraint_prop_secs": p.Schema(p.NUMBER, default=0,
+                                         update_allowed=True),
+        "client_name": p.Schema(p.STRING, default="", update_allowed=True),
+        "entity_name": p.Schema(p.STRING, default="", update_allowed=True),
+    }
+    attributes_schema = {"output": "The string that was stored."}
+
+    def _wait_secs(self, action):
+        per_action = self.properties.get("action_wait_secs") or {}
+        if per_action.get(action) is not None:
+            return per_action[action]
+        return self.properties.get("wait_secs") or 0
+
+    def _cookie(self, action):
+        return {"start": time.time(), "wait": self._wait_secs(action),
+                "action": action}
+
+    def _failed(self):
+        return ValueError("Test Resource failed %s" % self.name)
+
+    def handle_create(self):
+        if not self.properties["fail"]:
+            physical_id = "%s-%s" % (self.physical_resource_name(),
+                                     uuid.uuid4().hex[:8])
+            _ledger("create", physical_id)
+            self.resource_id_set(physical_id)
+            self.data_set("value", self.properties["value"])
+        return self._cookie("create")
+
+    def handle_update(self, new_props, prop_diff):
+        if "value" in prop_diff and new_props.get("value"):
+            if new_props.get("update_replace"):
+                raise base.UpdateReplace(self.name)
+            self.properties = new_props
+            if not new_props["fail"]:
+                self.data_set("value", new_props["value"])
+            return self._cookie("update")
+        self.properties = new_props
+        return {"start": time.time(), "wait": 0, "action": "update"}
+
+    def needs_replace(self, new_props, prop_diff):
+        return "update_replace_value" in prop_diff
+
+    def handle_delete(self):
+        return self._cookie("delete")
+
+    def _check_complete(self, cookie):
+        wait = cookie["wait"]
+        elapsed = time.time() - cookie["start"]
+        if wait < 0 or elapsed < wait:
+            remaining = 1.0 if wait < 0 else wait - elapsed
+            raise base.PollDelay(min(max(remaining, 0.01), 1.0))
+        if self.properties["fail"] and cookie["action"] != "delete":
+            raise self._failed()
+        return True
+
+    check_create_complete = _check_complete
+    check_update_complete = _check_complete
+
+    def check_delete_complete(self, cookie):
+        self._check_complete(cookie)
+        if self.resource_id:
+            _ledger("delete", self.resource_id)
+        return True
+
+    def _resolve_attribute(self, name):
+        if name == "output":
+            wait = self.properties.get("attr_wait_secs") or 0
+            if wait:
+                time.sleep(min(wait, 5))
+            return self._data.get("value")
+        return None
