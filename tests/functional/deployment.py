@@ -1,0 +1,190 @@
+"""Start heat_lite for real: processes, ports, config files, clients.
+
+Two shapes, as operators run it:
+
+* ``sqlite``: ``heat-lite-all`` alone (SQLite file, ``fake://``);
+* ``postgresql`` / ``mysql``: ``heat-lite-api`` plus ``heat-lite-engine
+  --workers 2`` over a private RabbitMQ vhost and a private database.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import requests
+from heatclient import client as heat_client
+from keystoneauth1 import noauth, session
+
+from tests import backends
+
+BIN = os.path.dirname(sys.executable)
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def command(name):
+    path = os.path.join(BIN, name)
+    return path if os.path.exists(path) else name
+
+
+class Deployment:
+    """A running heat_lite of one ``kind`` under ``workdir``."""
+
+    def __init__(self, kind, workdir, engine_workers=2, extra_conf=""):
+        self.kind = kind
+        self.workdir = str(workdir)
+        self.engine_workers = engine_workers
+        self.extra_conf = extra_conf
+        self.port = free_port()
+        self.ledger = os.path.join(self.workdir, "ledger")
+        self.config = os.path.join(self.workdir, "heat_lite.conf")
+        self.procs = {}
+        self._cleanups = []
+
+    # Life cycle ----------------------------------------------------------
+    def start(self):
+        if self.kind == "sqlite":
+            db_url = "sqlite:///%s/heat_lite.sqlite" % self.workdir
+            transport = "fake://"
+        else:
+            db_url, drop = backends.create_database(self.kind)
+            self._cleanups.append(drop)
+            transport, drop_vhost = backends.create_vhost()
+            self._cleanups.append(drop_vhost)
+        suffix = uuid.uuid4().hex[:8]
+        with open(self.config, "w") as f:
+            f.write(_CONFIG.format(
+                transport=transport, db=db_url, port=self.port,
+                suffix=suffix, ledger=self.ledger) + self.extra_conf)
+        self.manage("db", "sync")
+        if self.kind == "sqlite":
+            self._spawn("all", "heat-lite-all")
+        else:
+            self._spawn("engine", "heat-lite-engine", "--workers",
+                        str(self.engine_workers))
+            self._spawn("api", "heat-lite-api")
+        self._wait_for_api()
+        return self
+
+    def _spawn(self, key, binary, *args):
+        log = open(os.path.join(self.workdir, "%s.log" % key), "ab")
+        env = dict(os.environ, XDG_DATA_HOME=self.workdir)
+        self.procs[key] = subprocess.Popen(
+            [command(binary), "--config-file", self.config, *args],
+            stdout=log, stderr=subprocess.STDOUT, env=env,
+            start_new_session=True)
+
+    def _wait_for_api(self, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for key, proc in self.procs.items():
+                if proc.poll() is not None:
+                    raise RuntimeError("%s exited:\n%s" % (key,
+                                                          self.log(key)))
+            try:
+                requests.get(self.url, timeout=1)
+                if self.kind == "sqlite" or self.engines_up() >= \
+                        self.engine_workers:
+                    return
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("API did not start:\n%s" % "\n".join(
+            self.log(k) for k in self.procs))
+
+    def engines_up(self):
+        out = self.manage("service", "list")
+        return sum(1 for line in out.splitlines()[1:] if " up " in line)
+
+    def stop(self):
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        for cleanup in reversed(self._cleanups):
+            cleanup()
+
+    # Helpers -------------------------------------------------------------
+    def manage(self, *args):
+        result = subprocess.run(
+            [command("heat-lite-manage"), "--config-file", self.config,
+             *args], capture_output=True, text=True, timeout=120,
+            env=dict(os.environ, XDG_DATA_HOME=self.workdir))
+        if result.returncode != 0:
+            raise RuntimeError("heat-lite-manage %s failed: %s%s" % (
+                " ".join(args), result.stdout, result.stderr))
+        return result.stdout
+
+    def log(self, key):
+        path = os.path.join(self.workdir, "%s.log" % key)
+        with open(path, errors="replace") as f:
+            return f.read()[-20000:]
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def endpoint(self, project="demo"):
+        return "%s/v1/%s" % (self.url, project)
+
+    def client(self, project="demo", user="tester"):
+        """A python-heatclient Client, as ``openstack stack`` makes it."""
+        sess = session.Session(auth=noauth.NoAuth(),
+                               additional_headers={"X-Auth-User": user})
+        return heat_client.Client("1", session=sess,
+                                  endpoint_override=self.endpoint(project))
+
+    def engine_pids(self):
+        """PIDs of the engine worker processes (children of the engine
+        supervisor)."""
+        parent = self.procs["engine"].pid
+        pids = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == parent:
+                pids.append(int(entry))
+        return pids
+
+
+_CONFIG = """\
+[DEFAULT]
+transport_url = {transport}
+control_exchange = heat_lite_{suffix}
+max_stacks_per_tenant = 10000
+
+[database]
+connection = {db}
+max_pool_size = 10
+max_overflow = 20
+
+[api]
+bind_host = 127.0.0.1
+bind_port = {port}
+
+[engine]
+topic = heat_lite-engine-{suffix}
+worker_topic = heat_lite-worker-{suffix}
+heartbeat_interval = 0.5
+engine_life_check_timeout = 4
+stall_timeout = 10
+test_resource_ledger = {ledger}
+"""

@@ -1,0 +1,67 @@
+"""Polling helpers with deadlines (never bare sleeps) and templates."""
+
+import time
+
+from heatclient import exc as heat_exc
+
+
+def wait_for_status(heat, stack_id, expected, timeout=120):
+    """Poll until the stack reaches ``expected`` (or a final state).
+
+    :returns: the stack.
+    :raises AssertionError: on a different final state or the deadline.
+    """
+    deadline = time.time() + timeout
+    stack = None
+    while time.time() < deadline:
+        try:
+            stack = heat.stacks.get(stack_id, resolve_outputs=False)
+        except heat_exc.HTTPNotFound:
+            if expected == "DELETE_COMPLETE":
+                return None
+            raise
+        status = stack.stack_status
+        if status == expected:
+            return stack
+        if not status.endswith("IN_PROGRESS"):
+            raise AssertionError("stack %s is %s (%s), expected %s" % (
+                stack_id, status, stack.stack_status_reason, expected))
+        time.sleep(0.1)
+    raise AssertionError("stack %s still %s after %ss, expected %s" % (
+        stack_id, stack.stack_status if stack else None, timeout, expected))
+
+
+def template(resources, outputs=None, version="2018-08-31", **extra):
+    tmpl = {"heat_template_version": version, "resources": resources}
+    if outputs:
+        tmpl["outputs"] = outputs
+    tmpl.update(extra)
+    return tmpl
+
+
+def chain(n, rtype="OS::Heat::None", **props):
+    """n resources, each depending on the previous one."""
+    resources = {}
+    for i in range(n):
+        res = {"type": rtype}
+        if props:
+            res["properties"] = dict(props)
+        if i:
+            res["depends_on"] = "r%d" % (i - 1)
+        resources["r%d" % i] = res
+    return template(resources)
+
+
+def flat(n, rtype="OS::Heat::None", **props):
+    resources = {}
+    for i in range(n):
+        res = {"type": rtype}
+        if props:
+            res["properties"] = dict(props)
+        resources["r%d" % i] = res
+    return template(resources)
+
+
+def create(heat, name, tmpl, **kwargs):
+    body = heat.stacks.create(stack_name=name, template=tmpl, **kwargs)
+    return body["stack"]["id"]
