@@ -10,6 +10,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
 
 from heat_lite import conf, version  # noqa: E402
+from heat_lite.conf import database  # noqa: E402
 
 CONF = conf.CONF
 
@@ -21,6 +22,7 @@ def parse_args(argv=None, cli_opts=(), default_config_files=None):
     CONF(sys.argv[1:] if argv is None else argv, project="heat_lite",
          version=version.version_string(),
          default_config_files=default_config_files)
+    database.set_runtime_default(CONF)
     logging.basicConfig(
         level=logging.DEBUG if CONF.debug else logging.INFO,
         format="%(asctime)s %(process)d %(levelname)s %(name)s "

@@ -14,7 +14,14 @@ def default_connection():
 
 
 def register_opts(conf):
-    db_options.set_defaults(conf, connection=default_connection())
+    db_options.set_defaults(conf)
+
+
+def set_runtime_default(conf):
+    """Point ``[database] connection`` at the embedded SQLite file unless
+    configured. Done at start-up, not import, so the generated sample
+    does not carry one machine's home directory."""
+    conf.set_default("connection", default_connection(), group="database")
 
 
 def list_opts():

@@ -29,26 +29,26 @@ def _config():
     return cfg
 
 
-def _run(fn, *args):
-    engine = session.get_engine()
+def _run(fn, *args, engine=None):
+    engine = engine or session.get_engine()
     cfg = _config()
     with engine.begin() as connection:
         cfg.attributes["connection"] = connection
         fn(cfg, *args)
 
 
-def upgrade(revision="head"):
+def upgrade(revision="head", engine=None):
     """Upgrade the database to ``revision``."""
-    _run(command.upgrade, revision)
+    _run(command.upgrade, revision, engine=engine)
 
 
-def downgrade(revision):
-    """Downgrade the database to ``revision``."""
-    _run(command.downgrade, revision)
+def downgrade(revision, engine=None):
+    """Downgrade the database to ``revision`` (``base``: no tables)."""
+    _run(command.downgrade, revision, engine=engine)
 
 
-def version():
+def version(engine=None):
     """The current revision, or None for an empty database."""
-    with session.get_engine().connect() as connection:
+    with (engine or session.get_engine()).connect() as connection:
         return alembic_migration.MigrationContext.configure(
             connection).get_current_revision()

@@ -103,15 +103,21 @@ class NodeRunner:
         if record["action"] == "INIT":
             return self._create(record, node, traversal, cls, props, values)
         old_props = json.loads(record["properties_data"] or "{}")
-        if (record["status"] == "FAILED" or record["type"] != defn.type
-                or record["action"] == "DELETE"):
+        plugin = self._plugin(cls, record, old_props)
+        failed = record["status"] == "FAILED"
+        if (record["type"] != defn.type or record["action"] == "DELETE"
+                or (failed and plugin.needs_replace_failed(
+                    record["action"]))):
             return self._replace(record, node, traversal, cls, props,
                                  values, locked=False)
         diff = {k for k in set(props) | set(old_props)
                 if props.get(k) != old_props.get(k)}
         if not diff:
+            if failed:
+                values.update(status="COMPLETE", status_reason=(
+                    "Update status to COMPLETE for FAILED resource neither "
+                    "update nor replace."))
             return self._finish_unchanged(record, node, traversal, values)
-        plugin = self._plugin(cls, record, old_props)
         if plugin.needs_replace(props, diff):
             return self._replace(record, node, traversal, cls, props,
                                  values, locked=False)

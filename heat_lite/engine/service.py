@@ -16,7 +16,7 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import definitions, rpcapi, validation, views
+from heat_lite.engine import definitions, rpcapi, stacks, validation, views
 from heat_lite.engine.template import functions
 
 CONF = conf.CONF
@@ -152,11 +152,12 @@ class EngineService:
             raise exception.NotSupported(
                 feature="Cancelling update when stack is %s_%s" % (
                     stack["action"], stack["status"]))
-        if not self.ops.cancel(stack, "Stack %s cancelled" %
-                               stack["action"]):
-            return
+        reason = "Stack %s cancelled" % stack["action"]
         if cancel_with_rollback:
-            self.ops.rollback(db_api.stack_get(stack["id"]))
+            self.ops.rollback(stack, events=[stacks.stack_event(
+                stack, stack["action"], "FAILED", reason)])
+        else:
+            self.ops.cancel(stack, reason)
 
     # Reading -------------------------------------------------------------
     @_expected

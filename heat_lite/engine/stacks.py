@@ -35,14 +35,18 @@ class StackOps:
 
     # Starting ------------------------------------------------------------
     def start(self, stack, action, bound=None, new_template=None,
-              goal_template_id=None, extra=None):
+              goal_template_id=None, extra=None, events=(), retry=True):
         """Start a traversal of ``stack`` towards a goal.
 
         :param bound: the goal's BoundTemplate (None: no resources).
         :param new_template: (template, environment, files) to store as
             the goal, or None to use ``goal_template_id``.
         :param extra: other stack columns to set (timeout, tags, ...).
-        :returns: the stack row as it was before.
+        :param events: events to write before the "started" one.
+        :param retry: on a lost race, reload the stack and start anyway
+            (user requests); if False give up (follow-ups of a traversal,
+            such as a rollback, that a newer operation made moot).
+        :returns: the stack row as it was before, or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
         """
         resources = bound.resources if bound is not None else {}
@@ -64,8 +68,10 @@ class StackOps:
             try:
                 built = conv.traversal_begin(
                     stack["id"], stack["current_traversal"], values,
-                    [event], plan, new_template=new_template)
+                    list(events) + [event], plan, new_template=new_template)
             except exception.ConcurrentTransaction:
+                if not retry:
+                    return None
                 stack = db_api.stack_get(stack["id"])
                 continue
             self.dispatcher.cast([(stack["id"], traversal, e, p)
@@ -73,19 +79,25 @@ class StackOps:
             return stack
         raise exception.ConcurrentTransaction(what="stack %s" % stack["id"])
 
-    def rollback(self, stack):
-        """Converge back onto the last COMPLETE template (or nothing)."""
+    def rollback(self, stack, events=()):
+        """Converge back onto the last COMPLETE template (or nothing).
+
+        Starts from the stack's current traversal and gives up if a newer
+        operation has replaced it meanwhile.
+        """
         if stack["prev_raw_template_id"]:
             template_id = stack["prev_raw_template_id"]
             bound = definitions.get(template_id, definitions.stack_info(
                 stack))
             return self.start(stack, "ROLLBACK", bound,
-                              goal_template_id=template_id)
+                              goal_template_id=template_id, events=events,
+                              retry=False)
         current = db_api.raw_template_get(stack["raw_template_id"])
         empty = {"heat_template_version": current["template"].get(
             "heat_template_version", "2013-05-23")}
-        return self.start(stack, "ROLLBACK", None,
-                          new_template=(empty, current["environment"], {}))
+        return self.start(stack, "ROLLBACK", None, events=events,
+                          new_template=(empty, current["environment"], {}),
+                          retry=False)
 
     def cancel(self, stack, reason):
         """Stop the running traversal: nothing more is scheduled."""
@@ -136,16 +148,21 @@ class StackOps:
         return []
 
     def mark_failed(self, stack, reason):
-        """Fail the running traversal; roll back if the stack wants it."""
+        """Fail the running traversal; roll back if the stack wants it.
+
+        With rollback the FAILED event and the rollback traversal are
+        written in one transaction, so a client never sees the stack
+        FAILED while a rollback is about to start.
+        """
         action = stack["action"]
+        failed = stack_event(stack, action, "FAILED", reason)
+        if not stack["disable_rollback"] and action in ("CREATE", "UPDATE"):
+            self.rollback(stack, events=[failed])
+            return
         values = {"status": "FAILED", "status_reason": reason,
                   "current_traversal": str(uuid.uuid4())}
-        if not conv.stack_finish(
-                stack["id"], stack["current_traversal"], values,
-                [stack_event(stack, action, "FAILED", reason)], purge=True):
-            return
-        if not stack["disable_rollback"] and action in ("CREATE", "UPDATE"):
-            self.rollback(db_api.stack_get(stack["id"]))
+        conv.stack_finish(stack["id"], stack["current_traversal"], values,
+                          [failed], purge=True)
 
     def _runner_retrigger(self, record_id):
         return self.dispatcher.runner.retrigger(record_id)

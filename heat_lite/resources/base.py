@@ -95,6 +95,17 @@ class Resource:
         return None
 
     # Replacement decisions -----------------------------------------------
+    def needs_replace_failed(self, failed_action):
+        """True if a record whose ``failed_action`` failed must be replaced
+        rather than updated in place.
+
+        A failed create (or a create cut short by a dead engine) may have
+        left a half-made resource, so it is replaced; after a failed update
+        the physical resource still exists, so the next update (or a
+        rollback) tries it in place and keeps its physical ID.
+        """
+        return failed_action != "UPDATE"
+
     def needs_replace(self, new_props, prop_diff):
         """True if going to ``new_props`` needs a new physical resource.
 

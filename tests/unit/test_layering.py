@@ -1,0 +1,72 @@
+"""Import rules of the house, checked by reading the source."""
+
+import ast
+import os
+
+PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "heat_lite")
+
+
+def _imports(package):
+    """Yield (module path, imported name) for every module of a package."""
+    base = os.path.join(PKG, package)
+    for root, _, files in os.walk(base):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(root, name)
+            with open(path) as f:
+                tree = ast.parse(f.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        yield path, alias.name
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    for alias in node.names:
+                        yield path, "%s.%s" % (node.module, alias.name)
+
+
+def _violations(package, forbidden, allowed=()):
+    return sorted({(os.path.relpath(p, PKG), name)
+                   for p, name in _imports(package)
+                   if any(name == f or name.startswith(f + ".")
+                          for f in forbidden)
+                   and not any(name == a or name.startswith(a + ".")
+                               for a in allowed)})
+
+
+def test_engine_never_imports_api():
+    assert _violations("engine", ["heat_lite.api"]) == []
+
+
+def test_api_only_talks_to_the_engine_through_rpc():
+    found = _violations("api", ["heat_lite.db", "heat_lite.resources",
+                                "heat_lite.engine", "sqlalchemy"],
+                        allowed=["heat_lite.engine.rpcapi"])
+    assert found == []
+
+
+def test_sql_lives_in_db():
+    for package in ("api", "engine", "resources", "common", "cmd"):
+        assert _violations(package, ["sqlalchemy", "oslo_db"]) == [], \
+            package
+
+
+def test_template_language_is_pure():
+    found = _violations("engine/template", [
+        "heat_lite.db", "heat_lite.api", "oslo_messaging",
+        "heat_lite.engine.service", "heat_lite.engine.check",
+        "heat_lite.resources"])
+    assert found == []
+
+
+def test_graph_is_pure():
+    found = [n for p, n in _imports("engine")
+             if p.endswith("graph.py") and n.startswith("heat_lite")
+             and not n.startswith("heat_lite.common")]
+    assert found == []
+
+
+def test_resources_do_not_import_the_engine_service():
+    assert _violations("resources", ["heat_lite.engine.service",
+                                     "heat_lite.engine.check"]) == []
