@@ -31,6 +31,7 @@ Try it with python-openstackclient and python-heatclient:
 
 def main(argv=None):
     common.parse_args(argv)
+    common.enable_counters("all")
     if not CONF.transport_url:
         CONF.set_default("transport_url", "fake://")
     os.makedirs(paths.data_dir(), exist_ok=True)

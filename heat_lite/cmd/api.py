@@ -11,6 +11,7 @@ LOG = logging.getLogger(__name__)
 
 def main(argv=None):
     common.parse_args(argv)
+    common.enable_counters("api")
     from heat_lite.api import app
     from heat_lite.cmd import wsgi
     server = wsgi.make_server(app.setup_app())

@@ -23,6 +23,13 @@ def parse_args(argv=None, cli_opts=(), default_config_files=None):
          version=version.version_string(),
          default_config_files=default_config_files)
     database.set_runtime_default(CONF)
+
+
+def enable_counters(name):
+    """Start the cost counters of this process if configured."""
+    if CONF.counters_dir:
+        from heat_lite.common import counters
+        counters.enable(CONF.counters_dir, name)
     logging.basicConfig(
         level=logging.DEBUG if CONF.debug else logging.INFO,
         format="%(asctime)s %(process)d %(levelname)s %(name)s "

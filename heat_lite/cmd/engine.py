@@ -21,6 +21,7 @@ LOG = logging.getLogger(__name__)
 def run_one():
     """Run one engine process until SIGTERM/SIGINT."""
     from heat_lite.engine import process
+    common.enable_counters("engine")
     engine = process.EngineProcess()
     stop = {"requested": False}
 

@@ -200,6 +200,12 @@ class ResourceFailure(HeatLiteException):
     msg_fmt = "%(exc_type)s: %(path)s: %(reason)s"
 
 
+class ActionAborted(HeatLiteException):
+    """A resource action stopped because its traversal was abandoned."""
+
+    msg_fmt = "%(action)s aborted (user triggered cancel)"
+
+
 class ConcurrentTransaction(HeatLiteException):
     """A guarded write lost its race (stale atomic_key or traversal)."""
 

@@ -10,7 +10,7 @@ import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
 
 from heat_lite import conf
-from heat_lite.common import context
+from heat_lite.common import context, counters
 
 CONF = conf.CONF
 ALLOWED_EXMODS = ["heat_lite.common.exception"]
@@ -49,11 +49,29 @@ def cleanup():
         _STATE["transport"] = None
 
 
+class CountingClient:
+    """An RPC client that counts the casts and calls it sends."""
+
+    def __init__(self, client):
+        self._client = client
+
+    def prepare(self, **kwargs):
+        return CountingClient(self._client.prepare(**kwargs))
+
+    def cast(self, ctxt, method, **kwargs):
+        counters.incr("rpc_casts")
+        counters.incr("rpc_cast_" + method)
+        return self._client.cast(ctxt, method, **kwargs)
+
+    def call(self, ctxt, method, **kwargs):
+        counters.incr("rpc_calls")
+        return self._client.call(ctxt, method, **kwargs)
+
+
 def get_client(topic, version, server=None, timeout=None):
     target = messaging.Target(topic=topic, version=version, server=server)
-    return messaging.get_rpc_client(init(), target,
-                                    serializer=ContextSerializer(),
-                                    timeout=timeout)
+    return CountingClient(messaging.get_rpc_client(
+        init(), target, serializer=ContextSerializer(), timeout=timeout))
 
 
 def get_server(topic, server, endpoints, executor_threads):

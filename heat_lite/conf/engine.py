@@ -6,6 +6,12 @@ GROUP = "engine"
 
 default_opts = [
     cfg.StrOpt(
+        "counters_dir",
+        help="Directory where every heat_lite process writes its cost "
+        "counters (SQL statements and transactions, RPC casts and calls, "
+        "peak RSS) as JSON once a second. For benchmarks; unset: off.",
+    ),
+    cfg.StrOpt(
         "host",
         sample_default="<hostname>",
         help="Name of this host, used as the RPC server name and in the "

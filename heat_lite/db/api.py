@@ -12,7 +12,7 @@ import uuid
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
-from heat_lite.common import exception
+from heat_lite.common import counters, exception
 from heat_lite.db import models
 from heat_lite.db.session import transaction
 
@@ -91,6 +91,15 @@ def stack_get(stack_id, tenant=None, show_deleted=True):
     if row is None:
         raise exception.StackNotFound(name=stack_id)
     return _row(row)
+
+
+def stack_state(stack_id):
+    """(current_traversal, action, status) of a stack, or None."""
+    with transaction(writer=False) as session:
+        row = session.execute(sa.select(
+            STACK.c.current_traversal, STACK.c.action, STACK.c.status).where(
+            STACK.c.id == stack_id)).first()
+    return tuple(row) if row is not None else None
 
 
 def stack_get_by_name(tenant, name):
@@ -215,6 +224,7 @@ def event_values(stack_id, resource_name, physical_id, action, status,
 def event_insert(session, *events):
     """Insert events inside a running transaction (one statement)."""
     if events:
+        counters.incr("events", len(events))
         session.execute(EVENT.insert(), list(events))
 
 

@@ -363,12 +363,15 @@ def resources_locked_by(engine_id):
 
 
 @_retry
-def resource_steal(record_id, dead_engine_id, values, events=()):
-    """Take the lock away from a dead engine; True if this caller did."""
+def resource_steal(record_id, dead_engine_id, atomic_key, values,
+                   events=()):
+    """Take a lock away from a dead engine (or an orphaned action) if it is
+    still the one seen (same ``atomic_key``); True if this caller did."""
     with transaction() as session:
         result = session.execute(RESOURCE.update().where(
             RESOURCE.c.id == record_id,
-            RESOURCE.c.engine_id == dead_engine_id).values(
+            RESOURCE.c.engine_id == dead_engine_id,
+            RESOURCE.c.atomic_key == atomic_key).values(
             engine_id=None, lock_traversal=None,
             atomic_key=RESOURCE.c.atomic_key + 1,
             updated_at=models.utcnow(), **values))
@@ -410,8 +413,9 @@ def ready_nodes(traversal):
 def stack_finish(stack_id, traversal, values, events, purge, delete=False):
     """Set the stack's final state for ``traversal`` and purge.
 
-    :param purge: drop DELETE_COMPLETE records, sync points, traversals
-        and templates no longer referenced.
+    :param purge: drop DELETE_COMPLETE records, sync points and
+        traversals; when the stack is COMPLETE (no record can be locked
+        any more) also the templates no longer referenced.
     :param delete: soft-delete the stack and drop all its records.
     :returns: False if the traversal was superseded.
     """
@@ -426,17 +430,22 @@ def stack_finish(stack_id, traversal, values, events, purge, delete=False):
             session.execute(RESOURCE.delete().where(
                 RESOURCE.c.stack_id == stack_id))
         if purge or delete:
-            _purge(session, stack_id)
+            _purge(session, stack_id,
+                   templates=values.get("status") == "COMPLETE")
         return True
 
 
-def _purge(session, stack_id):
+def _purge(session, stack_id, templates):
     session.execute(RESOURCE.delete().where(
         RESOURCE.c.stack_id == stack_id, RESOURCE.c.action == "DELETE",
         RESOURCE.c.status == "COMPLETE"))
     session.execute(SYNC.delete().where(SYNC.c.stack_id == stack_id))
     session.execute(TRAVERSAL.delete().where(
         TRAVERSAL.c.stack_id == stack_id))
+    if not templates:
+        # A failed or cancelled traversal may still have actions running
+        # that will record the template they worked for.
+        return
     stack = session.execute(sa.select(
         STACK.c.raw_template_id, STACK.c.prev_raw_template_id).where(
         STACK.c.id == stack_id)).first()

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from oslo_db.sqlalchemy import enginefacade
 
 from heat_lite import conf
+from heat_lite.common import counters
 
 CONF = conf.CONF
 
@@ -41,11 +42,23 @@ def _on_mysql_connect(dbapi_conn, record):
     cursor.close()
 
 
+def _count_statement(conn, cursor, statement, parameters, context,
+                     executemany):
+    counters.incr("sql_statements")
+
+
+def _count_commit(conn):
+    counters.incr("sql_commits")
+
+
 def get_engine():
     """Return the writer engine, installing the dialect listeners once."""
     engine = enginefacade.writer.get_engine()
     with _LOCK:
         if not _SETUP["done"]:
+            sa.event.listen(engine, "before_cursor_execute",
+                            _count_statement)
+            sa.event.listen(engine, "commit", _count_commit)
             if engine.dialect.name == "sqlite":
                 sa.event.listen(engine, "connect", _on_sqlite_connect)
                 _SETUP["sqlite"] = True

@@ -11,6 +11,7 @@ it lets go.
 import dataclasses
 import json
 import logging
+import threading
 import uuid
 from typing import Any
 
@@ -50,6 +51,14 @@ class NodeRunner:
         self.stacks = stacks
         self.graphs = graphs
         self.scheduler = scheduler
+        # Records this process holds a lock on because an action runs.
+        self._active = set()
+        self._active_lock = threading.Lock()
+
+    def active_records(self):
+        """Ids of records whose lock an action of this process holds."""
+        with self._active_lock:
+            return set(self._active)
 
     # Entry point ---------------------------------------------------------
     def run(self, stack_id, traversal, entity, phase):
@@ -125,8 +134,9 @@ class NodeRunner:
                                      diff, values)
 
     def _create(self, record, node, traversal, cls, props, values):
-        if not self._lock(record, traversal, "CREATE", {"type": values[
-                "type"]}):
+        if not self._lock(record, traversal, "CREATE", {
+                "type": values["type"],
+                "properties_data": values["properties_data"]}):
             return []
         plugin = self._plugin(cls, record, props)
         job = Job(record, node, UPDATE, traversal, "CREATE", plugin,
@@ -136,28 +146,28 @@ class NodeRunner:
 
     def _update_in_place(self, record, node, traversal, plugin, props, diff,
                          values):
-        if not self._lock(record, traversal, "UPDATE"):
+        # The new properties are stored as the action starts: should it
+        # fail half-way, the next update compares against what was tried.
+        if not self._lock(record, traversal, "UPDATE", {
+                "properties_data": values["properties_data"]}):
             return []
         record = dict(record, atomic_key=record["atomic_key"] + 1)
         job = Job(record, node, UPDATE, traversal, "UPDATE", plugin,
                   started=models.utcnow(), values=values,
                   check=getattr(plugin, "check_update_complete", None))
         handle = getattr(plugin, "handle_update", None)
-        if handle is None:
-            return self._start(job, lambda: None)
-        try:
-            job.cookie = handle(props, diff)
-        except base.UpdateReplace:
-            cls = type(plugin)
-            return self._replace(record, node, traversal, cls, props,
+
+        def replace():
+            return self._replace(record, node, traversal, type(plugin), props,
                                  values, locked=True)
-        except Exception as exc:  # noqa: BLE001 - plugin failures
-            return self._job_failed(job, exc)
-        return self._poll(job)
+
+        return self._start(job, (lambda: handle(props, diff)) if handle
+                           else (lambda: None), on_replace=replace)
 
     def _replace(self, record, node, traversal, cls, props, values, locked):
         restore = ({"action": record["action"], "status": record["status"],
-                    "status_reason": record["status_reason"]}
+                    "status_reason": record["status_reason"],
+                    "properties_data": record["properties_data"]}
                    if locked else None)
         new = conv.resource_replace(
             record["stack_id"], traversal, record,
@@ -168,6 +178,8 @@ class NodeRunner:
              "status": "COMPLETE", "status_reason": "",
              "template_id": values["template_id"], "atomic_key": 0},
             old_values=restore)
+        if locked:
+            self._unlocked(record["id"])
         if new is None:
             if locked:
                 conv.resource_release(record["id"], self.engine_id, restore)
@@ -216,9 +228,21 @@ class NodeRunner:
                                         lambda: None))
 
     # Running and polling actions -----------------------------------------
-    def _start(self, job, handle):
+    def _start(self, job, handle, on_replace=None):
+        """Run the plugin's handler, then poll it to completion.
+
+        :param on_replace: what to do if the handler raises UpdateReplace.
+        """
+        record_id = job.record["id"]
+        job.plugin.on_resource_id = lambda physical_id: \
+            conv.resource_progress(record_id, self.engine_id, {
+                "physical_resource_id": physical_id})
         try:
             job.cookie = handle()
+        except base.UpdateReplace:
+            if on_replace is None:
+                raise
+            return on_replace()
         except Exception as exc:  # noqa: BLE001 - plugin failures
             return self._job_failed(job, exc)
         return self._poll(job)
@@ -232,10 +256,32 @@ class NodeRunner:
         except Exception as exc:  # noqa: BLE001 - plugin failures
             return self._job_failed(job, exc)
         if done:
-            return self._job_done(job)
+            try:
+                return self._job_done(job)
+            except Exception as exc:  # noqa: BLE001 - never keep the lock
+                LOG.exception("Finishing %s of resource %s failed",
+                              job.action, job.record["id"])
+                return self._job_failed(job, exc)
+        if self._abandoned(job):
+            return self._job_failed(job, exception.ActionAborted(
+                action=job.action))
         self._write_progress(job)
         self.scheduler.later(delay, lambda: self._poll(job))
         return []
+
+    @staticmethod
+    def _abandoned(job):
+        """True when nobody waits for this action any more: the stack is
+        being deleted by a newer traversal, or its traversal failed, was
+        cancelled or timed out. (A newer update lets it finish.)"""
+        state = db_api.stack_state(job.record["stack_id"])
+        if state is None:
+            return True
+        traversal, action, status = state
+        if traversal == job.traversal:
+            return False
+        return (action == "DELETE" and job.action != "DELETE") or \
+            status == "FAILED"
 
     def _write_progress(self, job):
         plugin = job.plugin
@@ -269,7 +315,9 @@ class NodeRunner:
                     job.traversal, job.node, job.phase))
         except exception.ConcurrentTransaction:
             LOG.warning("Lost the lock of resource %s", job.record["id"])
+            self._unlocked(job.record["id"])
             return []
+        self._unlocked(job.record["id"])
         return self._next(job.record, job.traversal, fired, superseded)
 
     def _job_failed(self, job, exc):
@@ -286,6 +334,7 @@ class NodeRunner:
             "status_reason": reason,
             "physical_resource_id": job.plugin.resource_id,
             "rsrc_data": json.dumps(job.plugin.data())}, events)
+        self._unlocked(job.record["id"])
         return self.stacks.resource_failed(
             job.record["stack_id"], job.traversal, job.record["id"],
             "Resource %s failed: %s" % (job.action, reason))
@@ -301,10 +350,19 @@ class NodeRunner:
 
     # Helpers -------------------------------------------------------------
     def _lock(self, record, traversal, action, extra=None):
-        return conv.resource_lock(
+        with self._active_lock:
+            self._active.add(record["id"])
+        locked = conv.resource_lock(
             record["id"], record["atomic_key"], self.engine_id, traversal,
             dict({"action": action, "status": "IN_PROGRESS",
                   "status_reason": "state changed"}, **(extra or {})))
+        if not locked:
+            self._unlocked(record["id"])
+        return locked
+
+    def _unlocked(self, record_id):
+        with self._active_lock:
+            self._active.discard(record_id)
 
     def _next(self, record, traversal, fired, superseded):
         if superseded:

@@ -39,6 +39,7 @@ class Watchdog:
         self.dispatcher = dispatcher
         self._stop = threading.Event()
         self._thread = None
+        self._suspects = {}
 
     def start(self):
         self._thread = threading.Thread(target=self._loop, daemon=True,
@@ -61,7 +62,7 @@ class Watchdog:
         now = models.utcnow()
         dead_before = now - datetime.timedelta(
             seconds=CONF.engine.engine_life_check_timeout)
-        redriven = []
+        redriven = self._release_orphans()
         for engine_id in db_api.service_claim_dead(dead_before):
             redriven += self.recover_engine(engine_id)
         for stack in conv.stacks_in_progress():
@@ -74,15 +75,34 @@ class Watchdog:
         """Take over the locks of a dead engine; return nodes to re-drive.
         """
         LOG.warning("Engine %s is dead; taking over its work", engine_id)
+        return self._take_over(engine_id, conv.resources_locked_by(engine_id),
+                               "Engine went down during resource %s")
+
+    def _release_orphans(self):
+        """Locks this process holds in the database but no action of it
+        runs for (an unexpected error lost it): fail and re-drive them."""
+        active = self.dispatcher.runner.active_records()
+        seen = {r["id"]: r for r in conv.resources_locked_by(self.engine_id)
+                if r["id"] not in active}
+        # Only a lock unchanged (same atomic_key) since the previous pass
+        # is an orphan: a new action may take a lock between two reads.
+        orphans = [r for r in seen.values()
+                   if self._suspects.get(r["id"]) == r["atomic_key"]]
+        self._suspects = {i: r["atomic_key"] for i, r in seen.items()}
+        return self._take_over(self.engine_id, orphans,
+                               "Internal error during resource %s")
+
+    def _take_over(self, engine_id, records, reason_format):
         nodes = []
-        for record in conv.resources_locked_by(engine_id):
+        for record in records:
             action = record["action"]
-            reason = "Engine went down during resource %s" % action
+            reason = reason_format % action
             event = db_api.event_values(
                 record["stack_id"], record["name"],
                 record["physical_resource_id"], action, "FAILED", reason,
                 record["type"])
             if conv.resource_steal(record["id"], engine_id,
+                                   record["atomic_key"],
                                    {"status": "FAILED",
                                     "status_reason": reason}, [event]):
                 nodes += self.dispatcher.runner.retrigger(record["id"])

@@ -7,8 +7,8 @@ engine's typed exceptions; casts return at once.
 History of ``RPC_API_VERSION``:
 
 * 1.0 - create_stack, update_stack, delete_stack, identify_stack,
-  show_stack, list_stacks, list_stack_resources, list_events,
-  list_services, resource_versions, stack_cancel_update.
+  show_stack, list_stacks, list_stack_resources, describe_stack_resource,
+  list_events, list_services, resource_versions, stack_cancel_update.
 """
 
 from heat_lite import conf
@@ -82,6 +82,13 @@ class EngineAPI:
         """Return the current record of every resource (call)."""
         return self._call(ctxt, "list_stack_resources",
                           stack_identity=stack_identity)
+
+    def describe_stack_resource(self, ctxt, stack_identity, resource_name,
+                                with_attr=None):
+        """Return one resource with its attributes (call)."""
+        return self._call(ctxt, "describe_stack_resource",
+                          stack_identity=stack_identity,
+                          resource_name=resource_name, with_attr=with_attr)
 
     def resource_versions(self, ctxt, stack_identity, resource_name):
         """Return every stored version of a resource (call)."""

@@ -214,6 +214,36 @@ class EngineService:
                 for r in records]
 
     @_expected
+    def describe_stack_resource(self, ctxt, stack_identity, resource_name,
+                                with_attr=None):
+        stack = self._stack(ctxt, stack_identity)
+        records = [r for r in conv.resource_get_all(stack["id"])
+                   if r["name"] == resource_name]
+        if not records:
+            raise exception.ResourceNotFound(resource_name=resource_name,
+                                             stack_name=stack["name"])
+        record = records[-1]
+        required_by, description = [], ""
+        try:
+            bound = definitions.get(stack["raw_template_id"],
+                                    definitions.stack_info(stack))
+            required_by = [n for n, d in bound.resources.items()
+                           if resource_name in d.depends]
+            defn = bound.resources.get(resource_name)
+            description = defn.description if defn else ""
+        except exception.HeatLiteException:
+            pass
+        result = views.resource(record, stack, required_by, detail=True)
+        result["description"] = description or ""
+        if with_attr:
+            plugin = definitions.plugin_for(dict(record,
+                                                 stack_name=stack["name"]))
+            for name in with_attr:
+                result["attributes"].setdefault(
+                    name, plugin.get_attribute(name))
+        return result
+
+    @_expected
     def resource_versions(self, ctxt, stack_identity, resource_name):
         stack = self._stack(ctxt, stack_identity)
         versions = conv.resource_versions(stack["id"], resource_name)

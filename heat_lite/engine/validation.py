@@ -69,7 +69,6 @@ def bind(template, env, files, stack_info):
     if limit != -1 and len(bound.resources) > limit:
         raise exception.RequestLimitExceeded(
             message="Maximum resources per stack exceeded.")
-    scope = ValidationScope(bound)
     for name, defn in bound.resources.items():
         try:
             cls = registry.get_class(defn.type)
@@ -78,10 +77,31 @@ def bind(template, env, files, stack_info):
                 path="resources.%s" % name,
                 msg="The Resource Type (%s) could not be found." %
                 defn.type) from None
-        unresolved = [k for k, v in defn.properties.items()
-                      if isinstance(v, functions.Function)]
-        props = {k: v for k, v in defn.resolve_properties(scope).items()
-                 if k not in unresolved}
-        cls.validate_properties(props, "resources.%s.properties" % name,
-                                unresolved)
+        _check_literal_properties(bound, defn, cls)
     return bound
+
+
+def _check_literal_properties(bound, defn, cls):
+    """Validate the properties whose values hold no function call.
+
+    Values that come from functions (a ``get_attr``, a ``map_merge``...)
+    are checked when the resource is created, once they can be resolved.
+    """
+    path = "resources.%s.properties" % defn.name
+    props = defn.properties
+    if not isinstance(props, dict):
+        return
+    literal = {k: v for k, v in props.items() if not _has_function(v)}
+    unresolved = [k for k in props if k not in literal]
+    values = functions.resolve(literal, ValidationScope(bound))
+    cls.validate_properties(values, path, unresolved)
+
+
+def _has_function(value):
+    if isinstance(value, functions.Function):
+        return True
+    if isinstance(value, dict):
+        return any(_has_function(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_function(v) for v in value)
+    return False

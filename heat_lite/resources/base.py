@@ -37,6 +37,10 @@ class Resource:
     attributes_schema = {}
     # Seconds between two polls of check_*_complete when not told.
     default_poll_interval = 0.2
+    # Store the physical ID the moment the plugin sets it, so that an
+    # engine dying right after a create cannot leak the real resource.
+    # A type with nothing real behind it may skip that write.
+    persist_resource_id_at_once = True
 
     def __init__(self, name, type_name, props, resource_id=None,
                  data=None, stack=None):
@@ -48,6 +52,7 @@ class Resource:
         self.stack = stack or {}
         self.data_changed = False
         self.resource_id_changed = False
+        self.on_resource_id = None
 
     @classmethod
     def validate_properties(cls, values, path, unresolved=()):
@@ -57,8 +62,13 @@ class Resource:
 
     # Identity and storage ------------------------------------------------
     def resource_id_set(self, resource_id):
+        """Record the physical ID (stored at once, see above)."""
         self.resource_id = resource_id
         self.resource_id_changed = True
+        if self.on_resource_id is not None and \
+                self.persist_resource_id_at_once:
+            self.on_resource_id(resource_id)
+            self.resource_id_changed = False
 
     def data(self):
         return dict(self._data)

@@ -13,6 +13,7 @@ class NoneResource(base.Resource):
     """
 
     properties_schema = None
+    persist_resource_id_at_once = False
 
     def handle_create(self):
         self.resource_id_set(str(uuid.uuid4()))

@@ -85,12 +85,12 @@ class TestResource(base.Resource):
         return ValueError("Test Resource failed %s" % self.name)
 
     def handle_create(self):
-        if not self.properties["fail"]:
+        if not self.properties.get("fail"):
             physical_id = "%s-%s" % (self.physical_resource_name(),
                                      uuid.uuid4().hex[:8])
-            _ledger("create", physical_id)
             self.resource_id_set(physical_id)
-            self.data_set("value", self.properties["value"])
+            _ledger("create", physical_id)
+            self.data_set("value", self.properties.get("value"))
         return self._cookie("create")
 
     def handle_update(self, new_props, prop_diff):
@@ -98,7 +98,7 @@ class TestResource(base.Resource):
             if new_props.get("update_replace"):
                 raise base.UpdateReplace(self.name)
             self.properties = new_props
-            if not new_props["fail"]:
+            if not new_props.get("fail"):
                 self.data_set("value", new_props["value"])
             return self._cookie("update")
         self.properties = new_props
@@ -116,7 +116,7 @@ class TestResource(base.Resource):
         if wait < 0 or elapsed < wait:
             remaining = 1.0 if wait < 0 else wait - elapsed
             raise base.PollDelay(min(max(remaining, 0.01), 1.0))
-        if self.properties["fail"] and cookie["action"] != "delete":
+        if self.properties.get("fail") and cookie["action"] != "delete":
             raise self._failed()
         return True
 

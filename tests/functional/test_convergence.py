@@ -205,3 +205,26 @@ def test_cancel_and_delete_during_update(deployment, heat):
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
     assert_no_leaks(deployment)
+
+
+def test_three_racing_updates_and_a_failing_one(deployment, heat):
+    stack_id = helpers.create(heat, "three", _slow_chain(3, "v0", 0))
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    failing = _slow_chain(3, "bad", 0.5)
+    failing["resources"]["r1"]["properties"]["fail"] = True
+    heat.stacks.update(stack_id, template=failing)
+    time.sleep(0.2)
+    heat.stacks.update(stack_id, template=_slow_chain(2, "v2", 0.5))
+    time.sleep(0.1)
+    final = _slow_chain(5, "v3", 0.1)
+    final["resources"]["r0"]["properties"]["update_replace"] = True
+    heat.stacks.update(stack_id, template=final)
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=60)
+    for name in ("r0", "r1", "r2", "r3", "r4"):
+        versions = _versions(deployment, heat, stack_id, name)
+        assert [v["role"] for v in versions] == ["current"]
+        assert versions[0]["properties"]["value"] == "v3"
+        assert versions[0]["properties"]["fail"] is False
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    assert_no_leaks(deployment)

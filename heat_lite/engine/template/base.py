@@ -145,10 +145,14 @@ def join_path(path, key):
 
 
 def _children(value):
-    if isinstance(value, collections.abc.Mapping):
+    # Templates are plain dicts and lists (JSON/YAML): checking those
+    # types first is much faster than the abstract Mapping check.
+    if isinstance(value, dict):
         return value.values()
     if isinstance(value, (list, tuple)):
         return value
+    if isinstance(value, collections.abc.Mapping):
+        return value.values()
     return None
 
 
@@ -178,7 +182,7 @@ def check_depth(value, path="", limit=MAX_DEPTH):
 def _resolve(parsed, scope):
     if isinstance(parsed, Function):
         return parsed.result(scope)
-    if isinstance(parsed, collections.abc.Mapping):
+    if isinstance(parsed, dict):
         result = {}
         for key, value in parsed.items():
             value = _resolve(value, scope)
@@ -201,16 +205,27 @@ def resolve(parsed, scope):
     return None if value is REMOVED else value
 
 
+def resolve_item(parsed, scope):
+    """Like ``resolve`` but may return ``REMOVED`` (for ``if``)."""
+    return _resolve(parsed, scope)
+
+
 def references(parsed):
-    """Yield (resource name, path) for every reference in ``parsed``."""
+    """Return [(resource name, path)] for every reference in ``parsed``."""
+    found = []
+    _collect_references(parsed, found)
+    return found
+
+
+def _collect_references(parsed, found):
     if isinstance(parsed, Function):
-        yield from parsed.references()
-    elif isinstance(parsed, collections.abc.Mapping):
+        found.extend(parsed.references())
+    elif isinstance(parsed, dict):
         for value in parsed.values():
-            yield from references(value)
+            _collect_references(value, found)
     elif isinstance(parsed, list):
         for value in parsed:
-            yield from references(value)
+            _collect_references(value, found)
 
 
 def dependencies(parsed):

@@ -111,8 +111,11 @@ def substitute(template, pairs):
 
 
 class Join(base.Function):
-    """A function for joining strings (one or, from 2015-10-15, several
-    lists)."""
+    """A function for joining strings.
+
+    ``list_join: [delimiter, list]``; from 2015-10-15 several lists, and
+    maps or lists among the items are serialised as JSON.
+    """
 
     names = ("list_join",)
 

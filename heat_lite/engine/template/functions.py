@@ -4,222 +4,174 @@
 which every ``{fn_name: args}`` single-key mapping of a function allowed by
 the version becomes a ``Function``. A parsed tree can list the resources it
 refers to (``dependencies``) and be resolved against a ``Scope``.
+
+The rules of which names are functions where live in ``ParseContext``:
+each version has its set of functions, ``conditions`` (and the condition
+argument of ``if``, and the ``condition`` of resources and outputs) have a
+smaller set of their own, and a name that is a function in another
+version, or in the other context, is an error rather than silently data.
 """
 
-import collections.abc
-import json
 
 from heat_lite.common import exception
+from heat_lite.engine.template import (
+    base,
+    fn_cfn,
+    fn_conditions,
+    fn_data,
+    fn_lists,
+    fn_strings,
+    fn_yaql,
+    versions,
+)
+
+Scope = base.Scope
+Function = base.Function
+REMOVED = base.REMOVED
+resolve = base.resolve
+references = base.references
+dependencies = base.dependencies
+MAX_DEPTH = base.MAX_DEPTH
+
+CLASSES = {name: cls
+           for module in (fn_data, fn_strings, fn_lists, fn_yaql,
+                          fn_conditions, fn_cfn)
+           for cls in module.FUNCTIONS for name in cls.names}
+FUNCTION_CLASSES = CLASSES    # the name of the first version of this module
 
 
-class Scope:
-    """What functions can see while resolving. Subclassed by the engine.
+def describe(name):
+    """First line of the docstring of the function ``name``."""
+    doc = (CLASSES[name].__doc__ or "").strip()
+    return doc.splitlines()[0].strip() if doc else ""
 
-    Methods raise typed errors; the defaults make a scope with nothing in
-    it, useful for validation.
+
+class ParseContext:
+    """What parsing a snippet needs to know about the template around it.
+
+    :param version: canonical HOT version.
+    :param param_names: declared parameter names; None skips the check of
+        ``get_param`` names.
+    :param files: the ``files`` map; None skips the check of ``get_file``.
+    :param condition_names: names of the ``conditions`` section; None skips
+        the check of condition names.
+    :param conditions: {name: bool} once the template is bound; ``if`` is
+        then decided while parsing.
+    :param condition_scope: Scope used to evaluate condition expressions
+        while parsing a bound template.
     """
 
-    def param(self, name):
-        raise exception.UserParameterMissing(key=name)
+    def __init__(self, version, param_names=None, files=None,
+                 condition_names=None, conditions=None, condition_scope=None,
+                 in_condition=False):
+        self.version = version
+        self.param_names = param_names
+        self.files = files
+        self.condition_names = condition_names
+        self.conditions = conditions
+        self.condition_scope = condition_scope
+        self.in_condition = in_condition
+        if in_condition:
+            self.allowed = versions.CONDITION_FUNCTIONS[version]
+            self.others = versions.FUNCTIONS[version]
+        else:
+            self.allowed = versions.FUNCTIONS[version]
+            self.others = versions.CONDITION_FUNCTIONS[version]
+        self._condition_ctx = self if in_condition else None
 
-    def reference_id(self, resource_name):
-        return resource_name
+    def condition_context(self):
+        """The context for a condition expression inside this one."""
+        if self._condition_ctx is None:
+            self._condition_ctx = ParseContext(
+                self.version, self.param_names, self.files,
+                self.condition_names, self.conditions, self.condition_scope,
+                in_condition=True)
+        return self._condition_ctx
 
-    def attribute(self, resource_name, attribute, path):
+    def evaluate_condition(self, parsed, path):
+        """Decide a parsed condition argument of a bound template."""
+        value = base.resolve(parsed, self.condition_scope)
+        return fn_conditions.truth(value, self.condition_scope, path)
+
+    def function_class(self, key, path):
+        """The class of function ``key`` here, None if ``key`` is data.
+
+        :raises StackValidationFailed, InvalidTemplateVersion: for a
+            function that exists but not in this version or context.
+        """
+        if key in self.allowed:
+            return CLASSES[key]
+        if key in self.others:
+            if self.in_condition:
+                msg = 'The function "%s" is invalid in this context' % key
+            else:
+                msg = ('The function "%s" is only valid in a condition '
+                       '(the conditions section, a condition key or the '
+                       'first argument of "if")' % key)
+            raise exception.StackValidationFailed(path=path, msg=msg)
+        if key in versions.REMOVED[self.version]:
+            raise exception.InvalidTemplateVersion(
+                explanation="%s: The function %s is not supported in this "
+                "version of HOT (%s)." % (path, key, self.version), path=path)
+        if key in versions.ALL_FUNCTIONS:
+            raise exception.StackValidationFailed(
+                path=path, msg='The function "%s" is not supported in '
+                'heat_template_version %s (it was added in %s)' % (
+                    key, self.version, versions.ADDED_IN[key]))
         return None
 
-    def file(self, key):
-        raise exception.NotFound(
-            message="Could not fetch remote template '%s'" % key)
+    def parse(self, snippet, path, depth=0):
+        """Parse ``snippet`` found at ``path``; may return ``REMOVED``."""
+        if depth > base.MAX_DEPTH:
+            raise exception.StackValidationFailed(
+                path=path, msg="Nesting is deeper than %d levels"
+                % base.MAX_DEPTH)
+        if isinstance(snippet, dict):
+            if len(snippet) == 1:
+                ((key, args),) = snippet.items()
+                cls = self.function_class(key, path) if isinstance(
+                    key, str) else None
+                if cls is not None:
+                    return cls.build(self, key, args, path, depth)
+            result = {}
+            for key, value in snippet.items():
+                value = self.parse(value, base.join_path(path, key),
+                                   depth + 1)
+                if value is not base.REMOVED:
+                    result[key] = value
+            return result
+        if isinstance(snippet, (list, tuple)):
+            result = []
+            for index, value in enumerate(snippet):
+                value = self.parse(value, base.join_path(path, index),
+                                   depth + 1)
+                if value is not base.REMOVED:
+                    result.append(value)
+            return result
+        return snippet
 
 
-class Function:
-    """A parsed function call: ``name`` with already-parsed ``args``."""
-
-    name = None
-
-    def __init__(self, args, path):
-        self.args = args
-        self.path = path
-        self.validate()
-
-    def validate(self):
-        """Check the shape of ``args``; raise StackValidationFailed."""
-
-    def dependencies(self):
-        """Names of the resources this call refers to."""
-        return set(dependencies(self.args))
-
-    def result(self, scope):
-        raise NotImplementedError
-
-    def _fail(self, msg):
-        raise exception.StackValidationFailed(path=self.path, msg=msg)
+def _version_of(allowed):
+    """Map an old-style set of allowed names to the newest such version."""
+    for version in reversed(versions.VERSIONS):
+        if versions.FUNCTIONS[version] == frozenset(allowed):
+            return version
+    return versions.VERSIONS[-1]
 
 
-class GetParam(Function):
-    name = "get_param"
+def parse(snippet, version, path="", **context):
+    """Parse ``snippet``, turning calls of the version's functions to objects.
 
-    def validate(self):
-        if not isinstance(self.args, (str, list, Function)) or (
-                isinstance(self.args, list) and not self.args):
-            self._fail("Arguments to \"get_param\" must be a parameter "
-                       "name or a list of [name, key/index, ...]")
-
-    def result(self, scope):
-        args = resolve(self.args, scope)
-        if isinstance(args, str):
-            return scope.param(args)
-        value = scope.param(args[0])
-        for key in args[1:]:
-            try:
-                value = value[key]
-            except (KeyError, IndexError, TypeError):
-                return None
-        return value
-
-
-class GetResource(Function):
-    name = "get_resource"
-
-    def validate(self):
-        if not isinstance(self.args, str):
-            self._fail('Argument to "get_resource" must be a string')
-
-    def dependencies(self):
-        return {self.args}
-
-    def result(self, scope):
-        return scope.reference_id(self.args)
-
-
-class GetAttr(Function):
-    name = "get_attr"
-
-    def validate(self):
-        if (not isinstance(self.args, list) or len(self.args) < 2
-                or not isinstance(self.args[0], str)):
-            self._fail('Arguments to "get_attr" must be a list of the form '
-                       '[resource_name, attribute, (path), ...]')
-
-    def dependencies(self):
-        return {self.args[0]} | set(dependencies(self.args[1:]))
-
-    def result(self, scope):
-        attr_and_path = resolve(self.args[1:], scope)
-        return scope.attribute(self.args[0], attr_and_path[0],
-                               attr_and_path[1:])
-
-
-class GetFile(Function):
-    name = "get_file"
-
-    def validate(self):
-        if not isinstance(self.args, str):
-            self._fail('Argument to "get_file" must be a string')
-
-    def result(self, scope):
-        return scope.file(self.args)
-
-
-class ListJoin(Function):
-    name = "list_join"
-
-    def validate(self):
-        if not isinstance(self.args, list) or len(self.args) < 2:
-            self._fail('Incorrect arguments to "list_join" should be: '
-                       '"list_join" : [ " ", [ "str1", "str2"] ]')
-
-    def result(self, scope):
-        args = resolve(self.args, scope)
-        delim, lists = args[0], args[1:]
-        items = []
-        for lst in lists:
-            if lst is None:
-                continue
-            if not isinstance(lst, list):
-                self._fail('Incorrect arguments to "list_join" should be: '
-                           '"list_join" : [ " ", [ "str1", "str2"] ]')
-            items.extend(lst)
-        return delim.join(_to_text(i) for i in items)
-
-
-class StrReplace(Function):
-    name = "str_replace"
-
-    def validate(self):
-        if (not isinstance(self.args, collections.abc.Mapping)
-                or set(self.args) != {"template", "params"}):
-            self._fail('"str_replace" syntax should be str_replace:\\n  '
-                       'template: <string>\\n  params: <mapping>')
-
-    def result(self, scope):
-        args = resolve(self.args, scope)
-        text, params = args["template"], args["params"]
-        if not isinstance(params, collections.abc.Mapping):
-            self._fail('"str_replace" parameters must be a mapping')
-        for key in sorted(params, key=lambda k: (-len(k), k)):
-            value = params[key]
-            text = text.replace(key, _to_text(value if value is not None
-                                              else ""))
-        return text
-
-
-def _to_text(value):
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (dict, list)):
-        return json.dumps(value)
-    return str(value)
-
-
-FUNCTION_CLASSES = {cls.name: cls for cls in (
-    GetParam, GetResource, GetAttr, GetFile, ListJoin, StrReplace)}
-
-
-def parse(snippet, allowed, path=""):
-    """Parse ``snippet``, turning calls of ``allowed`` functions to objects.
-
+    :param version: a HOT version (date, alias) or, for compatibility, a
+        set of allowed function names.
+    :param context: keyword arguments of ``ParseContext``.
     :raises StackValidationFailed: for a malformed function call, or a
         function the version does not know.
     """
-    if isinstance(snippet, collections.abc.Mapping):
-        if len(snippet) == 1:
-            (key, args), = snippet.items()
-            cls = FUNCTION_CLASSES.get(key)
-            if cls is not None and key in allowed:
-                return cls(parse(args, allowed, "%s.%s" % (path, key)),
-                           path)
-            if key in FUNCTION_CLASSES:
-                raise exception.StackValidationFailed(
-                    path=path, msg='"%s" is not supported by this template '
-                    'version' % key)
-        return {k: parse(v, allowed, "%s.%s" % (path, k) if path else k)
-                for k, v in snippet.items()}
-    if isinstance(snippet, list):
-        return [parse(v, allowed, "%s[%d]" % (path, i))
-                for i, v in enumerate(snippet)]
-    return snippet
-
-
-def dependencies(parsed):
-    """Yield the resource names referred to anywhere in ``parsed``."""
-    if isinstance(parsed, Function):
-        yield from parsed.dependencies()
-    elif isinstance(parsed, collections.abc.Mapping):
-        for v in parsed.values():
-            yield from dependencies(v)
-    elif isinstance(parsed, list):
-        for v in parsed:
-            yield from dependencies(v)
-
-
-def resolve(parsed, scope):
-    """Return ``parsed`` with every function replaced by its result."""
-    if isinstance(parsed, Function):
-        return parsed.result(scope)
-    if isinstance(parsed, collections.abc.Mapping):
-        return {k: resolve(v, scope) for k, v in parsed.items()}
-    if isinstance(parsed, list):
-        return [resolve(v, scope) for v in parsed]
-    return parsed
+    if isinstance(version, str):
+        version = versions.normalise(version)
+    else:
+        version = _version_of(version)
+    base.check_depth(snippet, path)
+    value = ParseContext(version, **context).parse(snippet, path)
+    return None if value is base.REMOVED else value

@@ -108,11 +108,6 @@ def condition_functions(version):
     return CONDITION_FUNCTIONS[normalise(version)]
 
 
-def has_feature(version, feature):
-    """Whether ``version`` has a feature named by one of the constants."""
-    return version >= feature
-
-
 def list_versions():
     """The list ``GET /template_versions`` returns, oldest first."""
     by_version = {v: k for k, v in ALIASES.items()}

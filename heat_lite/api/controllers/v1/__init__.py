@@ -23,6 +23,7 @@ def build():
           PATCH=stacks.patch_stack, DELETE=stacks.delete_stack)
     r.add(one + "/actions", POST=stacks.stack_action)
     r.add(one + "/resources", GET=resources.list_resources)
+    r.add(one + "/resources/{resource}", GET=resources.show_resource)
     r.add(one + "/resources/{resource}/versions",
           GET=resources.resource_versions)
     r.add(one + "/resources/{resource}/events",

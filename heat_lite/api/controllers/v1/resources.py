@@ -13,6 +13,13 @@ def list_resources(req, tenant, name, stack_id):
                                      for r in resources]})
 
 
+def show_resource(req, tenant, name, stack_id, resource):
+    item = req.engine.describe_stack_resource(
+        req.context, _identity(tenant, name, stack_id), resource,
+        with_attr=req.params.getall("with_attr") or None)
+    return Reply(200, {"resource": views.resource(req.app_url, item)})
+
+
 def resource_versions(req, tenant, name, stack_id, resource):
     versions = req.engine.resource_versions(
         req.context, _identity(tenant, name, stack_id), resource)

@@ -1,0 +1,65 @@
+"""``openstack stack ...`` (python-openstackclient + python-heatclient)
+works unchanged against heat_lite, as a user would type it."""
+
+import json
+import os
+import subprocess
+
+import pytest
+import yaml
+
+from tests.functional import deployment as deployment_mod
+
+
+def _osc(dep, *args):
+    cmd = [deployment_mod.command("openstack"), "--os-auth-type", "none",
+           "--os-endpoint", dep.endpoint("cli"), *args]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, "%s\n%s%s" % (" ".join(args),
+                                                result.stdout, result.stderr)
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def allinone(tmp_path_factory):
+    dep = deployment_mod.Deployment("sqlite",
+                                    tmp_path_factory.mktemp("cli"))
+    dep.start()
+    yield dep
+    dep.stop()
+
+
+def _write(path, resources):
+    with open(path, "w") as f:
+        yaml.safe_dump({"heat_template_version": "2018-08-31",
+                        "resources": resources}, f)
+
+
+def test_stack_lifecycle_with_the_cli(allinone, tmp_path):
+    t1 = os.path.join(tmp_path, "t1.yaml")
+    _write(t1, {"a": {"type": "OS::Heat::None"},
+                "b": {"type": "OS::Heat::None", "depends_on": "a"},
+                "c": {"type": "OS::Heat::None", "depends_on": ["b"]}})
+    out = _osc(allinone, "stack", "create", "-t", t1, "--wait", "s1",
+               "-f", "json")
+    assert json.loads(out)["stack_status"] == "CREATE_COMPLETE"
+    rows = json.loads(_osc(allinone, "stack", "resource", "list", "s1",
+                           "-f", "json"))
+    assert {r["resource_name"] for r in rows} == {"a", "b", "c"}
+    shown = json.loads(_osc(allinone, "stack", "resource", "show", "s1",
+                            "a", "-f", "json"))
+    assert shown["resource_status"] == "CREATE_COMPLETE"
+    events = _osc(allinone, "stack", "event", "list", "s1")
+    assert "Stack CREATE completed successfully" in events
+
+    t2 = os.path.join(tmp_path, "t2.yaml")
+    _write(t2, {"a": {"type": "OS::Heat::None"},
+                "d": {"type": "OS::Heat::None", "depends_on": "a"}})
+    out = _osc(allinone, "stack", "update", "-t", t2, "--wait", "s1",
+               "-f", "json")
+    assert json.loads(out)["stack_status"] == "UPDATE_COMPLETE"
+    rows = json.loads(_osc(allinone, "stack", "resource", "list", "s1",
+                           "-f", "json"))
+    assert {r["resource_name"] for r in rows} == {"a", "d"}
+    _osc(allinone, "stack", "delete", "-y", "--wait", "s1")
+    assert "s1" not in _osc(allinone, "stack", "list")
