@@ -1,5 +1,6 @@
 """The global oslo.config object with every heat_lite option registered."""
 
+import oslo_messaging
 from oslo_config import cfg
 from oslo_messaging import transport as messaging_transport
 
@@ -16,3 +17,4 @@ limits.register_opts(CONF)
 # picks fake:// when it is unset); oslo.messaging registers the same
 # option objects again later, which is a no-op.
 CONF.register_opts(messaging_transport._transport_opts)
+oslo_messaging.set_transport_defaults("heat_lite")

@@ -383,28 +383,26 @@ def resource_steal(record_id, dead_engine_id, atomic_key, values,
 def ready_nodes(traversal):
     """Nodes of ``traversal`` that are ready but neither done nor locked.
 
-    :returns: [(entity_id, phase)] including the joins (entity 0).
+    An update node whose record was replaced in this traversal counts as
+    done when its replacement converged; the caller follows that chain.
+
+    :returns: [(entity_id, phase, replaced_by)] including the joins
+        (entity 0).
     """
     with transaction(writer=False) as session:
         rows = session.execute(sa.select(
             SYNC.c.entity_id, SYNC.c.phase, RESOURCE.c.converged_traversal,
-            RESOURCE.c.action, RESOURCE.c.status, RESOURCE.c.engine_id,
-            RESOURCE.c.replaced_by).select_from(SYNC.outerjoin(
-                RESOURCE, RESOURCE.c.id == SYNC.c.entity_id)).where(
-            SYNC.c.traversal_id == traversal, SYNC.c.remaining == 0))
+            RESOURCE.c.engine_id, RESOURCE.c.replaced_by).select_from(
+            SYNC.outerjoin(RESOURCE, RESOURCE.c.id == SYNC.c.entity_id)
+        ).where(SYNC.c.traversal_id == traversal, SYNC.c.remaining == 0))
         ready = []
         for row in rows:
             if row.phase in (BARRIER, STACK_PHASE):
-                ready.append((0, row.phase))
-            elif row.engine_id is not None:
-                continue
-            elif row.phase == "update" and (
+                ready.append((0, row.phase, None))
+            elif row.engine_id is None and (
                     row.converged_traversal != traversal
                     or row.replaced_by is not None):
-                ready.append((row.entity_id, row.phase))
-            elif row.phase == "cleanup" and not (
-                    row.action == "DELETE" and row.status == "COMPLETE"):
-                ready.append((row.entity_id, row.phase))
+                ready.append((row.entity_id, row.phase, row.replaced_by))
         return ready
 
 

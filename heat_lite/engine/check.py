@@ -21,7 +21,7 @@ from heat_lite.db import convergence as conv
 from heat_lite.db import models
 from heat_lite.engine import definitions
 from heat_lite.engine.planner import BARRIER, CLEANUP, STACK, UPDATE
-from heat_lite.resources import base, registry
+from heat_lite.resources import base
 
 LOG = logging.getLogger(__name__)
 
@@ -85,6 +85,8 @@ class NodeRunner:
         if (record["converged_traversal"] == traversal
                 or record["engine_id"]):
             return []
+        if record["stack_action"] in ("RESUME", "CHECK"):
+            return self._simple_action(record, node, traversal, UPDATE)
         bound = definitions.get(record["stack_template_id"],
                                 definitions.stack_info(record))
         defn = bound.resources.get(record["name"])
@@ -99,7 +101,8 @@ class NodeRunner:
                   "requires": json.dumps(sorted(d["id"]
                                                 for d in deps.values()))}
         try:
-            cls = registry.get_class(defn.type)
+            cls = definitions.plugin_class(bound.environment, defn.name,
+                                           defn.type)
             scope = definitions.RecordScope(bound, deps)
             props = cls.validate_properties(
                 defn.resolve_properties(scope),
@@ -203,17 +206,29 @@ class NodeRunner:
 
     # Cleanup phase -------------------------------------------------------
     def _cleanup(self, record, traversal, node):
-        if record["action"] == "DELETE" and record["status"] == "COMPLETE":
+        """Delete a record that is not part of the goal.
+
+        ``converged_traversal`` marks the traversal whose cleanup node
+        finished; a record some older traversal already deleted still has
+        to report to this traversal's successors, exactly once.
+        """
+        if record["converged_traversal"] == traversal or record["engine_id"]:
             return []
-        if record["engine_id"]:
-            return []
+        if record["stack_action"] == "SUSPEND":
+            return self._simple_action(record, node, traversal, CLEANUP)
         values = {"action": "DELETE", "status": "COMPLETE",
-                  "status_reason": "state changed"}
-        if record["action"] == "INIT" and not record["physical_resource_id"]:
+                  "status_reason": "state changed",
+                  "converged_traversal": traversal}
+        deleted = record["action"] == "DELETE" and \
+            record["status"] == "COMPLETE"
+        never_made = record["action"] == "INIT" and \
+            not record["physical_resource_id"]
+        if deleted or never_made:
             try:
                 fired, superseded = conv.resource_finish(
-                    record["id"], record["atomic_key"], None, values, [],
-                    traversal, CLEANUP,
+                    record["id"], record["atomic_key"], None,
+                    {"converged_traversal": traversal} if deleted
+                    else values, [], traversal, CLEANUP,
                     self.graphs.successors(traversal, node, CLEANUP))
             except exception.ConcurrentTransaction:
                 return self.retrigger(record["id"])
@@ -225,6 +240,32 @@ class NodeRunner:
                   started=models.utcnow(), values=values,
                   check=getattr(plugin, "check_delete_complete", None))
         return self._start(job, getattr(plugin, "handle_delete",
+                                        lambda: None))
+
+    # Suspend, resume, check ----------------------------------------------
+    def _simple_action(self, record, node, traversal, phase):
+        """Run the stack's action (SUSPEND in reverse order, RESUME and
+        CHECK forwards) on a record, keeping its template and properties.
+        A record that was never created only reports to its successors."""
+        action = record["stack_action"]
+        if record["action"] == "INIT" or record["action"] == "DELETE":
+            try:
+                fired, superseded = conv.resource_finish(
+                    record["id"], record["atomic_key"], None,
+                    {"converged_traversal": traversal}, [], traversal,
+                    phase, self.graphs.successors(traversal, node, phase))
+            except exception.ConcurrentTransaction:
+                return self.retrigger(record["id"])
+            return self._next(record, traversal, fired, superseded)
+        if not self._lock(record, traversal, action):
+            return []
+        plugin = definitions.plugin_for(record)
+        name = action.lower()
+        job = Job(record, node, phase, traversal, action, plugin,
+                  started=models.utcnow(),
+                  values={"converged_traversal": traversal},
+                  check=getattr(plugin, "check_%s_complete" % name, None))
+        return self._start(job, getattr(plugin, "handle_" + name,
                                         lambda: None))
 
     # Running and polling actions -----------------------------------------

@@ -14,6 +14,7 @@ from heat_lite.db import api as db_api
 from heat_lite.engine import template
 from heat_lite.engine.template import environment as env_mod
 from heat_lite.engine.template import functions
+from heat_lite.engine.template import registry as type_registry
 from heat_lite.resources import base, registry
 
 _CACHE_SIZE = 256
@@ -51,16 +52,37 @@ def stack_info(stack):
             "project_id": stack.get("stack_tenant", stack.get("tenant"))}
 
 
+def plugin_class(environment, resource_name, type_name):
+    """The plugin class a resource's type maps to through the registry.
+
+    :raises ResourceTypeUnavailable: for an unknown type, or a template
+        resource (nested stacks are not supported yet).
+    """
+    impl = type_registry.resolve_type(environment, resource_name,
+                                      type_name)
+    if type_registry.is_template(impl):
+        raise exception.ResourceTypeUnavailable(type_name=impl)
+    return registry.get_class(impl)
+
+
+def _record_class(record):
+    """The plugin class of a stored record, resolved through the
+    environment of the template the record was made with."""
+    try:
+        bound = get(record["template_id"], stack_info(record))
+        return plugin_class(bound.environment, record["name"],
+                            record["type"])
+    except exception.HeatLiteException:
+        return base.Resource
+
+
 def plugin_for(record, props=None):
     """A plugin instance for a stored record (its stored properties).
 
     A record of a type no longer installed still gets a plain
     ``Resource`` so that it can be listed and deleted.
     """
-    try:
-        cls = registry.get_class(record["type"])
-    except exception.HeatLiteException:
-        cls = base.Resource
+    cls = _record_class(record)
     if props is None:
         props = json.loads(record["properties_data"] or "{}")
     return cls(record["name"], record["type"], props,

@@ -57,13 +57,18 @@ def score(record, goal_template_id):
 class TraversalPlanner:
     """Plans the update phase for ``definitions`` (name -> ResourceDef)."""
 
-    def __init__(self, stack_id, goal_template_id, definitions):
+    def __init__(self, stack_id, goal_template_id, definitions,
+                 keep_roles=False):
         self.stack_id = stack_id
         self.goal_template_id = goal_template_id
         self.definitions = definitions
+        # SUSPEND walks the records without a goal: nothing is demoted.
+        self.keep_roles = keep_roles
 
     def choose(self, records):
         """Pick one record per goal resource; mark the rest."""
+        if self.keep_roles and not self.definitions:
+            return Plan({}, [], {})
         live = [r for r in records if not _deleted(r)]
         by_name = collections.defaultdict(list)
         versions = collections.defaultdict(int)

@@ -121,6 +121,15 @@ class Watchdog:
             return []
         return self._redrive(stack)
 
+    @staticmethod
+    def _converged(record_id, traversal):
+        """True if the end of a replacement chain converged."""
+        record = conv.resource_load(record_id)
+        while record is not None and record["replaced_by"]:
+            record = conv.resource_load(record["replaced_by"])
+        return record is not None and (
+            record["converged_traversal"] == traversal)
+
     def _redrive(self, stack):
         traversal = stack["current_traversal"]
         if not traversal or conv.traversal_get(traversal) is None:
@@ -129,7 +138,9 @@ class Watchdog:
                                  stack["action"])
             return []
         nodes = [(stack["id"], traversal, entity, phase)
-                 for entity, phase in conv.ready_nodes(traversal)]
+                 for entity, phase, replaced_by in conv.ready_nodes(traversal)
+                 if not replaced_by or not self._converged(replaced_by,
+                                                           traversal)]
         joins = [n for n in nodes if n[3] in (BARRIER, STACK)]
         if joins:
             self.dispatcher.drive(joins)

@@ -8,7 +8,9 @@ History of ``RPC_API_VERSION``:
 
 * 1.0 - create_stack, update_stack, delete_stack, identify_stack,
   show_stack, list_stacks, list_stack_resources, describe_stack_resource,
-  list_events, list_services, resource_versions, stack_cancel_update.
+  list_events, list_services, resource_versions, stack_cancel_update,
+  validate_template, list_template_versions, list_template_functions,
+  stack_action.
 """
 
 from heat_lite import conf
@@ -64,6 +66,31 @@ class EngineAPI:
         return self._call(ctxt, "stack_cancel_update",
                           stack_identity=stack_identity,
                           cancel_with_rollback=cancel_with_rollback)
+
+    def validate_template(self, ctxt, template, params, files, environment,
+                          environment_files, show_nested=False):
+        """Return Heat's validate document for a template (call)."""
+        return self._call(ctxt, "validate_template", template=template,
+                          params=params, files=files,
+                          environment=environment,
+                          environment_files=environment_files,
+                          show_nested=show_nested)
+
+    def list_template_versions(self, ctxt):
+        """Return the supported template versions (call)."""
+        return self._call(ctxt, "list_template_versions")
+
+    def list_template_functions(self, ctxt, template_version,
+                                with_condition_func=False):
+        """Return the functions of a template version (call)."""
+        return self._call(ctxt, "list_template_functions",
+                          template_version=template_version,
+                          with_condition_func=with_condition_func)
+
+    def stack_action(self, ctxt, stack_identity, action):
+        """Start SUSPEND, RESUME or CHECK of a stack (call)."""
+        return self._call(ctxt, "stack_action",
+                          stack_identity=stack_identity, action=action)
 
     def identify_stack(self, ctxt, stack_name):
         """Return the identity of a stack given its name or id (call)."""

@@ -18,6 +18,8 @@ from heat_lite.db import convergence as conv
 from heat_lite.db import models
 from heat_lite.engine import definitions, rpcapi, stacks, validation, views
 from heat_lite.engine.template import functions
+from heat_lite.engine.template import validate as tmpl_validate
+from heat_lite.engine.template import versions as tmpl_versions
 
 CONF = conf.CONF
 _UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
@@ -70,7 +72,8 @@ class EngineService:
                 message="You have reached the maximum stacks per tenant, "
                 "%d. Please delete some stacks." % limit)
         stack_id = str(uuid.uuid4())
-        env = validation.environment(environment, params)
+        env = validation.environment(environment, params, environment_files,
+                                     files)
         info = {"name": stack_name, "id": stack_id,
                 "project_id": ctxt.project_id}
         bound = validation.bind(template, env, files, info)
@@ -102,7 +105,8 @@ class EngineService:
         if existing:
             template = template or stored["template"]
             env = validation.environment(stored["environment"], None)
-            new_env = validation.environment(environment, params)
+            new_env = validation.environment(environment, params,
+                                             environment_files, files)
             for key in args.get("clear_parameters") or []:
                 env["parameters"].pop(key, None)
             for section, value in new_env.items():
@@ -110,7 +114,8 @@ class EngineService:
                     env.setdefault(section, {}).update(value)
             files = dict(stored["files"], **(files or {}))
         else:
-            env = validation.environment(environment, params)
+            env = validation.environment(environment, params,
+                                         environment_files, files)
             files = files or {}
         bound = validation.bind(template, env, files,
                                 definitions.stack_info(stack))
@@ -158,6 +163,38 @@ class EngineService:
                 stack, stack["action"], "FAILED", reason)])
         else:
             self.ops.cancel(stack, reason)
+
+    @_expected
+    def stack_action(self, ctxt, stack_identity, action):
+        """Suspend, resume or check a stack."""
+        if action not in ("SUSPEND", "RESUME", "CHECK"):
+            raise exception.NotSupported(feature="Stack %s" % action)
+        stack = self._stack(ctxt, stack_identity, live=True)
+        if stack["action"] == "DELETE":
+            raise exception.NotSupported(
+                feature="%s of a stack being deleted" % action.title())
+        self.ops.run_action(stack, action)
+
+    # Templates -----------------------------------------------------------
+    @_expected
+    def validate_template(self, ctxt, template, params, files, environment,
+                          environment_files, show_nested=False):
+        env = validation.environment(environment, params, environment_files,
+                                     files)
+        info = {"name": "validate", "id": "None",
+                "project_id": ctxt.project_id}
+        bound = validation.bind(template, env, files, info)
+        return tmpl_validate.document(bound.template, env)
+
+    @_expected
+    def list_template_versions(self, ctxt):
+        return tmpl_versions.list_versions()
+
+    @_expected
+    def list_template_functions(self, ctxt, template_version,
+                                with_condition_func=False):
+        return tmpl_versions.list_functions(template_version,
+                                            with_condition_func)
 
     # Reading -------------------------------------------------------------
     @_expected

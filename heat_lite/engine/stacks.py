@@ -19,6 +19,8 @@ from heat_lite.engine import definitions, planner
 
 LOG = logging.getLogger(__name__)
 _START_RETRIES = 20
+# Actions that run on the stack's own template instead of a new goal.
+KEEP_TEMPLATE = ("SUSPEND", "RESUME", "CHECK")
 
 
 def stack_event(stack, action, status, reason):
@@ -61,8 +63,9 @@ class StackOps:
                 values["updated_at"] = now
             if goal_template_id is not None:
                 values["raw_template_id"] = goal_template_id
-            plan = planner.TraversalPlanner(stack["id"], goal_template_id,
-                                            resources)
+            plan = planner.TraversalPlanner(
+                stack["id"], goal_template_id, resources,
+                keep_roles=action in KEEP_TEMPLATE)
             event = stack_event(stack, action, "IN_PROGRESS",
                                 values["status_reason"])
             try:
@@ -99,6 +102,18 @@ class StackOps:
                           new_template=(empty, current["environment"], {}),
                           retry=False)
 
+    def run_action(self, stack, action):
+        """Suspend (dependents first), resume or check every resource."""
+        if stack["action"] == action and stack["status"] == "COMPLETE" \
+                and action in ("SUSPEND", "RESUME"):
+            return stack
+        bound = None
+        if action != "SUSPEND":
+            bound = definitions.get(stack["raw_template_id"],
+                                    definitions.stack_info(stack))
+        return self.start(stack, action, bound,
+                          goal_template_id=stack["raw_template_id"])
+
     def cancel(self, stack, reason):
         """Stop the running traversal: nothing more is scheduled."""
         values = {"status": "FAILED", "status_reason": reason,
@@ -112,8 +127,11 @@ class StackOps:
     def begin_cleanup(self, stack_id, traversal):
         """The update phase is done: plan and start the cleanup phase."""
         counts = {}
+        action = db_api.stack_state(stack_id)[1]
 
         def plan(records):
+            if action in ("RESUME", "CHECK"):
+                records = []
             graph, found = planner.plan_cleanup(records)
             counts.update(found)
             return graph, found

@@ -8,7 +8,7 @@ from heat_lite.common import exception
 from heat_lite.engine import definitions
 from heat_lite.engine.template import environment as env_mod
 from heat_lite.engine.template import functions
-from heat_lite.resources import registry
+from heat_lite.engine.template import merge as env_merge
 
 CONF = conf.CONF
 _NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
@@ -45,13 +45,21 @@ def check_template_size(template):
             "(%d bytes)." % (size, CONF.max_template_size))
 
 
-def environment(env, params):
-    """Parse the environment and lay request ``params`` on top."""
+def environment(env, params, environment_files=None, files=None):
+    """The environment of a request.
+
+    Request ``params`` are laid on the ``environment``; when
+    ``environment_files`` are given the server ignores ``environment``
+    and merges those files (from ``files``), in order, on top of the
+    parameters, as Heat does.
+    """
+    if params is not None and not isinstance(params, dict):
+        raise exception.Invalid(message="parameters must be a map")
+    if environment_files:
+        return env_merge.merge_files({"parameters": params or {}},
+                                     environment_files, files or {})
     env = env_mod.parse(env)
-    if params:
-        if not isinstance(params, dict):
-            raise exception.Invalid(message="parameters must be a map")
-        env["parameters"].update(params)
+    env["parameters"].update(params or {})
     return env
 
 
@@ -71,7 +79,8 @@ def bind(template, env, files, stack_info):
             message="Maximum resources per stack exceeded.")
     for name, defn in bound.resources.items():
         try:
-            cls = registry.get_class(defn.type)
+            cls = definitions.plugin_class(bound.environment, name,
+                                           defn.type)
         except exception.ResourceTypeUnavailable:
             raise exception.StackValidationFailed(
                 path="resources.%s" % name,

@@ -228,3 +228,26 @@ def test_three_racing_updates_and_a_failing_one(deployment, heat):
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
     assert_no_leaks(deployment)
+
+
+def test_suspend_resume_check(deployment, heat):
+    tmpl = helpers.template({"a": _tr("a"),
+                             "b": {"type": TR, "depends_on": "a"}})
+    stack_id = helpers.create(heat, "suspend", tmpl)
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    before = _physical(heat, stack_id)
+    heat.actions.suspend(stack_id)
+    helpers.wait_for_status(heat, stack_id, "SUSPEND_COMPLETE")
+    assert set(_statuses(heat, stack_id).values()) == {"SUSPEND_COMPLETE"}
+    events = list(heat.events.list(stack_id, sort_dir="asc"))
+    order = [e.resource_name for e in events
+             if e.resource_status == "SUSPEND_COMPLETE"]
+    assert order == ["b", "a", "suspend"]  # dependents first
+    heat.actions.resume(stack_id)
+    helpers.wait_for_status(heat, stack_id, "RESUME_COMPLETE")
+    heat.actions.check(stack_id)
+    helpers.wait_for_status(heat, stack_id, "CHECK_COMPLETE")
+    assert _physical(heat, stack_id) == before
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    assert_no_leaks(deployment)

@@ -29,6 +29,12 @@ def allinone(tmp_path_factory):
     dep.stop()
 
 
+def _json(out):
+    """The JSON document of a ``-f json`` output (``--wait`` prints the
+    events it saw before it)."""
+    return json.loads(out[out.index("{"):])
+
+
 def _write(path, resources):
     with open(path, "w") as f:
         yaml.safe_dump({"heat_template_version": "2018-08-31",
@@ -42,7 +48,7 @@ def test_stack_lifecycle_with_the_cli(allinone, tmp_path):
                 "c": {"type": "OS::Heat::None", "depends_on": ["b"]}})
     out = _osc(allinone, "stack", "create", "-t", t1, "--wait", "s1",
                "-f", "json")
-    assert json.loads(out)["stack_status"] == "CREATE_COMPLETE"
+    assert _json(out)["stack_status"] == "CREATE_COMPLETE"
     rows = json.loads(_osc(allinone, "stack", "resource", "list", "s1",
                            "-f", "json"))
     assert {r["resource_name"] for r in rows} == {"a", "b", "c"}
@@ -57,7 +63,7 @@ def test_stack_lifecycle_with_the_cli(allinone, tmp_path):
                 "d": {"type": "OS::Heat::None", "depends_on": "a"}})
     out = _osc(allinone, "stack", "update", "-t", t2, "--wait", "s1",
                "-f", "json")
-    assert json.loads(out)["stack_status"] == "UPDATE_COMPLETE"
+    assert _json(out)["stack_status"] == "UPDATE_COMPLETE"
     rows = json.loads(_osc(allinone, "stack", "resource", "list", "s1",
                            "-f", "json"))
     assert {r["resource_name"] for r in rows} == {"a", "d"}

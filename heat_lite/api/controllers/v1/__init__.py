@@ -1,7 +1,7 @@
 """The v1 route table: Heat's paths under /v1/{tenant}."""
 
 from heat_lite.api import router
-from heat_lite.api.controllers.v1 import resources, stacks
+from heat_lite.api.controllers.v1 import resources, stacks, templates
 
 # Paths that exist under a stack name as well as under name/id; a GET or
 # POST there is redirected to the canonical URL.
@@ -29,4 +29,8 @@ def build():
     r.add(one + "/resources/{resource}/events",
           GET=resources.list_resource_events)
     r.add(one + "/events", GET=resources.list_events)
+    r.add("/v1/{tenant}/validate", POST=templates.validate)
+    r.add("/v1/{tenant}/template_versions", GET=templates.list_versions)
+    r.add("/v1/{tenant}/template_versions/{version}/functions",
+          GET=templates.list_functions)
     return r

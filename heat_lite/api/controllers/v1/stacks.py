@@ -168,5 +168,5 @@ def stack_action(req, tenant, name, stack_id):
             req.context, ident,
             cancel_with_rollback=action == "cancel_update")
     else:
-        raise exception.NotSupported(feature="Stack %s" % action)
+        req.engine.stack_action(req.context, ident, action.upper())
     return Reply(200, None)
