@@ -130,6 +130,14 @@ class NodeRunner:
                     "Update status to COMPLETE for FAILED resource neither "
                     "update nor replace."))
             return self._finish_unchanged(record, node, traversal, values)
+        immutable = plugin.immutable_changes(diff)
+        if immutable:
+            return self._fail_before_start(
+                record, node, traversal, "UPDATE",
+                exception.NotSupported(feature="Update to property %s of "
+                                       "%s (%s)" % (", ".join(immutable),
+                                                    record["name"],
+                                                    record["type"])))
         if plugin.needs_replace(props, diff):
             return self._replace(record, node, traversal, cls, props,
                                  values, locked=False)
@@ -438,8 +446,10 @@ class NodeRunner:
 
     @staticmethod
     def _attributes(plugin):
+        """Attribute values cached for get_attr and outputs (``show`` is
+        left out: it may be large and is resolved on demand)."""
         return {name: plugin.get_attribute(name)
-                for name in plugin.attributes_schema}
+                for name in plugin.attributes() if name != "show"}
 
     def _event(self, job, status, reason, when=None):
         return db_api.event_values(

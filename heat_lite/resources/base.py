@@ -1,7 +1,8 @@
 """The resource plugin contract.
 
 A plugin subclasses ``Resource``, declares ``properties_schema`` and
-``attributes_schema``, and implements any of ``handle_<action>``. A handler
+``attributes_schema``, and implements any of ``handle_<action>`` (create,
+update, delete, suspend, resume, check) and ``handle_signal``. A handler
 returns a cookie; if the plugin also defines ``check_<action>_complete``,
 the engine polls it (without blocking a worker thread) until it returns
 True. A plugin asks to be replaced instead of updated in place by
@@ -91,9 +92,20 @@ class Resource:
         """What ``get_resource`` returns: the physical ID, else the name."""
         return self.resource_id or self.name
 
+    @classmethod
+    def attributes(cls):
+        """{name: Attribute} including the base attribute ``show``."""
+        result = properties.attribute_schema(cls.attributes_schema)
+        result.setdefault("show", properties.Attribute(
+            "Detailed information about the resource."))
+        return result
+
     def get_attribute(self, name, path=()):
         """Return the attribute ``name`` (then index into ``path``)."""
-        value = self._resolve_attribute(name)
+        if name == "show":
+            value = self._show_resource()
+        else:
+            value = self._resolve_attribute(name)
         for key in path:
             try:
                 value = value[key]
@@ -102,6 +114,11 @@ class Resource:
         return value
 
     def _resolve_attribute(self, name):
+        """Override: the value of attribute ``name`` (None if unknown)."""
+        return None
+
+    def _show_resource(self):
+        """Override: what the ``show`` attribute returns."""
         return None
 
     # Replacement decisions -----------------------------------------------
@@ -115,6 +132,12 @@ class Resource:
         rollback) tries it in place and keeps its physical ID.
         """
         return failed_action != "UPDATE"
+
+    def immutable_changes(self, prop_diff):
+        """The changed properties that may never change."""
+        schema = self.properties_schema or {}
+        return sorted(k for k in prop_diff
+                      if k in schema and schema[k].immutable)
 
     def needs_replace(self, new_props, prop_diff):
         """True if going to ``new_props`` needs a new physical resource.

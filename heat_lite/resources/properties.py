@@ -9,7 +9,16 @@ STRING, INTEGER, NUMBER, BOOLEAN, MAP, LIST, ANY = (
 
 
 class Schema:
-    """The schema of one property."""
+    """The schema of one property.
+
+    :param schema: for a Map, a {key: Schema} of its members; for a List,
+        the Schema of every item (or a {key: Schema} for lists of maps).
+    :param constraints: ``resources.constraints`` objects.
+    :param update_allowed: changing it updates in place; otherwise a
+        change replaces the resource.
+    :param immutable: it may never change once created (the update
+        fails).
+    """
 
     def __init__(self, type, description="", default=None, required=False,
                  update_allowed=False, immutable=False, schema=None,
@@ -30,12 +39,57 @@ class Schema:
         checker = _CHECKS[self.type]
         try:
             value = checker(value)
+            for constraint in self.constraints:
+                constraint.check(value)
         except (TypeError, ValueError) as exc:
             raise exception.StackValidationFailed(
                 path=path, msg=str(exc)) from None
         if self.type == MAP and isinstance(self.schema, dict):
             value = validate(self.schema, value, path)
+        elif self.type == LIST and self.schema is not None:
+            item = (self.schema if isinstance(self.schema, Schema)
+                    else Schema(MAP, schema=self.schema))
+            value = [item.coerce(v, "%s[%d]" % (path, i))
+                     for i, v in enumerate(value)]
         return value
+
+    def to_dict(self):
+        """The schema as ``GET /resource_types/{type}`` shows it."""
+        result = {"type": self.type.lower(), "description": self.description,
+                  "required": self.required,
+                  "update_allowed": self.update_allowed,
+                  "immutable": self.immutable}
+        if self.default is not None:
+            result["default"] = self.default
+        if self.constraints:
+            result["constraints"] = [c.to_dict() for c in self.constraints]
+        if isinstance(self.schema, dict):
+            result["schema"] = {k: v.to_dict()
+                                for k, v in self.schema.items()}
+        elif isinstance(self.schema, Schema):
+            result["schema"] = {"*": self.schema.to_dict()}
+        return result
+
+
+class Attribute:
+    """The schema of one attribute."""
+
+    def __init__(self, description="", type=None):
+        self.description = description
+        self.type = type
+
+    def to_dict(self):
+        result = {"description": self.description}
+        if self.type:
+            result["type"] = self.type
+        return result
+
+
+def attribute_schema(schema):
+    """Normalise ``attributes_schema`` values (a description string is
+    accepted as shorthand) to ``Attribute`` objects."""
+    return {name: value if isinstance(value, Attribute)
+            else Attribute(str(value)) for name, value in schema.items()}
 
 
 def _string(value):

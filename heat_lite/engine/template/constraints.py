@@ -349,3 +349,18 @@ def register_custom(name, checker):
 
 def custom_names():
     return sorted(_CUSTOM)
+
+
+def custom_checker(name):
+    """The checker registered as ``name``, or None (accepts anything)."""
+    checker = _CUSTOM.get(name)
+    if checker is None:
+        return None
+
+    def check(value):
+        try:
+            return bool(checker(value))
+        except (TypeError, ValueError):
+            return False
+
+    return check
