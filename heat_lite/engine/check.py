@@ -102,7 +102,7 @@ class NodeRunner:
                                                 for d in deps.values()))}
         try:
             cls = definitions.plugin_class(bound.environment, defn.name,
-                                           defn.type)
+                                           defn.type, bound.files)
             scope = definitions.RecordScope(bound, deps)
             props = cls.validate_properties(
                 defn.resolve_properties(scope),
@@ -112,19 +112,22 @@ class NodeRunner:
             return self._fail_before_start(record, node, traversal, action,
                                            exc)
         values["properties_data"] = json.dumps(props)
+        policy = defn.update_policy or {}
         if record["action"] == "INIT":
-            return self._create(record, node, traversal, cls, props, values)
+            return self._create(record, node, traversal, cls, props, values,
+                                policy)
         old_props = json.loads(record["properties_data"] or "{}")
         plugin = self._plugin(cls, record, old_props)
+        plugin.update_policy = policy
         failed = record["status"] == "FAILED"
         if (record["type"] != defn.type or record["action"] == "DELETE"
                 or (failed and plugin.needs_replace_failed(
                     record["action"]))):
             return self._replace(record, node, traversal, cls, props,
-                                 values, locked=False)
+                                 values, locked=False, policy=policy)
         diff = {k for k in set(props) | set(old_props)
                 if props.get(k) != old_props.get(k)}
-        if not diff:
+        if not diff and not getattr(plugin, "always_update", False):
             if failed:
                 values.update(status="COMPLETE", status_reason=(
                     "Update status to COMPLETE for FAILED resource neither "
@@ -140,16 +143,18 @@ class NodeRunner:
                                                     record["type"])))
         if plugin.needs_replace(props, diff):
             return self._replace(record, node, traversal, cls, props,
-                                 values, locked=False)
+                                 values, locked=False, policy=policy)
         return self._update_in_place(record, node, traversal, plugin, props,
                                      diff, values)
 
-    def _create(self, record, node, traversal, cls, props, values):
+    def _create(self, record, node, traversal, cls, props, values,
+                policy=None):
         if not self._lock(record, traversal, "CREATE", {
                 "type": values["type"],
                 "properties_data": values["properties_data"]}):
             return []
         plugin = self._plugin(cls, record, props)
+        plugin.update_policy = policy or {}
         job = Job(record, node, UPDATE, traversal, "CREATE", plugin,
                   started=models.utcnow(), values=values,
                   check=getattr(plugin, "check_create_complete", None))
@@ -170,12 +175,14 @@ class NodeRunner:
 
         def replace():
             return self._replace(record, node, traversal, type(plugin), props,
-                                 values, locked=True)
+                                 values, locked=True,
+                                 policy=plugin.update_policy)
 
         return self._start(job, (lambda: handle(props, diff)) if handle
                            else (lambda: None), on_replace=replace)
 
-    def _replace(self, record, node, traversal, cls, props, values, locked):
+    def _replace(self, record, node, traversal, cls, props, values, locked,
+                 policy=None):
         restore = ({"action": record["action"], "status": record["status"],
                     "status_reason": record["status_reason"],
                     "properties_data": record["properties_data"]}
@@ -200,7 +207,7 @@ class NodeRunner:
                    stack_name=record["stack_name"],
                    stack_tenant=record["stack_tenant"],
                    stack_action=record["stack_action"])
-        return self._create(new, node, traversal, cls, props, values)
+        return self._create(new, node, traversal, cls, props, values, policy)
 
     def _finish_unchanged(self, record, node, traversal, values):
         try:
@@ -437,11 +444,13 @@ class NodeRunner:
 
     @staticmethod
     def _plugin(cls, record, props):
-        plugin = definitions.plugin_for(dict(record, type=record["type"]),
-                                        props)
+        """A plugin of class ``cls`` for ``record``, acting for the stack's
+        goal template."""
+        plugin = definitions.plugin_for(record, props)
         if type(plugin) is not cls:
             plugin = cls(plugin.name, plugin.type_name, props,
                          plugin.resource_id, plugin.data(), plugin.stack)
+        plugin.stack["template_id"] = record["stack_template_id"]
         return plugin
 
     @staticmethod

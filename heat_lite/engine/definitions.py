@@ -11,11 +11,12 @@ import threading
 
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
+from heat_lite.db import convergence as conv
 from heat_lite.engine import template
 from heat_lite.engine.template import environment as env_mod
 from heat_lite.engine.template import functions
 from heat_lite.engine.template import registry as type_registry
-from heat_lite.resources import base, registry
+from heat_lite.resources import base, registry, template_resource
 
 _CACHE_SIZE = 256
 _LOCK = threading.Lock()
@@ -52,16 +53,22 @@ def stack_info(stack):
             "project_id": stack.get("stack_tenant", stack.get("tenant"))}
 
 
-def plugin_class(environment, resource_name, type_name):
+def plugin_class(environment, resource_name, type_name, files=None):
     """The plugin class a resource's type maps to through the registry.
 
-    :raises ResourceTypeUnavailable: for an unknown type, or a template
-        resource (nested stacks are not supported yet).
+    A type that names a template file (directly or through the registry)
+    gives a template-resource class whose properties are that template's
+    parameters.
+
+    :raises ResourceTypeUnavailable: for an unknown type or a template
+        file missing from ``files``.
     """
     impl = type_registry.resolve_type(environment, resource_name,
                                       type_name)
     if type_registry.is_template(impl):
-        raise exception.ResourceTypeUnavailable(type_name=impl)
+        if not files or impl not in files:
+            raise exception.ResourceTypeUnavailable(type_name=impl)
+        return template_resource.for_template(impl, files[impl])
     return registry.get_class(impl)
 
 
@@ -71,7 +78,7 @@ def _record_class(record):
     try:
         bound = get(record["template_id"], stack_info(record))
         return plugin_class(bound.environment, record["name"],
-                            record["type"])
+                            record["type"], bound.files)
     except exception.HeatLiteException:
         return base.Resource
 
@@ -90,6 +97,8 @@ def plugin_for(record, props=None):
                json.loads(record["rsrc_data"] or "{}"),
                stack={"name": record.get("stack_name"),
                       "id": record["stack_id"],
+                      "tenant": record.get("stack_tenant"),
+                      "template_id": record["template_id"],
                       "record_uuid": record["uuid"]})
 
 
@@ -123,6 +132,10 @@ class RecordScope(functions.Scope):
         attrs = json.loads(record["attr_data"] or "{}")
         if attribute is None:
             return attrs
+        if attribute not in attrs:
+            # Not cached (e.g. a group's ``resource.<n>.<attr>``): ask
+            # the plugin.
+            return plugin_for(record).get_attribute(attribute, path or ())
         value = attrs.get(attribute)
         for key in path or ():
             try:
@@ -130,3 +143,24 @@ class RecordScope(functions.Scope):
             except (KeyError, IndexError, TypeError):
                 return None
         return value
+
+
+def resolve_outputs(stack):
+    """The stack's outputs resolved against its current records.
+
+    :returns: [{output_key, description, output_value[, output_error]}]
+    """
+    bound = get(stack["raw_template_id"], stack_info(stack))
+    records = {r["name"]: dict(r, stack_name=stack["name"])
+               for r in conv.resource_get_all(stack["id"])}
+    scope = RecordScope(bound, records)
+    result = []
+    for name, output in bound.outputs.items():
+        item = {"output_key": name, "description": output.description}
+        try:
+            item["output_value"] = functions.resolve(output.value, scope)
+        except exception.HeatLiteException as exc:
+            item["output_value"] = None
+            item["output_error"] = str(exc)
+        result.append(item)
+    return result

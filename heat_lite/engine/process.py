@@ -13,13 +13,14 @@ from heat_lite.engine import (
     check,
     dispatch,
     graphs,
+    nested,
     recovery,
     rpcapi,
     service,
     stacks,
     worker,
 )
-from heat_lite.resources import registry
+from heat_lite.resources import registry, stack_resource
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -41,6 +42,9 @@ class EngineProcess:
         self.dispatcher.runner = self.runner
         self.watchdog = recovery.Watchdog(self.engine_id, self.ops,
                                           self.dispatcher)
+        # Plugins that own a child stack reach the engine through this.
+        stack_resource.StackResource.nested_stacks = nested.NestedStacks(
+            self.ops)
         self._servers = []
 
     def start(self):

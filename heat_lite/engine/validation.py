@@ -80,7 +80,7 @@ def bind(template, env, files, stack_info):
     for name, defn in bound.resources.items():
         try:
             cls = definitions.plugin_class(bound.environment, name,
-                                           defn.type)
+                                           defn.type, bound.files)
         except exception.ResourceTypeUnavailable:
             raise exception.StackValidationFailed(
                 path="resources.%s" % name,

@@ -10,6 +10,11 @@ returning True from ``needs_replace`` or raising ``UpdateReplace`` from
 ``handle_update``; changing a property that is not ``update_allowed``
 replaces it too. Plugins are loaded from the ``heat_lite.resources`` entry
 points (see ``resources.registry``).
+
+``handle_signal(details)`` runs when the API delivers a signal to a
+resource at rest; it records what it needs with ``data_set`` (stored
+after it returns) and may return a short text that becomes the event
+reason ``"Signal: <text>"``. It raises to refuse the signal.
 """
 
 from heat_lite.common import exception
@@ -54,6 +59,11 @@ class Resource:
         self.data_changed = False
         self.resource_id_changed = False
         self.on_resource_id = None
+        # The template's update_policy section, set by the engine.
+        self.update_policy = {}
+        # Set by the engine while an action runs: a read-only view of the
+        # other resources of the same stack (see lookup_data()).
+        self.lookup_resource_data = None
 
     @classmethod
     def validate_properties(cls, values, path, unresolved=()):
@@ -81,6 +91,24 @@ class Resource:
     def data_delete(self, key):
         self._data.pop(key, None)
         self.data_changed = True
+
+    def lookup_data(self, name):
+        """The stored data (``data()``) of the resource ``name`` of this
+        stack, as its current record holds it, or None if there is none.
+
+        For types that watch another resource (a wait condition polls its
+        handle's signals). Read only, by design: a plugin changes nothing
+        but its own record. The engine provides it through the
+        ``lookup_resource_data`` callable while a handler or a
+        ``check_*_complete`` runs; elsewhere (e.g. when the API resolves
+        an attribute) it is unavailable.
+
+        :raises RuntimeError: if the engine did not provide it.
+        """
+        if self.lookup_resource_data is None:
+            raise RuntimeError("resource data lookup is not available to "
+                               "%s here" % self.name)
+        return self.lookup_resource_data(name)
 
     def physical_resource_name(self):
         """``<stack>-<name>-<short id>``, as Heat names things."""

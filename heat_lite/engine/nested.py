@@ -1,0 +1,144 @@
+"""Nested stacks for resource plugins (template resources, groups).
+
+A plugin that owns a child stack calls these methods in the engine process
+that runs its action: they store or converge the child like any stack
+(one traversal, casts to the workers) and return at once; the plugin then
+polls the child's state. No engine ever waits on another over RPC, so
+nesting cannot deadlock however few workers there are, and a child is a
+real stack (``parent`` set, reachable by id, listed with show_nested).
+"""
+
+import base64
+import json
+import uuid
+
+from heat_lite import conf
+from heat_lite.common import exception
+from heat_lite.db import api as db_api
+from heat_lite.db import convergence as conv
+from heat_lite.engine import definitions, validation
+from heat_lite.engine.template import registry as type_registry
+
+CONF = conf.CONF
+
+
+def _short_id():
+    return base64.b32encode(uuid.uuid4().bytes).decode()[:12].lower()
+
+
+class NestedStacks:
+    """Child-stack operations, bound to the engine's StackOps."""
+
+    def __init__(self, stack_ops):
+        self.ops = stack_ops
+
+    @staticmethod
+    def _child_inputs(parent, parent_template_id, resource_name, template,
+                      params):
+        """The child's environment and files, from its parent's.
+
+        ``parameter_defaults`` and the resource registry (with the
+        per-resource overrides for this resource) propagate; ``files``
+        keeps only the entries the child template mentions, so a deep tree
+        does not store the whole files map once per nested stack.
+        """
+        bound = definitions.get(parent_template_id,
+                                definitions.stack_info(parent))
+        child_env = type_registry.nested_environment(bound.environment,
+                                                     resource_name)
+        child_env["parameters"] = dict(params)
+        text = json.dumps(template, default=str) + json.dumps(
+            child_env["resource_registry"], default=str)
+        files = {k: v for k, v in (bound.files or {}).items() if k in text}
+        return child_env, files
+
+    def create(self, parent_id, parent_template_id, resource_name, template,
+               params):
+        """Store and start creating a child stack; return its id.
+
+        :raises StackValidationFailed: for a bad child template, or
+            nesting deeper than ``max_nested_stack_depth``.
+        """
+        parent = db_api.stack_get(parent_id)
+        depth = parent["nested_depth"] + 1
+        if depth > CONF.max_nested_stack_depth:
+            raise exception.StackValidationFailed(
+                msg="Recursion depth exceeds %d." %
+                CONF.max_nested_stack_depth)
+        env, files = self._child_inputs(parent, parent_template_id,
+                                        resource_name, template, params)
+        stack_id = str(uuid.uuid4())
+        name = "%s-%s-%s" % (parent["name"], resource_name, _short_id())
+        info = {"name": name, "id": stack_id, "project_id": parent["tenant"]}
+        env = validation.environment(env, None)
+        bound = validation.bind(template, env, files, info)
+        stack = db_api.stack_create({
+            "id": stack_id, "name": name, "tenant": parent["tenant"],
+            "username": parent["username"], "owner_id": parent_id,
+            "parent_resource_name": resource_name, "nested_depth": depth,
+            "action": "CREATE", "status": "IN_PROGRESS",
+            "status_reason": "Stack CREATE started",
+            "current_traversal": "", "timeout": parent["timeout"],
+            "disable_rollback": True, "tags": None}, template, env, files)
+        self.ops.start(stack, "CREATE", bound,
+                       goal_template_id=stack["raw_template_id"])
+        return stack_id
+
+    def update(self, stack_id, parent_template_id, resource_name, template,
+               params):
+        """Converge the child onto a new template, on the same stack id."""
+        stack = db_api.stack_get(stack_id)
+        parent = db_api.stack_get(stack["owner_id"])
+        env, files = self._child_inputs(parent, parent_template_id,
+                                        resource_name, template, params)
+        env = validation.environment(env, None)
+        bound = validation.bind(template, env, files,
+                                definitions.stack_info(stack))
+        self.ops.start(stack, "UPDATE", bound,
+                       new_template=(template, env, files))
+
+    @staticmethod
+    def name(stack_id):
+        return db_api.stack_get(stack_id)["name"]
+
+    def delete(self, stack_id):
+        """Start deleting the child; False if it is already gone."""
+        try:
+            stack = db_api.stack_get(stack_id, show_deleted=False)
+        except exception.StackNotFound:
+            return False
+        self.ops.start(stack, "DELETE")
+        return True
+
+    def run_action(self, stack_id, action):
+        """Suspend, resume or check the child."""
+        self.ops.run_action(db_api.stack_get(stack_id), action)
+
+    @staticmethod
+    def state(stack_id):
+        """(action, status, reason) of the child, or None if purged."""
+        try:
+            stack = db_api.stack_get(stack_id)
+        except exception.StackNotFound:
+            return None
+        return stack["action"], stack["status"], stack["status_reason"]
+
+    @staticmethod
+    def outputs(stack_id):
+        """{key: value} of the child's outputs (errors give None)."""
+        stack = db_api.stack_get(stack_id)
+        return {o["output_key"]: o.get("output_value")
+                for o in definitions.resolve_outputs(stack)}
+
+    @staticmethod
+    def members(stack_id):
+        """{name: (reference id, {attribute: value})} of the child's
+        current resources."""
+        result = {}
+        for record in conv.resource_get_all(stack_id):
+            plugin = definitions.plugin_for(record)
+            result[record["name"]] = (
+                plugin.get_reference_id() if record["physical_resource_id"]
+                else record["name"],
+                json.loads(record["attr_data"] or "{}"))
+        return result

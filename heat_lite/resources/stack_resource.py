@@ -1,0 +1,110 @@
+"""Resources backed by a nested stack (template resources, groups).
+
+The engine injects ``nested_stacks`` (``heat_lite.engine.nested``) at
+start-up; a subclass only says which template its child stack converges
+on (``child_template``). Create, update, delete, suspend, resume and check
+start the matching operation on the child and then poll its state, so a
+worker thread never waits and engines never call each other.
+"""
+
+from heat_lite.common import exception
+from heat_lite.resources import base
+
+_ARN = "arn:openstack:heat::%s:stacks/%s/%s"
+
+
+class NestedStackFailed(exception.HeatLiteException):
+    msg_fmt = "%(reason)s"
+
+
+class StackResource(base.Resource):
+    """Base class of resources that own one child stack."""
+
+    # Set by the engine process (EngineProcess) before any plugin runs.
+    nested_stacks = None
+    # Every update is pushed into the child: its template may change
+    # without the resource's own properties changing.
+    always_update = True
+
+    def child_template(self):
+        """Return (template, parameters) of the child stack."""
+        raise NotImplementedError
+
+    def _parent_template_id(self):
+        return self.stack.get("template_id")
+
+    def handle_create(self):
+        template, params = self.child_template()
+        child_id = self.nested_stacks.create(
+            self.stack["id"], self._parent_template_id(), self.name,
+            template, params)
+        self.resource_id_set(child_id)
+        return "CREATE"
+
+    def handle_update(self, new_props, prop_diff):
+        self.properties = new_props
+        template, params = self.child_template()
+        self.nested_stacks.update(self.resource_id,
+                                  self._parent_template_id(), self.name,
+                                  template, params)
+        return "UPDATE"
+
+    def handle_delete(self):
+        if self.resource_id:
+            self.nested_stacks.delete(self.resource_id)
+        return "DELETE"
+
+    def _run(self, action):
+        if self.resource_id:
+            self.nested_stacks.run_action(self.resource_id, action)
+        return action
+
+    def handle_suspend(self):
+        return self._run("SUSPEND")
+
+    def handle_resume(self):
+        return self._run("RESUME")
+
+    def handle_check(self):
+        return self._run("CHECK")
+
+    def _child_done(self, action):
+        """True once the child finished ``action``; raise if it failed."""
+        if not self.resource_id:
+            return True
+        state = self.nested_stacks.state(self.resource_id)
+        if state is None:
+            if action == "DELETE":
+                return True
+            raise NestedStackFailed(reason="Nested stack %s is gone" %
+                                    self.resource_id)
+        child_action, status, reason = state
+        if status == "IN_PROGRESS" or child_action != action:
+            raise base.PollDelay(self.default_poll_interval)
+        if status == "FAILED":
+            raise NestedStackFailed(reason=reason)
+        return True
+
+    def check_create_complete(self, cookie):
+        return self._child_done(cookie)
+
+    check_update_complete = check_create_complete
+    check_delete_complete = check_create_complete
+    check_suspend_complete = check_create_complete
+    check_resume_complete = check_create_complete
+    check_check_complete = check_create_complete
+
+    def get_reference_id(self):
+        """The child stack's ARN, as Heat's get_resource returns it."""
+        if not self.resource_id:
+            return self.name
+        return _ARN % (self.stack.get("tenant", ""), self._child_name(),
+                       self.resource_id)
+
+    def _child_name(self):
+        return self.nested_stacks.name(self.resource_id)
+
+    def child_outputs(self):
+        if not self.resource_id or self.nested_stacks is None:
+            return {}
+        return self.nested_stacks.outputs(self.resource_id)
