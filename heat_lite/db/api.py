@@ -228,6 +228,12 @@ def event_insert(session, *events):
         session.execute(EVENT.insert(), list(events))
 
 
+def event_create(values):
+    """Store one event on its own (a transition with no record change)."""
+    with transaction() as session:
+        event_insert(session, values)
+
+
 def event_get_all(stack_id, resource_name=None, limit=None, marker=None,
                   sort_dir="desc", filters=None):
     """Return the events of a stack in id order (ties impossible).

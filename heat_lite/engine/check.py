@@ -21,6 +21,7 @@ from heat_lite.db import convergence as conv
 from heat_lite.db import models
 from heat_lite.engine import definitions
 from heat_lite.engine.planner import BARRIER, CLEANUP, STACK, UPDATE
+from heat_lite.engine.template import registry as type_registry
 from heat_lite.resources import base
 
 LOG = logging.getLogger(__name__)
@@ -115,24 +116,43 @@ class NodeRunner:
         policy = defn.update_policy or {}
         if record["action"] == "INIT":
             return self._create(record, node, traversal, cls, props, values,
-                                policy)
+                                policy, external_id=defn.external_id)
+        return self._decide(record, node, traversal, cls, props, values,
+                            bound, defn)
+
+    def _decide(self, record, node, traversal, cls, props, values, bound,
+                defn):
+        """Update an existing record in place, replace it, or leave it."""
+        policy = defn.update_policy or {}
+        restricted = type_registry.restricted_actions(bound.environment,
+                                                      defn.name)
         old_props = json.loads(record["properties_data"] or "{}")
         plugin = self._plugin(cls, record, old_props)
         plugin.update_policy = policy
         failed = record["status"] == "FAILED"
-        if (record["type"] != defn.type or record["action"] == "DELETE"
-                or (failed and plugin.needs_replace_failed(
-                    record["action"]))):
-            return self._replace(record, node, traversal, cls, props,
-                                 values, locked=False, policy=policy)
+        external = plugin.data().get(EXTERNAL_ID)
+        if external is not None and external != defn.external_id:
+            return self._fail_before_start(
+                record, node, traversal, "UPDATE", exception.NotSupported(
+                    feature="Update to property external_id of %s" %
+                    record["name"]))
         diff = {k for k in set(props) | set(old_props)
                 if props.get(k) != old_props.get(k)}
-        if not diff and not getattr(plugin, "always_update", False):
+        replace = (record["type"] != defn.type
+                   or record["action"] == "DELETE"
+                   or (failed and plugin.needs_replace_failed(
+                       record["action"]))
+                   or (diff and plugin.needs_replace(props, diff)))
+        if not replace and not diff and not getattr(plugin, "always_update",
+                                                    False):
             if failed:
                 values.update(status="COMPLETE", status_reason=(
                     "Update status to COMPLETE for FAILED resource neither "
                     "update nor replace."))
             return self._finish_unchanged(record, node, traversal, values)
+        kind = "replace" if replace else "update"
+        if kind in restricted:
+            return self._restricted(record, traversal, kind)
         immutable = plugin.immutable_changes(diff)
         if immutable:
             return self._fail_before_start(
@@ -141,14 +161,30 @@ class NodeRunner:
                                        "%s (%s)" % (", ".join(immutable),
                                                     record["name"],
                                                     record["type"])))
-        if plugin.needs_replace(props, diff):
+        if replace:
             return self._replace(record, node, traversal, cls, props,
                                  values, locked=False, policy=policy)
+        plugin.restricted = restricted
         return self._update_in_place(record, node, traversal, plugin, props,
                                      diff, values)
 
+    def _restricted(self, record, traversal, kind):
+        """An update the environment forbids: the resource stays as it
+        was, an UPDATE_FAILED event says why, and the stack fails."""
+        reason = "%s is restricted for resource." % kind
+        db_api.event_create(db_api.event_values(
+            record["stack_id"], record["name"],
+            record["physical_resource_id"], "UPDATE", "FAILED", reason,
+            record["type"]))
+        return self.stacks.resource_failed(
+            record["stack_id"], traversal, record["id"],
+            "Resource UPDATE failed: resources.%s: %s" % (record["name"],
+                                                          reason))
+
     def _create(self, record, node, traversal, cls, props, values,
-                policy=None):
+                policy=None, external_id=None):
+        """Create the record's resource, or adopt ``external_id``: an
+        existing physical resource that is never created nor deleted."""
         if not self._lock(record, traversal, "CREATE", {
                 "type": values["type"],
                 "properties_data": values["properties_data"]}):
@@ -158,6 +194,9 @@ class NodeRunner:
         job = Job(record, node, UPDATE, traversal, "CREATE", plugin,
                   started=models.utcnow(), values=values,
                   check=getattr(plugin, "check_create_complete", None))
+        if external_id is not None:
+            job.check = None
+            return self._start(job, lambda: _adopt(plugin, external_id))
         return self._start(job, plugin.handle_create)
 
     def _update_in_place(self, record, node, traversal, plugin, props, diff,
@@ -174,6 +213,12 @@ class NodeRunner:
         handle = getattr(plugin, "handle_update", None)
 
         def replace():
+            if "replace" in getattr(plugin, "restricted", ()):
+                conv.resource_release(record["id"], self.engine_id, {
+                    "action": record["action"], "status": record["status"],
+                    "properties_data": record["properties_data"]})
+                self._unlocked(record["id"])
+                return self._restricted(record, traversal, "replace")
             return self._replace(record, node, traversal, type(plugin), props,
                                  values, locked=True,
                                  policy=plugin.update_policy)
@@ -254,8 +299,26 @@ class NodeRunner:
         job = Job(record, node, CLEANUP, traversal, "DELETE", plugin,
                   started=models.utcnow(), values=values,
                   check=getattr(plugin, "check_delete_complete", None))
+        if self._keep_physical(record, plugin):
+            job.check = None
+            return self._start(job, lambda: None)
         return self._start(job, getattr(plugin, "handle_delete",
                                         lambda: None))
+
+    @staticmethod
+    def _keep_physical(record, plugin):
+        """True for ``deletion_policy: Retain`` and adopted (external_id)
+        resources: the record goes, the physical resource stays."""
+        if plugin.data().get(EXTERNAL_ID) is not None:
+            return True
+        try:
+            bound = definitions.get(record["template_id"],
+                                    definitions.stack_info(record))
+        except exception.HeatLiteException:
+            return False
+        defn = bound.resources.get(record["name"])
+        policy = (defn.deletion_policy or "") if defn else ""
+        return str(policy).lower() == "retain"
 
     # Suspend, resume, check ----------------------------------------------
     def _simple_action(self, record, node, traversal, phase):
@@ -469,3 +532,12 @@ class NodeRunner:
 
 def _uuid():
     return str(uuid.uuid4())
+
+
+EXTERNAL_ID = "external_id"
+
+
+def _adopt(plugin, external_id):
+    """Take an existing physical resource instead of creating one."""
+    plugin.data_set(EXTERNAL_ID, external_id)
+    plugin.resource_id_set(external_id)
