@@ -461,8 +461,7 @@ class NodeRunner:
     def _fail_before_start(self, record, node, traversal, action, exc):
         if not self._lock(record, traversal, action):
             return []
-        plugin = base.Resource(record["name"], record["type"], {},
-                               record["physical_resource_id"])
+        plugin = definitions.plugin_for(record)
         job = Job(dict(record), node, UPDATE, traversal, action, plugin,
                   started=models.utcnow())
         return self._job_failed(job, exc)
