@@ -336,6 +336,31 @@ def resource_replace(stack_id, traversal, old, engine_id, new_values,
             RESOURCE.c.id == new_id)).first())
 
 
+@_retry
+def resource_hook_swap(record_id, expected, new, events=()):
+    """Set the record's hook state from ``expected`` to ``new`` (CAS).
+
+    :returns: True if this caller changed it.
+    """
+    with transaction() as session:
+        current = (RESOURCE.c.hook.is_(None) if expected is None
+                   else RESOURCE.c.hook == expected)
+        result = session.execute(RESOURCE.update().where(
+            RESOURCE.c.id == record_id, current).values(hook=new))
+        if result.rowcount == 1:
+            db_api.event_insert(session, *events)
+        return result.rowcount == 1
+
+
+def resource_pending_hook(stack_id, name, hook):
+    """The record of resource ``name`` waiting on ``hook``, or None."""
+    with transaction(writer=False) as session:
+        row = session.execute(RESOURCE.select().where(
+            RESOURCE.c.stack_id == stack_id, RESOURCE.c.name == name,
+            RESOURCE.c.hook.like("%s %% pending" % hook))).first()
+    return _row(row)
+
+
 def resource_get_all(stack_id, roles=("current",)):
     """Return the stack's records with one of ``roles``, by name."""
     with transaction(writer=False) as session:

@@ -118,6 +118,9 @@ class Resource(BASE):
     replaced_by = sa.Column(sa.Integer, nullable=True)
     engine_id = sa.Column(sa.String(36), nullable=True)
     lock_traversal = sa.Column(sa.String(36), nullable=True)
+    # A breakpoint this version waits on: "<hook> <traversal> pending" until
+    # a signal turns it into "... cleared".
+    hook = sa.Column(sa.String(64), nullable=True)
     atomic_key = sa.Column(sa.Integer, nullable=False, default=0)
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
     updated_at = sa.Column(DateTime, nullable=True)

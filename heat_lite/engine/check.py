@@ -19,7 +19,7 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import definitions
+from heat_lite.engine import definitions, hooks
 from heat_lite.engine.planner import BARRIER, CLEANUP, STACK, UPDATE
 from heat_lite.engine.template import registry as type_registry
 from heat_lite.resources import base
@@ -41,6 +41,7 @@ class Job:
     check: Any = None
     started: Any = None
     progress_written: bool = False
+    post_hook_done: bool = False
     values: dict = dataclasses.field(default_factory=dict)
 
 
@@ -115,6 +116,9 @@ class NodeRunner:
         values["properties_data"] = json.dumps(props)
         policy = defn.update_policy or {}
         if record["action"] == "INIT":
+            if self._held(record, traversal, node, UPDATE, "pre-create",
+                          "CREATE"):
+                return []
             return self._create(record, node, traversal, cls, props, values,
                                 policy, external_id=defn.external_id)
         return self._decide(record, node, traversal, cls, props, values,
@@ -161,6 +165,9 @@ class NodeRunner:
                                        "%s (%s)" % (", ".join(immutable),
                                                     record["name"],
                                                     record["type"])))
+        if self._held(record, traversal, node, UPDATE, "pre-update",
+                      "UPDATE"):
+            return []
         if replace:
             return self._replace(record, node, traversal, cls, props,
                                  values, locked=False, policy=policy)
@@ -293,6 +300,9 @@ class NodeRunner:
             except exception.ConcurrentTransaction:
                 return self.retrigger(record["id"])
             return self._next(record, traversal, fired, superseded)
+        if self._held(record, traversal, node, CLEANUP, "pre-delete",
+                      "DELETE"):
+            return []
         if not self._lock(record, traversal, "DELETE"):
             return []
         plugin = definitions.plugin_for(record)
@@ -415,7 +425,39 @@ class NodeRunner:
         plugin.resource_id_changed = plugin.data_changed = False
         job.progress_written = True
 
+    def _held(self, record, traversal, node, phase, hook, action):
+        """Wait at a ``pre-*`` hook: re-run the node until it is cleared.
+        """
+        if hook not in hooks.configured(record) or not hooks.hold(
+                record, traversal, hook, action,
+                (record["action"], record["status"])):
+            return False
+        self.scheduler.later(hooks.POLL_SECONDS, lambda: self.run(
+            record["stack_id"], traversal, node, phase))
+        return True
+
     def _job_done(self, job):
+        """The action finished; wait at a ``post-*`` hook, then finish."""
+        hook = "post-" + job.action.lower()
+        if hook in hooks.configured(job.record) and not job.post_hook_done:
+            record = conv.resource_load(job.record["id"])
+            if record is not None and hooks.hold(
+                    record, job.traversal, hook, job.action,
+                    (job.action, "COMPLETE")):
+                self._write_progress(job)
+                return self._after_post_hook(job, hook)
+        return self._finish_job(job)
+
+    def _after_post_hook(self, job, hook):
+        if hooks.cleared(job.record["id"], hook, job.traversal) or \
+                self._abandoned(job):
+            job.post_hook_done = True
+            return self._finish_job(job)
+        self.scheduler.later(hooks.POLL_SECONDS,
+                             lambda: self._after_post_hook(job, hook))
+        return []
+
+    def _finish_job(self, job):
         plugin = job.plugin
         values = dict(job.values, action=job.action, status="COMPLETE",
                       status_reason="state changed",
