@@ -93,9 +93,7 @@ def traversal_begin(stack_id, expected, stack_values, events, planner,
             session.execute(RESOURCE.update().where(
                 RESOURCE.c.id == record_id).values(**values))
         ids = dict(plan.chosen)
-        for values in plan.inserts:
-            result = session.execute(RESOURCE.insert().values(**values))
-            ids[values["name"]] = result.inserted_primary_key[0]
+        ids.update(_insert_records(session, plan.inserts))
         built = planner.build(ids)
         session.execute(SYNC.delete().where(SYNC.c.stack_id == stack_id))
         session.execute(TRAVERSAL.delete().where(
@@ -105,6 +103,28 @@ def traversal_begin(stack_id, expected, stack_values, events, planner,
             created_at=models.utcnow()))
         _insert_sync_points(session, stack_id, traversal, built.counts)
         return built
+
+
+def _insert_records(session, rows):
+    """Insert new records in batches; return {name: id}.
+
+    One multi-row INSERT ... RETURNING per batch on PostgreSQL, SQLite
+    and MariaDB instead of one statement per resource.
+    """
+    ids = {}
+    dialect = session.get_bind().dialect
+    for chunk in _chunks(rows):
+        if dialect.insert_executemany_returning:
+            result = session.execute(
+                RESOURCE.insert().returning(
+                    RESOURCE.c.id, RESOURCE.c.name,
+                    sort_by_parameter_order=True), chunk)
+            ids.update({name: rid for rid, name in result})
+        else:
+            for values in chunk:
+                result = session.execute(RESOURCE.insert().values(**values))
+                ids[values["name"]] = result.inserted_primary_key[0]
+    return ids
 
 
 def _insert_sync_points(session, stack_id, traversal, counts):
@@ -180,7 +200,16 @@ def _decrement(session, traversal, phase, entities):
              SYNC.c.entity_id.in_(sorted(entities)))
     update = SYNC.update().where(*where).values(
         remaining=SYNC.c.remaining - 1)
-    if session.get_bind().dialect.update_returning:
+    dialect = session.get_bind().dialect
+    if dialect.name == "mysql" and len(set(entities)) == 1:
+        # MySQL has no UPDATE ... RETURNING; LAST_INSERT_ID(expr) hands the
+        # new value back in the statement's OK packet instead of a SELECT.
+        result = session.execute(SYNC.update().where(*where).values(
+            remaining=sa.func.last_insert_id(SYNC.c.remaining - 1)))
+        if result.rowcount != 1:
+            return [], False
+        return ([entities[0]] if result.lastrowid == 0 else []), True
+    if dialect.update_returning:
         rows = session.execute(update.returning(
             SYNC.c.entity_id, SYNC.c.remaining)).all()
         found = len(rows)
