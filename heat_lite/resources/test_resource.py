@@ -78,8 +78,13 @@ class TestResource(base.Resource):
         return self.properties.get("wait_secs") or 0
 
     def _cookie(self, action):
-        return {"start": time.time(), "wait": self._wait_secs(action),
-                "action": action}
+        # attr_wait_secs delays the moment the attributes are available;
+        # the engine reads them when the action completes, so the wait is
+        # part of the (polled) action rather than a sleep in a worker.
+        wait = self._wait_secs(action)
+        if wait >= 0 and action != "delete":
+            wait += self.properties.get("attr_wait_secs") or 0
+        return {"start": time.time(), "wait": wait, "action": action}
 
     def _failed(self):
         return ValueError("Test Resource failed %s" % self.name)
@@ -131,8 +136,5 @@ class TestResource(base.Resource):
 
     def _resolve_attribute(self, name):
         if name == "output":
-            wait = self.properties.get("attr_wait_secs") or 0
-            if wait:
-                time.sleep(min(wait, 5))
             return self._data.get("value")
         return None
