@@ -2,19 +2,29 @@
 
 import pecan
 
-from heat_lite.api import auth, faults, request
+from heat_lite.api import auth, faults, openapi, request
 from heat_lite.api.controllers import root
 from heat_lite.engine import rpcapi
 
 
 class _Versions:
-    """Answers / and /versions before authentication, as Heat does."""
+    """Answers / and /versions before authentication, as Heat does, and
+    /v1/openapi.json (the API's description is public too)."""
 
     def __init__(self, app):
         self.app = app
+        self._openapi = None
 
     def __call__(self, environ, start_response):
-        if environ.get("PATH_INFO", "/").rstrip("/") in ("", "/versions"):
+        path = environ.get("PATH_INFO", "/").rstrip("/")
+        if path == "/v1/openapi.json" and environ["REQUEST_METHOD"] in (
+                "GET", "HEAD"):
+            if self._openapi is None:
+                self._openapi = openapi.build()
+            response = request.to_response(request.Reply(200,
+                                                         self._openapi))
+            return response(environ, start_response)
+        if path in ("", "/versions"):
             url = "%s://%s%s" % (environ["wsgi.url_scheme"],
                                  environ.get("HTTP_HOST")
                                  or environ["SERVER_NAME"],

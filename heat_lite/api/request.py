@@ -6,11 +6,20 @@ import webob
 
 from heat_lite import conf
 from heat_lite.api import auth
-from heat_lite.common import exception
+from heat_lite.common import exception, policy
 
 CONF = conf.CONF
-_TRUE = ("true", "1", "yes", "on")
-_FALSE = ("false", "0", "no", "off")
+_TRUE = ("true",)
+_FALSE = ("false",)
+
+
+def rule(name):
+    """Declare the policy rule a handler needs (checked by the router's
+    dispatcher before the handler runs, on the URL's project)."""
+    def wrap(handler):
+        handler.policy_rule = name
+        return handler
+    return wrap
 
 
 class Reply:
@@ -35,8 +44,28 @@ class Request:
     def app_url(self):
         return self.raw.host_url + self.raw.script_name
 
-    def body(self):
+    def authorize(self, rule_name, project_id):
+        """:raises Forbidden: if policy denies ``rule_name``."""
+        policy.authorize(self.context, rule_name, project_id)
+
+    def list_param(self, name):
+        """Values of a repeatable or comma-separated query parameter."""
+        values = []
+        for value in self.params.getall(name):
+            values.extend(v.strip() for v in value.split(",") if v.strip())
+        return values
+
+    def sort_dir(self):
+        value = self.params.get("sort_dir")
+        if value not in (None, "asc", "desc"):
+            raise exception.Invalid(message="Invalid sort direction %s, "
+                                    "must be asc or desc" % value)
+        return value
+
+    def body(self, any_json=False):
         """The JSON body as a dict ({} when empty).
+
+        :param any_json: accept any JSON document (None when empty).
 
         :raises RequestTooLarge: above ``max_json_body_size``.
         :raises BadRequest: if the body is not a JSON object.
@@ -52,13 +81,13 @@ class Request:
                 message="JSON body size exceeds maximum allowed size "
                 "(%d bytes)." % CONF.max_json_body_size)
         if not raw.strip():
-            return {}
+            return None if any_json else {}
         try:
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise exception.BadRequest(
                 message="The request body is not valid JSON.") from None
-        if not isinstance(body, dict):
+        if not isinstance(body, dict) and not any_json:
             raise exception.BadRequest(
                 message="The request body must be a JSON object.")
         return body
@@ -82,6 +111,8 @@ class Request:
             return None
         try:
             number = int(value)
+            if number > 2 ** 31:
+                raise ValueError(value)
         except ValueError:
             raise exception.Invalid(message="%s must be an integer" %
                                     name) from None

@@ -30,15 +30,22 @@ def resource(app_url, item):
     return item
 
 
-def event(app_url, item):
+def event(app_url, item, detail=False):
+    """An event with links (``root_stack`` when listed with
+    nested_depth); ``detail`` keeps its type and properties."""
     ident = item.pop("event_identity")
     stack_ident = item.pop("stack_identity")
+    root_ident = item.pop("root_stack_identity", None)
     res_ident = dict(stack_ident, path="/resources/%s" %
                      item["resource_name"])
     item["links"] = [_link(stack_url(app_url, ident), "self"),
                      _link(stack_url(app_url, res_ident), "resource"),
                      _link(stack_url(app_url, stack_ident), "stack")]
-    item.pop("resource_properties", None)
-    item.pop("resource_type", None)
+    if root_ident:
+        item["links"].append(_link(stack_url(app_url, root_ident),
+                                   "root_stack"))
     item.pop("resource_action", None)
+    if not detail:
+        item.pop("resource_properties", None)
+        item.pop("resource_type", None)
     return item

@@ -4,7 +4,7 @@ import oslo_messaging
 from oslo_config import cfg
 from oslo_messaging import transport as messaging_transport
 
-from heat_lite.conf import api, database, engine, limits
+from heat_lite.conf import api, database, engine, limits, resources
 
 CONF = cfg.CONF
 
@@ -12,6 +12,7 @@ api.register_opts(CONF)
 database.register_opts(CONF)
 engine.register_opts(CONF)
 limits.register_opts(CONF)
+resources.register_opts(CONF)
 
 # transport_url must be known before the transport is made (heat-lite-all
 # picks fake:// when it is unset); oslo.messaging registers the same

@@ -45,9 +45,32 @@ opts = [
 ]
 
 
+default_opts = [
+    cfg.BoolOpt(
+        "enable_stack_abandon",
+        default=False,
+        help="Allow stack abandon and export (abandon returns the stack's "
+        "data and deletes it).",
+    ),
+    cfg.BoolOpt(
+        "enable_stack_adopt",
+        default=False,
+        help="Allow stack adopt (not implemented yet: adopt requests are "
+        "refused either way).",
+    ),
+    cfg.ListOpt(
+        "hidden_stack_tags",
+        default=[],
+        help="Stacks with any of these tags are left out of stack lists "
+        "unless show_hidden=true is asked for.",
+    ),
+]
+
+
 def register_opts(conf):
     conf.register_opts(opts, group=GROUP)
+    conf.register_opts(default_opts)
 
 
 def list_opts():
-    return {GROUP: opts}
+    return {GROUP: opts, "DEFAULT": default_opts}

@@ -124,22 +124,22 @@ _SORT_KEYS = {"stack_name": STACK.c.name, "stack_status": STACK.c.status,
 
 def stack_get_all(tenant=None, limit=None, marker=None, sort_keys=None,
                   sort_dir="desc", show_deleted=False, show_nested=False,
-                  filters=None):
+                  filters=None, tags=None, tags_any=None, not_tags=None,
+                  not_tags_any=None, hidden_tags=None):
     """Return the stacks of ``tenant`` (every project when None).
 
     :param marker: id of the last stack of the previous page.
     :param filters: {column: value or [values]} exact-match filters.
+    :param tags: stacks having every one of these tags.
+    :param tags_any: stacks having at least one of these tags.
+    :param not_tags: stacks not having all of these tags.
+    :param not_tags_any: stacks having none of these tags.
+    :param hidden_tags: stacks with any of these tags are left out.
+    :raises Invalid: for a marker that is not a stack.
     """
-    query = STACK.select()
-    if tenant is not None:
-        query = query.where(STACK.c.tenant == tenant)
-    if not show_deleted:
-        query = query.where(STACK.c.deleted_at.is_(None))
-    if not show_nested:
-        query = query.where(STACK.c.owner_id.is_(None))
-    for column, value in (filters or {}).items():
-        values = value if isinstance(value, list) else [value]
-        query = query.where(STACK.c[column].in_(values))
+    query = _stack_query(STACK.select(), tenant, show_deleted, show_nested,
+                         filters, tags, tags_any, not_tags, not_tags_any,
+                         hidden_tags)
     columns = [_SORT_KEYS[k] for k in (sort_keys or []) if k in _SORT_KEYS]
     columns = columns or [STACK.c.created_at]
     direction = sa.desc if sort_dir == "desc" else sa.asc
@@ -157,6 +157,47 @@ def stack_get_all(tenant=None, limit=None, marker=None, sort_keys=None,
         if limit is not None:
             query = query.limit(limit)
         return [_row(r) for r in session.execute(query)]
+
+
+def stack_count_all(tenant=None, show_deleted=False, show_nested=False,
+                    filters=None, tags=None, tags_any=None, not_tags=None,
+                    not_tags_any=None, hidden_tags=None):
+    """Number of stacks ``stack_get_all`` would return without paging."""
+    query = _stack_query(sa.select(sa.func.count()).select_from(STACK),
+                         tenant, show_deleted, show_nested, filters, tags,
+                         tags_any, not_tags, not_tags_any, hidden_tags)
+    with transaction(writer=False) as session:
+        return session.execute(query).scalar()
+
+
+def _has_tag(tag):
+    # Tags are stored as a JSON list: a tag is present when its JSON
+    # string (quotes included) is.
+    return sa.and_(STACK.c.tags.is_not(None),
+                   STACK.c.tags.contains(json.dumps(tag), autoescape=True))
+
+
+def _stack_query(query, tenant, show_deleted, show_nested, filters, tags,
+                 tags_any, not_tags, not_tags_any, hidden_tags):
+    if tenant is not None:
+        query = query.where(STACK.c.tenant == tenant)
+    if not show_deleted:
+        query = query.where(STACK.c.deleted_at.is_(None))
+    if not show_nested:
+        query = query.where(STACK.c.owner_id.is_(None))
+    for column, value in (filters or {}).items():
+        values = value if isinstance(value, list) else [value]
+        query = query.where(STACK.c[column].in_(values))
+    if tags:
+        query = query.where(sa.and_(*[_has_tag(t) for t in tags]))
+    if tags_any:
+        query = query.where(sa.or_(*[_has_tag(t) for t in tags_any]))
+    if not_tags:
+        query = query.where(sa.not_(sa.and_(*[_has_tag(t)
+                                              for t in not_tags])))
+    for tag in (not_tags_any or []) + (hidden_tags or []):
+        query = query.where(sa.not_(_has_tag(tag)))
+    return query
 
 
 def _after(ref, columns, sort_dir):
@@ -235,30 +276,36 @@ def event_create(values):
 
 
 def event_get_all(stack_id, resource_name=None, limit=None, marker=None,
-                  sort_dir="desc", filters=None):
+                  sort_dir="desc", filters=None, sort_keys=None):
     """Return the events of a stack in id order (ties impossible).
 
+    :param stack_id: a stack id, or a list of them (a stack tree).
     :param marker: uuid of the last event already seen (exclusive).
     :param filters: {column: [values]}.
+    :param sort_keys: ``event_time`` (the default order) and/or
+        ``resource_type``; the id always breaks ties.
     :raises EventNotFound: if ``marker`` is not an event of the stack.
     """
-    query = EVENT.select().where(EVENT.c.stack_id == stack_id)
+    stack_ids = stack_id if isinstance(stack_id, list) else [stack_id]
+    query = EVENT.select().where(EVENT.c.stack_id.in_(stack_ids))
     if resource_name is not None:
         query = query.where(EVENT.c.resource_name == resource_name)
     for column, values in (filters or {}).items():
         query = query.where(EVENT.c[column].in_(values))
+    columns = [EVENT.c.resource_type for k in (sort_keys or [])
+               if k == "resource_type"][:1] + [EVENT.c.id]
     ascending = sort_dir == "asc"
     with transaction(writer=False) as session:
         if marker:
-            ref = session.execute(sa.select(EVENT.c.id).where(
+            ref = session.execute(EVENT.select().where(
                 EVENT.c.uuid == marker,
-                EVENT.c.stack_id == stack_id)).scalar()
+                EVENT.c.stack_id.in_(stack_ids))).first()
             if ref is None:
                 raise exception.EventNotFound(event_id=marker)
-            query = query.where(EVENT.c.id > ref if ascending
-                                else EVENT.c.id < ref)
-        query = query.order_by(EVENT.c.id.asc() if ascending
-                               else EVENT.c.id.desc())
+            query = query.where(_after(ref, columns,
+                                       "asc" if ascending else "desc"))
+        direction = sa.asc if ascending else sa.desc
+        query = query.order_by(*[direction(c) for c in columns])
         if limit is not None:
             query = query.limit(limit)
         return [_row(r) for r in session.execute(query)]
@@ -285,6 +332,28 @@ def event_last_time(stack_id):
             sa.select(EVENT.c.created_at).where(
                 EVENT.c.stack_id == stack_id).order_by(
                 EVENT.c.id.desc()).limit(1)).scalar()
+
+
+# Resources -----------------------------------------------------------------
+def resource_set_if_unlocked(record_id, atomic_key, values, events=()):
+    """Write ``values`` to a record nobody holds a lock on, if it is still
+    the version seen (``atomic_key``); insert ``events`` with it.
+
+    Used by API-driven changes of a resource at rest (mark unhealthy,
+    signals).
+
+    :returns: True if written, False if locked or changed meanwhile.
+    """
+    with transaction() as session:
+        result = session.execute(RESOURCE.update().where(
+            RESOURCE.c.id == record_id, RESOURCE.c.atomic_key == atomic_key,
+            RESOURCE.c.engine_id.is_(None)).values(
+            atomic_key=atomic_key + 1, updated_at=models.utcnow(),
+            **values))
+        if result.rowcount != 1:
+            return False
+        event_insert(session, *events)
+        return True
 
 
 # Services ------------------------------------------------------------------
@@ -355,3 +424,25 @@ def service_purge_deleted(older_than):
         session.execute(SERVICE.delete().where(
             SERVICE.c.deleted_at.is_not(None),
             SERVICE.c.deleted_at < older_than))
+
+
+# Resource data for plugins -------------------------------------------------
+def resource_data_by_name(stack_id, name):
+    """The stored plugin data of a stack's resource (read only).
+
+    Backs ``Resource.lookup_resource_data`` for plugins that watch another
+    resource of their stack (a wait condition reads its handle's signals).
+
+    :param stack_id: the stack's id.
+    :param name: the resource's logical name.
+    :returns: the ``rsrc_data`` dict of the newest current record of that
+        name ({} if it stored none), or None if there is no such record.
+    """
+    with transaction(writer=False) as session:
+        row = session.execute(sa.select(RESOURCE.c.rsrc_data).where(
+            RESOURCE.c.stack_id == stack_id, RESOURCE.c.name == name,
+            RESOURCE.c.role == "current").order_by(
+            RESOURCE.c.version.desc()).limit(1)).first()
+    if row is None:
+        return None
+    return json.loads(row.rsrc_data or "{}")

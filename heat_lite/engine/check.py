@@ -8,44 +8,23 @@ the holder of a lock re-triggers the record into the newest traversal when
 it lets go.
 """
 
-import dataclasses
 import json
 import logging
 import threading
 import uuid
-from typing import Any
 
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import definitions, hooks
-from heat_lite.engine.planner import BARRIER, CLEANUP, STACK, UPDATE
+from heat_lite.engine import actions, cleanup, definitions
+from heat_lite.engine.planner import BARRIER, STACK, UPDATE
 from heat_lite.engine.template import registry as type_registry
-from heat_lite.resources import base
 
 LOG = logging.getLogger(__name__)
 
 
-@dataclasses.dataclass
-class Job:
-    """One resource action in flight (possibly polled over time)."""
-
-    record: dict
-    node: int
-    phase: str
-    traversal: str
-    action: str
-    plugin: Any
-    cookie: Any = None
-    check: Any = None
-    started: Any = None
-    progress_written: bool = False
-    post_hook_done: bool = False
-    values: dict = dataclasses.field(default_factory=dict)
-
-
-class NodeRunner:
+class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase):
     """Executes nodes for one engine process (``engine_id``)."""
 
     def __init__(self, engine_id, stacks, graphs, scheduler):
@@ -134,7 +113,7 @@ class NodeRunner:
         plugin = self._plugin(cls, record, old_props)
         plugin.update_policy = policy
         failed = record["status"] == "FAILED"
-        external = plugin.data().get(EXTERNAL_ID)
+        external = plugin.data().get(actions.EXTERNAL_ID)
         if external is not None and external != defn.external_id:
             return self._fail_before_start(
                 record, node, traversal, "UPDATE", exception.NotSupported(
@@ -198,7 +177,7 @@ class NodeRunner:
             return []
         plugin = self._plugin(cls, record, props)
         plugin.update_policy = policy or {}
-        job = Job(record, node, UPDATE, traversal, "CREATE", plugin,
+        job = actions.Job(record, node, UPDATE, traversal, "CREATE", plugin,
                   started=models.utcnow(), values=values,
                   check=getattr(plugin, "check_create_complete", None))
         if external_id is not None:
@@ -214,7 +193,7 @@ class NodeRunner:
                 "properties_data": values["properties_data"]}):
             return []
         record = dict(record, atomic_key=record["atomic_key"] + 1)
-        job = Job(record, node, UPDATE, traversal, "UPDATE", plugin,
+        job = actions.Job(record, node, UPDATE, traversal, "UPDATE", plugin,
                   started=models.utcnow(), values=values,
                   check=getattr(plugin, "check_update_complete", None))
         handle = getattr(plugin, "handle_update", None)
@@ -271,259 +250,7 @@ class NodeRunner:
             return self.retrigger(record["id"])
         return self._next(record, traversal, fired, superseded)
 
-    # Cleanup phase -------------------------------------------------------
-    def _cleanup(self, record, traversal, node):
-        """Delete a record that is not part of the goal.
-
-        ``converged_traversal`` marks the traversal whose cleanup node
-        finished; a record some older traversal already deleted still has
-        to report to this traversal's successors, exactly once.
-        """
-        if record["converged_traversal"] == traversal or record["engine_id"]:
-            return []
-        if record["stack_action"] == "SUSPEND":
-            return self._simple_action(record, node, traversal, CLEANUP)
-        values = {"action": "DELETE", "status": "COMPLETE",
-                  "status_reason": "state changed",
-                  "converged_traversal": traversal}
-        deleted = record["action"] == "DELETE" and \
-            record["status"] == "COMPLETE"
-        never_made = record["action"] == "INIT" and \
-            not record["physical_resource_id"]
-        if deleted or never_made:
-            try:
-                fired, superseded = conv.resource_finish(
-                    record["id"], record["atomic_key"], None,
-                    {"converged_traversal": traversal} if deleted
-                    else values, [], traversal, CLEANUP,
-                    self.graphs.successors(traversal, node, CLEANUP))
-            except exception.ConcurrentTransaction:
-                return self.retrigger(record["id"])
-            return self._next(record, traversal, fired, superseded)
-        if self._held(record, traversal, node, CLEANUP, "pre-delete",
-                      "DELETE"):
-            return []
-        if not self._lock(record, traversal, "DELETE"):
-            return []
-        plugin = definitions.plugin_for(record)
-        job = Job(record, node, CLEANUP, traversal, "DELETE", plugin,
-                  started=models.utcnow(), values=values,
-                  check=getattr(plugin, "check_delete_complete", None))
-        if self._keep_physical(record, plugin):
-            job.check = None
-            return self._start(job, lambda: None)
-        return self._start(job, getattr(plugin, "handle_delete",
-                                        lambda: None))
-
-    @staticmethod
-    def _keep_physical(record, plugin):
-        """True for ``deletion_policy: Retain`` and adopted (external_id)
-        resources: the record goes, the physical resource stays."""
-        if plugin.data().get(EXTERNAL_ID) is not None:
-            return True
-        try:
-            bound = definitions.get(record["template_id"],
-                                    definitions.stack_info(record))
-        except exception.HeatLiteException:
-            return False
-        defn = bound.resources.get(record["name"])
-        policy = (defn.deletion_policy or "") if defn else ""
-        return str(policy).lower() == "retain"
-
-    # Suspend, resume, check ----------------------------------------------
-    def _simple_action(self, record, node, traversal, phase):
-        """Run the stack's action (SUSPEND in reverse order, RESUME and
-        CHECK forwards) on a record, keeping its template and properties.
-        A record that was never created only reports to its successors."""
-        action = record["stack_action"]
-        if record["action"] == "INIT" or record["action"] == "DELETE":
-            try:
-                fired, superseded = conv.resource_finish(
-                    record["id"], record["atomic_key"], None,
-                    {"converged_traversal": traversal}, [], traversal,
-                    phase, self.graphs.successors(traversal, node, phase))
-            except exception.ConcurrentTransaction:
-                return self.retrigger(record["id"])
-            return self._next(record, traversal, fired, superseded)
-        if not self._lock(record, traversal, action):
-            return []
-        plugin = definitions.plugin_for(record)
-        name = action.lower()
-        job = Job(record, node, phase, traversal, action, plugin,
-                  started=models.utcnow(),
-                  values={"converged_traversal": traversal},
-                  check=getattr(plugin, "check_%s_complete" % name, None))
-        return self._start(job, getattr(plugin, "handle_" + name,
-                                        lambda: None))
-
-    # Running and polling actions -----------------------------------------
-    def _start(self, job, handle, on_replace=None):
-        """Run the plugin's handler, then poll it to completion.
-
-        :param on_replace: what to do if the handler raises UpdateReplace.
-        """
-        record_id = job.record["id"]
-        job.plugin.on_resource_id = lambda physical_id: \
-            conv.resource_progress(record_id, self.engine_id, {
-                "physical_resource_id": physical_id})
-        try:
-            job.cookie = handle()
-        except base.UpdateReplace:
-            if on_replace is None:
-                raise
-            return on_replace()
-        except Exception as exc:  # noqa: BLE001 - plugin failures
-            return self._job_failed(job, exc)
-        return self._poll(job)
-
-    def _poll(self, job):
-        delay = job.plugin.default_poll_interval
-        try:
-            done = job.check(job.cookie) if job.check else True
-        except base.PollDelay as wait:
-            done, delay = False, wait.seconds
-        except Exception as exc:  # noqa: BLE001 - plugin failures
-            return self._job_failed(job, exc)
-        if done:
-            try:
-                return self._job_done(job)
-            except Exception as exc:  # noqa: BLE001 - never keep the lock
-                LOG.exception("Finishing %s of resource %s failed",
-                              job.action, job.record["id"])
-                return self._job_failed(job, exc)
-        if self._abandoned(job):
-            return self._job_failed(job, exception.ActionAborted(
-                action=job.action))
-        self._write_progress(job)
-        self.scheduler.later(delay, lambda: self._poll(job))
-        return []
-
-    @staticmethod
-    def _abandoned(job):
-        """True when nobody waits for this action any more: the stack is
-        being deleted by a newer traversal, or its traversal failed, was
-        cancelled or timed out. (A newer update lets it finish.)"""
-        state = db_api.stack_state(job.record["stack_id"])
-        if state is None:
-            return True
-        traversal, action, status = state
-        if traversal == job.traversal:
-            return False
-        return (action == "DELETE" and job.action != "DELETE") or \
-            status == "FAILED"
-
-    def _write_progress(self, job):
-        plugin = job.plugin
-        if job.progress_written and not (plugin.resource_id_changed
-                                         or plugin.data_changed):
-            return
-        events = [] if job.progress_written else [
-            self._event(job, "IN_PROGRESS", "state changed", job.started)]
-        conv.resource_progress(job.record["id"], self.engine_id, {
-            "physical_resource_id": plugin.resource_id,
-            "rsrc_data": json.dumps(plugin.data())}, events)
-        plugin.resource_id_changed = plugin.data_changed = False
-        job.progress_written = True
-
-    def _held(self, record, traversal, node, phase, hook, action):
-        """Wait at a ``pre-*`` hook: re-run the node until it is cleared.
-        """
-        if hook not in hooks.configured(record) or not hooks.hold(
-                record, traversal, hook, action,
-                (record["action"], record["status"])):
-            return False
-        self.scheduler.later(hooks.POLL_SECONDS, lambda: self.run(
-            record["stack_id"], traversal, node, phase))
-        return True
-
-    def _job_done(self, job):
-        """The action finished; wait at a ``post-*`` hook, then finish."""
-        hook = "post-" + job.action.lower()
-        if hook in hooks.configured(job.record) and not job.post_hook_done:
-            record = conv.resource_load(job.record["id"])
-            if record is not None and hooks.hold(
-                    record, job.traversal, hook, job.action,
-                    (job.action, "COMPLETE")):
-                self._write_progress(job)
-                return self._after_post_hook(job, hook)
-        return self._finish_job(job)
-
-    def _after_post_hook(self, job, hook):
-        if hooks.cleared(job.record["id"], hook, job.traversal) or \
-                self._abandoned(job):
-            job.post_hook_done = True
-            return self._finish_job(job)
-        self.scheduler.later(hooks.POLL_SECONDS,
-                             lambda: self._after_post_hook(job, hook))
-        return []
-
-    def _finish_job(self, job):
-        plugin = job.plugin
-        values = dict(job.values, action=job.action, status="COMPLETE",
-                      status_reason="state changed",
-                      physical_resource_id=plugin.resource_id,
-                      rsrc_data=json.dumps(plugin.data()))
-        if job.phase == UPDATE:
-            values["attr_data"] = json.dumps(self._attributes(plugin))
-            values["role"] = "current"
-        events = [] if job.progress_written else [
-            self._event(job, "IN_PROGRESS", "state changed", job.started)]
-        events.append(self._event(job, "COMPLETE", "state changed"))
-        try:
-            fired, superseded = conv.resource_finish(
-                job.record["id"], None, self.engine_id, values, events,
-                job.traversal, job.phase, self.graphs.successors(
-                    job.traversal, job.node, job.phase))
-        except exception.ConcurrentTransaction:
-            LOG.warning("Lost the lock of resource %s", job.record["id"])
-            self._unlocked(job.record["id"])
-            return []
-        self._unlocked(job.record["id"])
-        return self._next(job.record, job.traversal, fired, superseded)
-
-    def _job_failed(self, job, exc):
-        reason = "%s: resources.%s: %s" % (type(exc).__name__,
-                                           job.record["name"], exc)
-        if not isinstance(exc, exception.HeatLiteException):
-            LOG.info("Resource %s %s failed: %s", job.record["name"],
-                     job.action, reason)
-        events = [] if job.progress_written else [
-            self._event(job, "IN_PROGRESS", "state changed", job.started)]
-        events.append(self._event(job, "FAILED", reason))
-        conv.resource_release(job.record["id"], self.engine_id, {
-            "action": job.action, "status": "FAILED",
-            "status_reason": reason,
-            "physical_resource_id": job.plugin.resource_id,
-            "rsrc_data": json.dumps(job.plugin.data())}, events)
-        self._unlocked(job.record["id"])
-        return self.stacks.resource_failed(
-            job.record["stack_id"], job.traversal, job.record["id"],
-            "Resource %s failed: %s" % (job.action, reason))
-
-    def _fail_before_start(self, record, node, traversal, action, exc):
-        if not self._lock(record, traversal, action):
-            return []
-        plugin = definitions.plugin_for(record)
-        job = Job(dict(record), node, UPDATE, traversal, action, plugin,
-                  started=models.utcnow())
-        return self._job_failed(job, exc)
-
     # Helpers -------------------------------------------------------------
-    def _lock(self, record, traversal, action, extra=None):
-        with self._active_lock:
-            self._active.add(record["id"])
-        locked = conv.resource_lock(
-            record["id"], record["atomic_key"], self.engine_id, traversal,
-            dict({"action": action, "status": "IN_PROGRESS",
-                  "status_reason": "state changed"}, **(extra or {})))
-        if not locked:
-            self._unlocked(record["id"])
-        return locked
-
-    def _unlocked(self, record_id):
-        with self._active_lock:
-            self._active.discard(record_id)
-
     def _next(self, record, traversal, fired, superseded):
         if superseded:
             return self.retrigger(record["id"])
@@ -546,39 +273,12 @@ class NodeRunner:
             return [(record["stack_id"], traversal, entity, phase)]
         return []
 
-    @staticmethod
-    def _plugin(cls, record, props):
-        """A plugin of class ``cls`` for ``record``, acting for the stack's
-        goal template."""
-        plugin = definitions.plugin_for(record, props)
-        if type(plugin) is not cls:
-            plugin = cls(plugin.name, plugin.type_name, props,
-                         plugin.resource_id, plugin.data(), plugin.stack)
-        plugin.stack["template_id"] = record["stack_template_id"]
-        return plugin
-
-    @staticmethod
-    def _attributes(plugin):
-        """Attribute values cached for get_attr and outputs (``show`` is
-        left out: it may be large and is resolved on demand)."""
-        return {name: plugin.get_attribute(name)
-                for name in plugin.attributes() if name != "show"}
-
-    def _event(self, job, status, reason, when=None):
-        return db_api.event_values(
-            job.record["stack_id"], job.record["name"],
-            job.plugin.resource_id, job.action, status, reason,
-            job.record["type"], when=when)
-
 
 def _uuid():
     return str(uuid.uuid4())
 
 
-EXTERNAL_ID = "external_id"
-
-
 def _adopt(plugin, external_id):
     """Take an existing physical resource instead of creating one."""
-    plugin.data_set(EXTERNAL_ID, external_id)
+    plugin.data_set(actions.EXTERNAL_ID, external_id)
     plugin.resource_id_set(external_id)

@@ -119,6 +119,22 @@ class RecordScope(functions.Scope):
     def file(self, key):
         return self.bound.file(key)
 
+    def facade(self, kind):
+        """``resource_facade``: the parent resource's metadata,
+        deletion_policy or update_policy (None outside a nested stack)."""
+        stack = db_api.stack_get(self.bound.stack_info["id"])
+        if not stack["owner_id"]:
+            return None
+        parent = db_api.stack_get(stack["owner_id"])
+        parent_bound = get(parent["raw_template_id"], stack_info(parent))
+        defn = parent_bound.resources.get(stack["parent_resource_name"])
+        if defn is None:
+            return None
+        if kind == "metadata":
+            return functions.resolve(defn.metadata, RecordScope(
+                parent_bound, {}))
+        return getattr(defn, kind, None)
+
     def reference_id(self, resource_name):
         record = self.records.get(resource_name)
         if record is None or not record.get("physical_resource_id"):
@@ -145,22 +161,34 @@ class RecordScope(functions.Scope):
         return value
 
 
+def resolve_output(bound, records, name):
+    """One output resolved against ``records`` ({name: record}).
+
+    Resolution errors do not fail anything: they are reported as
+    ``output_error`` with a null value, as Heat does.
+    """
+    output = bound.outputs[name]
+    item = {"output_key": name, "description": output.description}
+    try:
+        item["output_value"] = functions.resolve(output.value,
+                                                 RecordScope(bound, records))
+    except exception.HeatLiteException as exc:
+        item["output_value"] = None
+        item["output_error"] = str(exc)
+    return item
+
+
+def current_records(stack):
+    """{name: record} of the stack's current records."""
+    return {r["name"]: dict(r, stack_name=stack["name"])
+            for r in conv.resource_get_all(stack["id"])}
+
+
 def resolve_outputs(stack):
     """The stack's outputs resolved against its current records.
 
     :returns: [{output_key, description, output_value[, output_error]}]
     """
     bound = get(stack["raw_template_id"], stack_info(stack))
-    records = {r["name"]: dict(r, stack_name=stack["name"])
-               for r in conv.resource_get_all(stack["id"])}
-    scope = RecordScope(bound, records)
-    result = []
-    for name, output in bound.outputs.items():
-        item = {"output_key": name, "description": output.description}
-        try:
-            item["output_value"] = functions.resolve(output.value, scope)
-        except exception.HeatLiteException as exc:
-            item["output_value"] = None
-            item["output_error"] = str(exc)
-        result.append(item)
-    return result
+    records = current_records(stack)
+    return [resolve_output(bound, records, name) for name in bound.outputs]

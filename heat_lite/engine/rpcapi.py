@@ -11,13 +11,26 @@ History of ``RPC_API_VERSION``:
   list_events, list_services, resource_versions, stack_cancel_update,
   validate_template, list_template_versions, list_template_functions,
   stack_action.
+* 1.1 - list_stacks takes tag, hidden-tag and global filters;
+  count_stacks, preview_stack, preview_update_stack, get_template,
+  get_environment, get_files, list_outputs, show_output, export_stack,
+  abandon_stack, list_stack_resources takes nested_depth, with_detail
+  and filters; resource_metadata, resource_signal,
+  resource_mark_unhealthy, show_event, list_resource_types,
+  resource_schema, generate_template, get_revision.
+
+Every method of ``EngineAPI`` is a ``call``: the caller waits for the
+answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
+only casts.
 """
 
 from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.0"
+RPC_API_VERSION = "1.1"
+# The worker topic has its own history; 1.0 - check_resources.
+WORKER_API_VERSION = "1.0"
 
 
 class EngineAPI:
@@ -27,8 +40,10 @@ class EngineAPI:
         self._client = rpc.get_client(CONF.engine.topic, RPC_API_VERSION,
                                       timeout=timeout)
 
-    def _call(self, ctxt, method, **kwargs):
-        return self._client.prepare().call(ctxt, method, **kwargs)
+    def _call(self, ctxt, method, version=None, **kwargs):
+        client = self._client.prepare(version=version) if version \
+            else self._client.prepare()
+        return client.call(ctxt, method, **kwargs)
 
     def create_stack(self, ctxt, stack_name, template, params, files,
                      environment, environment_files, args):
@@ -102,13 +117,40 @@ class EngineAPI:
                           resolve_outputs=resolve_outputs)
 
     def list_stacks(self, ctxt, **params):
-        """Return the project's stacks (call); see service.list_stacks."""
+        """Return the project's stacks (call).
+
+        :param params: ``limit``, ``marker``, ``sort_keys``, ``sort_dir``,
+            ``show_deleted``, ``show_nested``, ``show_hidden``,
+            ``global_tenant`` (admin contexts: every project), ``filters``
+            ({public field name: [values]}), ``tags``, ``tags_any``,
+            ``not_tags``, ``not_tags_any`` (lists). 1.1 for the last five.
+        :returns: list of stacks in engine format.
+        :raises Invalid: for a bad marker or filter value.
+        """
         return self._call(ctxt, "list_stacks", params=params)
 
-    def list_stack_resources(self, ctxt, stack_identity):
-        """Return the current record of every resource (call)."""
-        return self._call(ctxt, "list_stack_resources",
-                          stack_identity=stack_identity)
+    def count_stacks(self, ctxt, **params):
+        """Return how many stacks ``list_stacks`` would list without
+        ``limit``/``marker`` (call; 1.1)."""
+        return self._call(ctxt, "count_stacks", version="1.1",
+                          params=params)
+
+    def list_stack_resources(self, ctxt, stack_identity, nested_depth=0,
+                             with_detail=False, filters=None):
+        """Return the current record of every resource (call).
+
+        :param nested_depth: levels of nested stacks to include (1.1).
+        :param with_detail: add ``description`` and ``attributes`` (1.1).
+        :param filters: {name|status|action|type|id|physical_resource_id:
+            [values]} (1.1).
+        """
+        if not (nested_depth or with_detail or filters):
+            return self._call(ctxt, "list_stack_resources",
+                              stack_identity=stack_identity)
+        return self._call(ctxt, "list_stack_resources", version="1.1",
+                          stack_identity=stack_identity,
+                          nested_depth=nested_depth, with_detail=with_detail,
+                          filters=filters)
 
     def describe_stack_resource(self, ctxt, stack_identity, resource_name,
                                 with_attr=None):
@@ -133,13 +175,141 @@ class EngineAPI:
         """Return the engine services and whether they are up (call)."""
         return self._call(ctxt, "list_services")
 
+    # 1.1 ---------------------------------------------------------------
+    def preview_stack(self, ctxt, stack_name, template, params, files,
+                      environment, environment_files, args):
+        """Return the stack a create would make, storing nothing (call).
+
+        :returns: the stack in engine format with ``resources``.
+        """
+        return self._call(ctxt, "preview_stack", version="1.1",
+                          stack_name=stack_name, template=template,
+                          params=params, files=files,
+                          environment=environment,
+                          environment_files=environment_files, args=args)
+
+    def preview_update_stack(self, ctxt, stack_identity, template, params,
+                             files, environment, environment_files, args,
+                             existing=False, show_nested=False):
+        """Return what an update would do to each resource (call).
+
+        :returns: {added, deleted, replaced, unchanged, updated: [resource
+            in engine format]}.
+        """
+        return self._call(ctxt, "preview_update_stack", version="1.1",
+                          stack_identity=stack_identity, template=template,
+                          params=params, files=files,
+                          environment=environment,
+                          environment_files=environment_files, args=args,
+                          existing=existing, show_nested=show_nested)
+
+    def get_template(self, ctxt, stack_identity):
+        """Return the stack's template as submitted (call)."""
+        return self._call(ctxt, "get_template", version="1.1",
+                          stack_identity=stack_identity)
+
+    def get_environment(self, ctxt, stack_identity):
+        """Return the stack's environment, hidden values masked (call)."""
+        return self._call(ctxt, "get_environment", version="1.1",
+                          stack_identity=stack_identity)
+
+    def get_files(self, ctxt, stack_identity):
+        """Return the stack's files map (call)."""
+        return self._call(ctxt, "get_files", version="1.1",
+                          stack_identity=stack_identity)
+
+    def list_outputs(self, ctxt, stack_identity):
+        """Return [{output_key, description}] without values (call)."""
+        return self._call(ctxt, "list_outputs", version="1.1",
+                          stack_identity=stack_identity)
+
+    def show_output(self, ctxt, stack_identity, output_key):
+        """Return one output resolved, with ``output_error`` (call).
+
+        :raises OutputNotFound: for an unknown key.
+        """
+        return self._call(ctxt, "show_output", version="1.1",
+                          stack_identity=stack_identity,
+                          output_key=output_key)
+
+    def export_stack(self, ctxt, stack_identity):
+        """Return the stack's abandon data without deleting it (call)."""
+        return self._call(ctxt, "export_stack", version="1.1",
+                          stack_identity=stack_identity)
+
+    def abandon_stack(self, ctxt, stack_identity):
+        """Return the abandon data and start deleting the stack (call)."""
+        return self._call(ctxt, "abandon_stack", version="1.1",
+                          stack_identity=stack_identity)
+
+    def resource_metadata(self, ctxt, stack_identity, resource_name):
+        """Return the resource's metadata (stored, else the template's)
+        (call)."""
+        return self._call(ctxt, "resource_metadata", version="1.1",
+                          stack_identity=stack_identity,
+                          resource_name=resource_name)
+
+    def resource_signal(self, ctxt, stack_identity, resource_name, details):
+        """Deliver a signal to the resource's plugin, synchronously (call).
+
+        :raises ResourceActionNotSupported: if its type takes no signal.
+        """
+        return self._call(ctxt, "resource_signal", version="1.1",
+                          stack_identity=stack_identity,
+                          resource_name=resource_name, details=details)
+
+    def resource_mark_unhealthy(self, ctxt, stack_identity, resource_name,
+                                mark_unhealthy, resource_status_reason=None):
+        """Set a resource CHECK_FAILED (or back to CHECK_COMPLETE) (call).
+
+        :param resource_name: the name or the physical id.
+        """
+        return self._call(ctxt, "resource_mark_unhealthy", version="1.1",
+                          stack_identity=stack_identity,
+                          resource_name=resource_name,
+                          mark_unhealthy=mark_unhealthy,
+                          resource_status_reason=resource_status_reason)
+
+    def show_event(self, ctxt, stack_identity, resource_name, event_id):
+        """Return one event with its type and properties (call).
+
+        :raises EventNotFound: if the resource has no such event.
+        """
+        return self._call(ctxt, "show_event", version="1.1",
+                          stack_identity=stack_identity,
+                          resource_name=resource_name, event_id=event_id)
+
+    def list_resource_types(self, ctxt, support_status=None, type_name=None,
+                            heat_version=None, with_description=False):
+        """Return the installed resource type names (or {resource_type,
+        description} dicts) matching the filters (call)."""
+        return self._call(ctxt, "list_resource_types", version="1.1",
+                          support_status=support_status, type_name=type_name,
+                          heat_version=heat_version,
+                          with_description=with_description)
+
+    def resource_schema(self, ctxt, type_name, with_description=False):
+        """Return the properties and attributes schema of a type (call)."""
+        return self._call(ctxt, "resource_schema", version="1.1",
+                          type_name=type_name,
+                          with_description=with_description)
+
+    def generate_template(self, ctxt, type_name, template_type="cfn"):
+        """Return a template using every property of a type (call)."""
+        return self._call(ctxt, "generate_template", version="1.1",
+                          type_name=type_name, template_type=template_type)
+
+    def get_revision(self, ctxt):
+        """Return the engine's version string (call)."""
+        return self._call(ctxt, "get_revision", version="1.1")
+
 
 class WorkerAPI:
     """Client of the worker topic: resource checks, always cast."""
 
     def __init__(self):
         self._client = rpc.get_client(CONF.engine.worker_topic,
-                                      RPC_API_VERSION)
+                                      WORKER_API_VERSION)
 
     def check_resources(self, ctxt, stack_id, traversal, nodes):
         """Ask any worker to run graph ``nodes`` of ``traversal`` (cast).

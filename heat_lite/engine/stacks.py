@@ -11,7 +11,7 @@ newer one.
 import logging
 import uuid
 
-from heat_lite.common import exception
+from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
@@ -77,6 +77,7 @@ class StackOps:
                     return None
                 stack = db_api.stack_get(stack["id"])
                 continue
+            notify.stack_event(dict(stack, **values), action, "start")
             self.dispatcher.cast([(stack["id"], traversal, e, p)
                                   for e, p in built.leaves])
             return stack
@@ -152,9 +153,10 @@ class StackOps:
         values = {"status": "COMPLETE", "status_reason": reason}
         if action != "DELETE":
             values["prev_raw_template_id"] = stack["raw_template_id"]
-        conv.stack_finish(stack_id, traversal, values,
-                          [stack_event(stack, action, "COMPLETE", reason)],
-                          purge=True, delete=action == "DELETE")
+        if conv.stack_finish(stack_id, traversal, values,
+                             [stack_event(stack, action, "COMPLETE", reason)],
+                             purge=True, delete=action == "DELETE"):
+            notify.stack_event(stack, action, "end", reason=reason)
 
     def resource_failed(self, stack_id, traversal, record_id, reason):
         """A resource failed in ``traversal``: fail the stack (or, if a
@@ -174,6 +176,7 @@ class StackOps:
         """
         action = stack["action"]
         failed = stack_event(stack, action, "FAILED", reason)
+        notify.stack_event(stack, action, "error", reason=reason)
         if not stack["disable_rollback"] and action in ("CREATE", "UPDATE"):
             self.rollback(stack, events=[failed])
             return

@@ -114,3 +114,36 @@ def event(row, stack):
         "event_time": timestamp(row["created_at"]),
         "stack_identity": identity(stack),
     }
+
+
+def engine_resource(record, stack, required_by=(), detail=False):
+    """A resource in Heat's engine format (previews): action and status
+    apart, identities kept, no links."""
+    result = resource(record, stack, required_by, detail)
+    result["resource_action"] = record["action"]
+    result["resource_status"] = record["status"]
+    return result
+
+
+def stack_preview(stack, bound, resources):
+    """The stack a create would make (``POST /stacks/preview``)."""
+    result = stack_detail(stack, bound)
+    for key in ("stack_status", "stack_status_reason", "deletion_time",
+                "updated_time", "creation_time"):
+        result.pop(key, None)
+    result["id"] = "None"
+    result["resources"] = resources
+    return result
+
+
+def service(svc, up):
+    """An engine service (``GET /services``)."""
+    return {
+        "id": svc["engine_id"], "engine_id": svc["engine_id"],
+        "host": svc["host"], "hostname": svc["hostname"],
+        "binary": svc["binary"], "topic": svc["topic"],
+        "report_interval": svc["report_interval"],
+        "status": "up" if up else "down",
+        "created_at": timestamp(svc["created_at"]),
+        "updated_at": timestamp(svc["updated_at"]),
+        "deleted_at": None}

@@ -12,9 +12,10 @@ replaces it too. Plugins are loaded from the ``heat_lite.resources`` entry
 points (see ``resources.registry``).
 
 ``handle_signal(details)`` runs when the API delivers a signal to a
-resource at rest; it records what it needs with ``data_set`` (stored
-after it returns) and may return a short text that becomes the event
-reason ``"Signal: <text>"``. It raises to refuse the signal.
+resource at rest; it records what it needs with ``data_set`` (and may
+change ``self.metadata``, the resource's metadata map, which the signal
+path sets); both are stored after it returns. It may return the text of
+the SIGNAL event's reason, and raises to refuse the signal.
 """
 
 from heat_lite.common import exception

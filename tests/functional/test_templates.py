@@ -1,6 +1,8 @@
 """The HOT language through the API: functions resolved by the engine on
 real resources, validate, template versions and their errors."""
 
+import json
+
 import requests
 from heatclient import exc as heat_exc
 
@@ -128,3 +130,76 @@ def test_template_errors_name_the_path(deployment, heat):
     exc = _error(lambda: helpers.create(heat, "unknown", missing,
                                         parameters={"p": "x", "q": "y"}))
     assert exc.code == 400 and "(q)" in str(exc)
+
+
+MORE = {
+    "heat_template_version": "wallaby",
+    "parameters": {
+        "cfg": {"type": "json", "default": {"a": {"b": "deep"}}},
+        "env": {"type": "string", "default": "prod",
+                "constraints": [{"allowed_values": ["prod", "dev"]}]},
+    },
+    "conditions": {
+        "prod": {"equals": [{"get_param": "env"}, "prod"]},
+        "both": {"and": [{"not": {"equals": [1, 2]}},
+                         {"or": ["prod", False]}]},
+    },
+    "resources": {
+        "file_user": {"type": "OS::Heat::TestResource", "properties": {
+            "value": {"get_file": "greeting.txt"}}},
+        "child": {"type": "facade.yaml", "metadata": {"role": "db"}},
+    },
+    "outputs": {
+        "file": {"value": {"get_attr": ["file_user", "output"]}},
+        "all_attrs": {"value": {"get_attr": ["file_user"]}},
+        "deep": {"value": {"get_param": ["cfg", "a", "b"]}},
+        "strict": {"value": {"str_replace_strict": {
+            "template": "x-NAME", "params": {"NAME": "y"}}}},
+        "vstrict": {"value": {"str_replace_vstrict": {
+            "template": "x-NAME", "params": {"NAME": "z"}}}},
+        "replaced": {"value": {"map_replace": [
+            {"k1": "v1", "k2": "v2"}, {"keys": {"k1": "K1"},
+                                       "values": {"v2": "V2"}}]}},
+        "perms": {"value": {"repeat": {
+            "for_each": {"<%a%>": [1, 2], "<%b%>": ["x", "y"]},
+            "template": "<%a%>-<%b%>", "permutations": False}}},
+        "concat": {"value": {"list_concat": [[1], [2, 3]]}},
+        "pruned": {"value": [1, {"if": ["prod", 2]},
+                             {"if": [{"not": "prod"}, 3]}]},
+        "both": {"value": {"if": ["both", "yes", "no"]}},
+        "joined": {"value": {"list_join": [",", ["a", "b"], ["c"]]}},
+        "facade": {"value": {"get_attr": ["child", "role"]}},
+    },
+}
+
+FACADE = {
+    "heat_template_version": "2018-08-31",
+    "resources": {},
+    "outputs": {"role": {"value": {"resource_facade": "metadata"}}},
+}
+
+
+def test_more_functions_through_the_api(deployment, heat):
+    files = {"greeting.txt": "hello", "facade.yaml": json.dumps(FACADE)}
+    stack_id = helpers.create(heat, "more", MORE, files=files)
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    stack = heat.stacks.get(stack_id)
+    outputs = {o["output_key"]: o.get("output_value")
+               for o in stack.outputs}
+    errors = {o["output_key"]: o.get("output_error")
+              for o in stack.outputs if o.get("output_error")}
+    assert outputs["file"] == "hello"
+    assert outputs["all_attrs"]["output"] == "hello"
+    assert outputs["deep"] == "deep"
+    assert outputs["strict"] == "x-y"
+    assert outputs["vstrict"] == "x-z"
+    assert outputs["replaced"] == {"K1": "v1", "k2": "V2"}
+    assert outputs["perms"] == ["1-x", "2-y"]
+    assert outputs["concat"] == [1, 2, 3]
+    assert outputs["pruned"] == [1, 2]
+    assert outputs["both"] == "yes"
+    assert outputs["joined"] == "a,b,c"
+    assert outputs["facade"] == {"role": "db"}
+    assert not errors
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")

@@ -32,4 +32,5 @@ class RootController:
                 300, versions_document(raw.host_url + raw.script_name)))
         handler, captured = self._router.match(raw.method, path)
         req = api_request.Request(raw, self._engine)
+        req.authorize(handler.policy_rule, captured.get("tenant"))
         return api_request.to_response(handler(req, **captured))

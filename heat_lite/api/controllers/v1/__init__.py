@@ -1,36 +1,87 @@
-"""The v1 route table: Heat's paths under /v1/{tenant}."""
+"""The v1 route table: Heat's paths under /v1/{tenant}.
+
+Order matters (first match wins): fixed words (``detail``, ``preview``,
+an ARN) before a stack name, and the lookup of ``{name}/<sub-path>``
+before ``{name}/{id}``. ``openapi.build`` turns this table into the
+OpenAPI document.
+"""
 
 from heat_lite.api import router
-from heat_lite.api.controllers.v1 import resources, stacks, templates
+from heat_lite.api.controllers.v1 import (
+    events,
+    resources,
+    services,
+    stack,
+    stacks,
+    templates,
+)
 
-# Paths that exist under a stack name as well as under name/id; a GET or
-# POST there is redirected to the canonical URL.
-_LOOKUP_SUBS = "resources|events|template|actions|environment|files|outputs"
+# Paths that exist under a stack name as well as under name/id; any
+# method there is redirected to the canonical URL (clients re-send).
+LOOKUP_SUBS = ("resources", "events", "template", "actions", "environment",
+               "files", "outputs", "snapshots", "export", "abandon",
+               "preview")
+_ALL = ("GET", "POST", "PUT", "PATCH", "DELETE")
+# An ARN's slashes may arrive quoted (%2F): WSGI servers leave them so.
+_SLASH = r"(?:/|%2[Ff])"
+ARN = (r"arn:openstack:heat::(?P<arn_tenant>[^:/]*):stacks" + _SLASH +
+       r"(?P<name>[^/%]+)" + _SLASH + r"(?P<stack_id>[^/%]+)(?P<sub>/.+)?")
+
+
+def _stack_routes(r, base):
+    r.add(base, GET=stacks.list_stacks, POST=stacks.create_stack)
+    r.add(base + "/detail", GET=stacks.list_stacks_detail)
+    r.add(base + "/preview", POST=stacks.preview_stack)
+    r.add(base + "/" + ARN, **{m: stacks.lookup_arn for m in _ALL})
+    r.add(base + "/{name}", **{m: stacks.lookup for m in _ALL})
+    r.add(base + "/{name}/(?P<sub>(?:%s)(?:/.+)?)" % "|".join(LOOKUP_SUBS),
+          **{m: stacks.lookup for m in _ALL})
+    one = base + "/{name}/{stack_id}"
+    r.add(one, GET=stack.show_stack, PUT=stack.update_stack,
+          PATCH=stack.patch_stack, DELETE=stack.delete_stack)
+    r.add(one + "/preview", PUT=stack.preview_update,
+          PATCH=stack.preview_update_patch)
+    r.add(one + "/abandon", DELETE=stack.abandon_stack)
+    r.add(one + "/export", GET=stack.export_stack)
+    r.add(one + "/template", GET=stack.get_template)
+    r.add(one + "/environment", GET=stack.get_environment)
+    r.add(one + "/files", GET=stack.get_files)
+    r.add(one + "/outputs", GET=stack.list_outputs)
+    r.add(one + "/outputs/{output_key}", GET=stack.show_output)
+    r.add(one + "/actions", POST=stack.stack_action)
+    r.add(one + "/snapshots", GET=stack.snapshots, POST=stack.snapshots)
+    r.add(one + "/snapshots/{snapshot_id}", GET=stack.snapshots,
+          DELETE=stack.snapshots)
+    r.add(one + "/snapshots/{snapshot_id}/restore", POST=stack.snapshots)
+    return one
+
+
+def _resource_routes(r, one):
+    r.add(one + "/resources", GET=resources.list_resources)
+    res = one + "/resources/{resource}"
+    r.add(res, GET=resources.show_resource, PATCH=resources.mark_unhealthy)
+    r.add(res + "/metadata", GET=resources.metadata)
+    r.add(res + "/signal", POST=resources.signal)
+    r.add(res + "/versions", GET=resources.resource_versions)
+    r.add(res + "/events", GET=events.list_resource_events)
+    r.add(res + "/events/{event_id}", GET=events.show_event)
+    r.add(one + "/events", GET=events.list_events)
 
 
 def build():
     r = router.Router()
-    base = "/v1/{tenant}/stacks"
-    r.add(base, GET=stacks.list_stacks, POST=stacks.create_stack)
-    r.add(base + "/detail", GET=stacks.list_stacks)
-    lookup = {m: stacks.lookup for m in ("GET", "POST", "PUT", "PATCH",
-                                         "DELETE")}
-    r.add(base + "/{name}", **lookup)
-    r.add(base + "/{name}/(?P<sub>%s)" % _LOOKUP_SUBS,
-          GET=stacks.lookup, POST=stacks.lookup)
-    one = base + "/{name}/{stack_id}"
-    r.add(one, GET=stacks.show_stack, PUT=stacks.update_stack,
-          PATCH=stacks.patch_stack, DELETE=stacks.delete_stack)
-    r.add(one + "/actions", POST=stacks.stack_action)
-    r.add(one + "/resources", GET=resources.list_resources)
-    r.add(one + "/resources/{resource}", GET=resources.show_resource)
-    r.add(one + "/resources/{resource}/versions",
-          GET=resources.resource_versions)
-    r.add(one + "/resources/{resource}/events",
-          GET=resources.list_resource_events)
-    r.add(one + "/events", GET=resources.list_events)
-    r.add("/v1/{tenant}/validate", POST=templates.validate)
-    r.add("/v1/{tenant}/template_versions", GET=templates.list_versions)
-    r.add("/v1/{tenant}/template_versions/{version}/functions",
+    one = _stack_routes(r, "/v1/{tenant}/stacks")
+    _resource_routes(r, one)
+    top = "/v1/{tenant}"
+    r.add(top + "/validate", POST=templates.validate)
+    r.add(top + "/template_versions", GET=templates.list_versions)
+    r.add(top + "/template_versions/{version}/functions",
           GET=templates.list_functions)
+    r.add(top + "/resource_types", GET=templates.list_resource_types)
+    r.add(top + "/resource_types/{type_name}",
+          GET=templates.resource_schema)
+    r.add(top + "/resource_types/{type_name}/template",
+          GET=templates.generate_template)
+    r.add(top + "/build_info", GET=services.build_info)
+    r.add(top + "/services", GET=services.list_services)
     return r

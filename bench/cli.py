@@ -1,0 +1,257 @@
+"""``python -m bench``: parse the options, run every topology, write the
+outputs (JSON, markdown, PNG) to one folder.
+
+Sizes run in increasing order. An operation that overruns
+``--op-timeout`` is recorded as a timeout, heat_lite is restarted (work
+left in flight would skew later figures) and the larger sizes of that
+shape are skipped: the harness gives up on sizes rather than hang.
+"""
+
+import argparse
+import datetime
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from bench import api, plots, report, scenarios, stats, throughput, topology
+from bench.results import Results
+
+OTHER_SCENARIOS = ("throughput", "resource_group")
+ALL_SCENARIOS = scenarios.SIZE_SCENARIOS + OTHER_SCENARIOS
+HERE = os.path.dirname(os.path.abspath(__file__))
+LOG = logging.getLogger("bench")
+
+# option: (full-run default, --quick value)
+DEFAULTS = {
+    "topology": (["all", "postgresql", "mysql"], ["all"]),
+    "sizes": ("10,100,1000,10000", "10,20"),
+    "concurrent_sizes": ("100,1000", "20"),
+    "throughput_stacks": (100, 8),
+    "throughput_threads": (8, 4),
+    "throughput_seconds": (60.0, 0.0),
+    "group_sizes": ("1000,100", "10,5"),
+}
+
+
+def _ints(text):
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="python -m bench", description="Benchmark heat_lite over its "
+        "REST API in one or more topologies (see bench/README.rst).")
+    p.add_argument("--topology", action="append",
+                   choices=sorted(topology.KINDS),
+                   help="all (heat-lite-all, SQLite), postgresql or mysql "
+                   "(API + engines over RabbitMQ); repeat for several. "
+                   "Default: all three (--quick: all).")
+    p.add_argument("--workers", type=int, default=2,
+                   help="engine worker processes (default 2)")
+    p.add_argument("--sizes", help="stack sizes N, comma separated "
+                   "(default 10,100,1000,10000; --quick: 10,20)")
+    p.add_argument("--shapes", default="flat,chain",
+                   help="flat and/or chain (default both)")
+    p.add_argument("--scenarios", default=",".join(ALL_SCENARIOS),
+                   help="comma separated subset of: %s" %
+                   ", ".join(ALL_SCENARIOS))
+    p.add_argument("--full-max", type=int, default=1000,
+                   help="sizes above this run only the flat create and "
+                   "delete (default 1000)")
+    p.add_argument("--concurrent-sizes",
+                   help="sizes of the concurrent update (default 100,1000)")
+    p.add_argument("--throughput-stacks", type=int,
+                   help="K stacks of 10 resources (default 100)")
+    p.add_argument("--throughput-threads", type=int,
+                   help="T client threads (default 8)")
+    p.add_argument("--throughput-seconds", type=float,
+                   help="keep updating for at least this long (default 60)")
+    p.add_argument("--group-sizes", help="ResourceGroup scale targets "
+                   "from 0 (default 1000,100)")
+    p.add_argument("--op-timeout", type=float, default=300.0,
+                   help="seconds one operation may take before the "
+                   "harness gives up on that size (default 300)")
+    p.add_argument("--out", help="output folder (default "
+                   "bench/results/<timestamp>)")
+    p.add_argument("--render", nargs="+", metavar="RUN_DIR",
+                   help="run nothing: write the tables and plots of "
+                   "earlier runs' results.json together into --out")
+    p.add_argument("--quick", action="store_true",
+                   help="CI mode: all-in-one only, N <= 100, a short "
+                   "throughput run")
+    return p
+
+
+def parse(argv=None):
+    opts = parser().parse_args(argv)
+    for key, (full, quick) in DEFAULTS.items():
+        if getattr(opts, key) is None:
+            setattr(opts, key, quick if opts.quick else full)
+    opts.topology = list(dict.fromkeys(opts.topology))
+    for key in ("sizes", "concurrent_sizes", "group_sizes"):
+        setattr(opts, key, sorted(_ints(getattr(opts, key))))
+    opts.shapes = [s for s in opts.shapes.split(",") if s]
+    opts.scenarios = [s for s in opts.scenarios.split(",") if s]
+    unknown = set(opts.scenarios) - set(ALL_SCENARIOS)
+    if unknown or not set(opts.shapes) <= {"flat", "chain"}:
+        parser().error("unknown scenario or shape: %s" % ", ".join(
+            sorted(unknown) or opts.shapes))
+    if opts.quick and max(opts.sizes) > 100:
+        parser().error("--quick runs sizes up to 100")
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    opts.out = opts.out or os.path.join(HERE, "results", stamp)
+    return opts
+
+
+def run_topology(name, opts, results, data, workroot):
+    """Run every selected scenario on one topology; always stop it."""
+    topo = topology.Topology(name, opts.workers, workroot)
+    try:
+        topo.start()
+    except topology.Unavailable as exc:
+        results.add(name, "all", "-", 0, "skipped", reason=str(exc))
+        return
+    except RuntimeError as exc:
+        # heat_lite itself did not start: say so and go on with the
+        # other topologies.
+        results.add(name, "all", "-", 0, "failed", reason=str(exc)[-2000:])
+        topo.logs(os.path.join(opts.out, "logs"))
+        return
+    try:
+        _run_topology(topo, opts, results)
+        data["topologies"][name] = topo.describe()
+    except Exception as exc:  # noqa: BLE001 - keep the other topologies
+        LOG.exception("Benchmark of %s stopped", name)
+        results.add(name, "all", "-", 0, "failed", reason="%s: %s" % (
+            type(exc).__name__, exc))
+        data["topologies"][name] = topo.describe()
+    finally:
+        topo.stop()
+        topo.logs(os.path.join(opts.out, "logs"))
+
+
+def _run_topology(topo, opts, results):
+    _run_sizes(topo, opts, results)
+    if "throughput" in opts.scenarios:
+        _guarded(topo, throughput.run_throughput, topo, results,
+                 opts.throughput_stacks, opts.throughput_threads,
+                 opts.throughput_seconds, opts.op_timeout)
+    if "resource_group" in opts.scenarios:
+        big, small = max(opts.group_sizes), min(opts.group_sizes)
+        _guarded(topo, throughput.run_resource_group, topo, results, big,
+                 small, opts.op_timeout)
+
+
+def _guarded(topo, fn, *args):
+    try:
+        fn(*args)
+    except (api.OpFailed, api.OpTimeout):
+        topo.restart()
+
+
+def _run_sizes(topo, opts, results):
+    ctx = scenarios.Context(topo, results, opts.scenarios, opts.op_timeout,
+                            opts.full_max, opts.concurrent_sizes)
+    if not ctx.wanted(*scenarios.SIZE_SCENARIOS):
+        return
+    gave_up = {}
+    for n in opts.sizes:
+        for shape in opts.shapes:
+            if shape in gave_up:
+                results.add(topo.name, "all", shape, n, "skipped",
+                            reason="gave up: N=%d overran --op-timeout "
+                            "%.0f s" % (gave_up[shape], opts.op_timeout))
+                continue
+            try:
+                scenarios.run_size(ctx, shape, n)
+            except api.OpTimeout:
+                gave_up[shape] = n
+                topo.restart()
+            except api.OpFailed:
+                # Recorded; start afresh so that whatever the failure
+                # left in flight does not weigh on the next figures.
+                topo.restart()
+
+
+def _meta(opts, started):
+    def _git(*args):
+        try:
+            return subprocess.run(["git", *args], capture_output=True,
+                                  text=True, cwd=HERE,
+                                  timeout=10).stdout.strip()
+        except OSError:
+            return ""
+
+    with open("/proc/meminfo") as f:
+        mem_kb = int(f.readline().split()[1])
+    # BENCH_REVISION names the code measured when the run is made from
+    # an exported tree rather than a git checkout.
+    revision = os.environ.get("BENCH_REVISION")
+    if not revision:
+        revision = _git("rev-parse", "--short", "HEAD") or "unknown"
+        if _git("status", "--porcelain", "--", "heat_lite"):
+            revision += "+local changes"
+    return {"started": started, "argv": sys.argv[1:], "quick": opts.quick,
+            "workers": opts.workers, "sizes": opts.sizes,
+            "shapes": opts.shapes, "scenarios": opts.scenarios,
+            "op_timeout_s": opts.op_timeout, "revision": revision,
+            "cpus": os.cpu_count(), "memory_gib": round(mem_kb / 2**20),
+            "python": sys.version.split()[0]}
+
+
+def render(opts):
+    """Merge earlier runs (e.g. one per topology) into one report."""
+    data = {"topologies": {}, "records": []}
+    for run_dir in opts.render:
+        with open(os.path.join(run_dir, "results.json")) as f:
+            run = json.load(f)
+        data.setdefault("meta", run["meta"])
+        data["meta"].setdefault("merged_from", []).append(run_dir)
+        data["topologies"].update(run["topologies"])
+        data["records"].extend(run["records"])
+    os.makedirs(opts.out, exist_ok=True)
+    results = Results()
+    results.records = data.pop("records")
+    _write(opts, data, results, data["meta"]["elapsed_s"])
+    return 0
+
+
+def main(argv=None):
+    opts = parse(argv)
+    if opts.render:
+        return render(opts)
+    os.makedirs(os.path.join(opts.out, "logs"), exist_ok=True)
+    started = datetime.datetime.now().isoformat(timespec="seconds")
+    data = {"meta": _meta(opts, started), "topologies": {}}
+    results = Results(echo=lambda line: print(line, flush=True))
+    workroot = tempfile.mkdtemp(prefix="heat-lite-bench-")
+    clock = time.monotonic()
+    try:
+        for name in opts.topology:
+            run_topology(name, opts, results, data, workroot)
+    finally:
+        shutil.rmtree(workroot, ignore_errors=True)
+        _write(opts, data, results, time.monotonic() - clock)
+    failed = results.find(status="failed")
+    return 1 if failed else 0
+
+
+def _write(opts, data, results, elapsed):
+    data["meta"]["elapsed_s"] = round(elapsed, 1)
+    data["records"] = results.records
+    data["fits"] = stats.fits(results.records)
+    if plots.available():
+        data["plots"] = plots.write_all(results.records,
+                                        list(data["topologies"]), opts.out)
+    else:
+        data["plots"] = []
+        data["meta"]["plots_skipped"] = ("matplotlib is not installed "
+                                         "(pip install .[bench])")
+    report.write_json(opts.out, data)
+    report.write_markdown(opts.out, data)
+    print("results: %s" % opts.out)

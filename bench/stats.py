@@ -1,0 +1,130 @@
+"""Numbers derived from the records: scaling slopes, percentiles, and
+issue 7's targets checked against the measurements.
+
+The slope is the least-squares fit of log(seconds) against log(N): 1.0
+means the cost per resource is constant (doubling N doubles the time),
+above 1 the per-resource cost grows with the stack, below 1 a fixed
+overhead still dominates the small sizes.
+"""
+
+import math
+
+
+def loglog_slope(points):
+    """Fitted slope of log(y) vs log(x), or None with < 2 sizes."""
+    points = [(x, y) for x, y in points if x > 0 and y and y > 0]
+    if len({x for x, _ in points}) < 2:
+        return None
+    xs = [math.log(x) for x, _ in points]
+    ys = [math.log(y) for _, y in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    return round(sxy / sxx, 3)
+
+
+def percentile(values, pct):
+    """Linear-interpolated percentile (``pct`` in 0..100)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * pct / 100.0
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def latency_summary(seconds):
+    """p50/p90/p99/max in milliseconds, and the request count."""
+    return {"count": len(seconds),
+            **{"p%d" % p: round(percentile(seconds, p) * 1000, 2)
+               for p in (50, 90, 99)},
+            "max": round(max(seconds) * 1000, 2)}
+
+
+def fits(records):
+    """Slope of time vs N for every (topology, scenario, shape) of the
+    size scenarios with at least two sizes."""
+    series = {}
+    for rec in records:
+        if rec["status"] != "ok" or rec["scenario"].startswith(
+                ("throughput", "resource_group")):
+            continue
+        key = (rec["topology"], rec["scenario"], rec["shape"])
+        series.setdefault(key, []).append((rec["n"], rec["seconds"]))
+    out = []
+    for (topology, scenario, shape), points in sorted(series.items()):
+        out.append({"topology": topology, "scenario": scenario,
+                    "shape": shape, "sizes": sorted(n for n, _ in points),
+                    "slope": loglog_slope(points)})
+    return out
+
+
+def _one(records, **match):
+    for rec in records:
+        if rec["status"] == "ok" and all(rec.get(k) == v
+                                         for k, v in match.items()):
+            return rec
+    return None
+
+
+def targets(records, topology):
+    """Issue 7's targets for one topology: (target, measured, met)."""
+    rows = []
+    chain = [r for r in records if r["topology"] == topology
+             and r["shape"] == "chain" and r["scenario"] == "create"
+             and r["status"] == "ok"]
+    if chain:
+        big = max(chain, key=lambda r: r["n"])
+        step = 1000.0 * big["seconds"] / big["n"]
+        rows.append(("chain create <= 5 ms per step (N=%d)" % big["n"],
+                     "%.1f ms" % step, step <= 5))
+    for n, limit in ((1000, 5), (10000, 60)):
+        rec = _one(records, topology=topology, scenario="create",
+                   shape="flat", n=n)
+        if rec:
+            rows.append(("flat %d create <= %d s" % (n, limit),
+                         "%.1f s" % rec["seconds"], rec["seconds"] <= limit))
+    rec = _one(records, topology=topology, scenario="create", shape="flat",
+               n=10000)
+    if rec:
+        rss = max(v for k, v in rec["rss_kb"].items() if k != "api") / 1024
+        rows.append(("flat 10000 engine RSS <= 500 MB", "%.0f MB" % rss,
+                     rss <= 500))
+    rows.extend(_cost_targets(records, topology))
+    for rec in records:
+        if (rec["topology"] == topology and rec["status"] == "ok"
+                and rec["scenario"] == "concurrent_update"):
+            ratio = rec["extra"]["ratio"]
+            rows.append(("concurrent update %s %d <= 1.2x alone" % (
+                rec["shape"], rec["n"]), "%.2fx" % ratio, ratio <= 1.2))
+    rec = _one(records, topology=topology, scenario="throughput_update")
+    if rec:
+        rate = rec["extra"]["stacks_per_second"]
+        rows.append((">= 20 updates/s of 10-resource stacks (%.0f s)" %
+                     rec["seconds"], "%.1f/s" % rate, rate >= 20))
+    return rows
+
+
+def _cost_targets(records, topology):
+    rows = []
+    creates = [r for r in records if r["topology"] == topology
+               and r["scenario"] == "create" and r["status"] == "ok"]
+    if not creates:
+        return rows
+    worst_sql = max(r["per_resource"].get("sql_statements", 0)
+                    for r in creates)
+    worst_cast = max(r["per_resource"].get("rpc_casts", 0) for r in creates)
+    rows.append(("<= 6 SQL statements per resource create (worst N)",
+                 "%.2f" % worst_sql, worst_sql <= 6))
+    rows.append(("<= 1 RPC cast per resource create (worst N)",
+                 "%.2f" % worst_cast, worst_cast <= 1))
+    for fit in fits(creates):
+        if fit["slope"] is not None:
+            # Doubling N multiplies the time by 2 ** slope: within +/-20 %
+            # of 2 means a slope between log2(1.6) and log2(2.4).
+            factor = 2 ** fit["slope"]
+            rows.append(("create %s: 2x N -> 2x time +/-20 %%" %
+                         fit["shape"], "slope %.2f (x%.2f)" % (
+                             fit["slope"], factor), 1.6 <= factor <= 2.4))
+    return rows

@@ -1,0 +1,1 @@
+"""An example third-party resource plugin package for heat_lite."""

@@ -1,0 +1,188 @@
+"""JSON schemas of the v1 API's bodies, for the OpenAPI document.
+
+Response schemas say what clients may rely on (types of every field
+python-heatclient reads, which fields are always there); extra fields are
+allowed. Request schemas say what is accepted; the handlers check the
+same shapes and answer 400 otherwise.
+"""
+
+
+def obj(required=(), additional=True, **props):
+    schema = {"type": "object", "properties": props,
+              "additionalProperties": additional}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def array(items):
+    return {"type": "array", "items": items}
+
+
+def nullable(schema):
+    return dict(schema, nullable=True)
+
+
+STRING = {"type": "string"}
+INTEGER = {"type": "integer"}
+BOOLEAN = {"type": "boolean"}
+ANY_OBJECT = {"type": "object", "additionalProperties": True}
+TIME = nullable(STRING)
+STRINGS = array(STRING)
+LINK = obj(("href", "rel"), href=STRING, rel=STRING)
+LINKS = array(LINK)
+IDENTITY = obj(("tenant", "stack_name", "stack_id", "path"), tenant=STRING,
+               stack_name=STRING, stack_id=STRING, path=STRING)
+
+ERROR = obj(("code", "title", "explanation", "error"),
+            code=INTEGER, title=STRING, explanation=STRING,
+            error=obj(("type", "message"), type=STRING, message=STRING,
+                      traceback=nullable(STRING)))
+
+_STACK_COMMON = dict(
+    id=STRING, links=LINKS, stack_name=STRING, description=STRING,
+    stack_status=STRING, stack_status_reason=STRING, creation_time=TIME,
+    updated_time=TIME, deletion_time=TIME, stack_owner=nullable(STRING),
+    parent=nullable(STRING), stack_user_project_id=nullable(STRING),
+    tags=nullable(STRINGS), project=STRING)
+STACK_SUMMARY = obj(("id", "links", "stack_name", "stack_status",
+                     "creation_time"), **_STACK_COMMON)
+OUTPUT = obj(("output_key",), output_key=STRING,
+             description=nullable(STRING), output_value={},
+             output_error=STRING)
+STACK = obj(("id", "links", "stack_name", "stack_status", "parameters",
+             "disable_rollback"),
+            template_description=STRING,
+            parameters={"type": "object", "additionalProperties": STRING},
+            outputs=array(OUTPUT), disable_rollback=BOOLEAN,
+            timeout_mins=nullable(INTEGER), capabilities=array({}),
+            notification_topics=array({}), **_STACK_COMMON)
+STACK_LIST = obj(("stacks",), stacks=array(STACK_SUMMARY), links=LINKS,
+                 count=INTEGER)
+STACK_CREATED = obj(("stack",), stack=obj(("id", "links"), id=STRING,
+                                          links=LINKS))
+
+ENGINE_RESOURCE = obj(
+    ("resource_name", "resource_action", "resource_status",
+     "resource_type"),
+    resource_name=STRING, resource_action=STRING, resource_status=STRING,
+    resource_status_reason=STRING, resource_type=STRING,
+    physical_resource_id=STRING, resource_identity=IDENTITY,
+    stack_identity=IDENTITY, required_by=STRINGS, properties=ANY_OBJECT,
+    metadata=ANY_OBJECT)
+STACK_PREVIEW = obj(("stack",), stack=obj(
+    ("stack_name", "resources"), stack_name=STRING, parameters=ANY_OBJECT,
+    resources=array({})))
+CHANGES = obj(("resource_changes",), resource_changes=obj(
+    ("added", "deleted", "replaced", "unchanged", "updated"),
+    **{k: array(ENGINE_RESOURCE) for k in (
+        "added", "deleted", "replaced", "unchanged", "updated")}))
+
+RESOURCE = obj(
+    ("resource_name", "logical_resource_id", "physical_resource_id",
+     "resource_type", "resource_status", "links", "required_by"),
+    resource_name=STRING, logical_resource_id=STRING,
+    physical_resource_id=STRING, resource_type=STRING,
+    resource_status=STRING, resource_status_reason=STRING,
+    creation_time=TIME, updated_time=TIME, required_by=STRINGS,
+    links=LINKS, description=STRING, attributes=ANY_OBJECT,
+    parent_resource=STRING)
+EVENT = obj(
+    ("id", "links", "event_time", "resource_name", "resource_status"),
+    id=STRING, links=LINKS, event_time=STRING, resource_name=STRING,
+    logical_resource_id=STRING, physical_resource_id=STRING,
+    resource_status=STRING, resource_status_reason=STRING,
+    resource_type=STRING, resource_properties=ANY_OBJECT)
+SERVICE = obj(("id", "host", "binary", "topic", "status"), id=STRING,
+              engine_id=STRING, host=STRING, hostname=STRING,
+              binary=STRING, topic=STRING, status=STRING,
+              report_interval={"type": "number"}, created_at=TIME,
+              updated_at=TIME, deleted_at=TIME)
+
+# Successful answers, by handler name: (status, schema or None).
+RESPONSES = {
+    "list_stacks": (200, STACK_LIST),
+    "list_stacks_detail": (200, STACK_LIST),
+    "create_stack": (201, STACK_CREATED),
+    "preview_stack": (200, STACK_PREVIEW),
+    "lookup": (302, None),
+    "lookup_arn": (302, None),
+    "show_stack": (200, obj(("stack",), stack=STACK)),
+    "update_stack": (202, None),
+    "patch_stack": (202, None),
+    "preview_update": (200, CHANGES),
+    "preview_update_patch": (200, CHANGES),
+    "delete_stack": (204, None),
+    "abandon_stack": (200, ANY_OBJECT),
+    "export_stack": (200, ANY_OBJECT),
+    "get_template": (200, ANY_OBJECT),
+    "get_environment": (200, ANY_OBJECT),
+    "get_files": (200, {"type": "object", "additionalProperties": STRING}),
+    "list_outputs": (200, obj(("outputs",), outputs=array(OUTPUT))),
+    "show_output": (200, obj(("output",), output=OUTPUT)),
+    "stack_action": (200, None),
+    "snapshots": (200, ANY_OBJECT),
+    "list_resources": (200, obj(("resources",), resources=array(RESOURCE))),
+    "show_resource": (200, obj(("resource",), resource=RESOURCE)),
+    "mark_unhealthy": (200, None),
+    "metadata": (200, obj(("metadata",), metadata={})),
+    "signal": (200, None),
+    "resource_versions": (200, obj(("versions",), versions=array(
+        ANY_OBJECT))),
+    "list_resource_events": (200, obj(("events",), events=array(EVENT))),
+    "list_events": (200, obj(("events",), events=array(EVENT))),
+    "show_event": (200, obj(("event",), event=EVENT)),
+    "validate": (200, ANY_OBJECT),
+    "list_versions": (200, obj(("template_versions",),
+                               template_versions=array(obj(
+                                   ("version", "type"), version=STRING,
+                                   type=STRING, aliases=STRINGS))),),
+    "list_functions": (200, obj(("template_functions",),
+                                template_functions=array(obj(
+                                    ("functions", "description"),
+                                    functions=STRING,
+                                    description=STRING)))),
+    "list_resource_types": (200, obj(("resource_types",),
+                                     resource_types=array({}))),
+    "resource_schema": (200, obj(("resource_type", "properties",
+                                  "attributes"), resource_type=STRING,
+                                 properties=ANY_OBJECT,
+                                 attributes=ANY_OBJECT,
+                                 support_status=ANY_OBJECT)),
+    "generate_template": (200, ANY_OBJECT),
+    "build_info": (200, obj(("api", "engine"),
+                            api=obj(("revision",), revision=STRING),
+                            engine=obj(("revision",), revision=STRING))),
+    "list_services": (200, obj(("services",), services=array(SERVICE))),
+}
+
+_TEMPLATE = {"oneOf": [ANY_OBJECT, STRING]}
+_SOURCES = dict(
+    template=_TEMPLATE, template_url=STRING, parameters=ANY_OBJECT,
+    environment={"oneOf": [ANY_OBJECT, STRING]},
+    environment_files=STRINGS,
+    files={"type": "object", "additionalProperties": STRING},
+    files_container=STRING)
+_OPTIONS = dict(
+    timeout_mins={"type": "integer", "minimum": 0},
+    disable_rollback=BOOLEAN, tags={"oneOf": [STRING, STRINGS]})
+CREATE_BODY = obj(("stack_name",), additional=False,
+                  stack_name={"type": "string", "minLength": 1},
+                  adopt_stack_data=STRING, **_SOURCES, **_OPTIONS)
+UPDATE_BODY = obj(additional=False, clear_parameters=STRINGS,
+                  converge=BOOLEAN, existing=BOOLEAN, stack_name=STRING,
+                  adopt_stack_data=STRING, **_SOURCES, **_OPTIONS)
+# Request bodies, by handler name.
+REQUESTS = {
+    "create_stack": CREATE_BODY, "preview_stack": CREATE_BODY,
+    "update_stack": UPDATE_BODY, "patch_stack": UPDATE_BODY,
+    "preview_update": UPDATE_BODY, "preview_update_patch": UPDATE_BODY,
+    "validate": obj(**_SOURCES),
+    "stack_action": dict(obj(additional=False, **{a: {} for a in (
+        "suspend", "resume", "check", "cancel_update",
+        "cancel_without_rollback")}), minProperties=1, maxProperties=1),
+    "mark_unhealthy": obj(("mark_unhealthy",), additional=False,
+                          mark_unhealthy=BOOLEAN,
+                          resource_status_reason=STRING),
+    "signal": {},
+}

@@ -1,0 +1,90 @@
+"""Notifications: ``orchestration.stack.<action>.start|end|error``.
+
+The engine emits one oslo.messaging notification when a stack traversal
+starts, completes and fails, with the payload keys Heat uses
+(``tenant_id``, ``user_id``, ``stack_id``, ``stack_identity``,
+``stack_name``, ``state``, ``state_reason``, ``create_at``,
+``updated_at``, ``tags``, ``description``). They go through
+``[oslo_messaging_notifications]``: no driver configured (the default)
+means nothing is sent; ``driver = messagingv2`` sends them on the same
+transport as RPC unless ``[oslo_messaging_notifications] transport_url``
+says otherwise. Sending never fails the operation that triggered it.
+"""
+
+import json
+import logging
+import socket
+import threading
+
+import oslo_messaging as messaging
+
+from heat_lite import conf
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+PUBLISHER = "orchestration"
+_LOCK = threading.Lock()
+_STATE = {"notifier": None}
+
+
+def _notifier():
+    with _LOCK:
+        if _STATE["notifier"] is None:
+            transport = messaging.get_notification_transport(CONF)
+            host = CONF.host or socket.gethostname()
+            _STATE["notifier"] = messaging.Notifier(
+                transport, publisher_id="%s.%s" % (PUBLISHER, host))
+        return _STATE["notifier"]
+
+
+def cleanup():
+    """Forget the notifier (tests switching configuration)."""
+    with _LOCK:
+        _STATE["notifier"] = None
+
+
+def _time(value):
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
+
+
+def stack_payload(stack, action, status, reason, description=None):
+    """Heat's notification body for a stack row in state action_status."""
+    tags = json.loads(stack["tags"]) if stack.get("tags") else None
+    return {
+        "tenant_id": stack["tenant"], "user_id": stack.get("username"),
+        "stack_id": stack["id"], "stack_name": stack["name"],
+        "stack_identity": "arn:openstack:heat::%s:stacks/%s/%s" % (
+            stack["tenant"], stack["name"], stack["id"]),
+        "state": "%s_%s" % (action, status), "state_reason": reason,
+        "create_at": _time(stack.get("created_at")),
+        "updated_at": _time(stack.get("updated_at")),
+        "tags": tags, "description": description,
+    }
+
+
+def stack_event(stack, action, phase, status=None, reason=None):
+    """Send ``orchestration.stack.<action>.<phase>`` for a stack row.
+
+    :param phase: ``start``, ``end`` or ``error`` (the last at ERROR
+        priority).
+    """
+    status = status or {"start": "IN_PROGRESS", "end": "COMPLETE",
+                        "error": "FAILED"}[phase]
+    reason = reason or "Stack %s %s" % (action, {
+        "start": "started", "end": "completed successfully",
+        "error": "failed"}[phase])
+    try:
+        notifier = _notifier()
+        if not notifier.is_enabled():
+            return
+        payload = stack_payload(stack, action, status, reason)
+        ctxt = {"project_id": stack["tenant"],
+                "user_id": stack.get("username")}
+        event_type = "%s.stack.%s.%s" % (PUBLISHER, action.lower(), phase)
+        if phase == "error":
+            notifier.error(ctxt, event_type, payload)
+        else:
+            notifier.info(ctxt, event_type, payload)
+    except Exception:  # noqa: BLE001 - a notification never fails a stack
+        LOG.exception("Could not send a notification for stack %s",
+                      stack.get("id"))

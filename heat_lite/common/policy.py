@@ -1,0 +1,155 @@
+"""Who may do what: oslo.policy rules in code, Heat's rule names.
+
+Defaults:
+
+* an admin (role ``admin``) may do everything, in every project, and
+  list every project's stacks with ``global_tenant``;
+* a caller whose only role in the project is ``reader`` may read the
+  project's stacks but change nothing;
+* everyone else may read and change the stacks of their own project.
+
+(The API's authentication already refuses a URL project that is not the
+caller's, unless the caller is admin; the rules check it again.) An
+operator overrides any rule in ``[oslo_policy] policy_file``;
+``oslopolicy-sample-generator --namespace heat_lite`` prints them all.
+"""
+
+import threading
+
+from oslo_policy import policy
+
+from heat_lite import conf
+from heat_lite.common import exception
+
+CONF = conf.CONF
+_LOCK = threading.Lock()
+_STATE = {"enforcer": None}
+
+ADMIN = "role:admin"
+OWNER = "project_id:%(project_id)s"
+# Someone who is not only a reader: any other role, or none at all.
+NOT_READER_ONLY = "not role:reader or role:member or role:admin"
+
+_BASE = [
+    policy.RuleDefault("context_is_admin", ADMIN,
+                       description="Decides what an admin is."),
+    policy.RuleDefault("project_reader",
+                       "rule:context_is_admin or " + OWNER,
+                       description="May read the project's stacks."),
+    policy.RuleDefault("project_writer",
+                       "rule:context_is_admin or (%s and (%s))" % (
+                           OWNER, NOT_READER_ONLY),
+                       description="May change the project's stacks."),
+]
+
+# (name, check, description, [(method, path)]) of every operation.
+_READ, _WRITE, _ADMIN = ("rule:project_reader", "rule:project_writer",
+                         "rule:context_is_admin")
+_STACK = "/v1/{tenant_id}/stacks/{stack_name}/{stack_id}"
+_RESOURCE = _STACK + "/resources/{resource_name}"
+_OPERATIONS = [
+    ("stacks:index", _READ, "List stacks.", "GET", "/v1/{tenant_id}/stacks"),
+    ("stacks:detail", _READ, "List stacks in detail.", "GET",
+     "/v1/{tenant_id}/stacks/detail"),
+    ("stacks:global_index", _ADMIN, "List the stacks of every project.",
+     "GET", "/v1/{tenant_id}/stacks?global_tenant=true"),
+    ("stacks:create", _WRITE, "Create a stack.", "POST",
+     "/v1/{tenant_id}/stacks"),
+    ("stacks:preview", _READ, "Preview a stack.", "POST",
+     "/v1/{tenant_id}/stacks/preview"),
+    ("stacks:lookup", _READ, "Find a stack by name, id or ARN.", "GET",
+     "/v1/{tenant_id}/stacks/{stack_identity}"),
+    ("stacks:show", _READ, "Show a stack.", "GET", _STACK),
+    ("stacks:update", _WRITE, "Update a stack.", "PUT", _STACK),
+    ("stacks:update_patch", _WRITE, "Update a stack (PATCH).", "PATCH",
+     _STACK),
+    ("stacks:preview_update", _READ, "Preview an update.", "PUT",
+     _STACK + "/preview"),
+    ("stacks:preview_update_patch", _READ, "Preview an update (PATCH).",
+     "PATCH", _STACK + "/preview"),
+    ("stacks:delete", _WRITE, "Delete a stack.", "DELETE", _STACK),
+    ("stacks:abandon", _WRITE, "Abandon a stack.", "DELETE",
+     _STACK + "/abandon"),
+    ("stacks:export", _READ, "Export a stack.", "GET", _STACK + "/export"),
+    ("stacks:template", _READ, "Show a stack's template.", "GET",
+     _STACK + "/template"),
+    ("stacks:environment", _READ, "Show a stack's environment.", "GET",
+     _STACK + "/environment"),
+    ("stacks:files", _READ, "Show a stack's files.", "GET",
+     _STACK + "/files"),
+    ("stacks:list_outputs", _READ, "List a stack's outputs.", "GET",
+     _STACK + "/outputs"),
+    ("stacks:show_output", _READ, "Show an output.", "GET",
+     _STACK + "/outputs/{output_key}"),
+    ("stacks:snapshot", _WRITE, "Snapshots (not supported).", "POST",
+     _STACK + "/snapshots"),
+    ("actions:action", _WRITE, "Suspend, resume, check or cancel.", "POST",
+     _STACK + "/actions"),
+    ("resource:index", _READ, "List resources.", "GET",
+     _STACK + "/resources"),
+    ("resource:show", _READ, "Show a resource.", "GET", _RESOURCE),
+    ("resource:metadata", _READ, "Show a resource's metadata.", "GET",
+     _RESOURCE + "/metadata"),
+    ("resource:signal", _WRITE, "Signal a resource.", "POST",
+     _RESOURCE + "/signal"),
+    ("resource:mark_unhealthy", _WRITE, "Mark a resource (un)healthy.",
+     "PATCH", _RESOURCE),
+    ("events:index", _READ, "List events.", "GET", _STACK + "/events"),
+    ("events:show", _READ, "Show an event.", "GET",
+     _RESOURCE + "/events/{event_id}"),
+    ("stacks:validate_template", _READ, "Validate a template.", "POST",
+     "/v1/{tenant_id}/validate"),
+    ("stacks:list_template_versions", _READ, "List template versions.",
+     "GET", "/v1/{tenant_id}/template_versions"),
+    ("stacks:list_template_functions", _READ, "List template functions.",
+     "GET", "/v1/{tenant_id}/template_versions/{version}/functions"),
+    ("stacks:list_resource_types", _READ, "List resource types.", "GET",
+     "/v1/{tenant_id}/resource_types"),
+    ("stacks:resource_schema", _READ, "Show a resource type.", "GET",
+     "/v1/{tenant_id}/resource_types/{type_name}"),
+    ("stacks:generate_template", _READ, "Template of a resource type.",
+     "GET", "/v1/{tenant_id}/resource_types/{type_name}/template"),
+    ("build_info:build_info", _READ, "Show build information.", "GET",
+     "/v1/{tenant_id}/build_info"),
+    ("service:index", _ADMIN, "List engine services.", "GET",
+     "/v1/{tenant_id}/services"),
+]
+
+
+def list_rules():
+    """Every default rule (entry point ``oslo.policy.policies``)."""
+    rules = list(_BASE)
+    for name, check, description, method, path in _OPERATIONS:
+        rules.append(policy.DocumentedRuleDefault(
+            name=name, check_str=check, description=description,
+            operations=[{"method": method, "path": path}]))
+    return rules
+
+
+def get_enforcer():
+    """The process's Enforcer (entry point ``oslo.policy.enforcer``)."""
+    with _LOCK:
+        if _STATE["enforcer"] is None:
+            enforcer = policy.Enforcer(CONF)
+            enforcer.register_defaults(list_rules())
+            _STATE["enforcer"] = enforcer
+        return _STATE["enforcer"]
+
+
+def reset():
+    with _LOCK:
+        _STATE["enforcer"] = None
+
+
+def authorize(ctxt, rule, project_id):
+    """Check ``rule`` for ``ctxt`` on a target in ``project_id``.
+
+    :raises Forbidden: if the policy says no.
+    """
+    target = {"project_id": project_id, "tenant_id": project_id}
+    try:
+        allowed = get_enforcer().enforce(rule, target, ctxt)
+    except policy.InvalidScope:
+        allowed = False
+    if not allowed:
+        raise exception.Forbidden(action=rule)

@@ -1,0 +1,241 @@
+"""Running one resource action: the plugin's handler, non-blocking
+polling of ``check_*_complete``, ``post-*`` hooks, and the transaction that
+finishes the node (or fails it). Mixed into ``check.NodeRunner``.
+"""
+
+import dataclasses
+import functools
+import json
+import logging
+from typing import Any
+
+from heat_lite.common import exception
+from heat_lite.db import api as db_api
+from heat_lite.db import convergence as conv
+from heat_lite.db import models
+from heat_lite.engine import definitions, hooks
+from heat_lite.engine.planner import UPDATE
+from heat_lite.resources import base
+
+LOG = logging.getLogger(__name__)
+
+EXTERNAL_ID = "external_id"
+
+
+@dataclasses.dataclass
+class Job:
+    """One resource action in flight (possibly polled over time)."""
+
+    record: dict
+    node: int
+    phase: str
+    traversal: str
+    action: str
+    plugin: Any
+    cookie: Any = None
+    check: Any = None
+    started: Any = None
+    progress_written: bool = False
+    post_hook_done: bool = False
+    values: dict = dataclasses.field(default_factory=dict)
+
+
+class ActionRunner:
+    """Actions and locks; needs ``engine_id``, ``stacks``, ``graphs``,
+    ``scheduler`` and ``_active`` from the runner."""
+
+    # Running and polling actions -----------------------------------------
+    def _start(self, job, handle, on_replace=None):
+        """Run the plugin's handler, then poll it to completion.
+
+        :param on_replace: what to do if the handler raises UpdateReplace.
+        """
+        record_id = job.record["id"]
+        job.plugin.lookup_resource_data = functools.partial(
+            db_api.resource_data_by_name, job.record["stack_id"])
+        job.plugin.on_resource_id = lambda physical_id: \
+            conv.resource_progress(record_id, self.engine_id, {
+                "physical_resource_id": physical_id})
+        try:
+            job.cookie = handle()
+        except base.UpdateReplace:
+            if on_replace is None:
+                raise
+            return on_replace()
+        except Exception as exc:  # noqa: BLE001 - plugin failures
+            return self._job_failed(job, exc)
+        return self._poll(job)
+
+    def _poll(self, job):
+        delay = job.plugin.default_poll_interval
+        try:
+            done = job.check(job.cookie) if job.check else True
+        except base.PollDelay as wait:
+            done, delay = False, wait.seconds
+        except Exception as exc:  # noqa: BLE001 - plugin failures
+            return self._job_failed(job, exc)
+        if done:
+            try:
+                return self._job_done(job)
+            except Exception as exc:  # noqa: BLE001 - never keep the lock
+                LOG.exception("Finishing %s of resource %s failed",
+                              job.action, job.record["id"])
+                return self._job_failed(job, exc)
+        if self._abandoned(job):
+            return self._job_failed(job, exception.ActionAborted(
+                action=job.action))
+        self._write_progress(job)
+        self.scheduler.later(delay, lambda: self._poll(job))
+        return []
+
+    @staticmethod
+    def _abandoned(job):
+        """True when nobody waits for this action any more: the stack is
+        being deleted by a newer traversal, or its traversal failed, was
+        cancelled or timed out. (A newer update lets it finish.)"""
+        state = db_api.stack_state(job.record["stack_id"])
+        if state is None:
+            return True
+        traversal, action, status = state
+        if traversal == job.traversal:
+            return False
+        return (action == "DELETE" and job.action != "DELETE") or \
+            status == "FAILED"
+
+    def _write_progress(self, job):
+        plugin = job.plugin
+        if job.progress_written and not (plugin.resource_id_changed
+                                         or plugin.data_changed):
+            return
+        events = [] if job.progress_written else [
+            self._event(job, "IN_PROGRESS", "state changed", job.started)]
+        conv.resource_progress(job.record["id"], self.engine_id, {
+            "physical_resource_id": plugin.resource_id,
+            "rsrc_data": json.dumps(plugin.data())}, events)
+        plugin.resource_id_changed = plugin.data_changed = False
+        job.progress_written = True
+
+    def _held(self, record, traversal, node, phase, hook, action):
+        """Wait at a ``pre-*`` hook: re-run the node until it is cleared.
+        """
+        if hook not in hooks.configured(record) or not hooks.hold(
+                record, traversal, hook, action,
+                (record["action"], record["status"])):
+            return False
+        self.scheduler.later(hooks.POLL_SECONDS, lambda: self.run(
+            record["stack_id"], traversal, node, phase))
+        return True
+
+    def _job_done(self, job):
+        """The action finished; wait at a ``post-*`` hook, then finish."""
+        hook = "post-" + job.action.lower()
+        if hook in hooks.configured(job.record) and not job.post_hook_done:
+            record = conv.resource_load(job.record["id"])
+            if record is not None and hooks.hold(
+                    record, job.traversal, hook, job.action,
+                    (job.action, "COMPLETE")):
+                self._write_progress(job)
+                return self._after_post_hook(job, hook)
+        return self._finish_job(job)
+
+    def _after_post_hook(self, job, hook):
+        if hooks.cleared(job.record["id"], hook, job.traversal) or \
+                self._abandoned(job):
+            job.post_hook_done = True
+            return self._finish_job(job)
+        self.scheduler.later(hooks.POLL_SECONDS,
+                             lambda: self._after_post_hook(job, hook))
+        return []
+
+    def _finish_job(self, job):
+        plugin = job.plugin
+        values = dict(job.values, action=job.action, status="COMPLETE",
+                      status_reason="state changed",
+                      physical_resource_id=plugin.resource_id,
+                      rsrc_data=json.dumps(plugin.data()))
+        if job.phase == UPDATE:
+            values["attr_data"] = json.dumps(self._attributes(plugin))
+            values["role"] = "current"
+        events = [] if job.progress_written else [
+            self._event(job, "IN_PROGRESS", "state changed", job.started)]
+        events.append(self._event(job, "COMPLETE", "state changed"))
+        try:
+            fired, superseded = conv.resource_finish(
+                job.record["id"], None, self.engine_id, values, events,
+                job.traversal, job.phase, self.graphs.successors(
+                    job.traversal, job.node, job.phase))
+        except exception.ConcurrentTransaction:
+            LOG.warning("Lost the lock of resource %s", job.record["id"])
+            self._unlocked(job.record["id"])
+            return []
+        self._unlocked(job.record["id"])
+        return self._next(job.record, job.traversal, fired, superseded)
+
+    def _job_failed(self, job, exc):
+        reason = "%s: resources.%s: %s" % (type(exc).__name__,
+                                           job.record["name"], exc)
+        if not isinstance(exc, exception.HeatLiteException):
+            LOG.info("Resource %s %s failed: %s", job.record["name"],
+                     job.action, reason)
+        events = [] if job.progress_written else [
+            self._event(job, "IN_PROGRESS", "state changed", job.started)]
+        events.append(self._event(job, "FAILED", reason))
+        conv.resource_release(job.record["id"], self.engine_id, {
+            "action": job.action, "status": "FAILED",
+            "status_reason": reason,
+            "physical_resource_id": job.plugin.resource_id,
+            "rsrc_data": json.dumps(job.plugin.data())}, events)
+        self._unlocked(job.record["id"])
+        return self.stacks.resource_failed(
+            job.record["stack_id"], job.traversal, job.record["id"],
+            "Resource %s failed: %s" % (job.action, reason))
+
+    def _fail_before_start(self, record, node, traversal, action, exc):
+        if not self._lock(record, traversal, action):
+            return []
+        plugin = definitions.plugin_for(record)
+        job = Job(dict(record), node, UPDATE, traversal, action, plugin,
+                  started=models.utcnow())
+        return self._job_failed(job, exc)
+
+    def _lock(self, record, traversal, action, extra=None):
+        with self._active_lock:
+            self._active.add(record["id"])
+        locked = conv.resource_lock(
+            record["id"], record["atomic_key"], self.engine_id, traversal,
+            dict({"action": action, "status": "IN_PROGRESS",
+                  "status_reason": "state changed"}, **(extra or {})))
+        if not locked:
+            self._unlocked(record["id"])
+        return locked
+
+    def _unlocked(self, record_id):
+        with self._active_lock:
+            self._active.discard(record_id)
+
+    @staticmethod
+    def _plugin(cls, record, props):
+        """A plugin of class ``cls`` for ``record``, acting for the stack's
+        goal template."""
+        plugin = definitions.plugin_for(record, props)
+        if type(plugin) is not cls:
+            plugin = cls(plugin.name, plugin.type_name, props,
+                         plugin.resource_id, plugin.data(), plugin.stack)
+        plugin.stack["template_id"] = record["stack_template_id"]
+        return plugin
+
+    @staticmethod
+    def _attributes(plugin):
+        """Attribute values cached for get_attr and outputs (``show`` is
+        left out: it may be large and is resolved on demand)."""
+        return {name: plugin.get_attribute(name)
+                for name in plugin.attributes() if name != "show"}
+
+    def _event(self, job, status, reason, when=None):
+        return db_api.event_values(
+            job.record["stack_id"], job.record["name"],
+            job.plugin.resource_id, job.action, status, reason,
+            job.record["type"], when=when)
+
+
+

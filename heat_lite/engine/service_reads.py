@@ -1,0 +1,256 @@
+"""The reading half of the engine endpoint: stacks, their templates,
+outputs, resources and events, in Heat's engine format.
+
+Mixed into ``service.EngineService``; nothing here writes.
+"""
+
+import json
+
+from heat_lite import conf
+from heat_lite.common import exception, states
+from heat_lite.db import api as db_api
+from heat_lite.db import convergence as conv
+from heat_lite.engine import definitions, views
+from heat_lite.engine.service_base import (
+    bound_template,
+    expected,
+    find_record,
+    find_stack,
+    records_by_name,
+    required_by,
+)
+
+CONF = conf.CONF
+# Public filter names of the stack list → stack columns.
+_STACK_FILTERS = {
+    "id": "id", "name": "name", "stack_name": "name", "action": "action",
+    "tenant": "tenant", "username": "username", "stack_owner": "username",
+    "owner_id": "owner_id", "parent": "owner_id",
+    "stack_status_reason": "status_reason",
+    "disable_rollback": "disable_rollback", "timeout_mins": "timeout",
+    "stack_user_project_id": "tenant"}
+_STATUS_FILTERS = ("status", "stack_status")
+RESOURCE_FILTERS = ("name", "status", "action", "type", "id",
+                    "physical_resource_id")
+
+
+def _split_status(values, filters):
+    """``CREATE_FAILED`` filters action CREATE and status FAILED."""
+    for value in values:
+        action, sep, status = str(value).rpartition("_")
+        filters.setdefault("status", []).append(status)
+        if sep:
+            filters.setdefault("action", []).append(action)
+
+
+def _typed(column, value):
+    if column == "disable_rollback":
+        if str(value).lower() not in ("true", "false"):
+            raise exception.Invalid(message='Unrecognized value "%s" for '
+                                    '"disable_rollback", acceptable values '
+                                    'are: true, false.' % value)
+        return str(value).lower() == "true"
+    if column == "timeout":
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise exception.Invalid(message="Invalid timeout_mins %s" %
+                                    value) from None
+    return value
+
+
+def stack_filters(public):
+    """{column: [values]} of the list's public filters (unknown keys are
+    ignored, as Heat does)."""
+    filters = {}
+    for key, values in (public or {}).items():
+        values = values if isinstance(values, list) else [values]
+        if key in _STATUS_FILTERS:
+            _split_status(values, filters)
+        elif key in _STACK_FILTERS:
+            column = _STACK_FILTERS[key]
+            filters.setdefault(column, []).extend(
+                _typed(column, v) for v in values)
+    return filters
+
+
+class ReadEndpoint:
+    """Stack, output, resource and event reads."""
+
+    @staticmethod
+    def _list_args(ctxt, params):
+        global_tenant = params.get("global_tenant") and ctxt.is_admin
+        return {
+            "tenant": None if global_tenant else ctxt.project_id,
+            "show_deleted": bool(params.get("show_deleted")),
+            "show_nested": bool(params.get("show_nested")),
+            "filters": stack_filters(params.get("filters")),
+            "tags": params.get("tags"), "tags_any": params.get("tags_any"),
+            "not_tags": params.get("not_tags"),
+            "not_tags_any": params.get("not_tags_any"),
+            "hidden_tags": (None if params.get("show_hidden")
+                            else list(CONF.hidden_stack_tags) or None)}
+
+    @expected
+    def list_stacks(self, ctxt, params):
+        rows = db_api.stack_get_all(
+            limit=params.get("limit"), marker=params.get("marker"),
+            sort_keys=params.get("sort_keys"),
+            sort_dir=params.get("sort_dir") or "desc",
+            **self._list_args(ctxt, params))
+        return [views.stack_summary(r) for r in rows]
+
+    @expected
+    def count_stacks(self, ctxt, params):
+        return db_api.stack_count_all(**self._list_args(ctxt, params))
+
+    @expected
+    def show_stack(self, ctxt, stack_identity, resolve_outputs=True):
+        stack = find_stack(ctxt, stack_identity)
+        bound = bound_template(stack)
+        outputs = None
+        if resolve_outputs and not (stack["action"] == "DELETE"
+                                    and stack["status"] == "COMPLETE"):
+            records = records_by_name(stack)
+            outputs = [definitions.resolve_output(bound, records, name)
+                       for name in bound.outputs]
+        return views.stack_detail(stack, bound, outputs)
+
+    @expected
+    def list_outputs(self, ctxt, stack_identity):
+        bound = bound_template(find_stack(ctxt, stack_identity))
+        return [{"output_key": name, "description": output.description}
+                for name, output in bound.outputs.items()]
+
+    @expected
+    def show_output(self, ctxt, stack_identity, output_key):
+        stack = find_stack(ctxt, stack_identity)
+        bound = bound_template(stack)
+        if output_key not in bound.outputs:
+            raise exception.OutputNotFound(key=output_key)
+        return definitions.resolve_output(bound, records_by_name(stack),
+                                          output_key)
+
+    @expected
+    def get_template(self, ctxt, stack_identity):
+        stack = find_stack(ctxt, stack_identity)
+        return db_api.raw_template_get(stack["raw_template_id"])["template"]
+
+    @expected
+    def get_environment(self, ctxt, stack_identity):
+        env = bound_template(find_stack(ctxt, stack_identity)
+                             ).environment_display()
+        env.pop("parameter_merge_strategies", None)
+        return env
+
+    @expected
+    def get_files(self, ctxt, stack_identity):
+        stack = find_stack(ctxt, stack_identity)
+        return db_api.raw_template_get(stack["raw_template_id"])["files"]
+
+    # Resources -----------------------------------------------------------
+    @expected
+    def list_stack_resources(self, ctxt, stack_identity, nested_depth=0,
+                             with_detail=False, filters=None):
+        stack = find_stack(ctxt, stack_identity)
+        deps = required_by(stack)
+        descriptions = self._descriptions(stack) if with_detail else {}
+        result = []
+        for record in conv.resource_get_all(stack["id"]):
+            if not _matches(record, filters or {}):
+                continue
+            item = views.resource(record, stack, deps.get(record["name"], ()),
+                                  detail=with_detail)
+            if with_detail:
+                item["description"] = descriptions.get(record["name"], "")
+            result.append(item)
+        return result
+
+    @staticmethod
+    def _descriptions(stack):
+        try:
+            bound = bound_template(stack)
+        except exception.HeatLiteException:
+            return {}
+        return {n: d.description or "" for n, d in bound.resources.items()}
+
+    @expected
+    def describe_stack_resource(self, ctxt, stack_identity, resource_name,
+                                with_attr=None):
+        stack = find_stack(ctxt, stack_identity)
+        record = find_record(stack, resource_name)
+        deps = required_by(stack).get(resource_name, ())
+        result = views.resource(record, stack, deps, detail=True)
+        result["description"] = self._descriptions(stack).get(
+            resource_name, "")
+        if with_attr:
+            plugin = definitions.plugin_for(record)
+            for name in with_attr:
+                result["attributes"].setdefault(
+                    name, plugin.get_attribute(name))
+        return result
+
+    @expected
+    def resource_versions(self, ctxt, stack_identity, resource_name):
+        stack = find_stack(ctxt, stack_identity)
+        versions = conv.resource_versions(stack["id"], resource_name)
+        if not versions:
+            raise exception.ResourceNotFound(resource_name=resource_name,
+                                             stack_name=stack["name"])
+        return [views.record_version(v) for v in versions]
+
+    # Events --------------------------------------------------------------
+    @expected
+    def list_events(self, ctxt, stack_identity, resource_name=None,
+                    params=None):
+        params = params or {}
+        stack = find_stack(ctxt, stack_identity)
+        rows = db_api.event_get_all(
+            stack["id"], resource_name=resource_name,
+            limit=params.get("limit"), marker=params.get("marker"),
+            sort_dir=params.get("sort_dir") or "asc",
+            sort_keys=params.get("sort_keys"),
+            filters=params.get("filters"))
+        events = [views.event(r, stack) for r in rows]
+        if params.get("nested_depth") is not None:
+            # No nested stacks yet: every event's root is this stack.
+            for event in events:
+                event["root_stack_identity"] = views.identity(stack)
+        return events
+
+    @expected
+    def show_event(self, ctxt, stack_identity, resource_name, event_id):
+        stack = find_stack(ctxt, stack_identity)
+        row = db_api.event_get(stack["id"], event_id)
+        if resource_name is not None and row["resource_name"] != \
+                resource_name:
+            raise exception.EventNotFound(event_id=event_id)
+        return views.event(row, stack)
+
+
+def _matches(record, filters):
+    """Whether a record passes the resource list filters (OR within a
+    key, AND across keys)."""
+    fields = {"name": [record["name"]], "action": [record["action"]],
+              "status": [record["status"],
+                         states.joined(record["action"], record["status"])],
+              "type": [record["type"]], "id": [record["uuid"]],
+              "physical_resource_id": [record["physical_resource_id"]]}
+    for key, values in filters.items():
+        values = values if isinstance(values, list) else [values]
+        if not set(fields[key]) & set(values):
+            return False
+    return True
+
+
+def resource_metadata(stack, record):
+    """Stored metadata, else the template's resolved against the current
+    records."""
+    if record.get("rsrc_metadata"):
+        return json.loads(record["rsrc_metadata"])
+    bound = bound_template(stack)
+    defn = bound.resources.get(record["name"])
+    if defn is None:
+        return {}
+    return defn.resolve_metadata(definitions.RecordScope(
+        bound, records_by_name(stack)))

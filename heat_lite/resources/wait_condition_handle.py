@@ -1,0 +1,184 @@
+"""OS::Heat::WaitConditionHandle: where servers report that they are ready.
+
+A server (or anything else) POSTs a signal to the handle's URL, which the
+API delivers to ``handle_signal``; the handle records it in its own data,
+in the shape Heat keeps in the handle's metadata: ``{id: {"status",
+"reason", "data"}}``, in arrival order, a signal with a known id replacing
+the earlier one. An ``OS::Heat::WaitCondition`` polls those records.
+
+The engine never sees an HTTP request, so the signal URL is built from
+``[DEFAULT] heat_waitcondition_server_url`` (else from the API's bind
+address). With the default ``TOKEN_SIGNAL`` transport the handle also
+makes a random token and offers a ready ``curl`` command line. Heat's
+token is a Keystone token of a stack user; heat_lite has none to give, so
+with ``auth_strategy = keystone`` the signal route has to accept the
+handle's token itself (with ``noauth`` any caller may signal).
+"""
+
+import json
+import secrets
+import socket
+import urllib.parse
+
+from heat_lite import conf
+from heat_lite.common import exception
+from heat_lite.resources import base
+from heat_lite.resources import constraints as c
+from heat_lite.resources import properties as p
+
+CONF = conf.CONF
+
+TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL",
+              "ZAQAR_SIGNAL", "TOKEN_SIGNAL")
+# heat_lite has no CloudFormation API, Swift or Zaqar to hand out.
+UNSUPPORTED = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "ZAQAR_SIGNAL")
+SUCCESS, FAILURE = "SUCCESS", "FAILURE"
+SIGNAL_KEYS = ("data", "reason", "status", "id")
+
+
+def signal_base_url():
+    """The API base URL (no trailing slash) that signals are sent to."""
+    url = CONF.heat_waitcondition_server_url
+    if url:
+        return url.rstrip("/")
+    host = CONF.api.bind_host
+    if host in ("", "0.0.0.0", "::"):
+        host = socket.getfqdn()
+    if ":" in host:
+        host = "[%s]" % host
+    return "http://%s:%d" % (host, CONF.api.bind_port)
+
+
+def signal_url(stack, resource_name):
+    """``<base>/v1/<project>/stacks/<name>/<id>/resources/<r>/signal``."""
+    parts = [stack.get("tenant") or stack.get("project_id"),
+             "stacks", stack.get("name"), stack.get("id"), "resources",
+             resource_name, "signal"]
+    return "%s/v1/%s" % (signal_base_url(), "/".join(
+        urllib.parse.quote(str(part), safe="") for part in parts))
+
+
+def normalise_signal(details, count):
+    """Heat's defaults for a signal body; ``count`` = signals so far.
+
+    :returns: (id, {"status", "reason", "data"}).
+    :raises Invalid: for a body that is not a map of the known keys, or a
+        status other than SUCCESS and FAILURE.
+    """
+    if details is None:
+        details = {}
+    if not isinstance(details, dict) or set(details) - set(SIGNAL_KEYS):
+        raise exception.Invalid(message="Metadata format invalid")
+    number = count + 1
+    entry = {"status": details.get("status", SUCCESS),
+             "reason": details.get("reason", "Signal %d received" % number),
+             "data": details.get("data")}
+    if entry["status"] not in (SUCCESS, FAILURE):
+        raise exception.Invalid(message="Metadata format invalid")
+    return str(details.get("id", number)), entry
+
+
+class WaitConditionHandle(base.Resource):
+    """Heat's property and attributes; see the module docstring."""
+
+    properties_schema = {
+        "signal_transport": p.Schema(
+            p.STRING, "How the client will signal the wait condition. "
+            "TOKEN_SIGNAL: an HTTP POST to the signal URL with the token "
+            "given; HEAT_SIGNAL: the resource-signal API with the caller's "
+            "own credentials; NO_SIGNAL: no credentials are made. "
+            "CFN_SIGNAL, TEMP_URL_SIGNAL and ZAQAR_SIGNAL are not "
+            "available in heat_lite.", default="TOKEN_SIGNAL",
+            constraints=[c.AllowedValues(TRANSPORTS)]),
+    }
+    attributes_schema = {
+        "token": p.Attribute("Token which can be used for signalling the "
+                             "handle when signal_transport is TOKEN_SIGNAL. "
+                             "None for other transports.", type="string"),
+        "endpoint": p.Attribute("URL which can be used for signalling the "
+                                "handle when signal_transport is "
+                                "TOKEN_SIGNAL. None for other transports.",
+                                type="string"),
+        "curl_cli": p.Attribute(
+            "A curl command line prefix to signal the handle when "
+            "signal_transport is TOKEN_SIGNAL: add --data-binary "
+            "'{\"status\": \"SUCCESS\"}' (or FAILURE). None for other "
+            "transports.", type="string"),
+        "signal": p.Attribute("JSON serialized map of what a client needs "
+                              "to signal this handle; its contents depend "
+                              "on signal_transport.", type="string"),
+    }
+    persist_resource_id_at_once = False
+
+    @classmethod
+    def validate_properties(cls, values, path, unresolved=()):
+        props = super().validate_properties(values, path, unresolved)
+        if props.get("signal_transport") in UNSUPPORTED:
+            raise exception.StackValidationFailed(
+                path="%s.signal_transport" % path,
+                msg="%s is not supported by heat_lite; use TOKEN_SIGNAL, "
+                "HEAT_SIGNAL or NO_SIGNAL" % props["signal_transport"])
+        return props
+
+    def handle_create(self):
+        transport = self.properties.get("signal_transport")
+        if transport in ("TOKEN_SIGNAL", "HEAT_SIGNAL"):
+            self.data_set("endpoint", signal_url(self.stack, self.name))
+        if transport == "TOKEN_SIGNAL":
+            self.data_set("token", secrets.token_urlsafe(32))
+        self.data_set("signals", {})
+        self.resource_id_set(self.physical_resource_name())
+
+    def handle_signal(self, details=None):
+        """Record one signal; return the SIGNAL event's reason.
+
+        The signal goes to the handle's data (what wait conditions read)
+        and, as in Heat, into its metadata, where ``openstack stack
+        resource metadata`` shows it.
+        """
+        signals = dict(self.signals())
+        key, entry = normalise_signal(details, len(signals))
+        signals[key] = entry
+        self.data_set("signals", signals)
+        metadata = getattr(self, "metadata", None)
+        if isinstance(metadata, dict):
+            self.metadata = dict(metadata, **{key: entry})
+        return "Signal: status:%s reason:%s" % (entry["status"],
+                                                entry["reason"])
+
+    def signals(self):
+        """{id: {"status", "reason", "data"}} in arrival order."""
+        return self._data.get("signals") or {}
+
+    def _token_signal(self):
+        return self.properties.get("signal_transport") == "TOKEN_SIGNAL"
+
+    def _signal_details(self):
+        transport = self.properties.get("signal_transport")
+        if transport == "TOKEN_SIGNAL":
+            return {"endpoint": self._data.get("endpoint"),
+                    "token": self._data.get("token")}
+        if transport == "HEAT_SIGNAL":
+            return {"endpoint": self._data.get("endpoint"),
+                    "project_id": self.stack.get("tenant"),
+                    "stack_id": self.stack.get("id"),
+                    "resource_name": self.name}
+        return {}
+
+    def _resolve_attribute(self, name):
+        if not self.resource_id:
+            return None
+        if name == "signal":
+            return json.dumps(self._signal_details(), sort_keys=True)
+        if not self._token_signal():
+            return None
+        token, endpoint = self._data.get("token"), self._data.get("endpoint")
+        if name == "token":
+            return token
+        if name == "endpoint":
+            return endpoint
+        if name == "curl_cli" and token and endpoint:
+            return ("curl -i -X POST -H 'X-Auth-Token: %s' "
+                    "-H 'Content-Type: application/json' "
+                    "-H 'Accept: application/json' %s" % (token, endpoint))
+        return None

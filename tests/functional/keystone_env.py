@@ -1,0 +1,150 @@
+"""A real Keystone for the functional tests: SQLite, fernet tokens,
+``keystone-manage bootstrap``, served by cheroot on a free loopback port;
+and a heat_lite deployment that authenticates against it.
+
+The ``keystone`` package is in the ``test`` extra. When it is missing the
+tests skip (fail under CI=true, like any other backing service).
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+import requests
+
+from tests import backends
+from tests.functional import deployment as deployment_mod
+
+PASSWORD = "keystone-test-secret"
+# Keystone parses sys.argv as its own options: the port comes by env.
+_SERVER = """
+import os
+from cheroot import wsgi
+from keystone.wsgi.api import application
+wsgi.Server(("127.0.0.1", int(os.environ["KEYSTONE_TEST_PORT"])),
+            application, numthreads=8).safe_start()
+"""
+_CONF = """
+[database]
+connection = sqlite:///{dir}/keystone.sqlite
+[fernet_tokens]
+key_repository = {dir}/fernet-keys
+[fernet_receipts]
+key_repository = {dir}/fernet-keys
+[credential]
+key_repository = {dir}/credential-keys
+[token]
+provider = fernet
+"""
+HEAT_CONF = """
+[api]
+auth_strategy = keystone
+[keystone_authtoken]
+www_authenticate_uri = {url}/v3
+auth_url = {url}/v3
+auth_type = password
+username = admin
+password = {password}
+project_name = admin
+user_domain_id = default
+project_domain_id = default
+"""
+
+
+def available():
+    """Skip (or fail under CI) when the keystone package is missing."""
+    try:
+        import keystone  # noqa: F401
+    except ImportError:
+        backends.unavailable("Keystone", "the keystone package is not "
+                             "installed (pip install -e .[test])")
+
+
+class Keystone:
+    """keystone-manage set-up and a cheroot process serving it."""
+
+    def __init__(self, workdir):
+        self.dir = str(workdir)
+        self.port = deployment_mod.free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.config = os.path.join(self.dir, "keystone.conf")
+        self.proc = None
+
+    def _manage(self, *args):
+        subprocess.run([deployment_mod.command("keystone-manage"),
+                        "--config-file", self.config, *args], check=True,
+                       capture_output=True, timeout=300)
+
+    def start(self):
+        for sub in ("fernet-keys", "credential-keys"):
+            os.makedirs(os.path.join(self.dir, sub), exist_ok=True)
+        with open(self.config, "w") as f:
+            f.write(_CONF.format(dir=self.dir))
+        user = ["--keystone-user", str(os.getuid()), "--keystone-group",
+                str(os.getgid())]
+        self._manage("db_sync")
+        self._manage("fernet_setup", *user)
+        self._manage("credential_setup", *user)
+        self._manage("bootstrap", "--bootstrap-password", PASSWORD,
+                     "--bootstrap-admin-url", self.url + "/v3",
+                     "--bootstrap-public-url", self.url + "/v3",
+                     "--bootstrap-internal-url", self.url + "/v3",
+                     "--bootstrap-region-id", "RegionOne")
+        log = open(os.path.join(self.dir, "keystone.log"), "ab")
+        env = dict(os.environ, OS_KEYSTONE_CONFIG_FILES=self.config,
+                   KEYSTONE_TEST_PORT=str(self.port))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVER], stdout=log,
+            stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("keystone exited")
+            try:
+                if requests.get(self.url + "/v3", timeout=2).ok:
+                    return self
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError("keystone did not start")
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def session(self, user="admin", project="admin", password=PASSWORD):
+        from keystoneauth1 import session
+        from keystoneauth1.identity import v3
+        return session.Session(auth=v3.Password(
+            auth_url=self.url + "/v3", username=user, password=password,
+            project_name=project, user_domain_id="default",
+            project_domain_id="default"))
+
+    def admin(self):
+        from keystoneclient.v3 import client
+        return client.Client(session=self.session())
+
+    def add_user(self, name, project, role):
+        """Create ``project`` if needed and ``name`` with ``role`` on it;
+        return the project id."""
+        ks = self.admin()
+        found = ks.projects.list(name=project)
+        proj = found[0] if found else ks.projects.create(project, "default")
+        user = ks.users.create(name, domain="default", password=PASSWORD)
+        role_id = ks.roles.list(name=role)[0]
+        ks.roles.grant(role_id, user=user, project=proj)
+        return proj.id
+
+    def register_heat(self, heat_url):
+        """The orchestration service and its endpoint in the catalog."""
+        ks = self.admin()
+        service = ks.services.create("heat", type="orchestration")
+        for interface in ("public", "internal", "admin"):
+            ks.endpoints.create(service, heat_url + "/v1/%(tenant_id)s",
+                                interface=interface, region="RegionOne")

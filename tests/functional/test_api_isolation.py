@@ -1,0 +1,87 @@
+"""Tenant isolation, route by route: project B never reaches project A's
+stacks, resources, events, outputs or templates (404), whatever the
+route, and its lists never show them. ``MATRIX`` is shared with the
+keystone tests, which run it with real tokens."""
+
+import uuid
+
+import requests
+
+from tests.functional import helpers
+
+TMPL = helpers.template(
+    {"a": {"type": "OS::Heat::TestResource", "properties": {"value": "x"}}},
+    outputs={"out": {"value": {"get_attr": ["a", "output"]}}})
+_UPDATE = {"template": TMPL}
+
+# (method, path under /v1/<project>/stacks, body)
+MATRIX = [
+    ("GET", "/{name}", None),
+    ("GET", "/{id}", None),
+    ("DELETE", "/{name}", None),
+    ("GET", "/arn:openstack:heat::{owner}:stacks/{name}/{id}", None),
+    ("GET", "/{name}/resources", None),
+    ("GET", "/{name}/{id}", None),
+    ("PUT", "/{name}/{id}", _UPDATE),
+    ("PATCH", "/{name}/{id}", {}),
+    ("DELETE", "/{name}/{id}", None),
+    ("PUT", "/{name}/{id}/preview", _UPDATE),
+    ("PATCH", "/{name}/{id}/preview", {}),
+    ("GET", "/{name}/{id}/template", None),
+    ("GET", "/{name}/{id}/environment", None),
+    ("GET", "/{name}/{id}/files", None),
+    ("GET", "/{name}/{id}/outputs", None),
+    ("GET", "/{name}/{id}/outputs/out", None),
+    ("GET", "/{name}/{id}/export", None),
+    ("DELETE", "/{name}/{id}/abandon", None),
+    ("POST", "/{name}/{id}/actions", {"check": None}),
+    ("POST", "/{name}/{id}/actions", {"cancel_update": None}),
+    ("GET", "/{name}/{id}/snapshots", None),
+    ("GET", "/{name}/{id}/resources", None),
+    ("GET", "/{name}/{id}/resources/a", None),
+    ("PATCH", "/{name}/{id}/resources/a", {"mark_unhealthy": True}),
+    ("GET", "/{name}/{id}/resources/a/metadata", None),
+    ("POST", "/{name}/{id}/resources/a/signal", {"x": 1}),
+    ("GET", "/{name}/{id}/resources/a/versions", None),
+    ("GET", "/{name}/{id}/resources/a/events", None),
+    ("GET", "/{name}/{id}/resources/a/events/{event}", None),
+    ("GET", "/{name}/{id}/events", None),
+]
+
+
+def check_matrix(endpoint, owner, name, stack_id, event_id, headers):
+    """Run every MATRIX route as the caller of ``endpoint``/``headers``
+    against another project's stack; return the failures."""
+    failures = []
+    for method, path, body in MATRIX:
+        url = endpoint + "/stacks" + path.format(
+            name=name, id=stack_id, owner=owner, event=event_id)
+        response = requests.request(method, url, json=body, headers=headers,
+                                    allow_redirects=False, timeout=60)
+        if response.status_code != 404 or "error" not in response.json():
+            failures.append((method, path, response.status_code,
+                             response.text[:200]))
+    return failures
+
+
+def test_project_b_never_sees_project_a(deployment):
+    owner = "a" + uuid.uuid4().hex[:8]
+    other = "b" + uuid.uuid4().hex[:8]
+    alice = deployment.client(owner)
+    stack_id = helpers.create(alice, "secret", TMPL)
+    helpers.wait_for_status(alice, stack_id, "CREATE_COMPLETE")
+    event_id = list(alice.events.list(stack_id, resource_name="a"))[0].id
+    headers = {"X-Auth-User": "bob", "X-Roles": "member"}
+    failures = check_matrix(deployment.endpoint(other), owner, "secret",
+                            stack_id, event_id, headers)
+    assert failures == []
+    bob = deployment.client(other)
+    assert list(bob.stacks.list()) == []
+    assert list(bob.stacks.list(show_deleted=True, show_nested=True)) == []
+    # Nothing B tried changed A's stack.
+    stack = alice.stacks.get(stack_id)
+    assert stack.stack_status == "CREATE_COMPLETE"
+    assert alice.resources.get(stack_id, "a").resource_status == \
+        "CREATE_COMPLETE"
+    alice.stacks.delete(stack_id)
+    helpers.wait_for_status(alice, stack_id, "DELETE_COMPLETE")

@@ -1,0 +1,145 @@
+"""heat_lite with ``auth_strategy = keystone`` against a real Keystone:
+users of two projects drive it with ``openstack ... stack`` (password
+auth, endpoint from the catalog) and with python-heatclient on a
+keystoneauth password session; tokens decide the project, policy the
+roles, and project B never reaches project A's stacks."""
+
+import json
+import os
+import subprocess
+
+import pytest
+import requests
+import yaml
+from heatclient import client as heat_client
+from heatclient import exc as heat_exc
+
+from tests.functional import deployment as deployment_mod
+from tests.functional import helpers, keystone_env
+from tests.functional.test_api_isolation import TMPL, check_matrix
+
+
+@pytest.fixture(scope="module")
+def cloud(tmp_path_factory):
+    keystone_env.available()
+    keystone = keystone_env.Keystone(tmp_path_factory.mktemp("keystone"))
+    keystone.start()
+    dep = None
+    try:
+        dep = deployment_mod.Deployment(
+            "sqlite", tmp_path_factory.mktemp("heat-ks"),
+            extra_conf=keystone_env.HEAT_CONF.format(
+                url=keystone.url, password=keystone_env.PASSWORD))
+        keystone.register_heat(dep.url)
+        projects = {
+            "alpha": keystone.add_user("ua", "alpha", "member"),
+            "beta": keystone.add_user("ub", "beta", "member")}
+        keystone.add_user("ur", "alpha", "reader")
+        dep.start()
+        yield keystone, dep, projects
+    finally:
+        if dep is not None:
+            dep.stop()
+        keystone.stop()
+
+
+def _heat(keystone, user, project):
+    return heat_client.Client("1", session=keystone.session(user, project))
+
+
+def _token(keystone, user, project):
+    return keystone.session(user, project).get_token()
+
+
+def _osc(keystone, user, project, *args):
+    cmd = [deployment_mod.command("openstack"),
+           "--os-auth-url", keystone.url + "/v3",
+           "--os-identity-api-version", "3",
+           "--os-username", user, "--os-password", keystone_env.PASSWORD,
+           "--os-project-name", project, "--os-user-domain-id", "default",
+           "--os-project-domain-id", "default", *args]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                            env=env)
+    assert result.returncode == 0, "%s\n%s%s" % (" ".join(args),
+                                                result.stdout, result.stderr)
+    return result.stdout
+
+
+def test_openstack_cli_with_keystone(cloud, tmp_path):
+    keystone, dep, projects = cloud
+    path = os.path.join(tmp_path, "t.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(TMPL, f)
+    out = _osc(keystone, "ua", "alpha", "stack", "create", "-t", path,
+               "--wait", "cli-ks", "-f", "json")
+    assert json.loads(out[out.index("{"):])["stack_status"] == \
+        "CREATE_COMPLETE"
+    listed = json.loads(_osc(keystone, "ua", "alpha", "stack", "list",
+                             "-f", "json"))
+    assert [s["Stack Name"] for s in listed] == ["cli-ks"]
+    out = json.loads(_osc(keystone, "ua", "alpha", "stack", "output",
+                          "show", "cli-ks", "out", "-f", "json"))
+    assert out["output_value"] == "x"
+    assert json.loads(_osc(keystone, "ub", "beta", "stack", "list",
+                           "-f", "json")) == []
+    _osc(keystone, "ua", "alpha", "stack", "delete", "-y", "--wait",
+         "cli-ks")
+
+
+def test_tokens_projects_and_roles(cloud):
+    keystone, dep, projects = cloud
+    alice = _heat(keystone, "ua", "alpha")
+    stack_id = helpers.create(alice, "ks-private", TMPL)
+    stack = helpers.wait_for_status(alice, stack_id, "CREATE_COMPLETE")
+    assert stack.stack_owner  # the keystone user id
+    event_id = list(alice.events.list(stack_id, resource_name="a"))[0].id
+
+    # No token, a bad token: 401 with Heat's error body.
+    url = "%s/v1/%s/stacks" % (dep.url, projects["alpha"])
+    for headers in ({}, {"X-Auth-Token": "garbage"}):
+        response = requests.get(url, headers=headers)
+        assert response.status_code == 401
+        assert response.headers["Content-Type"].startswith(
+            "application/json")
+    # B's token on A's project URL: 403 on every route.
+    bob_token = {"X-Auth-Token": _token(keystone, "ub", "beta")}
+    response = requests.get(url, headers=bob_token)
+    assert response.status_code == 403
+    assert response.json()["error"]["type"] == "InvalidTenant"
+    response = requests.get("%s/ks-private/%s" % (url, stack_id),
+                            headers=bob_token)
+    assert response.status_code == 403
+    # B's token on B's project URL with A's names and ids: 404.
+    failures = check_matrix("%s/v1/%s" % (dep.url, projects["beta"]),
+                            projects["alpha"], "ks-private", stack_id,
+                            event_id, bob_token)
+    assert failures == []
+    bob = _heat(keystone, "ub", "beta")
+    assert list(bob.stacks.list()) == []
+
+    # A reader of alpha reads and changes nothing.
+    reader = _heat(keystone, "ur", "alpha")
+    assert [s.id for s in reader.stacks.list()] == [stack_id]
+    assert reader.resources.get(stack_id, "a").resource_status == \
+        "CREATE_COMPLETE"
+    for call in (lambda: reader.stacks.delete(stack_id),
+                 lambda: reader.actions.check(stack_id),
+                 lambda: helpers.create(reader, "nope", TMPL)):
+        with pytest.raises(heat_exc.HTTPForbidden):
+            call()
+    with pytest.raises(heat_exc.HTTPForbidden):
+        list(alice.stacks.list(global_tenant=True))
+
+    # The admin sees every project with global_tenant, and may act in
+    # another project's URL.
+    admin = _heat(keystone, "admin", "admin")
+    every = list(admin.stacks.list(global_tenant=True))
+    assert stack_id in [s.id for s in every]
+    admin_token = {"X-Auth-Token": _token(keystone, "admin", "admin")}
+    response = requests.get("%s/ks-private/%s" % (url, stack_id),
+                            headers=admin_token)
+    assert response.status_code == 200
+
+    alice.stacks.delete(stack_id)
+    helpers.wait_for_status(alice, stack_id, "DELETE_COMPLETE")

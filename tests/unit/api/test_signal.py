@@ -1,0 +1,99 @@
+"""Signals reach a plugin's ``handle_signal`` synchronously, in the
+engine, with the record's plugin instance; what it changes in its data
+and metadata is stored, with a SIGNAL event. No built-in type takes
+signals yet, so a fake one is registered for the test."""
+
+import time
+import uuid
+
+import oslo_messaging as messaging
+import pytest
+
+from heat_lite import conf
+from heat_lite.common import context, exception
+from heat_lite.db import api as db_api
+from heat_lite.db import migration, session
+from heat_lite.engine import process, service
+from heat_lite.resources import base, registry
+
+CONF = conf.CONF
+
+
+class Signalled(base.Resource):
+    """Counts signals in its data and keeps the last one in metadata."""
+
+    properties_schema = None
+
+    def handle_create(self):
+        self.resource_id_set("signalled-" + uuid.uuid4().hex[:6])
+
+    def handle_signal(self, details):
+        self.data_set("count", self.data().get("count", 0) + 1)
+        self.metadata = dict(self.metadata, last=details)
+        if details == {"fail": True}:
+            raise ValueError("refused")
+        return "Signal %d received" % self.data()["count"]
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("signal")
+    CONF([], project="heat_lite")
+    suffix = uuid.uuid4().hex[:8]
+    CONF.set_override("transport_url", "fake://")
+    CONF.set_override("connection", "sqlite:///%s/db.sqlite" % workdir,
+                      group="database")
+    CONF.set_override("topic", "engine-" + suffix, group="engine")
+    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
+    session.reset()
+    migration.upgrade()
+    registry.load()
+    registry._TYPES["Test::Signalled"] = Signalled
+    proc = process.EngineProcess(binary="test")
+    proc.start()
+    yield service.EngineService(proc.ops)
+    proc.stop()
+    registry._TYPES.pop("Test::Signalled", None)
+
+
+def _wait(stack_id, expected, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        stack = db_api.stack_get(stack_id)
+        if "%s_%s" % (stack["action"], stack["status"]) == expected:
+            return stack
+        time.sleep(0.05)
+    raise AssertionError("stack %s is %s_%s" % (stack_id, stack["action"],
+                                               stack["status"]))
+
+
+def test_signal_reaches_the_plugin(engine):
+    ctxt = context.RequestContext(project_id="p", user_id="u")
+    tmpl = {"heat_template_version": "2018-08-31", "resources": {
+        "s": {"type": "Test::Signalled", "metadata": {"m": 1}},
+        "n": {"type": "OS::Heat::None"}}}
+    ident = engine.create_stack(ctxt, "sig", tmpl, {}, {}, None, None, {})
+    _wait(ident["stack_id"], "CREATE_COMPLETE")
+    assert engine.resource_metadata(ctxt, ident, "s") == {"m": 1}
+    engine.resource_signal(ctxt, ident, "s", {"status": "SUCCESS"})
+    engine.resource_signal(ctxt, ident, "s", None)
+    assert engine.resource_metadata(ctxt, ident, "s") == {"m": 1,
+                                                          "last": None}
+    events = engine.list_events(ctxt, ident, resource_name="s")
+    signals = [e for e in events if e["resource_action"] == "SIGNAL"]
+    assert [e["resource_status_reason"] for e in signals] == [
+        "Signal 1 received", "Signal 2 received"]
+    other = context.RequestContext(project_id="q", user_id="u")
+    for ctx, name, details, error in (
+            (ctxt, "s", {"fail": True}, exception.Invalid),
+            (ctxt, "n", {}, exception.ResourceActionNotSupported),
+            (ctxt, "zz", {}, exception.ResourceNotFound),
+            (other, "s", {}, exception.StackNotFound)):
+        # Called in-process, the endpoint wraps the typed errors it
+        # sends back to RPC callers.
+        with pytest.raises(messaging.ExpectedException) as err:
+            engine.resource_signal(ctx, ident, name, details)
+        assert isinstance(err.value.exc_info[1], error)
+    failed = [e for e in engine.list_events(ctxt, ident, resource_name="s")
+              if e["resource_status"] == "SIGNAL_FAILED"]
+    assert "refused" in failed[0]["resource_status_reason"]
