@@ -37,6 +37,8 @@ class Job:
     started: Any = None
     progress_written: bool = False
     post_hook_done: bool = False
+    # False for an instant action run without taking the lock first.
+    locked: bool = True
     values: dict = dataclasses.field(default_factory=dict)
 
 
@@ -65,6 +67,33 @@ class ActionRunner:
         except Exception as exc:  # noqa: BLE001 - plugin failures
             return self._job_failed(job, exc)
         return self._poll(job)
+
+    def _instant(self, job, handle):
+        """Run a side-effect-free plugin's action without the lock.
+
+        A plugin that declares ``side_effect_free`` (nothing real is made
+        or changed, e.g. OS::Heat::None) may be run speculatively: its
+        result is written in the one transaction that finishes the node,
+        guarded by the record's ``atomic_key``; if the record changed
+        meanwhile, the result is thrown away and the node looked at again.
+        This saves the lock transaction on every such node.
+
+        :returns: the next nodes, or None if the action did not complete
+            at once (the caller then takes the ordinary locked path).
+        """
+        if not getattr(job.plugin, "side_effect_free", False) or \
+                hooks.configured(job.record):
+            return None
+        job.locked = False
+        try:
+            job.cookie = handle()
+            done = job.check(job.cookie) if job.check else True
+        except Exception:  # noqa: BLE001 - the locked path reports it
+            done = False
+        if not done:
+            job.locked = True
+            return None
+        return self._finish_job(job)
 
     def _poll(self, job):
         delay = job.plugin.default_poll_interval
@@ -159,14 +188,20 @@ class ActionRunner:
         events = [] if job.progress_written else [
             self._event(job, "IN_PROGRESS", "state changed", job.started)]
         events.append(self._event(job, "COMPLETE", "state changed"))
+        guard = ((None, self.engine_id) if job.locked
+                 else (job.record["atomic_key"], None))
         try:
             fired, superseded = conv.resource_finish(
-                job.record["id"], None, self.engine_id, values, events,
+                job.record["id"], guard[0], guard[1], values, events,
                 job.traversal, job.phase, self.graphs.successors(
                     job.traversal, job.node, job.phase))
         except exception.ConcurrentTransaction:
-            LOG.warning("Lost the lock of resource %s", job.record["id"])
             self._unlocked(job.record["id"])
+            if not job.locked:
+                # Someone changed the record meanwhile: look again.
+                return [(job.record["stack_id"], job.traversal, job.node,
+                         job.phase)]
+            LOG.warning("Lost the lock of resource %s", job.record["id"])
             return []
         self._unlocked(job.record["id"])
         return self._next(job.record, job.traversal, fired, superseded)

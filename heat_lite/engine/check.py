@@ -171,6 +171,16 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase):
                 policy=None, external_id=None):
         """Create the record's resource, or adopt ``external_id``: an
         existing physical resource that is never created nor deleted."""
+        if external_id is None:
+            plugin = self._plugin(cls, record, props)
+            plugin.update_policy = policy or {}
+            job = actions.Job(
+                record, node, UPDATE, traversal, "CREATE", plugin,
+                started=models.utcnow(), values=values,
+                check=getattr(plugin, "check_create_complete", None))
+            done = self._instant(job, plugin.handle_create)
+            if done is not None:
+                return done
         if not self._lock(record, traversal, "CREATE", {
                 "type": values["type"],
                 "properties_data": values["properties_data"]}):
@@ -187,6 +197,21 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase):
 
     def _update_in_place(self, record, node, traversal, plugin, props, diff,
                          values):
+        handle = getattr(plugin, "handle_update", None)
+        job = actions.Job(
+            record, node, UPDATE, traversal, "UPDATE", plugin,
+            started=models.utcnow(), values=values,
+            check=getattr(plugin, "check_update_complete", None))
+        done = self._instant(job, (lambda: handle(props, diff)) if handle
+                             else (lambda: None))
+        if done is not None:
+            return done
+        plugin.properties = json.loads(record["properties_data"] or "{}")
+        return self._update_locked(record, node, traversal, plugin, props,
+                                   diff, values)
+
+    def _update_locked(self, record, node, traversal, plugin, props, diff,
+                       values):
         # The new properties are stored as the action starts: should it
         # fail half-way, the next update compares against what was tried.
         if not self._lock(record, traversal, "UPDATE", {

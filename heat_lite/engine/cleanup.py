@@ -48,12 +48,18 @@ class CleanupPhase:
         if self._held(record, traversal, node, CLEANUP, "pre-delete",
                       "DELETE"):
             return []
-        if not self._lock(record, traversal, "DELETE"):
-            return []
         plugin = definitions.plugin_for(record)
         job = actions.Job(record, node, CLEANUP, traversal, "DELETE", plugin,
-                  started=models.utcnow(), values=values,
-                  check=getattr(plugin, "check_delete_complete", None))
+                          started=models.utcnow(), values=values,
+                          check=getattr(plugin, "check_delete_complete",
+                                        None))
+        if not self._keep_physical(record, plugin):
+            done = self._instant(job, getattr(plugin, "handle_delete",
+                                              lambda: None))
+            if done is not None:
+                return done
+        if not self._lock(record, traversal, "DELETE"):
+            return []
         if self._keep_physical(record, plugin):
             job.check = None
             return self._start(job, lambda: None)

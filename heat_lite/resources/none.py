@@ -14,6 +14,9 @@ class NoneResource(base.Resource):
 
     properties_schema = None
     persist_resource_id_at_once = False
+    # Nothing real is made: the engine may run it speculatively, without
+    # taking the record's lock first (one transaction per node).
+    side_effect_free = True
 
     def handle_create(self):
         self.resource_id_set(str(uuid.uuid4()))
