@@ -314,15 +314,21 @@ def resource_finish(record_id, atomic_key, engine_id, values, events,
 
 @_retry
 def resource_release(record_id, engine_id, values, events=()):
-    """Release a lock without finishing the node (failure, abort)."""
+    """Release a lock without finishing the node (failure, abort).
+
+    :returns: False (and writes no event) if this engine held no lock.
+    """
     with transaction() as session:
-        session.execute(RESOURCE.update().where(
+        result = session.execute(RESOURCE.update().where(
             RESOURCE.c.id == record_id,
             RESOURCE.c.engine_id == engine_id).values(
             engine_id=None, lock_traversal=None,
             atomic_key=RESOURCE.c.atomic_key + 1,
             updated_at=models.utcnow(), **values))
+        if result.rowcount != 1:
+            return False
         db_api.event_insert(session, *events)
+        return True
 
 
 @_retry

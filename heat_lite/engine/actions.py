@@ -215,12 +215,16 @@ class ActionRunner:
         events = [] if job.progress_written else [
             self._event(job, "IN_PROGRESS", "state changed", job.started)]
         events.append(self._event(job, "FAILED", reason))
-        conv.resource_release(job.record["id"], self.engine_id, {
+        released = conv.resource_release(job.record["id"], self.engine_id, {
             "action": job.action, "status": "FAILED",
             "status_reason": reason,
             "physical_resource_id": job.plugin.resource_id,
             "rsrc_data": json.dumps(job.plugin.data())}, events)
         self._unlocked(job.record["id"])
+        if not released:
+            # The lock was no longer ours (the action had already been
+            # recorded, or the lock was taken over): nothing to fail.
+            return []
         return self.stacks.resource_failed(
             job.record["stack_id"], job.traversal, job.record["id"],
             "Resource %s failed: %s" % (job.action, reason))

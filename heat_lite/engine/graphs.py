@@ -54,6 +54,7 @@ class GraphCache:
                 "current":
             return record["replaces"], UPDATE
         entry = self._get(traversal, need_cleanup=True)
-        if entry[CLEANUP] is not None and record["id"] in entry[CLEANUP]:
+        if entry is not None and entry[CLEANUP] is not None and \
+                record["id"] in entry[CLEANUP]:
             return record["id"], CLEANUP
         return None
