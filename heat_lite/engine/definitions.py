@@ -152,13 +152,7 @@ class RecordScope(functions.Scope):
             # Not cached (e.g. a group's ``resource.<n>.<attr>``): ask
             # the plugin.
             return plugin_for(record).get_attribute(attribute, path or ())
-        value = attrs.get(attribute)
-        for key in path or ():
-            try:
-                value = value[key]
-            except (KeyError, IndexError, TypeError):
-                return None
-        return value
+        return base.dig(attrs.get(attribute), path)
 
 
 def resolve_output(bound, records, name):

@@ -7,25 +7,16 @@ from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.engine import definitions
 from heat_lite.engine.template import environment as env_mod
-from heat_lite.engine.template import functions
+from heat_lite.engine.template import functions, hot
 from heat_lite.engine.template import merge as env_merge
 
 CONF = conf.CONF
 _NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
 
 
-class ValidationScope(functions.Scope):
-    """Resolves with no resource state: references give names, attributes
-    None, so literal property values can be checked up front."""
-
-    def __init__(self, bound):
-        self.bound = bound
-
-    def param(self, name):
-        return self.bound.param(name)
-
-    def file(self, key):
-        return self.bound.file(key)
+# Resolves with no resource state (references give names, attributes
+# None), so literal property values can be checked up front.
+ValidationScope = hot.ParamScope
 
 
 def check_stack_name(name):

@@ -24,6 +24,17 @@ from heat_lite.resources import properties
 UpdateReplace = exception.UpdateReplace
 
 
+def dig(value, path):
+    """Index ``value`` by each key of ``path``; None if one is missing
+    (how get_attr paths behave in Heat)."""
+    for key in path or ():
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
 class PollDelay(Exception):
     """Raised by check_*_complete: "not yet, look again in N seconds"."""
 
@@ -135,12 +146,7 @@ class Resource:
             value = self._show_resource()
         else:
             value = self._resolve_attribute(name)
-        for key in path:
-            try:
-                value = value[key]
-            except (KeyError, IndexError, TypeError):
-                return None
-        return value
+        return dig(value, path)
 
     def _resolve_attribute(self, name):
         """Override: the value of attribute ``name`` (None if unknown)."""

@@ -6,7 +6,7 @@ import copy
 import json
 
 from heat_lite.common import exception
-from heat_lite.resources import constraints, stack_resource
+from heat_lite.resources import base, constraints, stack_resource
 from heat_lite.resources import properties as p
 
 _ATTRIBUTES = {
@@ -58,19 +58,10 @@ class _Members(stack_resource.StackResource):
             value = None
         else:
             value = [members[n][1].get(name) for n in names]
-        return _dig(value, path)
+        return base.dig(value, path)
 
     def _resolve_attribute(self, name):
         return self.get_attribute(name)
-
-
-def _dig(value, path):
-    for key in path:
-        try:
-            value = value[key]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return value
 
 
 def _replace_index(value, index_var, index):

@@ -186,7 +186,7 @@ class Template:
         return BoundTemplate(self, environment, stack_info)
 
 
-class _ParamScope(base.Scope):
+class ParamScope(base.Scope):
     """Parameters and files only: what conditions and policies may use."""
 
     def __init__(self, bound):
@@ -212,7 +212,7 @@ class BoundTemplate:
         self.parameters = parameters.resolve_values(
             template.parameters, self.environment["parameters"],
             self.environment["parameter_defaults"])
-        params = _ParamScope(self)
+        params = ParamScope(self)
         self.conditions = template.conditions.evaluate(params)
         scope = conditions.ConditionScope(template.conditions, params,
                                           self.conditions)
