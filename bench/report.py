@@ -134,10 +134,14 @@ def markdown(data):
                   + ["engine CPU ms/res", "api CPU ms/res", "engine MB",
                      "api MB"], _main_rows(records))
     out += ["## Scaling: log-log slope of time vs N", "",
-            "1.0: doubling N doubles the time.", ""]
-    out += _table(["topology", "scenario", "shape", "sizes", "slope"], [
+            "1.0: doubling N doubles the time. The fit covers every "
+            "size; each step's slope is between two consecutive sizes.",
+            ""]
+    out += _table(["topology", "scenario", "shape", "sizes", "slope",
+                   "slope of each step"], [
         [f["topology"], f["scenario"], f["shape"],
-         ",".join(str(n) for n in f["sizes"]), _fmt(f["slope"])]
+         ",".join(str(n) for n in f["sizes"]), _fmt(f["slope"]),
+         " ".join(_fmt(x) for x in f.get("step_slopes", []))]
         for f in data["fits"]])
     rows = _concurrent_rows(records)
     if rows:

@@ -54,9 +54,14 @@ def fits(records):
         series.setdefault(key, []).append((rec["n"], rec["seconds"]))
     out = []
     for (topology, scenario, shape), points in sorted(series.items()):
+        points.sort()
+        # The overall fit hides where the scaling changes (a fixed cost
+        # at small N, a growing one at large N): give each step too.
+        steps = [loglog_slope(points[i:i + 2])
+                 for i in range(len(points) - 1)]
         out.append({"topology": topology, "scenario": scenario,
-                    "shape": shape, "sizes": sorted(n for n, _ in points),
-                    "slope": loglog_slope(points)})
+                    "shape": shape, "sizes": [n for n, _ in points],
+                    "slope": loglog_slope(points), "step_slopes": steps})
     return out
 
 
