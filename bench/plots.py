@@ -19,6 +19,8 @@ COSTS = (("sql_statements", "SQL statements"),
          ("sql_commits", "transactions"), ("rpc_casts", "RPC casts"),
          ("events", "events"))
 STYLES = {"flat": "o-", "chain": "s-"}
+COLORS = {"all": "tab:green", "postgresql": "tab:blue", "mysql": "tab:orange"}
+LINES = {"create": "-", "update_inplace": "--"}
 
 
 def available():
@@ -105,7 +107,7 @@ def time_plot(records, topology, out_dir):
 def cost_plot(records, topologies, out_dir):
     """Per-resource costs of create and in-place update vs N."""
     plt = _pyplot()
-    fig, axes = plt.subplots(1, len(COSTS), figsize=(4.2 * len(COSTS), 3.8),
+    fig, axes = plt.subplots(1, len(COSTS), figsize=(4.2 * len(COSTS), 5.2),
                              squeeze=False)
     drawn = False
     for ax, (key, label) in zip(axes.flat, COSTS, strict=True):
@@ -118,7 +120,9 @@ def cost_plot(records, topologies, out_dir):
                         continue
                     drawn = True
                     ax.semilogx(sizes, [r["per_resource"].get(key, 0.0)
-                                        for r in recs], style,
+                                        for r in recs], style[0],
+                                linestyle=LINES[scenario],
+                                color=COLORS.get(topology),
                                 label="%s %s %s" % (topology, scenario,
                                                     shape))
         ax.set_title("%s per resource" % label)
@@ -129,8 +133,10 @@ def cost_plot(records, topologies, out_dir):
     if not drawn:
         plt.close(fig)
         return None
-    axes.flat[0].legend(fontsize="x-small")
-    fig.tight_layout()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", fontsize="small",
+               ncol=4, frameon=False)
+    fig.tight_layout(rect=(0, 0.03 * ((len(labels) + 3) // 4 + 1), 1, 1))
     name = "cost_per_resource.png"
     fig.savefig(os.path.join(out_dir, name), dpi=90)
     plt.close(fig)
