@@ -5,6 +5,15 @@ import time
 from heatclient import exc as heat_exc
 
 
+def http_error(call):
+    """Run ``call`` and return the heatclient HTTP error it must raise."""
+    try:
+        call()
+    except heat_exc.HTTPException as exc:
+        return exc
+    raise AssertionError("no error raised")
+
+
 def wait_for_status(heat, stack_id, expected, timeout=120):
     """Poll until the stack reaches ``expected`` (or a final state).
 

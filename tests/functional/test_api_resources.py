@@ -6,10 +6,11 @@ import uuid
 
 import pytest
 import requests
-from heatclient import exc as heat_exc
 
 from tests.functional import helpers
 from tests.functional.test_api_stacks import delete_all
+
+error = helpers.http_error
 
 TMPL = helpers.template({
     "a": {"type": "OS::Heat::TestResource",
@@ -18,14 +19,6 @@ TMPL = helpers.template({
     "b": {"type": "OS::Heat::None", "depends_on": "a",
           "metadata": {"ref": {"get_resource": "a"}, "n": 1}},
 })
-
-
-def _error(call):
-    try:
-        call()
-    except heat_exc.HTTPException as exc:
-        return exc
-    raise AssertionError("no error raised")
 
 
 @pytest.fixture
@@ -63,7 +56,7 @@ def test_resource_list_and_show(stack):
     assert res.required_by == ["b"]
     assert res.stack_name == "res"
     assert {link["rel"] for link in res.links} == {"self", "stack"}
-    exc = _error(lambda: heat.resources.get(stack_id, "zzz"))
+    exc = error(lambda: heat.resources.get(stack_id, "zzz"))
     assert exc.code == 404 and "zzz" in str(exc)
 
 
@@ -73,7 +66,7 @@ def test_metadata_signal_and_mark_unhealthy(stack):
     assert heat.resources.metadata(stack_id, "b") == {
         "ref": a.physical_resource_id, "n": 1}
     assert heat.resources.metadata(stack_id, "a") == {}
-    exc = _error(lambda: heat.resources.signal(stack_id, "a",
+    exc = error(lambda: heat.resources.signal(stack_id, "a",
                                                data={"x": 1}))
     assert exc.code == 400
     assert exc.error["error"]["type"] == "ResourceActionNotSupported"
@@ -126,9 +119,9 @@ def test_events(stack):
     one = heat.events.get(stack_id, "a", a_events[0].id)
     assert one.resource_type == "OS::Heat::TestResource"
     assert one.id == a_events[0].id
-    exc = _error(lambda: heat.events.get(stack_id, "b", a_events[0].id))
+    exc = error(lambda: heat.events.get(stack_id, "b", a_events[0].id))
     assert exc.code == 404
-    exc = _error(lambda: heat.events.list(stack_id, resource_name="zz"))
+    exc = error(lambda: heat.events.list(stack_id, resource_name="zz"))
     assert exc.code == 404 and "No events found for resource zz" in str(exc)
     response = requests.get(url + "/events", params={"marker": "nope"})
     assert response.status_code == 404

@@ -6,9 +6,10 @@ import uuid
 
 import pytest
 import requests
-from heatclient import exc as heat_exc
 
 from tests.functional import helpers
+
+error = helpers.http_error
 
 OUTPUTS = helpers.template(
     {"a": {"type": "OS::Heat::TestResource",
@@ -20,14 +21,6 @@ OUTPUTS = helpers.template(
     parameters={"word": {"type": "string", "default": "hello"},
                 "secret": {"type": "string", "hidden": True,
                            "default": "s3cret"}})
-
-
-def _error(call):
-    try:
-        call()
-    except heat_exc.HTTPException as exc:
-        return exc
-    raise AssertionError("no error raised")
 
 
 def delete_all(heat):
@@ -171,7 +164,7 @@ def test_show_template_environment_files_outputs(deployment, project):
     val = heat.stacks.output_show(stack_id, "val")["output"]
     assert val == {"output_key": "val", "description": "a's value",
                    "output_value": "hello"}
-    exc = _error(lambda: heat.stacks.output_show(stack_id, "nope"))
+    exc = error(lambda: heat.stacks.output_show(stack_id, "nope"))
     assert exc.code == 404 and "nope" in str(exc)
     bare = heat.stacks.get(stack_id, resolve_outputs=False)
     assert not hasattr(bare, "outputs")
@@ -222,17 +215,17 @@ def test_gates_and_unsupported(deployment, project):
     name, heat = project
     stack_id = helpers.create(heat, "gated", helpers.flat(1))
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
-    exc = _error(lambda: heat.stacks.abandon(stack_id))
+    exc = error(lambda: heat.stacks.abandon(stack_id))
     assert exc.code == 400 and "Stack Abandon is not supported." in str(exc)
-    exc = _error(lambda: heat.stacks.export(stack_id))
+    exc = error(lambda: heat.stacks.export(stack_id))
     assert exc.code == 400
-    exc = _error(lambda: heat.stacks.create(
+    exc = error(lambda: heat.stacks.create(
         stack_name="adopted", template=helpers.flat(1),
         adopt_stack_data='{"resources": {}}'))
     assert exc.code == 400 and "Stack Adopt is not supported." in str(exc)
-    exc = _error(lambda: heat.stacks.snapshot(stack_id, "snap"))
+    exc = error(lambda: heat.stacks.snapshot(stack_id, "snap"))
     assert exc.code == 400 and "not supported" in str(exc)
-    exc = _error(lambda: heat.stacks.snapshot_list(stack_id))
+    exc = error(lambda: heat.stacks.snapshot_list(stack_id))
     assert exc.code == 400
-    exc = _error(lambda: heat.stacks.snapshot_list(str(uuid.uuid4())))
+    exc = error(lambda: heat.stacks.snapshot_list(str(uuid.uuid4())))
     assert exc.code == 404

@@ -5,6 +5,8 @@ from heatclient import exc as heat_exc
 
 from tests.functional import helpers
 
+error = helpers.http_error
+
 THREE = helpers.template({
     "a": {"type": "OS::Heat::None"},
     "b": {"type": "OS::Heat::None", "depends_on": "a",
@@ -78,38 +80,30 @@ def test_chain_and_fan_out(deployment, heat):
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
 
 
-def _error(call):
-    try:
-        call()
-    except heat_exc.HTTPException as exc:
-        return exc
-    raise AssertionError("no error raised")
-
-
 def test_errors_are_heat_json(deployment, heat):
-    exc = _error(lambda: heat.stacks.get("no-such-stack"))
+    exc = error(lambda: heat.stacks.get("no-such-stack"))
     assert exc.code == 404
-    exc = _error(lambda: heat.stacks.create(stack_name="x"))
+    exc = error(lambda: heat.stacks.create(stack_name="x"))
     assert exc.code == 400 and "No template specified" in str(exc)
 
     stack_id = helpers.create(heat, "dup", helpers.flat(1))
-    exc = _error(lambda: helpers.create(heat, "dup", helpers.flat(1)))
+    exc = error(lambda: helpers.create(heat, "dup", helpers.flat(1)))
     assert exc.code == 409 and "already exists" in str(exc)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
 
     bad = {"heat_template_version": "2018-08-31",
            "resources": {"a": {"type": "No::Such::Type"}}}
-    exc = _error(lambda: helpers.create(heat, "bad", bad))
+    exc = error(lambda: helpers.create(heat, "bad", bad))
     assert exc.code == 400 and "resources.a" in str(exc)
     cycle = helpers.template({
         "a": {"type": "OS::Heat::None", "depends_on": "b"},
         "b": {"type": "OS::Heat::None", "depends_on": "a"}})
-    exc = _error(lambda: helpers.create(heat, "cycle", cycle))
+    exc = error(lambda: helpers.create(heat, "cycle", cycle))
     assert exc.code == 400 and "Circular Dependency" in str(exc)
-    exc = _error(lambda: helpers.create(heat, "noversion",
+    exc = error(lambda: helpers.create(heat, "noversion",
                                         {"resources": {}}))
     assert exc.code == 400
-    exc = _error(lambda: helpers.create(heat, "9bad-name", helpers.flat(1)))
+    exc = error(lambda: helpers.create(heat, "9bad-name", helpers.flat(1)))
     assert exc.code == 400
 
     url = deployment.endpoint() + "/stacks"
@@ -140,7 +134,7 @@ def test_tenants_do_not_see_each_other(deployment):
                  lambda: bob.resources.list(stack_id),
                  lambda: bob.events.list(stack_id),
                  lambda: bob.stacks.delete(stack_id)):
-        assert _error(call).code == 404
+        assert error(call).code == 404
     # Same name in another project is fine.
     other = helpers.create(bob, "private", helpers.flat(1))
     helpers.wait_for_status(bob, other, "CREATE_COMPLETE")

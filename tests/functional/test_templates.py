@@ -4,9 +4,10 @@ real resources, validate, template versions and their errors."""
 import json
 
 import requests
-from heatclient import exc as heat_exc
 
 from tests.functional import helpers
+
+error = helpers.http_error
 
 FUNCTIONS = {
     "heat_template_version": "2021-04-16",
@@ -100,34 +101,26 @@ def test_validate_and_versions(deployment, heat):
     assert "yaql" in names and "filter" not in names
 
 
-def _error(call):
-    try:
-        call()
-    except heat_exc.HTTPException as exc:
-        return exc
-    raise AssertionError("no error")
-
-
 def test_template_errors_name_the_path(deployment, heat):
     old = {"heat_template_version": "2015-04-30", "resources": {
         "web": {"type": "OS::Heat::None",
                 "properties": {"size": {"map_merge": [{}, {}]}}}}}
-    exc = _error(lambda: heat.stacks.validate(template=old))
+    exc = error(lambda: heat.stacks.validate(template=old))
     assert exc.code == 400
     assert "resources.web.properties.size" in str(exc)
     assert "map_merge" in str(exc)
     typed = {"heat_template_version": "2018-08-31", "resources": {
         "t": {"type": "OS::Heat::TestResource",
               "properties": {"wait_secs": "soon"}}}}
-    exc = _error(lambda: helpers.create(heat, "typed", typed))
+    exc = error(lambda: helpers.create(heat, "typed", typed))
     assert exc.code == 400 and "resources.t.properties.wait_secs" in str(exc)
     missing = {"heat_template_version": "2018-08-31",
                "parameters": {"p": {"type": "string"}},
                "resources": {}}
-    exc = _error(lambda: helpers.create(heat, "missing", missing))
+    exc = error(lambda: helpers.create(heat, "missing", missing))
     assert exc.code == 400 and "The Parameter (p) was not provided" in \
         str(exc)
-    exc = _error(lambda: helpers.create(heat, "unknown", missing,
+    exc = error(lambda: helpers.create(heat, "unknown", missing,
                                         parameters={"p": "x", "q": "y"}))
     assert exc.code == 400 and "(q)" in str(exc)
 
