@@ -13,8 +13,22 @@ def default_connection():
     return "sqlite:///" + os.path.join(paths.data_dir(), "heat_lite.sqlite")
 
 
+OPTS = [
+    cfg.BoolOpt(
+        "pool_pre_ping",
+        default=False,
+        help="Test each pooled connection with a round trip before every "
+             "transaction (oslo.db always does). Off by default: it costs "
+             "one round trip per transaction, a large share of a resource "
+             "step. Without it, connections broken by a database restart "
+             "fail one transaction each: writers retry it and the engine's "
+             "watchdog re-drives any node that failed."),
+]
+
+
 def register_opts(conf):
     db_options.set_defaults(conf)
+    conf.register_opts(OPTS, group="database")
 
 
 def set_runtime_default(conf):
@@ -25,7 +39,7 @@ def set_runtime_default(conf):
 
 
 def list_opts():
-    return {"database": db_options.list_opts()[0][1]}
+    return {"database": db_options.list_opts()[0][1] + OPTS}
 
 
 __all__ = ["cfg", "register_opts", "list_opts"]

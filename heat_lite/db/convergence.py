@@ -15,7 +15,7 @@ from oslo_db import api as oslo_db_api
 
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
-from heat_lite.db import models
+from heat_lite.db import models, statements
 from heat_lite.db.session import transaction
 
 STACK = models.Stack.__table__
@@ -26,23 +26,16 @@ TEMPLATE = models.RawTemplate.__table__
 EVENT = models.Event.__table__
 
 # Deadlocks are rare (locks are taken in one order) but possible on
-# PostgreSQL and MySQL; every writer here is a whole transaction, safe to
-# run again.
+# PostgreSQL and MySQL, and a pooled connection may have been dropped by a
+# database restart (connections are not pinged before use); every writer
+# here is a whole transaction, safe to run again.
 _retry = oslo_db_api.wrap_db_retry(
-    max_retries=10, retry_on_deadlock=True, retry_interval=0.05,
-    inc_retry_interval=True)
+    max_retries=10, retry_on_deadlock=True, retry_on_disconnect=True,
+    retry_interval=0.05, inc_retry_interval=True)
 
 BARRIER = "barrier"
 STACK_PHASE = "stack"
 _CHUNK = 500
-
-_STACK_COLUMNS = [
-    STACK.c.current_traversal.label("stack_traversal"),
-    STACK.c.raw_template_id.label("stack_template_id"),
-    STACK.c.action.label("stack_action"),
-    STACK.c.name.label("stack_name"),
-    STACK.c.tenant.label("stack_tenant"),
-]
 
 
 def _row(row):
@@ -112,7 +105,7 @@ def _insert_records(session, rows):
     and MariaDB instead of one statement per resource.
     """
     ids = {}
-    dialect = session.get_bind().dialect
+    dialect = session.dialect
     for chunk in _chunks(rows):
         if dialect.insert_executemany_returning:
             result = session.execute(
@@ -196,42 +189,72 @@ def _decrement(session, traversal, phase, entities):
     """Decrement sync points; return (fired entity ids, all found)."""
     if not entities:
         return [], True
-    where = (SYNC.c.traversal_id == traversal, SYNC.c.phase == phase,
-             SYNC.c.entity_id.in_(sorted(entities)))
-    update = SYNC.update().where(*where).values(
-        remaining=SYNC.c.remaining - 1)
-    dialect = session.get_bind().dialect
+    params = {"_traversal": traversal, "_phase": phase}
+    dialect = session.dialect
     if dialect.name == "mysql" and len(set(entities)) == 1:
         # MySQL has no UPDATE ... RETURNING; LAST_INSERT_ID(expr) hands the
         # new value back in the statement's OK packet instead of a SELECT.
-        result = session.execute(SYNC.update().where(*where).values(
-            remaining=sa.func.last_insert_id(SYNC.c.remaining - 1)))
+        result = session.execute(statements.sync_decrement_last_insert_id(),
+                                 dict(params, _entity=entities[0]))
         if result.rowcount != 1:
             return [], False
         return ([entities[0]] if result.lastrowid == 0 else []), True
+    params["_entities"] = sorted(entities)
     if dialect.update_returning:
-        rows = session.execute(update.returning(
-            SYNC.c.entity_id, SYNC.c.remaining)).all()
+        rows = session.execute(statements.sync_decrement(True),
+                               params).all()
         found = len(rows)
         fired = [e for e, remaining in rows if remaining == 0]
     else:
-        found = session.execute(update).rowcount
-        fired = list(session.execute(sa.select(SYNC.c.entity_id).where(
-            *where, SYNC.c.remaining == 0)).scalars())
+        found = session.execute(statements.sync_decrement(False),
+                                params).rowcount
+        fired = list(session.execute(statements.sync_fired(),
+                                     params).scalars())
     return sorted(fired), found == len(set(entities))
 
 
 # Records -------------------------------------------------------------------
+def _load(session, record_id):
+    return _row(session.execute(statements.record_select(),
+                                {"_rid": record_id}).first())
+
+
 def resource_load(record_id):
     """Return the record joined with its stack's traversal and template.
 
     :returns: a dict, or None if the record is gone.
     """
-    query = sa.select(RESOURCE, *_STACK_COLUMNS).join(
-        STACK, STACK.c.id == RESOURCE.c.stack_id).where(
-        RESOURCE.c.id == record_id)
     with transaction(writer=False) as session:
-        return _row(session.execute(query).first())
+        return _load(session, record_id)
+
+
+def node_load(record_id, traversal, depends_on):
+    """Read what an update node needs in one read transaction.
+
+    Follows ``replaced_by`` to the record's newest version, then asks
+    ``depends_on(record)`` for the names of the resources it depends on
+    (None when it cannot tell) and loads those that converged in
+    ``traversal``. One transaction instead of two saves a connection
+    checkout and a round trip per node, which is most of a chain step.
+
+    :returns: (record or None, {name: record} or None if not loaded)
+    """
+    with transaction(writer=False) as session:
+        record = _load(session, record_id)
+        while record is not None and record["replaced_by"]:
+            record = _load(session, record["replaced_by"])
+        names = depends_on(record) if record is not None else None
+        if names is None or not names:
+            return record, None if names is None else {}
+        return record, _converged(session, record["stack_id"], names,
+                                  traversal)
+
+
+def _converged(session, stack_id, names, traversal):
+    rows = session.execute(statements.converged_select(), {
+        "_stack": stack_id, "_names": sorted(names),
+        "_traversal": traversal})
+    return {r.name: _row(r) for r in rows}
 
 
 def resources_converged(stack_id, names, traversal):
@@ -239,11 +262,7 @@ def resources_converged(stack_id, names, traversal):
     if not names:
         return {}
     with transaction(writer=False) as session:
-        rows = session.execute(RESOURCE.select().where(
-            RESOURCE.c.stack_id == stack_id,
-            RESOURCE.c.name.in_(sorted(names)),
-            RESOURCE.c.converged_traversal == traversal))
-        return {r.name: _row(r) for r in rows}
+        return _converged(session, stack_id, names, traversal)
 
 
 @_retry
@@ -289,15 +308,11 @@ def resource_finish(record_id, atomic_key, engine_id, values, events,
         traversal's sync points are gone.
     :raises ConcurrentTransaction: if the lock or atomic_key was lost.
     """
-    guard = (RESOURCE.c.engine_id == engine_id if engine_id
-             else sa.and_(RESOURCE.c.engine_id.is_(None),
-                          RESOURCE.c.atomic_key == atomic_key))
+    update = statements.record_finish(values, locked=bool(engine_id))
+    params = dict(values, _rid=record_id, _now=models.utcnow(),
+                  _engine=engine_id, _key=atomic_key)
     with transaction() as session:
-        result = session.execute(RESOURCE.update().where(
-            RESOURCE.c.id == record_id, guard).values(
-            engine_id=None, lock_traversal=None,
-            atomic_key=RESOURCE.c.atomic_key + 1,
-            updated_at=models.utcnow(), **values))
+        result = session.execute(update, params)
         if result.rowcount != 1:
             raise exception.ConcurrentTransaction(what="resource %s" %
                                                   record_id)

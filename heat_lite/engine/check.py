@@ -50,21 +50,39 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase):
             if phase == STACK:
                 self.stacks.mark_complete(stack_id, traversal)
             return []
+        if phase == UPDATE:
+            record, deps = conv.node_load(entity, traversal,
+                                          self._depends_on(traversal))
+            if record is None or record["stack_traversal"] != traversal:
+                return []
+            return self._update(record, deps, traversal, entity)
         record = conv.resource_load(entity)
         if record is None or record["stack_traversal"] != traversal:
             return []
-        if phase == UPDATE:
-            return self._update(record, traversal, entity)
         return self._cleanup(record, traversal, entity)
 
     # Update phase --------------------------------------------------------
-    def _update(self, record, traversal, node):
-        while record["replaced_by"]:
-            record = conv.resource_load(record["replaced_by"])
-            if record is None:
-                return []
-        if (record["converged_traversal"] == traversal
-                or record["engine_id"]):
+    @staticmethod
+    def _runs(record, traversal):
+        """Whether an update node of ``record`` has anything to do."""
+        return (record["stack_traversal"] == traversal
+                and record["converged_traversal"] != traversal
+                and not record["engine_id"])
+
+    def _depends_on(self, traversal):
+        """What ``node_load`` asks: the names the record depends on."""
+        def names(record):
+            # Only a cached template: parsing one inside the read
+            # transaction would hold its connection for long.
+            bound = definitions.cached(record["stack_template_id"])
+            if bound is None or not self._runs(record, traversal):
+                return None
+            defn = bound.resources.get(record["name"])
+            return defn.depends if defn is not None else None
+        return names
+
+    def _update(self, record, deps, traversal, node):
+        if not self._runs(record, traversal):
             return []
         if record["stack_action"] in ("RESUME", "CHECK"):
             return self._simple_action(record, node, traversal, UPDATE)
@@ -73,8 +91,9 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase):
         defn = bound.resources.get(record["name"])
         if defn is None:
             return []
-        deps = conv.resources_converged(record["stack_id"], defn.depends,
-                                        traversal)
+        if deps is None:
+            deps = conv.resources_converged(record["stack_id"], defn.depends,
+                                            traversal)
         if len(deps) != len(defn.depends):
             return []  # not ready: a duplicate or early message
         values = {"template_id": record["stack_template_id"],

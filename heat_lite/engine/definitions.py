@@ -21,6 +21,8 @@ from heat_lite.resources import base, registry, template_resource
 _CACHE_SIZE = 256
 _LOCK = threading.Lock()
 _CACHE = collections.OrderedDict()
+# template id -> lock held by the thread that is parsing it
+_LOADING = {}
 
 
 def bind(tmpl, environment, files, stack_info):
@@ -29,20 +31,41 @@ def bind(tmpl, environment, files, stack_info):
     return parsed.bind(env_mod.parse(environment), stack_info)
 
 
-def get(template_id, stack_info):
-    """Return the BoundTemplate of stored template ``template_id``."""
+def cached(template_id):
+    """The BoundTemplate of ``template_id`` if this process has it."""
     with _LOCK:
         bound = _CACHE.get(template_id)
         if bound is not None:
             _CACHE.move_to_end(template_id)
-            return bound
-    row = db_api.raw_template_get(template_id)
-    bound = bind(row["template"], row["environment"], row["files"],
-                 stack_info)
+        return bound
+
+
+def get(template_id, stack_info):
+    """Return the BoundTemplate of stored template ``template_id``.
+
+    Single flight: when many worker threads miss the cache for the same
+    template at once (the first nodes of a big traversal), one parses it
+    and the others wait for its result instead of each parsing it too.
+    """
+    bound = cached(template_id)
+    if bound is not None:
+        return bound
     with _LOCK:
-        _CACHE[template_id] = bound
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        loading = _LOADING.setdefault(template_id, threading.Lock())
+    try:
+        with loading:
+            bound = cached(template_id)
+            if bound is None:
+                row = db_api.raw_template_get(template_id)
+                bound = bind(row["template"], row["environment"],
+                             row["files"], stack_info)
+                with _LOCK:
+                    _CACHE[template_id] = bound
+                    while len(_CACHE) > _CACHE_SIZE:
+                        _CACHE.popitem(last=False)
+    finally:
+        with _LOCK:
+            _LOADING.pop(template_id, None)
     return bound
 
 

@@ -1,0 +1,111 @@
+"""Prebuilt statements of the engine's per-resource hot path.
+
+Building a Core statement (and its cache key) each time costs more CPU
+than sending it: on PostgreSQL an UPDATE of a resource record built per
+call took about 0.7 ms of engine CPU, the same statement built once with
+bind parameters 0.3 ms. The statements every resource step runs are
+therefore built once per shape (the set of columns written) and reused
+with parameters. Names of guard parameters start with ``_`` so they never
+collide with column names.
+"""
+
+import threading
+
+import sqlalchemy as sa
+
+from heat_lite.db import models
+
+STACK = models.Stack.__table__
+RESOURCE = models.Resource.__table__
+SYNC = models.SyncPoint.__table__
+
+STACK_COLUMNS = [
+    STACK.c.current_traversal.label("stack_traversal"),
+    STACK.c.raw_template_id.label("stack_template_id"),
+    STACK.c.action.label("stack_action"),
+    STACK.c.name.label("stack_name"),
+    STACK.c.tenant.label("stack_tenant"),
+]
+
+_LOCK = threading.Lock()
+_BUILT = {}
+
+
+def _once(key, build):
+    statement = _BUILT.get(key)
+    if statement is None:
+        with _LOCK:
+            statement = _BUILT.setdefault(key, build())
+    return statement
+
+
+def record_select():
+    """A record joined with its stack's columns; parameter ``_rid``."""
+    return _once("record", lambda: sa.select(RESOURCE, *STACK_COLUMNS).join(
+        STACK, STACK.c.id == RESOURCE.c.stack_id).where(
+        RESOURCE.c.id == sa.bindparam("_rid")))
+
+
+def converged_select():
+    """Records of a stack, by name, converged in a traversal; parameters
+    ``_stack``, ``_names`` (a list) and ``_traversal``."""
+    return _once("converged", lambda: RESOURCE.select().where(
+        RESOURCE.c.stack_id == sa.bindparam("_stack"),
+        RESOURCE.c.name.in_(sa.bindparam("_names", expanding=True)),
+        RESOURCE.c.converged_traversal == sa.bindparam("_traversal")))
+
+
+def record_finish(columns, locked):
+    """UPDATE that writes ``columns`` and releases the record.
+
+    Guarded by the lock holder (``_engine``) when ``locked``, else by
+    ``_key`` (the atomic_key seen, record unlocked); parameters ``_rid``,
+    ``_now`` and one per column.
+    """
+    columns = tuple(sorted(columns))
+
+    def build():
+        guard = (RESOURCE.c.engine_id == sa.bindparam("_engine") if locked
+                 else sa.and_(RESOURCE.c.engine_id.is_(None),
+                              RESOURCE.c.atomic_key == sa.bindparam("_key")))
+        return RESOURCE.update().where(
+            RESOURCE.c.id == sa.bindparam("_rid"), guard).values(
+            engine_id=None, lock_traversal=None,
+            atomic_key=RESOURCE.c.atomic_key + 1,
+            updated_at=sa.bindparam("_now"),
+            **{c: sa.bindparam(c) for c in columns})
+    return _once(("finish", locked, columns), build)
+
+
+def _sync_where(single):
+    entity = (SYNC.c.entity_id == sa.bindparam("_entity") if single
+              else SYNC.c.entity_id.in_(sa.bindparam("_entities",
+                                                     expanding=True)))
+    return (SYNC.c.traversal_id == sa.bindparam("_traversal"),
+            SYNC.c.phase == sa.bindparam("_phase"), entity)
+
+
+def sync_decrement(returning):
+    """Decrement sync points ``_entities`` of ``_traversal``/``_phase``,
+    returning (entity_id, remaining) rows when the dialect can."""
+    def build():
+        update = SYNC.update().where(*_sync_where(False)).values(
+            remaining=SYNC.c.remaining - 1)
+        if returning:
+            update = update.returning(SYNC.c.entity_id, SYNC.c.remaining)
+        return update
+    return _once(("decrement", returning), build)
+
+
+def sync_decrement_last_insert_id():
+    """MySQL: decrement one sync point (``_entity``) and hand its new
+    value back through LAST_INSERT_ID(expr), read from the OK packet."""
+    return _once("decrement-mysql", lambda: SYNC.update().where(
+        *_sync_where(True)).values(
+        remaining=sa.func.last_insert_id(SYNC.c.remaining - 1)))
+
+
+def sync_fired():
+    """Entities among ``_entities`` whose sync point reached zero."""
+    return _once("fired", lambda: sa.select(SYNC.c.entity_id).where(
+        *_sync_where(False), SYNC.c.remaining == 0))
