@@ -32,7 +32,7 @@ DEFAULTS = {
     "sizes": ("10,100,1000,10000", "10,20"),
     "concurrent_sizes": ("100,1000", "20"),
     "throughput_stacks": (100, 8),
-    "throughput_threads": (8, 4),
+    "throughput_threads": (16, 4),
     "throughput_seconds": (60.0, 0.0),
     "group_sizes": ("1000,100", "10,5"),
 }
@@ -68,7 +68,7 @@ def parser():
     p.add_argument("--throughput-stacks", type=int,
                    help="K stacks of 10 resources (default 100)")
     p.add_argument("--throughput-threads", type=int,
-                   help="T client threads (default 8)")
+                   help="T client threads (default 16)")
     p.add_argument("--throughput-seconds", type=float,
                    help="keep updating for at least this long (default 60)")
     p.add_argument("--group-sizes", help="ResourceGroup scale targets "
