@@ -235,9 +235,19 @@ def test_software_config_is_stored_and_replaced_on_change(heat):
     assert first["config"] == "#!/bin/sh\necho 1"
     uuid.UUID(first["id"])
     assert _physical(heat, stack_id)["config"] == first["id"]
+    stored = heat.software_configs.get(first["id"])
+    assert (stored.group, stored.config) == ("script", first["config"])
+    assert stored.inputs[0]["default"] == "bar"
 
     _update(heat, stack_id, _config("#!/bin/sh\necho 2"))
     second = _outputs(heat, stack_id)
     assert second["config"] == "#!/bin/sh\necho 2"
     assert second["id"] != first["id"]
+    # The replaced config's row went with the old resource.
+    assert helpers.http_error(lambda: heat.software_configs.get(
+        first["id"])).code == 404
+    assert heat.software_configs.get(second["id"]).config == \
+        second["config"]
     _delete(heat, stack_id)
+    assert helpers.http_error(lambda: heat.software_configs.get(
+        second["id"])).code == 404
