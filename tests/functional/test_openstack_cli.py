@@ -22,11 +22,8 @@ def _osc(dep, *args):
 
 @pytest.fixture(scope="module")
 def allinone(tmp_path_factory):
-    dep = deployment_mod.Deployment("sqlite",
-                                    tmp_path_factory.mktemp("cli"))
-    dep.start()
-    yield dep
-    dep.stop()
+    yield from deployment_mod.running("sqlite",
+                                      tmp_path_factory.mktemp("cli"))
 
 
 def _json(out):

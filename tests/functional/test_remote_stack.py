@@ -26,23 +26,17 @@ REMOTE_TMPL = helpers.template(
 
 @pytest.fixture(scope="module")
 def remote(tmp_path_factory):
-    dep = deployment_mod.Deployment("sqlite",
-                                    tmp_path_factory.mktemp("remote"))
-    dep.start()
-    yield dep
-    dep.stop()
+    yield from deployment_mod.running("sqlite",
+                                      tmp_path_factory.mktemp("remote"))
 
 
 @pytest.fixture(scope="module", params=conftest.KINDS)
 def local(request, remote, tmp_path_factory):
     extra = ("\n[remote_stack]\nauth_type = none\nendpoint_override = %s\n"
              "poll_interval = 0.2\n" % remote.endpoint(REMOTE_PROJECT))
-    dep = deployment_mod.Deployment(
+    yield from deployment_mod.running(
         request.param, tmp_path_factory.mktemp("local-" + request.param),
         extra_conf=extra)
-    dep.start()
-    yield dep
-    dep.stop()
 
 
 def _local_template(**params):
