@@ -11,6 +11,7 @@ resource polls, it never waits here.
 import hashlib
 import os
 import tempfile
+import threading
 
 from keystoneauth1 import adapter, loading, token_endpoint
 from keystoneauth1 import exceptions as ks_exc
@@ -21,6 +22,9 @@ from heat_lite.common import exception
 from heat_lite.conf import remote_stack as remote_conf
 
 CONF = conf.CONF
+_LOCK = threading.Lock()
+# {verify: session} of the configured credentials (see _session).
+_SESSIONS = {}
 
 
 class RemoteError(exception.HeatLiteException):
@@ -61,17 +65,35 @@ def _verify(context_prop):
     return path
 
 
+def _new_session(request_context, verify):
+    session = loading.load_session_from_conf_options(
+        CONF, remote_conf.GROUP, auth=_auth(request_context))
+    if verify is not None:
+        session.verify = verify
+    return session
+
+
+def _session(context_prop, request_context):
+    """A keystoneauth1 session. One made from the configured credentials
+    is kept (per ``verify`` choice) so that polls reuse its token instead
+    of authenticating on every look."""
+    verify = _verify(context_prop)
+    if getattr(request_context, "auth_token", None):
+        return _new_session(request_context, verify)
+    with _LOCK:
+        session = _SESSIONS.get(verify)
+        if session is None:
+            session = _SESSIONS[verify] = _new_session(None, verify)
+        return session
+
+
 class RemoteHeat:
     """A few calls of the v1 API of the remote cloud, as dicts."""
 
     def __init__(self, context_prop, request_context=None):
         context_prop = context_prop or {}
         group = CONF[remote_conf.GROUP]
-        session = loading.load_session_from_conf_options(
-            CONF, remote_conf.GROUP, auth=_auth(request_context))
-        verify = _verify(context_prop)
-        if verify is not None:
-            session.verify = verify
+        session = _session(context_prop, request_context)
         self._api = adapter.Adapter(
             session, service_type="orchestration",
             interface=group.interface,

@@ -73,3 +73,15 @@ def test_ca_cert_is_written_once_and_insecure_wins():
     assert remote_client._verify({"ca_cert": pem, "insecure": True}) is \
         False
     assert remote_client._verify({}) is None
+
+
+def test_configured_sessions_are_shared_caller_sessions_are_not():
+    CONF.set_override("auth_type", "none", group="remote_stack")
+    remote_client._SESSIONS.clear()
+    first = remote_client._session({}, None)
+    assert remote_client._session({"region_name": "x"}, None) is first
+    insecure = remote_client._session({"insecure": True}, None)
+    assert insecure is not first and insecure.verify is False
+    caller = context.RequestContext(project_id="p", auth_token="tok")
+    assert remote_client._session({}, caller) is not first
+    remote_client._SESSIONS.clear()
