@@ -86,6 +86,9 @@ def test_remote_stack_lifecycle(local, remote):
     heat.actions.resume(stack_id)
     helpers.wait_for_status(heat, stack_id, "RESUME_COMPLETE")
     assert _remote_status(remote, name, remote_id) == "RESUME_COMPLETE"
+    heat.actions.check(stack_id)
+    helpers.wait_for_status(heat, stack_id, "CHECK_COMPLETE")
+    assert _remote_status(remote, name, remote_id) == "CHECK_COMPLETE"
 
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
