@@ -52,6 +52,8 @@ _QUERY = {
                                             "enum": ["cfn", "hot"]}},
     "preview_update": {"show_nested": _BOOL},
     "validate": {"show_nested": _BOOL},
+    "list_software_configs": {"limit": {"type": "integer", "minimum": 0},
+                              "marker": schemas.STRING},
 }
 _QUERY["list_stacks_detail"] = _QUERY["list_stacks"]
 _QUERY["list_resource_events"] = _QUERY["list_events"]

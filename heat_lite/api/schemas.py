@@ -98,6 +98,15 @@ SERVICE = obj(("id", "host", "binary", "topic", "status"), id=STRING,
               binary=STRING, topic=STRING, status=STRING,
               report_interval={"type": "number"}, created_at=TIME,
               updated_at=TIME, deleted_at=TIME)
+_CONFIG_COMMON = dict(id=STRING, name=nullable(STRING), group=STRING,
+                      creation_time=STRING)
+SOFTWARE_CONFIG_SUMMARY = obj(("id", "name", "group", "creation_time"),
+                              **_CONFIG_COMMON)
+SOFTWARE_CONFIG = obj(("id", "name", "group", "config", "inputs",
+                       "outputs", "options", "creation_time"),
+                      config=nullable(STRING), inputs=array(ANY_OBJECT),
+                      outputs=array(ANY_OBJECT), options=ANY_OBJECT,
+                      project=STRING, **_CONFIG_COMMON)
 
 # Successful answers, by handler name: (status, schema or None).
 RESPONSES = {
@@ -154,6 +163,14 @@ RESPONSES = {
                             api=obj(("revision",), revision=STRING),
                             engine=obj(("revision",), revision=STRING))),
     "list_services": (200, obj(("services",), services=array(SERVICE))),
+    "list_software_configs": (200, obj(
+        ("software_configs",),
+        software_configs=array(SOFTWARE_CONFIG_SUMMARY))),
+    "create_software_config": (200, obj(("software_config",),
+                                        software_config=SOFTWARE_CONFIG)),
+    "show_software_config": (200, obj(("software_config",),
+                                      software_config=SOFTWARE_CONFIG)),
+    "delete_software_config": (204, None),
 }
 
 _TEMPLATE = {"oneOf": [ANY_OBJECT, STRING]}
@@ -185,4 +202,8 @@ REQUESTS = {
                           mark_unhealthy=BOOLEAN,
                           resource_status_reason=STRING),
     "signal": {},
+    "create_software_config": obj(
+        name=nullable(STRING), group=nullable(STRING),
+        config=nullable(STRING), inputs=array(ANY_OBJECT),
+        outputs=array(ANY_OBJECT), options=ANY_OBJECT),
 }

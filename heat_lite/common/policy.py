@@ -113,6 +113,14 @@ _OPERATIONS = [
      "/v1/{tenant_id}/build_info"),
     ("service:index", _ADMIN, "List engine services.", "GET",
      "/v1/{tenant_id}/services"),
+    ("software_configs:index", _READ, "List software configs.", "GET",
+     "/v1/{tenant_id}/software_configs"),
+    ("software_configs:create", _WRITE, "Create a software config.",
+     "POST", "/v1/{tenant_id}/software_configs"),
+    ("software_configs:show", _READ, "Show a software config.", "GET",
+     "/v1/{tenant_id}/software_configs/{config_id}"),
+    ("software_configs:delete", _WRITE, "Delete a software config.",
+     "DELETE", "/v1/{tenant_id}/software_configs/{config_id}"),
 ]
 
 

@@ -4,7 +4,14 @@ import oslo_messaging
 from oslo_config import cfg
 from oslo_messaging import transport as messaging_transport
 
-from heat_lite.conf import api, database, engine, limits, resources
+from heat_lite.conf import (
+    api,
+    database,
+    engine,
+    limits,
+    remote_stack,
+    resources,
+)
 
 CONF = cfg.CONF
 
@@ -13,6 +20,7 @@ database.register_opts(CONF)
 engine.register_opts(CONF)
 limits.register_opts(CONF)
 resources.register_opts(CONF)
+remote_stack.register_opts(CONF)
 
 # transport_url must be known before the transport is made (heat-lite-all
 # picks fake:// when it is unset); oslo.messaging registers the same

@@ -197,3 +197,24 @@ class Service(BASE):
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
     updated_at = sa.Column(DateTime, nullable=False, default=utcnow)
     deleted_at = sa.Column(DateTime, nullable=True)
+
+
+class SoftwareConfig(BASE):
+    """A software config (``/software_configs``): immutable once stored.
+
+    ``config`` holds the JSON document ``{config, options, inputs,
+    outputs}``, as Heat keeps it.
+    """
+
+    __tablename__ = "software_config"
+    __table_args__ = (
+        sa.Index("ix_software_config_tenant", "tenant", "created_at", "id"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    name = sa.Column(sa.String(255), nullable=True)
+    group = sa.Column(sa.String(255), nullable=True)
+    config = sa.Column(LongText, nullable=True)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)

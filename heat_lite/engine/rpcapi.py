@@ -18,6 +18,8 @@ History of ``RPC_API_VERSION``:
   and filters; resource_metadata, resource_signal,
   resource_mark_unhealthy, show_event, list_resource_types,
   resource_schema, generate_template, get_revision.
+* 1.2 - create_software_config, list_software_configs,
+  show_software_config, delete_software_config.
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -28,7 +30,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.1"
+RPC_API_VERSION = "1.2"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -302,6 +304,43 @@ class EngineAPI:
     def get_revision(self, ctxt):
         """Return the engine's version string (call)."""
         return self._call(ctxt, "get_revision", version="1.1")
+
+    def create_software_config(self, ctxt, name, group, config, inputs,
+                               outputs, options):
+        """Store a software config in the caller's project (call).
+
+        :returns: the config in Heat's engine format.
+        :raises StackValidationFailed: for inputs, outputs or options of
+            the wrong shape.
+        """
+        return self._call(ctxt, "create_software_config", version="1.2",
+                          name=name, group=group, config=config,
+                          inputs=inputs, outputs=outputs, options=options)
+
+    def list_software_configs(self, ctxt, limit=None, marker=None):
+        """Return the project's configs, oldest first, as summaries
+        (call).
+
+        :raises Invalid: for a marker that is not one of them.
+        """
+        return self._call(ctxt, "list_software_configs", version="1.2",
+                          limit=limit, marker=marker)
+
+    def show_software_config(self, ctxt, config_id):
+        """Return one config (call).
+
+        :raises EntityNotFound: if the project has no such config.
+        """
+        return self._call(ctxt, "show_software_config", version="1.2",
+                          config_id=config_id)
+
+    def delete_software_config(self, ctxt, config_id):
+        """Delete one config (call).
+
+        :raises EntityNotFound: if the project has no such config.
+        """
+        return self._call(ctxt, "delete_software_config", version="1.2",
+                          config_id=config_id)
 
 
 class WorkerAPI:

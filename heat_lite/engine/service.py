@@ -31,6 +31,7 @@ from heat_lite.engine.service_base import (
 from heat_lite.engine.service_catalog import CatalogEndpoint
 from heat_lite.engine.service_reads import ReadEndpoint
 from heat_lite.engine.service_resources import ResourceEndpoint
+from heat_lite.engine.service_software_configs import SoftwareConfigEndpoint
 
 CONF = conf.CONF
 _UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
@@ -40,12 +41,14 @@ _UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
 _expected = expected
 
 
-class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint):
+class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
+                    SoftwareConfigEndpoint):
     """Stack operations requested by the API (or any RPC client).
 
-    The reading methods, the resource methods and the catalog (templates,
-    types, services) are in ``service_reads``, ``service_resources`` and
-    ``service_catalog``; this class starts and stops operations.
+    The reading methods, the resource methods, the catalog (templates,
+    types, services) and software configs are in ``service_reads``,
+    ``service_resources``, ``service_catalog`` and
+    ``service_software_configs``; this class starts and stops operations.
     """
 
     target = messaging.Target(version=rpcapi.RPC_API_VERSION)

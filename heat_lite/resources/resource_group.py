@@ -4,9 +4,14 @@ of types (chain)."""
 
 import copy
 import json
+import time
 
-from heat_lite.common import exception
-from heat_lite.resources import base, constraints, stack_resource
+from heat_lite.resources import (
+    base,
+    constraints,
+    group_batches,
+    stack_resource,
+)
 from heat_lite.resources import properties as p
 
 _ATTRIBUTES = {
@@ -75,10 +80,6 @@ def _replace_index(value, index_var, index):
     return value
 
 
-def _batches(names, size):
-    return [names[i:i + size] for i in range(0, len(names), size)]
-
-
 class ResourceGroup(_Members):
     """``count`` copies of ``resource_def``; see heat.md §5.6."""
 
@@ -127,40 +128,108 @@ class ResourceGroup(_Members):
             i += 1
         return names
 
-    def child_template(self):
-        self.data_set("removed", self._removed())
+    def _definitions(self):
+        """{member name: definition} of the current properties, in order.
+        """
         definition = self.properties["resource_def"]
         index_var = self.properties.get("index_var") or "%index%"
-        names = self.member_names()
-        batch = self._batch_size()
-        resources = {}
-        previous = []
-        for group in _batches(names, batch) if batch else [names]:
-            for name in group:
-                member = {"type": definition["type"]}
-                for key in ("properties", "metadata"):
-                    if definition.get(key):
-                        member[key] = _replace_index(
-                            copy.deepcopy(definition[key]), index_var, name)
-                if previous:
-                    member["depends_on"] = list(previous)
-                resources[name] = member
-            previous = group if batch else []
-        return {"heat_template_version": "2015-04-30",
-                "resources": resources}, {}
+        result = {}
+        for name in self.member_names():
+            member = {"type": definition["type"]}
+            for key in ("properties", "metadata"):
+                if definition.get(key):
+                    member[key] = _replace_index(
+                        copy.deepcopy(definition[key]), index_var, name)
+            result[name] = member
+        return result
 
-    def _batch_size(self):
-        policy = self.update_policy or {}
-        for key in ("batch_create", "rolling_update"):
-            size = (policy.get(key) or {}).get("max_batch_size")
-            if size:
-                try:
-                    return max(int(size), 1)
-                except (TypeError, ValueError):
-                    raise exception.StackValidationFailed(
-                        path="update_policy.%s.max_batch_size" % key,
-                        msg="must be an integer") from None
-        return 0
+    def child_template(self, policy_key="batch_create"):
+        """Every member; each batch depends on the one before."""
+        self.data_set("removed", self._removed())
+        members = self._definitions()
+        rules = group_batches.policy(self.update_policy, policy_key)
+        size = group_batches.batch_size(len(members), rules)
+        previous = []
+        for batch in group_batches.chunks(list(members), size):
+            for name in batch:
+                if previous:
+                    members[name]["depends_on"] = list(previous)
+            previous = batch if size else []
+        return _template(members), {}
+
+    # Paused batches (see group_batches) -----------------------------------
+    def handle_create(self):
+        self.data_set("removed", self._removed())
+        steps = self._steps("CREATE", "batch_create", {})
+        if steps is None:
+            return super().handle_create()
+        self.resource_id_set(self.nested_stacks.create(
+            self.stack["id"], self._parent_template_id(), self.name,
+            self._step_template(steps), {}))
+        return steps
+
+    def handle_update(self, new_props, prop_diff):
+        old = self._definitions()
+        self.properties = new_props
+        self.data_set("removed", self._removed())
+        steps = None
+        if "resource_def" in prop_diff:
+            steps = self._steps("UPDATE", "rolling_update", old)
+        if steps is None:
+            template, params = self.child_template("rolling_update")
+            self.nested_stacks.update(self.resource_id,
+                                      self._parent_template_id(), self.name,
+                                      template, params)
+            return "UPDATE"
+        self._update_child(self._step_template(steps))
+        return steps
+
+    def _steps(self, action, policy_key, old):
+        """The stepped plan of ``action``, or None when nothing pauses."""
+        rules = group_batches.policy(self.update_policy, policy_key)
+        if not rules or not rules["pause_time"]:
+            return None
+        final = self._definitions()
+        changed = [n for n in final if old.get(n) != final[n]]
+        batches = group_batches.chunks(
+            changed, group_batches.batch_size(len(final), rules))
+        if len(batches) < 2:
+            return None
+        return {"action": action, "final": final, "old": old,
+                "batches": batches, "index": 0, "pause_until": None,
+                "pause": rules["pause_time"]}
+
+    @staticmethod
+    def _step_template(steps):
+        return _template(group_batches.step_resources(
+            steps["final"], steps["old"], steps["batches"], steps["index"]))
+
+    def _update_child(self, template):
+        self.nested_stacks.update(self.resource_id,
+                                  self._parent_template_id(), self.name,
+                                  template, {})
+
+    def _stack_done(self, action):
+        if not isinstance(action, dict):
+            return super()._stack_done(action)
+        steps = action
+        if steps["pause_until"] is not None:
+            left = steps["pause_until"] - time.time()
+            if left > 0:
+                raise base.PollDelay(left)
+            steps["pause_until"] = None
+            steps["index"] += 1
+            self._update_child(self._step_template(steps))
+        child_action = steps["action"] if steps["index"] == 0 else "UPDATE"
+        super()._stack_done(child_action)
+        if steps["index"] + 1 < len(steps["batches"]):
+            steps["pause_until"] = time.time() + steps["pause"]
+            raise base.PollDelay(steps["pause"])
+        return True
+
+
+def _template(resources):
+    return {"heat_template_version": "2015-04-30", "resources": resources}
 
 
 class ResourceChain(_Members):

@@ -4,13 +4,16 @@ A config describes what a configuration tool (``group``) should run on a
 server, with the schema of its inputs and outputs. Configs are immutable
 in Heat, so no property is ``update_allowed``: any change makes a new
 config (a replacement with a new ID) and the old one goes away with the
-old resource. The config is kept in the resource's own data, in the
-shape ``GET /software_configs/{id}`` shows, and its ID (a UUID) is the
-physical ID that ``get_resource`` gives to deployments.
+old resource. The config is a row of the ``software_config`` table, the
+one ``/software_configs`` serves, so ``openstack software config show``
+finds it; its ID (a UUID) is the physical ID that ``get_resource`` gives
+to deployments, and deleting the resource deletes the row.
 """
 
 import uuid
 
+from heat_lite.common import exception
+from heat_lite.db import software_configs
 from heat_lite.resources import base
 from heat_lite.resources import constraints as c
 from heat_lite.resources import properties as p
@@ -69,12 +72,16 @@ class SoftwareConfig(base.Resource):
         "config": p.Attribute("The config value of the software config.",
                               type="string"),
     }
-    persist_resource_id_at_once = False
+    # Where configs are kept; a unit test may put a fake store here.
+    store = software_configs
+
+    def _tenant(self):
+        return self.stack.get("tenant") or ""
 
     def handle_create(self):
         config_id = str(uuid.uuid4())
-        self.data_set("software_config", {
-            "id": config_id,
+        self.store.software_config_create({
+            "id": config_id, "tenant": self._tenant(),
             "name": self.physical_resource_name(),
             "group": self.properties.get("group"),
             "config": self.properties.get("config"),
@@ -84,9 +91,25 @@ class SoftwareConfig(base.Resource):
         })
         self.resource_id_set(config_id)
 
+    def handle_delete(self):
+        if not self.resource_id:
+            return
+        try:
+            self.store.software_config_delete(self.resource_id,
+                                              self._tenant())
+        except exception.NotFound:
+            pass  # already deleted through the API
+
     def software_config(self):
-        """The stored config, as the software_configs API shows it."""
-        return self._data.get("software_config")
+        """The stored config, as the software_configs API shows it (None
+        before create or once deleted)."""
+        if not self.resource_id:
+            return None
+        try:
+            return self.store.software_config_get(self.resource_id,
+                                                  self._tenant())
+        except exception.NotFound:
+            return None
 
     def _resolve_attribute(self, name):
         if name == "config":

@@ -17,7 +17,45 @@ class NestedStackFailed(exception.HeatLiteException):
     msg_fmt = "%(reason)s"
 
 
-class StackResource(base.Resource):
+def stack_done(state, action, delay, gone_reason, error=NestedStackFailed):
+    """True once a stack has finished ``action``.
+
+    :param state: the stack's (action, status, reason), None if it is gone.
+    :raises PollDelay: (``delay`` s) while it runs or has not started
+        ``action`` yet.
+    :raises error: with the stack's reason if the action failed, or with
+        ``gone_reason`` if the stack is gone before a DELETE.
+    """
+    if state is None:
+        if action == "DELETE":
+            return True
+        raise error(reason=gone_reason)
+    stack_action, status, reason = state
+    if status == "IN_PROGRESS" or stack_action != action:
+        raise base.PollDelay(delay)
+    if status == "FAILED":
+        raise error(reason=reason)
+    return True
+
+
+class PollsStack:
+    """``check_<action>_complete`` for a resource whose handlers return
+    the action's name and whose ``_stack_done(action)`` polls a stack."""
+
+    def _stack_done(self, action):
+        raise NotImplementedError
+
+    def check_create_complete(self, cookie):
+        return self._stack_done(cookie)
+
+    check_update_complete = check_create_complete
+    check_delete_complete = check_create_complete
+    check_suspend_complete = check_create_complete
+    check_resume_complete = check_create_complete
+    check_check_complete = check_create_complete
+
+
+class StackResource(PollsStack, base.Resource):
     """Base class of resources that own one child stack."""
 
     # Set by the engine process (EngineProcess) before any plugin runs.
@@ -68,31 +106,12 @@ class StackResource(base.Resource):
     def handle_check(self):
         return self._run("CHECK")
 
-    def _child_done(self, action):
-        """True once the child finished ``action``; raise if it failed."""
+    def _stack_done(self, action):
         if not self.resource_id:
             return True
-        state = self.nested_stacks.state(self.resource_id)
-        if state is None:
-            if action == "DELETE":
-                return True
-            raise NestedStackFailed(reason="Nested stack %s is gone" %
-                                    self.resource_id)
-        child_action, status, reason = state
-        if status == "IN_PROGRESS" or child_action != action:
-            raise base.PollDelay(self.default_poll_interval)
-        if status == "FAILED":
-            raise NestedStackFailed(reason=reason)
-        return True
-
-    def check_create_complete(self, cookie):
-        return self._child_done(cookie)
-
-    check_update_complete = check_create_complete
-    check_delete_complete = check_create_complete
-    check_suspend_complete = check_create_complete
-    check_resume_complete = check_create_complete
-    check_check_complete = check_create_complete
+        return stack_done(self.nested_stacks.state(self.resource_id),
+                          action, self.default_poll_interval,
+                          "Nested stack %s is gone" % self.resource_id)
 
     def get_reference_id(self):
         """The child stack's ARN, as Heat's get_resource returns it."""

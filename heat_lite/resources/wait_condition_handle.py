@@ -182,3 +182,18 @@ class WaitConditionHandle(base.Resource):
                     "-H 'Content-Type: application/json' "
                     "-H 'Accept: application/json' %s" % (token, endpoint))
         return None
+
+
+class UpdateWaitConditionHandle(WaitConditionHandle):
+    """OS::Heat::UpdateWaitConditionHandle: a handle replaced on every
+    update of its stack, whether or not its own definition changed.
+
+    The new handle has a new physical ID (and token), so a wait
+    condition whose ``handle`` refers to it is replaced too and waits
+    for fresh signals: servers configured on each update report again.
+    """
+
+    always_update = True
+
+    def handle_update(self, new_props, prop_diff):
+        raise base.UpdateReplace(self.name)

@@ -35,6 +35,16 @@ def command(name):
     return path if os.path.exists(path) else name
 
 
+def running(kind, workdir, **kwargs):
+    """Yield a started Deployment and stop it afterwards: the body of a
+    fixture (``yield from running(...)``)."""
+    dep = Deployment(kind, workdir, **kwargs).start()
+    try:
+        yield dep
+    finally:
+        dep.stop()
+
+
 class Deployment:
     """A running heat_lite of one ``kind`` under ``workdir``."""
 

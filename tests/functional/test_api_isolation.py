@@ -1,7 +1,7 @@
 """Tenant isolation, route by route: project B never reaches project A's
-stacks, resources, events, outputs or templates (404), whatever the
-route, and its lists never show them. ``MATRIX`` is shared with the
-keystone tests, which run it with real tokens."""
+stacks, resources, events, outputs, templates or software configs (404),
+whatever the route, and its lists never show them. ``MATRIX`` is shared
+with the keystone tests, which run it with real tokens."""
 
 import uuid
 
@@ -47,18 +47,32 @@ MATRIX = [
     ("GET", "/{name}/{id}/resources/a/events/{event}", None),
     ("GET", "/{name}/{id}/events", None),
 ]
+# (method, path under /v1/<project>, body) of another project's config.
+CONFIG_MATRIX = [
+    ("GET", "/software_configs/{config}", None),
+    ("DELETE", "/software_configs/{config}", None),
+    ("GET", "/software_configs?marker={config}", None),
+]
 
 
-def check_matrix(endpoint, owner, name, stack_id, event_id, headers):
-    """Run every MATRIX route as the caller of ``endpoint``/``headers``
+def check_matrix(endpoint, owner, name, stack_id, event_id, headers,
+                 config_id=None):
+    """Run every MATRIX route (and, given ``config_id``, every
+    CONFIG_MATRIX route) as the caller of ``endpoint``/``headers``
     against another project's stack; return the failures."""
     failures = []
-    for method, path, body in MATRIX:
-        url = endpoint + "/stacks" + path.format(
-            name=name, id=stack_id, owner=owner, event=event_id)
+    routes = [(m, "/stacks" + p, b) for m, p, b in MATRIX]
+    if config_id:
+        routes += CONFIG_MATRIX
+    for method, path, body in routes:
+        url = endpoint + path.format(name=name, id=stack_id, owner=owner,
+                                     event=event_id, config=config_id)
         response = requests.request(method, url, json=body, headers=headers,
                                     allow_redirects=False, timeout=60)
-        if response.status_code != 404 or "error" not in response.json():
+        # A marker of another project is as unknown as any (400).
+        expected = 400 if "marker=" in path else 404
+        if response.status_code != expected or \
+                "error" not in response.json():
             failures.append((method, path, response.status_code,
                              response.text[:200]))
     return failures
@@ -71,13 +85,16 @@ def test_project_b_never_sees_project_a(deployment):
     stack_id = helpers.create(alice, "secret", TMPL)
     helpers.wait_for_status(alice, stack_id, "CREATE_COMPLETE")
     event_id = list(alice.events.list(stack_id, resource_name="a"))[0].id
+    config = alice.software_configs.create(name="secret", config="x")
     headers = {"X-Auth-User": "bob", "X-Roles": "member"}
     failures = check_matrix(deployment.endpoint(other), owner, "secret",
-                            stack_id, event_id, headers)
+                            stack_id, event_id, headers, config.id)
     assert failures == []
     bob = deployment.client(other)
     assert list(bob.stacks.list()) == []
     assert list(bob.stacks.list(show_deleted=True, show_nested=True)) == []
+    assert bob.software_configs.list() == []
+    assert alice.software_configs.get(config.id).config == "x"
     # Nothing B tried changed A's stack.
     stack = alice.stacks.get(stack_id)
     assert stack.stack_status == "CREATE_COMPLETE"

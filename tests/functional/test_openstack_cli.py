@@ -22,11 +22,8 @@ def _osc(dep, *args):
 
 @pytest.fixture(scope="module")
 def allinone(tmp_path_factory):
-    dep = deployment_mod.Deployment("sqlite",
-                                    tmp_path_factory.mktemp("cli"))
-    dep.start()
-    yield dep
-    dep.stop()
+    yield from deployment_mod.running("sqlite",
+                                      tmp_path_factory.mktemp("cli"))
 
 
 def _json(out):
@@ -69,3 +66,28 @@ def test_stack_lifecycle_with_the_cli(allinone, tmp_path):
     assert {r["resource_name"] for r in rows} == {"a", "d"}
     _osc(allinone, "stack", "delete", "-y", "--wait", "s1")
     assert "s1" not in _osc(allinone, "stack", "list")
+
+
+def test_software_config_with_the_cli(allinone, tmp_path):
+    definition = os.path.join(tmp_path, "def.yaml")
+    with open(definition, "w") as f:
+        yaml.safe_dump({"inputs": [{"name": "who"}],
+                        "options": {"debug": True}}, f)
+    script = os.path.join(tmp_path, "run.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\necho hi\n")
+    created = _json(_osc(allinone, "software", "config", "create",
+                         "--definition-file", definition, "--config-file",
+                         script, "--group", "script", "hello",
+                         "-f", "json"))
+    shown = _json(_osc(allinone, "software", "config", "show",
+                       created["id"], "-f", "json"))
+    assert (shown["name"], shown["group"]) == ("hello", "script")
+    assert shown["config"] == "#!/bin/sh\necho hi\n"
+    assert shown["inputs"][0]["name"] == "who"
+    rows = json.loads(_osc(allinone, "software", "config", "list",
+                           "-f", "json"))
+    assert [r["id"] for r in rows] == [created["id"]]
+    _osc(allinone, "software", "config", "delete", created["id"])
+    assert json.loads(_osc(allinone, "software", "config", "list",
+                           "-f", "json")) == []

@@ -235,9 +235,52 @@ def test_software_config_is_stored_and_replaced_on_change(heat):
     assert first["config"] == "#!/bin/sh\necho 1"
     uuid.UUID(first["id"])
     assert _physical(heat, stack_id)["config"] == first["id"]
+    stored = heat.software_configs.get(first["id"])
+    assert (stored.group, stored.config) == ("script", first["config"])
+    assert stored.inputs[0]["default"] == "bar"
 
     _update(heat, stack_id, _config("#!/bin/sh\necho 2"))
     second = _outputs(heat, stack_id)
     assert second["config"] == "#!/bin/sh\necho 2"
     assert second["id"] != first["id"]
+    # The replaced config's row went with the old resource.
+    assert helpers.http_error(lambda: heat.software_configs.get(
+        first["id"])).code == 404
+    assert heat.software_configs.get(second["id"]).config == \
+        second["config"]
+    _delete(heat, stack_id)
+    assert helpers.http_error(lambda: heat.software_configs.get(
+        second["id"])).code == 404
+
+
+# UpdateWaitConditionHandle -------------------------------------------------
+def _waiting_on_update(marker):
+    return helpers.template(
+        {"handle": {"type": "OS::Heat::UpdateWaitConditionHandle"},
+         "wait": {"type": "OS::Heat::WaitCondition", "properties": {
+             "handle": {"get_resource": "handle"}, "timeout": 60}},
+         "marker": {"type": "OS::Heat::Value",
+                    "properties": {"value": marker}}},
+        outputs={"token": {"value": {"get_attr": ["handle", "token"]}}})
+
+
+def test_update_wait_condition_handle_waits_again_on_every_update(heat):
+    stack_id = helpers.create(heat, "rewait", _waiting_on_update("a"))
+    _wait_for_resource(heat, stack_id, "wait", "CREATE_IN_PROGRESS")
+    heat.resources.signal(stack_id, "handle", data={"reason": "first"})
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    before = _physical(heat, stack_id)
+    token = _outputs(heat, stack_id)["token"]
+
+    # Only the marker changes, yet the handle is new and the wait
+    # condition waits for a new signal.
+    heat.stacks.update(stack_id, template=_waiting_on_update("b"))
+    _wait_for_resource(heat, stack_id, "wait", "CREATE_IN_PROGRESS")
+    assert heat.stacks.get(stack_id).stack_status == "UPDATE_IN_PROGRESS"
+    heat.resources.signal(stack_id, "handle", data={"reason": "again"})
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    after = _physical(heat, stack_id)
+    assert after["handle"] != before["handle"]
+    assert after["marker"] == before["marker"]
+    assert _outputs(heat, stack_id)["token"] != token
     _delete(heat, stack_id)

@@ -8,7 +8,36 @@ from heat_lite.common import exception
 from heat_lite.resources import software_config as sc
 
 PATH = "resources.c.properties"
-STACK = {"name": "st", "id": "sid", "record_uuid": "0123456789abcdef"}
+STACK = {"name": "st", "id": "sid", "record_uuid": "0123456789abcdef",
+         "tenant": "p1"}
+
+
+class FakeStore:
+    """The software_config table as a dict keyed by (tenant, id)."""
+
+    def __init__(self):
+        self.rows = {}
+
+    def software_config_create(self, values):
+        self.rows[(values["tenant"], values["id"])] = dict(values)
+
+    def software_config_get(self, config_id, tenant):
+        try:
+            return dict(self.rows[(tenant, config_id)])
+        except KeyError:
+            raise exception.EntityNotFound(entity="Software Config",
+                                           name=config_id) from None
+
+    def software_config_delete(self, config_id, tenant):
+        self.software_config_get(config_id, tenant)
+        del self.rows[(tenant, config_id)]
+
+
+@pytest.fixture(autouse=True)
+def store(monkeypatch):
+    fake = FakeStore()
+    monkeypatch.setattr(sc.SoftwareConfig, "store", fake)
+    return fake
 
 
 def _props(**values):
@@ -25,7 +54,8 @@ def test_create_stores_the_config_with_defaults():
     uuid.UUID(plugin.resource_id)
     assert plugin.get_reference_id() == plugin.resource_id
     assert plugin.software_config() == {
-        "id": plugin.resource_id, "name": "st-c-0123456789ab",
+        "id": plugin.resource_id, "tenant": "p1",
+        "name": "st-c-0123456789ab",
         "group": "Heat::Ungrouped", "config": "#!/bin/sh\necho hi",
         "options": {"a": 1},
         "inputs": [{"name": "x", "description": None, "type": "String",
@@ -42,6 +72,17 @@ def test_empty_config_and_attribute_before_create():
     plugin.handle_create()
     assert plugin.software_config()["inputs"] == []
     assert plugin.get_attribute("config") is None
+
+
+def test_delete_removes_the_row_and_tolerates_its_absence(store):
+    plugin = sc.SoftwareConfig("c", "OS::Heat::SoftwareConfig",
+                               _props(config="a"), stack=STACK)
+    plugin.handle_create()
+    assert list(store.rows) == [("p1", plugin.resource_id)]
+    plugin.handle_delete()
+    assert store.rows == {}
+    assert plugin.get_attribute("config") is None
+    plugin.handle_delete()
 
 
 def test_every_change_replaces():

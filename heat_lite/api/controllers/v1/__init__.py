@@ -11,6 +11,7 @@ from heat_lite.api.controllers.v1 import (
     events,
     resources,
     services,
+    software_configs,
     stack,
     stacks,
     templates,
@@ -84,4 +85,10 @@ def build():
           GET=templates.generate_template)
     r.add(top + "/build_info", GET=services.build_info)
     r.add(top + "/services", GET=services.list_services)
+    r.add(top + "/software_configs",
+          GET=software_configs.list_software_configs,
+          POST=software_configs.create_software_config)
+    r.add(top + "/software_configs/{config_id}",
+          GET=software_configs.show_software_config,
+          DELETE=software_configs.delete_software_config)
     return r

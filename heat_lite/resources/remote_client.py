@@ -1,0 +1,158 @@
+"""The orchestration API of another cloud, for OS::Heat::Stack.
+
+One keystoneauth1 session per call site, built from ``[remote_stack]``
+(see ``heat_lite.conf.remote_stack``) and the resource's ``context``
+property (region, CA certificate, insecure). When the operation carries
+the caller's token, that token is used instead of the configured
+credentials. Every method makes one bounded HTTP request and returns: the
+resource polls, it never waits here.
+"""
+
+import hashlib
+import os
+import tempfile
+import threading
+
+from keystoneauth1 import adapter, loading, token_endpoint
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1.identity import v3
+
+from heat_lite import conf
+from heat_lite.common import exception
+from heat_lite.conf import remote_stack as remote_conf
+
+CONF = conf.CONF
+_LOCK = threading.Lock()
+# {verify: session} of the configured credentials (see _session).
+_SESSIONS = {}
+
+
+class RemoteError(exception.HeatLiteException):
+    """The remote cloud refused a request or could not be reached."""
+
+    msg_fmt = "%(message)s"
+
+
+def _auth(request_context):
+    """The caller's token if the operation has one, else the configured
+    auth plugin (None when ``auth_type`` is unset)."""
+    group = CONF[remote_conf.GROUP]
+    token = getattr(request_context, "auth_token", None)
+    if token:
+        if group.token_auth_url:
+            return v3.Token(auth_url=group.token_auth_url, token=token,
+                            project_id=request_context.project_id)
+        return token_endpoint.Token(group.endpoint_override, token)
+    return loading.load_auth_from_conf_options(CONF, remote_conf.GROUP)
+
+
+def _verify(context_prop):
+    """requests' ``verify`` from the ``context`` property, or None to keep
+    the session options' choice."""
+    if context_prop.get("insecure"):
+        return False
+    cert = context_prop.get("ca_cert")
+    if not cert:
+        return None
+    # One file per certificate, named by its digest: polls reuse it.
+    path = os.path.join(tempfile.gettempdir(), "heat-lite-ca-%s.pem" %
+                        hashlib.sha256(cert.encode()).hexdigest()[:32])
+    if not os.path.exists(path):
+        handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
+        with os.fdopen(handle, "w") as f:
+            f.write(cert)
+        os.replace(tmp, path)
+    return path
+
+
+def _new_session(request_context, verify):
+    session = loading.load_session_from_conf_options(
+        CONF, remote_conf.GROUP, auth=_auth(request_context))
+    if verify is not None:
+        session.verify = verify
+    return session
+
+
+def _session(context_prop, request_context):
+    """A keystoneauth1 session. One made from the configured credentials
+    is kept (per ``verify`` choice) so that polls reuse its token instead
+    of authenticating on every look."""
+    verify = _verify(context_prop)
+    if getattr(request_context, "auth_token", None):
+        return _new_session(request_context, verify)
+    with _LOCK:
+        session = _SESSIONS.get(verify)
+        if session is None:
+            session = _SESSIONS[verify] = _new_session(None, verify)
+        return session
+
+
+class RemoteHeat:
+    """A few calls of the v1 API of the remote cloud, as dicts."""
+
+    def __init__(self, context_prop, request_context=None):
+        context_prop = context_prop or {}
+        group = CONF[remote_conf.GROUP]
+        session = _session(context_prop, request_context)
+        self._api = adapter.Adapter(
+            session, service_type="orchestration",
+            interface=group.interface,
+            region_name=context_prop.get("region_name"),
+            endpoint_override=group.endpoint_override)
+
+    def _request(self, method, path, body=None, missing_ok=False):
+        try:
+            response = self._api.request(path, method, json=body,
+                                         raise_exc=False,
+                                         redirect=False)
+        except ks_exc.ClientException as exc:
+            raise RemoteError(message="Remote orchestration API "
+                              "unreachable: %s" % exc) from None
+        if missing_ok and response.status_code == 404:
+            return None
+        if response.status_code >= 400:
+            raise RemoteError(message=_error_text(response))
+        if not response.content:
+            return {}
+        return response.json()
+
+    def create(self, name, template, parameters, timeout_mins):
+        """Start creating a stack; return its id."""
+        body = self._request("POST", "/stacks", {
+            "stack_name": name, "template": template,
+            "parameters": parameters, "timeout_mins": timeout_mins,
+            "disable_rollback": True})
+        return body["stack"]["id"]
+
+    def update(self, name, stack_id, template, parameters, timeout_mins):
+        """Start converging the stack onto a new template/parameters."""
+        self._request("PUT", "/stacks/%s/%s" % (name, stack_id), {
+            "template": template, "parameters": parameters,
+            "timeout_mins": timeout_mins, "disable_rollback": True})
+
+    def delete(self, name, stack_id):
+        """Start deleting the stack; False if it is already gone."""
+        return self._request("DELETE", "/stacks/%s/%s" % (name, stack_id),
+                             missing_ok=True) is not None
+
+    def action(self, name, stack_id, action):
+        """Start ``suspend``, ``resume`` or ``check``."""
+        self._request("POST", "/stacks/%s/%s/actions" % (name, stack_id),
+                      {action: None})
+
+    def get(self, name, stack_id):
+        """The stack (with outputs), or None if it is gone."""
+        body = self._request("GET", "/stacks/%s/%s" % (name, stack_id),
+                             missing_ok=True)
+        return body["stack"] if body is not None else None
+
+
+def _error_text(response):
+    """The message of Heat's JSON error body, else the HTTP status."""
+    try:
+        error = response.json()
+        return "%s: %s" % (error["error"]["type"],
+                           error["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return "HTTP %d from the remote orchestration API" % \
+            response.status_code

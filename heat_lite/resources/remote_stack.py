@@ -1,0 +1,165 @@
+"""OS::Heat::Stack: a stack in another heat_lite or Heat endpoint.
+
+Every action starts the matching operation on the remote stack through
+``remote_client`` and then polls the remote state with
+``check_<action>_complete`` (``[remote_stack] poll_interval``), so no
+worker thread waits on the other cloud. A remote stack that ends FAILED
+fails the resource with the remote status reason. The physical ID is the
+remote stack's id; its name (``physical_resource_name()``) is kept in the
+resource data because the remote API addresses stacks by name and id.
+"""
+
+import yaml
+
+from heat_lite import conf
+from heat_lite.common import exception
+from heat_lite.resources import base, remote_client, stack_resource
+from heat_lite.resources import properties as p
+
+CONF = conf.CONF
+
+
+class RemoteStackFailed(exception.HeatLiteException):
+    msg_fmt = "%(reason)s"
+
+
+CONTEXT_SCHEMA = {
+    "region_name": p.Schema(p.STRING, "Region name in which this stack "
+                            "will be created."),
+    "credential_secret_id": p.Schema(
+        p.STRING, "A secret holding credentials for the remote cloud; "
+        "needs a key manager, which heat_lite does not have."),
+    "ca_cert": p.Schema(p.STRING, "CA certificate (PEM) of the remote "
+                        "endpoint."),
+    "insecure": p.Schema(p.BOOLEAN, "Do not verify the remote endpoint's "
+                         "TLS certificate.", default=False),
+}
+
+
+class RemoteStack(stack_resource.PollsStack, base.Resource):
+    """Heat's properties and attributes; see the module docstring."""
+
+    properties_schema = {
+        "context": p.Schema(p.MAP, "Context for this stack.",
+                            schema=CONTEXT_SCHEMA),
+        "template": p.Schema(p.STRING, "Template that specifies the stack "
+                             "to be created as a resource.", required=True,
+                             update_allowed=True),
+        "timeout": p.Schema(p.INTEGER, "Number of minutes to wait for this "
+                            "stack creation.", update_allowed=True),
+        "parameters": p.Schema(p.MAP, "Set of parameters passed to this "
+                               "stack.", default={}, update_allowed=True),
+    }
+    attributes_schema = {
+        "stack_name": p.Attribute("Name of the stack.", "STRING"),
+        "outputs": p.Attribute("A dict of key-value pairs output from the "
+                               "stack.", "MAP"),
+    }
+    # The engine may set the operation's RequestContext here; its token
+    # is then used instead of the configured credentials.
+    request_context = None
+
+    @classmethod
+    def validate_properties(cls, values, path, unresolved=()):
+        props = super().validate_properties(values, path, unresolved)
+        context = props.get("context")
+        if isinstance(context, dict) and context.get("credential_secret_id"):
+            raise exception.StackValidationFailed(
+                path="%s.context.credential_secret_id" % path,
+                msg="credential_secret_id needs a key manager, which is "
+                "not available; configure [remote_stack] credentials")
+        return props
+
+    @property
+    def default_poll_interval(self):
+        return CONF.remote_stack.poll_interval
+
+    def _client(self):
+        return remote_client.RemoteHeat(self.properties.get("context"),
+                                        self.request_context)
+
+    def _template(self):
+        try:
+            template = yaml.safe_load(self.properties["template"])
+        except yaml.YAMLError as exc:
+            raise RemoteStackFailed(reason="The remote stack template is "
+                                    "not valid YAML: %s" % exc) from None
+        if not isinstance(template, dict):
+            raise RemoteStackFailed(reason="The remote stack template is "
+                                    "not a map")
+        return template
+
+    def _remote_name(self):
+        return self.data().get("stack_name") or self.physical_resource_name()
+
+    # Actions ---------------------------------------------------------------
+    def handle_create(self):
+        name = self.physical_resource_name()
+        self.data_set("stack_name", name)
+        stack_id = self._client().create(
+            name, self._template(), self.properties.get("parameters") or {},
+            self.properties.get("timeout"))
+        self.resource_id_set(stack_id)
+        return "CREATE"
+
+    def handle_update(self, new_props, prop_diff):
+        self.properties = new_props
+        self._client().update(
+            self._remote_name(), self.resource_id, self._template(),
+            new_props.get("parameters") or {}, new_props.get("timeout"))
+        return "UPDATE"
+
+    def handle_delete(self):
+        if self.resource_id:
+            self._client().delete(self._remote_name(), self.resource_id)
+        return "DELETE"
+
+    def _action(self, action):
+        self._client().action(self._remote_name(), self.resource_id,
+                               action.lower())
+        return action
+
+    def handle_suspend(self):
+        return self._action("SUSPEND")
+
+    def handle_resume(self):
+        return self._action("RESUME")
+
+    def handle_check(self):
+        return self._action("CHECK")
+
+    def _stack_done(self, action):
+        """Poll the remote stack; its failure reason fails the resource."""
+        if not self.resource_id:
+            return True
+        stack = self._client().get(self._remote_name(), self.resource_id)
+        state = None
+        if stack is not None:
+            remote_action, _, status = stack["stack_status"].partition("_")
+            state = (remote_action, status, "Remote stack %s %s: %s" % (
+                self._remote_name(), stack["stack_status"],
+                stack.get("stack_status_reason")))
+        return stack_resource.stack_done(
+            state, action, self.default_poll_interval,
+            "Remote stack %s is gone" % self.resource_id,
+            error=RemoteStackFailed)
+
+    # Attributes ------------------------------------------------------------
+    def _remote_stack(self):
+        if not self.resource_id:
+            return None
+        return self._client().get(self._remote_name(), self.resource_id)
+
+    def _resolve_attribute(self, name):
+        if name == "stack_name":
+            return self.data().get("stack_name")
+        if name == "outputs":
+            stack = self._remote_stack()
+            if stack is None:
+                return None
+            return {o["output_key"]: o.get("output_value")
+                    for o in stack.get("outputs") or []}
+        return None
+
+    def _show_resource(self):
+        return self._remote_stack()

@@ -1,0 +1,87 @@
+"""OS::Heat::Stack: how the remote session authenticates, and what the
+schema refuses. (Its lifecycle runs against a real second heat_lite in
+tests/functional/test_remote_stack.py.)"""
+
+import pytest
+from keystoneauth1 import noauth, token_endpoint
+from keystoneauth1.identity import v3
+
+from heat_lite import conf
+from heat_lite.common import context, exception
+from heat_lite.resources import remote_client, remote_stack
+
+CONF = conf.CONF
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    yield
+    CONF.clear_override("auth_type", group="remote_stack")
+    CONF.clear_override("endpoint_override", group="remote_stack")
+    CONF.clear_override("token_auth_url", group="remote_stack")
+
+
+def test_configured_auth_plugin_without_a_caller_token():
+    CONF.set_override("auth_type", "none", group="remote_stack")
+    assert isinstance(remote_client._auth(None), noauth.NoAuth)
+    anonymous = context.RequestContext(project_id="p")
+    assert isinstance(remote_client._auth(anonymous), noauth.NoAuth)
+
+
+def test_the_callers_token_wins():
+    CONF.set_override("auth_type", "none", group="remote_stack")
+    CONF.set_override("endpoint_override", "http://far/v1/p",
+                      group="remote_stack")
+    caller = context.RequestContext(project_id="p", auth_token="tok")
+    auth = remote_client._auth(caller)
+    assert isinstance(auth, token_endpoint.Token)
+    assert auth.get_token(None) == "tok"
+    CONF.set_override("token_auth_url", "http://keystone/v3",
+                      group="remote_stack")
+    auth = remote_client._auth(caller)
+    assert isinstance(auth, v3.Token)
+    assert auth.auth_url == "http://keystone/v3"
+
+
+def test_credential_secret_needs_a_key_manager():
+    with pytest.raises(exception.StackValidationFailed,
+                       match="credential_secret_id"):
+        remote_stack.RemoteStack.validate_properties(
+            {"template": "{}", "context": {"credential_secret_id": "s"}},
+            "resources.r.properties")
+    props = remote_stack.RemoteStack.validate_properties(
+        {"template": "{}", "context": {"region_name": "two"}},
+        "resources.r.properties")
+    assert props["context"]["insecure"] is False
+    assert props["parameters"] == {}
+
+
+def test_a_template_that_is_not_a_map_fails():
+    props = remote_stack.RemoteStack.validate_properties(
+        {"template": "- a list"}, "resources.r.properties")
+    plugin = remote_stack.RemoteStack("r", "OS::Heat::Stack", props)
+    with pytest.raises(remote_stack.RemoteStackFailed, match="not a map"):
+        plugin._template()
+
+
+def test_ca_cert_is_written_once_and_insecure_wins():
+    pem = "-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n"
+    path = remote_client._verify({"ca_cert": pem})
+    assert remote_client._verify({"ca_cert": pem}) == path
+    with open(path) as f:
+        assert f.read() == pem
+    assert remote_client._verify({"ca_cert": pem, "insecure": True}) is \
+        False
+    assert remote_client._verify({}) is None
+
+
+def test_configured_sessions_are_shared_caller_sessions_are_not():
+    CONF.set_override("auth_type", "none", group="remote_stack")
+    remote_client._SESSIONS.clear()
+    first = remote_client._session({}, None)
+    assert remote_client._session({"region_name": "x"}, None) is first
+    insecure = remote_client._session({"insecure": True}, None)
+    assert insecure is not first and insecure.verify is False
+    caller = context.RequestContext(project_id="p", auth_token="tok")
+    assert remote_client._session({}, caller) is not first
+    remote_client._SESSIONS.clear()
