@@ -84,11 +84,15 @@ def _create_request(req):
         raise exception.Invalid(message="stack_name must be a string")
     args = stack_body.args(body)
     adopt = stack_body.adopt_data(body)
+    template = None
     if adopt is not None:
         args["adopt_stack_data"] = adopt
+        # Heat takes the template from the adopt data unless one is given.
+        template = stack_body.template(body, required=False) or \
+            stack_body.template(adopt)
     params, files, environment, env_files = stack_body.sources(body)
-    return (name, stack_body.template(body), params, files, environment,
-            env_files, args)
+    return (name, template or stack_body.template(body), params, files,
+            environment, env_files, args)
 
 
 @rule("stacks:create")
