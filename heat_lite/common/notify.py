@@ -12,10 +12,12 @@ transport as RPC unless ``[oslo_messaging_notifications] transport_url``
 says otherwise. Sending never fails the operation that triggered it.
 
 Resource notifications (one per resource action start, completion and
-failure) carry ``tenant_id``, ``user_id``, ``stack_id``,
-``stack_identity``, ``stack_name``, ``resource_name``,
-``resource_type``, ``physical_resource_id``, ``state``,
-``state_reason``, ``create_at`` and ``updated_at``. Whether any driver is
+failure) carry ``tenant_id``, ``user_id`` (null: a worker does not load
+the stack's user), ``stack_id``, ``stack_identity``, ``stack_name``,
+``resource_name``, ``resource_type``, ``physical_resource_id``,
+``state``, ``state_reason``, ``create_at`` and ``updated_at``. A type
+run without a lock (``side_effect_free``, e.g. OS::Heat::None) sends
+only ``end``. Whether any driver is
 configured is decided once per process, so with none a resource action
 costs one boolean test.
 """
@@ -94,21 +96,28 @@ def stack_event(stack, action, phase, status=None, reason=None):
     reason = reason or "Stack %s %s" % (action, {
         "start": "started", "end": "completed successfully",
         "error": "failed"}[phase])
+    if not enabled():
+        return
+    _send("stack", action, phase, lambda: stack_payload(
+        stack, action, status, reason), stack.get("id"))
+
+
+def _send(kind, action, phase, make_payload, what):
+    """Send ``orchestration.<kind>.<action>.<phase>`` (``error`` at
+    ERROR priority); log, never raise, if that fails."""
     try:
+        payload = make_payload()
+        ctxt = {"project_id": payload["tenant_id"],
+                "user_id": payload["user_id"]}
+        event_type = "%s.%s.%s.%s" % (PUBLISHER, kind, action.lower(), phase)
         notifier = _notifier()
-        if not notifier.is_enabled():
-            return
-        payload = stack_payload(stack, action, status, reason)
-        ctxt = {"project_id": stack["tenant"],
-                "user_id": stack.get("username")}
-        event_type = "%s.stack.%s.%s" % (PUBLISHER, action.lower(), phase)
         if phase == "error":
             notifier.error(ctxt, event_type, payload)
         else:
             notifier.info(ctxt, event_type, payload)
     except Exception:  # noqa: BLE001 - a notification never fails a stack
-        LOG.exception("Could not send a notification for stack %s",
-                      stack.get("id"))
+        LOG.exception("Could not send a notification for %s %s", kind,
+                      what)
 
 
 def resource_payload(record, action, status, reason, physical_id=None):
@@ -117,7 +126,7 @@ def resource_payload(record, action, status, reason, physical_id=None):
     tenant = record.get("stack_tenant")
     name = record.get("stack_name")
     return {
-        "tenant_id": tenant, "user_id": record.get("stack_username"),
+        "tenant_id": tenant, "user_id": None,
         "stack_id": record["stack_id"], "stack_name": name,
         "stack_identity": "arn:openstack:heat::%s:stacks/%s/%s" % (
             tenant, name, record["stack_id"]),
@@ -138,16 +147,5 @@ def resource_event(record, action, phase, reason="state changed",
         return
     status = {"start": "IN_PROGRESS", "end": "COMPLETE",
               "error": "FAILED"}[phase]
-    try:
-        payload = resource_payload(record, action, status, reason,
-                                   physical_id)
-        ctxt = {"project_id": payload["tenant_id"]}
-        event_type = "%s.resource.%s.%s" % (PUBLISHER, action.lower(), phase)
-        notifier = _notifier()
-        if phase == "error":
-            notifier.error(ctxt, event_type, payload)
-        else:
-            notifier.info(ctxt, event_type, payload)
-    except Exception:  # noqa: BLE001 - a notification never fails a stack
-        LOG.exception("Could not send a notification for resource %s",
-                      record.get("id"))
+    _send("resource", action, phase, lambda: resource_payload(
+        record, action, status, reason, physical_id), record.get("id"))
