@@ -97,6 +97,7 @@ def _create_request(req):
 
 @rule("stacks:create")
 def create_stack(req, tenant):
+    """Create a stack, or adopt one from ``adopt_stack_data``."""
     ident = req.engine.create_stack(req.context, *_create_request(req))
     url = views.stack_url(req.app_url, ident)
     return Reply(201, {"stack": {"id": ident["stack_id"], "links": [
