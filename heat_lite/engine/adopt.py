@@ -19,7 +19,8 @@ NESTED_KEY = ADOPT_NESTED_KEY
 
 
 def inputs(data, template, params, files):
-    """(template, parameters, files) of an adopt request.
+    """(template, parameters, files) of a create request, adopting from
+    ``data`` (or not at all: None leaves them as they are).
 
     The data's template and files serve unless the request gives its
     own; the parameters of the data's environment are merged under the
@@ -27,6 +28,8 @@ def inputs(data, template, params, files):
 
     :raises Invalid: for malformed adopt data.
     """
+    if data is None:
+        return template, params, files
     check_data(data)
     if template is None:
         template = data.get("template")

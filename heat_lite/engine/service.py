@@ -105,9 +105,8 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint):
             raise exception.RequestLimitExceeded(
                 message="You have reached the maximum stacks per tenant, "
                 "%d. Please delete some stacks." % limit)
-        if args.get("adopt_stack_data") is not None:
-            template, params, files = adopt.inputs(
-                args["adopt_stack_data"], template, params, files)
+        template, params, files = adopt.inputs(
+            args.get("adopt_stack_data"), template, params, files)
         values, env, bound = self._new_stack(
             ctxt, stack_name, template, params, files, environment,
             environment_files, args, str(uuid.uuid4()))
@@ -123,6 +122,8 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint):
     @_expected
     def preview_stack(self, ctxt, stack_name, template, params, files,
                       environment, environment_files, args):
+        template, params, files = adopt.inputs(
+            args.get("adopt_stack_data"), template, params, files)
         values, _env, bound = self._new_stack(
             ctxt, stack_name, template, params, files, environment,
             environment_files, args, "None")

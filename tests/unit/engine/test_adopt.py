@@ -51,3 +51,8 @@ def test_default_handle_adopt_needs_a_physical_id():
     with pytest.raises(base.AdoptFailed, match="Resource ID was not "
                        "provided."):
         base.Resource("a", "T", {}, None, {}).handle_adopt({})
+
+
+def test_no_adopt_data_changes_nothing():
+    assert adopt.inputs(None, TEMPLATE, {"p": 1}, {}) == (TEMPLATE, {"p": 1},
+                                                          {})
