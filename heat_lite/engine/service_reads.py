@@ -167,11 +167,11 @@ class ReadEndpoint:
         for member in listed:
             result.extend(self._resources_of(
                 member, records[member["id"]], children, with_detail,
-                filters or {}, nested=member is not stack))
+                filters or {}))
         return result
 
-    def _resources_of(self, stack, records, children, with_detail, filters,
-                      nested):
+    def _resources_of(self, stack, records, children, with_detail,
+                      filters):
         deps = required_by(stack)
         descriptions = self._descriptions(stack) if with_detail else {}
         current = {r["name"]: r for r in records}  # the newest wins
@@ -182,7 +182,8 @@ class ReadEndpoint:
             item = views.resource(record, stack, deps.get(record["name"], ()),
                                   detail=with_detail)
             _nested_links(item, record, stack, children)
-            if nested:
+            if stack["owner_id"]:
+                # Inside a nested stack (listed from the top or directly).
                 item["parent_resource"] = stack["parent_resource_name"]
             if with_detail:
                 item["description"] = descriptions.get(record["name"], "")

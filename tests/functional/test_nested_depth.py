@@ -68,6 +68,11 @@ def test_resource_list_nested_depth(deployment, heat):
     assert group.stack_name == children[outer_id].stack_name
     assert _links(group)["stack"].endswith(outer_id)
     assert "nested" in _links(group)
+    # Listed directly, a nested stack's resources name their parent too.
+    direct = heat.resources.list(outer_id)
+    assert [(r.resource_name, r.parent_resource) for r in direct] == [
+        ("group", "outer")]
+    assert heat.resources.get(outer_id, "group").parent_resource == "outer"
 
     two = heat.resources.list(stack_id, nested_depth=2)
     names = sorted(r.resource_name for r in two)
