@@ -156,19 +156,45 @@ def test_adopt_round_trip(dep):
 
 def test_adopt_without_a_resource_fails(dep):
     heat = dep.client("miss")
-    tmpl = helpers.template({"a": {"type": "OS::Heat::TestResource"},
-                             "b": {"type": "OS::Heat::TestResource"}})
-    data = {"template": tmpl, "resources": {
-        "a": {"name": "a", "type": "OS::Heat::TestResource",
-              "resource_id": "external-a", "resource_data": {}}}}
+    one = helpers.template({"a": {"type": "OS::Heat::TestResource"}})
+    old = helpers.create(heat, "partial-src", one)
+    helpers.wait_for_status(heat, old, "CREATE_COMPLETE")
+    data = heat.stacks.abandon(old)
+    physical = data["resources"]["a"]["resource_id"]
+    # The template has a second resource the data does not name: as in
+    # Heat, the adopt fails for it instead of creating it.
+    data["template"] = helpers.template({
+        "a": {"type": "OS::Heat::TestResource"},
+        "b": {"type": "OS::Heat::TestResource"}})
+    created_before = _ledger(dep)[0]
     body = heat.stacks.create(stack_name="partial",
                               adopt_stack_data=json.dumps(data))
     stack_id = body["stack"]["id"]
     stack = helpers.wait_for_status(heat, stack_id, "ADOPT_FAILED")
-    assert "Resource ID was not provided." in stack.stack_status_reason
-    assert heat.resources.get(stack_id, "a").physical_resource_id == \
-        "external-a"
-    assert "external-a" not in _ledger(dep)[0]
+    assert "resources.b: Resource ID was not provided." in \
+        stack.stack_status_reason
+    a = heat.resources.get(stack_id, "a")
+    assert a.physical_resource_id == physical
+    assert heat.resources.get(stack_id, "b").resource_status == \
+        "ADOPT_FAILED"
+    assert _ledger(dep)[0] == created_before
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    assert physical in _ledger(dep)[1]
+
+
+def test_plugin_handle_adopt_refuses_what_does_not_exist(dep):
+    heat = dep.client("gone")
+    tmpl = helpers.template({"a": {"type": "OS::Heat::TestResource"}})
+    data = {"template": tmpl, "resources": {
+        "a": {"name": "a", "type": "OS::Heat::TestResource",
+              "resource_id": "never-made", "resource_data": {}}}}
+    body = heat.stacks.create(stack_name="ghost",
+                              adopt_stack_data=json.dumps(data))
+    stack = helpers.wait_for_status(heat, body["stack"]["id"],
+                                    "ADOPT_FAILED")
+    assert "Test Resource never-made does not exist" in \
+        stack.stack_status_reason
 
 
 def test_adopt_rejects_bad_data(dep):
