@@ -93,6 +93,23 @@ EVENT = obj(
     logical_resource_id=STRING, physical_resource_id=STRING,
     resource_status=STRING, resource_status_reason=STRING,
     resource_type=STRING, resource_properties=ANY_OBJECT)
+ABANDON_RESOURCE = obj(
+    ("name", "type", "action", "status", "resource_id", "resource_data",
+     "metadata"),
+    name=STRING, type=STRING, action=STRING, status=STRING,
+    resource_id=nullable(STRING), resource_data=ANY_OBJECT,
+    metadata=ANY_OBJECT,
+    # A resource owning a nested stack: that stack's resources, alike.
+    resources={"type": "object", "additionalProperties": ANY_OBJECT})
+ABANDON_DATA = obj(
+    ("name", "id", "action", "status", "template", "environment", "files",
+     "resources", "project_id"),
+    name=STRING, id=STRING, action=STRING, status=STRING,
+    template=ANY_OBJECT, environment=ANY_OBJECT,
+    files={"type": "object", "additionalProperties": STRING},
+    resources={"type": "object", "additionalProperties": ABANDON_RESOURCE},
+    project_id=STRING, stack_user_project_id=nullable(STRING),
+    tags=nullable(STRINGS))
 SERVICE = obj(("id", "host", "binary", "topic", "status"), id=STRING,
               engine_id=STRING, host=STRING, hostname=STRING,
               binary=STRING, topic=STRING, status=STRING,
@@ -122,8 +139,8 @@ RESPONSES = {
     "preview_update": (200, CHANGES),
     "preview_update_patch": (200, CHANGES),
     "delete_stack": (204, None),
-    "abandon_stack": (200, ANY_OBJECT),
-    "export_stack": (200, ANY_OBJECT),
+    "abandon_stack": (200, ABANDON_DATA),
+    "export_stack": (200, ABANDON_DATA),
     "get_template": (200, ANY_OBJECT),
     "get_environment": (200, ANY_OBJECT),
     "get_files": (200, {"type": "object", "additionalProperties": STRING}),
@@ -182,10 +199,13 @@ _SOURCES = dict(
     files_container=STRING)
 _OPTIONS = dict(
     timeout_mins={"type": "integer", "minimum": 0},
+    # What ``openstack stack adopt --timeout`` sends; timeout_mins wins.
+    timeout=nullable({"type": "integer", "minimum": 0}),
     disable_rollback=BOOLEAN, tags={"oneOf": [STRING, STRINGS]})
 CREATE_BODY = obj(("stack_name",), additional=False,
                   stack_name={"type": "string", "minLength": 1},
-                  adopt_stack_data=STRING, **_SOURCES, **_OPTIONS)
+                  adopt_stack_data={"oneOf": [STRING, ANY_OBJECT]},
+                  **_SOURCES, **_OPTIONS)
 UPDATE_BODY = obj(additional=False, clear_parameters=STRINGS,
                   converge=BOOLEAN, existing=BOOLEAN, stack_name=STRING,
                   adopt_stack_data=STRING, **_SOURCES, **_OPTIONS)

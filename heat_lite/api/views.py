@@ -25,8 +25,12 @@ def resource(app_url, item):
     res_ident = item.pop("resource_identity")
     stack_ident = item.pop("stack_identity")
     item.pop("stack_name", None)
+    nested_ident = item.pop("nested_identity", None)
     item["links"] = [_link(stack_url(app_url, res_ident), "self"),
                      _link(stack_url(app_url, stack_ident), "stack")]
+    if nested_ident:
+        item["links"].append(_link(stack_url(app_url, nested_ident),
+                                   "nested"))
     return item
 
 

@@ -50,13 +50,15 @@ default_opts = [
         "enable_stack_abandon",
         default=False,
         help="Allow stack abandon and export (abandon returns the stack's "
-        "data and deletes it).",
+        "data and removes the stack, leaving its physical resources in "
+        "place).",
     ),
     cfg.BoolOpt(
         "enable_stack_adopt",
         default=False,
-        help="Allow stack adopt (not implemented yet: adopt requests are "
-        "refused either way).",
+        help="Allow stack adopt: create a stack from abandon data "
+        "(adopt_stack_data), taking over its existing physical resources "
+        "instead of creating them.",
     ),
     cfg.ListOpt(
         "hidden_stack_tags",

@@ -446,3 +446,40 @@ def resource_data_by_name(stack_id, name):
     if row is None:
         return None
     return json.loads(row.rsrc_data or "{}")
+
+
+# Stack trees ---------------------------------------------------------------
+def stack_descendants(stack_ids, max_depth=None):
+    """Live stacks nested (at any level, or down to ``max_depth``) under
+    ``stack_ids``, one query per level.
+
+    :returns: [(level, stack row)] breadth first; level 1 = children.
+    """
+    result, level, parents = [], 0, list(stack_ids)
+    with transaction(writer=False) as session:
+        while parents and (max_depth is None or level < max_depth):
+            level += 1
+            rows = [_row(r) for r in session.execute(STACK.select().where(
+                STACK.c.owner_id.in_(parents),
+                STACK.c.deleted_at.is_(None)).order_by(STACK.c.created_at,
+                                                       STACK.c.id))]
+            result.extend((level, r) for r in rows)
+            parents = [r["id"] for r in rows]
+    return result
+
+
+def resources_of_stacks(stack_ids, roles=("current",)):
+    """The records with one of ``roles`` of several stacks, one query.
+
+    :returns: {stack_id: [record, ...]} in record id order.
+    """
+    result = {stack_id: [] for stack_id in stack_ids}
+    if not result:
+        return result
+    with transaction(writer=False) as session:
+        rows = session.execute(RESOURCE.select().where(
+            RESOURCE.c.stack_id.in_(list(result)),
+            RESOURCE.c.role.in_(roles)).order_by(RESOURCE.c.id))
+        for row in rows:
+            result[row.stack_id].append(_row(row))
+    return result

@@ -9,7 +9,7 @@ import json
 import logging
 from typing import Any
 
-from heat_lite.common import exception
+from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
@@ -53,6 +53,7 @@ class ActionRunner:
         :param on_replace: what to do if the handler raises UpdateReplace.
         """
         record_id = job.record["id"]
+        notify.resource_event(job.record, job.action, "start")
         job.plugin.lookup_resource_data = functools.partial(
             db_api.resource_data_by_name, job.record["stack_id"])
         job.plugin.on_resource_id = lambda physical_id: \
@@ -204,6 +205,8 @@ class ActionRunner:
             LOG.warning("Lost the lock of resource %s", job.record["id"])
             return []
         self._unlocked(job.record["id"])
+        notify.resource_event(job.record, job.action, "end",
+                              physical_id=plugin.resource_id)
         return self._next(job.record, job.traversal, fired, superseded)
 
     def _job_failed(self, job, exc):
@@ -225,6 +228,8 @@ class ActionRunner:
             # The lock was no longer ours (the action had already been
             # recorded, or the lock was taken over): nothing to fail.
             return []
+        notify.resource_event(job.record, job.action, "error", reason,
+                              job.plugin.resource_id)
         return self.stacks.resource_failed(
             job.record["stack_id"], job.traversal, job.record["id"],
             "Resource %s failed: %s" % (job.action, reason))

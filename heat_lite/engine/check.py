@@ -17,14 +17,15 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import actions, cleanup, definitions
+from heat_lite.engine import actions, adopt, cleanup, definitions
 from heat_lite.engine.planner import BARRIER, STACK, UPDATE
 from heat_lite.engine.template import registry as type_registry
 
 LOG = logging.getLogger(__name__)
 
 
-class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase):
+class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase,
+                 adopt.AdoptAction):
     """Executes nodes for one engine process (``engine_id``)."""
 
     def __init__(self, engine_id, stacks, graphs, scheduler):
@@ -113,6 +114,9 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase):
                                            exc)
         values["properties_data"] = json.dumps(props)
         policy = defn.update_policy or {}
+        if record["action"] == "INIT" and record["stack_action"] == "ADOPT":
+            return self._adopt(record, node, traversal, cls, props, values,
+                               policy)
         if record["action"] == "INIT":
             if self._held(record, traversal, node, UPDATE, "pre-create",
                           "CREATE"):
@@ -211,7 +215,7 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase):
                   check=getattr(plugin, "check_create_complete", None))
         if external_id is not None:
             job.check = None
-            return self._start(job, lambda: _adopt(plugin, external_id))
+            return self._start(job, lambda: _take_external(plugin, external_id))
         return self._start(job, plugin.handle_create)
 
     def _update_in_place(self, record, node, traversal, plugin, props, diff,
@@ -322,7 +326,7 @@ def _uuid():
     return str(uuid.uuid4())
 
 
-def _adopt(plugin, external_id):
+def _take_external(plugin, external_id):
     """Take an existing physical resource instead of creating one."""
     plugin.data_set(actions.EXTERNAL_ID, external_id)
     plugin.resource_id_set(external_id)

@@ -53,8 +53,11 @@ class NestedStacks:
         return child_env, files
 
     def create(self, parent_id, parent_template_id, resource_name, template,
-               params):
+               params, adopt=None):
         """Store and start creating a child stack; return its id.
+
+        :param adopt: {name: abandon data entry}: adopt the child's
+            resources instead of creating them (action ADOPT).
 
         :raises StackValidationFailed: for a bad child template, or
             nesting deeper than ``max_nested_stack_depth``.
@@ -68,6 +71,7 @@ class NestedStacks:
         env, files = self._child_inputs(parent, parent_template_id,
                                         resource_name, template, params)
         stack_id = str(uuid.uuid4())
+        action = "CREATE" if adopt is None else "ADOPT"
         name = "%s-%s-%s" % (parent["name"], resource_name, _short_id())
         info = {"name": name, "id": stack_id, "project_id": parent["tenant"]}
         env = validation.environment(env, None)
@@ -76,12 +80,13 @@ class NestedStacks:
             "id": stack_id, "name": name, "tenant": parent["tenant"],
             "username": parent["username"], "owner_id": parent_id,
             "parent_resource_name": resource_name, "nested_depth": depth,
-            "action": "CREATE", "status": "IN_PROGRESS",
-            "status_reason": "Stack CREATE started",
+            "action": action, "status": "IN_PROGRESS",
+            "status_reason": "Stack %s started" % action,
             "current_traversal": "", "timeout": parent["timeout"],
             "disable_rollback": True, "tags": None}, template, env, files)
-        self.ops.start(stack, "CREATE", bound,
-                       goal_template_id=stack["raw_template_id"])
+        self.ops.start(stack, action, bound,
+                       goal_template_id=stack["raw_template_id"],
+                       adopt=adopt)
         return stack_id
 
     def update(self, stack_id, parent_template_id, resource_name, template,

@@ -17,6 +17,9 @@ from heat_lite.db import models
 from heat_lite.engine import graph as graph_mod
 
 UPDATE, CLEANUP, BARRIER, STACK = "update", "cleanup", "barrier", "stack"
+# Adopt data key holding a nested stack's resources in a record's data
+# until its plugin takes them (see engine.adopt).
+ADOPT_NESTED_KEY = "adopt_nested_resources"
 
 
 @dataclasses.dataclass
@@ -58,8 +61,10 @@ class TraversalPlanner:
     """Plans the update phase for ``definitions`` (name -> ResourceDef)."""
 
     def __init__(self, stack_id, goal_template_id, definitions,
-                 keep_roles=False):
+                 keep_roles=False, adopt=None):
         self.stack_id = stack_id
+        # ADOPT: {name: abandon data entry} prefilling the new records.
+        self.adopt = adopt or {}
         self.goal_template_id = goal_template_id
         self.definitions = definitions
         # SUSPEND walks the records without a goal: nothing is demoted.
@@ -98,13 +103,17 @@ class TraversalPlanner:
         return Plan(chosen, inserts, updates)
 
     def _new_record(self, name, defn, version):
-        return {
+        record = {
             "uuid": str(uuid.uuid4()), "stack_id": self.stack_id,
             "name": name, "version": version, "role": Role.CURRENT,
             "type": defn.type, "action": "INIT", "status": "COMPLETE",
             "status_reason": "", "template_id": self.goal_template_id,
             "atomic_key": 0, "created_at": models.utcnow(),
         }
+        if self.adopt:
+            # Every row of one insert needs the same columns.
+            record.update(adopt_columns(self.adopt.get(name) or {}))
+        return record
 
     def build(self, ids):
         """Return the update graph over record ids ``ids`` (name -> id)."""
@@ -123,6 +132,17 @@ class TraversalPlanner:
             leaves = [(0, BARRIER)]
         graph = {"update": {str(n): sorted(s) for n, s in successors.items()}}
         return Built(graph, counts, leaves)
+
+
+def adopt_columns(entry):
+    """The columns a new record takes from its abandon data entry."""
+    data = dict(entry.get("resource_data") or {})
+    if entry.get("resources") is not None:
+        data[ADOPT_NESTED_KEY] = entry["resources"]
+    return {"physical_resource_id": entry.get("resource_id") or None,
+            "rsrc_data": json.dumps(data),
+            "rsrc_metadata": (json.dumps(entry["metadata"])
+                              if entry.get("metadata") else None)}
 
 
 def plan_cleanup(records):

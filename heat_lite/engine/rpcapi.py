@@ -18,7 +18,11 @@ History of ``RPC_API_VERSION``:
   and filters; resource_metadata, resource_signal,
   resource_mark_unhealthy, show_event, list_resource_types,
   resource_schema, generate_template, get_revision.
-* 1.2 - create_software_config, list_software_configs,
+* 1.2 - create_stack adopts (``args["adopt_stack_data"]``); abandon_stack
+  leaves the physical resources in place (an older engine deleted them,
+  so the call is pinned to 1.2); list_stack_resources and list_events
+  descend into nested stacks with ``nested_depth``.
+* 1.3 - create_software_config, list_software_configs,
   show_software_config, delete_software_config.
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
@@ -30,7 +34,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.2"
+RPC_API_VERSION = "1.3"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -54,7 +58,11 @@ class EngineAPI:
         :returns: the stack identity ``{tenant, stack_name, stack_id,
             path}``; the stack is already CREATE_IN_PROGRESS.
         """
-        return self._call(ctxt, "create_stack", stack_name=stack_name,
+        # Only a 1.2 engine adopts (an older one refuses it anyway).
+        version = "1.2" if args.get("adopt_stack_data") is not None \
+            else None
+        return self._call(ctxt, "create_stack", version=version,
+                          stack_name=stack_name,
                           template=template, params=params, files=files,
                           environment=environment,
                           environment_files=environment_files, args=args)
@@ -141,7 +149,8 @@ class EngineAPI:
                              with_detail=False, filters=None):
         """Return the current record of every resource (call).
 
-        :param nested_depth: levels of nested stacks to include (1.1).
+        :param nested_depth: levels of nested stacks to include (1.1;
+            a 1.1 engine does not descend, a 1.2 one does).
         :param with_detail: add ``description`` and ``attributes`` (1.1).
         :param filters: {name|status|action|type|id|physical_resource_id:
             [values]} (1.1).
@@ -240,8 +249,13 @@ class EngineAPI:
                           stack_identity=stack_identity)
 
     def abandon_stack(self, ctxt, stack_identity):
-        """Return the abandon data and start deleting the stack (call)."""
-        return self._call(ctxt, "abandon_stack", version="1.1",
+        """Return the abandon data and remove the stack tree, leaving
+        its physical resources in place (call; 1.2, as a 1.1 engine
+        deleted them).
+
+        :raises ActionInProgress: while an operation runs on the tree.
+        """
+        return self._call(ctxt, "abandon_stack", version="1.2",
                           stack_identity=stack_identity)
 
     def resource_metadata(self, ctxt, stack_identity, resource_name):
@@ -313,7 +327,7 @@ class EngineAPI:
         :raises StackValidationFailed: for inputs, outputs or options of
             the wrong shape.
         """
-        return self._call(ctxt, "create_software_config", version="1.2",
+        return self._call(ctxt, "create_software_config", version="1.3",
                           name=name, group=group, config=config,
                           inputs=inputs, outputs=outputs, options=options)
 
@@ -323,7 +337,7 @@ class EngineAPI:
 
         :raises Invalid: for a marker that is not one of them.
         """
-        return self._call(ctxt, "list_software_configs", version="1.2",
+        return self._call(ctxt, "list_software_configs", version="1.3",
                           limit=limit, marker=marker)
 
     def show_software_config(self, ctxt, config_id):
@@ -331,7 +345,7 @@ class EngineAPI:
 
         :raises EntityNotFound: if the project has no such config.
         """
-        return self._call(ctxt, "show_software_config", version="1.2",
+        return self._call(ctxt, "show_software_config", version="1.3",
                           config_id=config_id)
 
     def delete_software_config(self, ctxt, config_id):
@@ -339,7 +353,7 @@ class EngineAPI:
 
         :raises EntityNotFound: if the project has no such config.
         """
-        return self._call(ctxt, "delete_software_config", version="1.2",
+        return self._call(ctxt, "delete_software_config", version="1.3",
                           config_id=config_id)
 
 

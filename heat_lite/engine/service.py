@@ -15,6 +15,8 @@ from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.engine import (
+    abandon,
+    adopt,
     definitions,
     preview,
     rpcapi,
@@ -78,8 +80,9 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
                    environment_files, args, stack_id):
         """Check a create request; return (stack values, env, bound)."""
         validation.check_stack_name(stack_name)
+        action = "CREATE"
         if args.get("adopt_stack_data") is not None:
-            raise exception.NotSupported(feature="Stack Adopt")
+            action = "ADOPT"
         env = validation.environment(environment, params, environment_files,
                                      files)
         info = {"name": stack_name, "id": stack_id,
@@ -87,8 +90,8 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
         bound = validation.bind(template, env, files, info)
         values = {"id": stack_id, "name": stack_name,
                   "tenant": ctxt.project_id, "username": ctxt.user_id,
-                  "action": "CREATE", "status": "IN_PROGRESS",
-                  "status_reason": "Stack CREATE started",
+                  "action": action, "status": "IN_PROGRESS",
+                  "status_reason": "Stack %s started" % action,
                   "current_traversal": "",
                   "timeout": args.get("timeout_mins"),
                   "disable_rollback": args.get("disable_rollback", True),
@@ -105,17 +108,25 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
             raise exception.RequestLimitExceeded(
                 message="You have reached the maximum stacks per tenant, "
                 "%d. Please delete some stacks." % limit)
+        template, params, files = adopt.inputs(
+            args.get("adopt_stack_data"), template, params, files)
         values, env, bound = self._new_stack(
             ctxt, stack_name, template, params, files, environment,
             environment_files, args, str(uuid.uuid4()))
         stack = db_api.stack_create(values, template, env, files or {})
-        self.ops.start(stack, "CREATE", bound,
-                       goal_template_id=stack["raw_template_id"])
+        resources = None
+        if values["action"] == "ADOPT":
+            resources = adopt.check_data(args["adopt_stack_data"])
+        self.ops.start(stack, values["action"], bound,
+                       goal_template_id=stack["raw_template_id"],
+                       adopt=resources)
         return views.identity(stack)
 
     @_expected
     def preview_stack(self, ctxt, stack_name, template, params, files,
                       environment, environment_files, args):
+        template, params, files = adopt.inputs(
+            args.get("adopt_stack_data"), template, params, files)
         values, _env, bound = self._new_stack(
             ctxt, stack_name, template, params, files, environment,
             environment_files, args, "None")
@@ -202,44 +213,21 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
         stack = self._stack(ctxt, stack_identity, live=True)
         self.ops.start(stack, "DELETE")
 
-    @staticmethod
-    def _export(stack):
-        stored = db_api.raw_template_get(stack["raw_template_id"])
-        resources = {}
-        for name, record in records_by_name(stack).items():
-            resources[name] = {
-                "name": name, "type": record["type"],
-                "action": record["action"], "status": record["status"],
-                "resource_id": record["physical_resource_id"],
-                "resource_data": json.loads(record["rsrc_data"] or "{}"),
-                "metadata": json.loads(record["rsrc_metadata"] or "{}")}
-        return {"name": stack["name"], "id": stack["id"],
-                "action": stack["action"], "status": stack["status"],
-                "template": stored["template"],
-                "environment": stored["environment"],
-                "files": stored["files"], "resources": resources,
-                "project_id": stack["tenant"],
-                "stack_user_project_id": stack["tenant"],
-                "tags": json.loads(stack["tags"]) if stack["tags"]
-                else None}
-
     @_expected
     def export_stack(self, ctxt, stack_identity):
         stack = self._stack(ctxt, stack_identity, live=True)
         if not CONF.enable_stack_abandon:
             raise exception.NotSupported(feature="Stack Export")
-        return self._export(stack)
+        return abandon.export(stack)
 
     @_expected
     def abandon_stack(self, ctxt, stack_identity):
-        """Export the stack, then delete it (its resources with it: there
-        is no retain-everything traversal yet)."""
+        """Return the abandon data and remove the stack tree, leaving its
+        physical resources in place."""
         stack = self._stack(ctxt, stack_identity, live=True)
         if not CONF.enable_stack_abandon:
             raise exception.NotSupported(feature="Stack Abandon")
-        data = self._export(stack)
-        self.ops.start(stack, "DELETE")
-        return data
+        return abandon.abandon(stack)
 
     @_expected
     def stack_cancel_update(self, ctxt, stack_identity,

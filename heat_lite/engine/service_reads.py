@@ -152,15 +152,39 @@ class ReadEndpoint:
     @expected
     def list_stack_resources(self, ctxt, stack_identity, nested_depth=0,
                              with_detail=False, filters=None):
+        """The stack's resources and, down to ``nested_depth`` levels,
+        those of its nested stacks (with ``parent_resource``): one query
+        per level and one for the records of all of them."""
         stack = find_stack(ctxt, stack_identity)
+        depth = min(nested_depth or 0, CONF.max_nested_stack_depth)
+        # One level more than listed: the nested links of the last one.
+        levels = [(0, stack)] + db_api.stack_descendants(
+            [stack["id"]], max_depth=depth + 1)
+        listed = [s for level, s in levels if level <= depth]
+        records = db_api.resources_of_stacks([s["id"] for s in listed])
+        children = {s["id"]: s for level, s in levels if level}
+        result = []
+        for member in listed:
+            result.extend(self._resources_of(
+                member, records[member["id"]], children, with_detail,
+                filters or {}))
+        return result
+
+    def _resources_of(self, stack, records, children, with_detail,
+                      filters):
         deps = required_by(stack)
         descriptions = self._descriptions(stack) if with_detail else {}
+        current = {r["name"]: r for r in records}  # the newest wins
         result = []
-        for record in conv.resource_get_all(stack["id"]):
-            if not _matches(record, filters or {}):
+        for record in current.values():
+            if not _matches(record, filters):
                 continue
             item = views.resource(record, stack, deps.get(record["name"], ()),
                                   detail=with_detail)
+            _nested_links(item, record, stack, children)
+            if stack["owner_id"]:
+                # Inside a nested stack (listed from the top or directly).
+                item["parent_resource"] = stack["parent_resource_name"]
             if with_detail:
                 item["description"] = descriptions.get(record["name"], "")
             result.append(item)
@@ -181,6 +205,10 @@ class ReadEndpoint:
         record = find_record(stack, resource_name)
         deps = required_by(stack).get(resource_name, ())
         result = views.resource(record, stack, deps, detail=True)
+        _nested_links(result, record, stack,
+                      {s["id"]: s for s in _tree(stack, 1)[1:]})
+        if stack["owner_id"]:
+            result["parent_resource"] = stack["parent_resource_name"]
         result["description"] = self._descriptions(stack).get(
             resource_name, "")
         if with_attr:
@@ -205,15 +233,19 @@ class ReadEndpoint:
                     params=None):
         params = params or {}
         stack = find_stack(ctxt, stack_identity)
+        nested_depth = params.get("nested_depth")
+        tree = _tree(stack, min(nested_depth, CONF.max_nested_stack_depth)
+                     if nested_depth else 0)
+        by_id = {s["id"]: s for s in tree}
         rows = db_api.event_get_all(
-            stack["id"], resource_name=resource_name,
+            list(by_id), resource_name=resource_name,
             limit=params.get("limit"), marker=params.get("marker"),
             sort_dir=params.get("sort_dir") or "asc",
             sort_keys=params.get("sort_keys"),
             filters=params.get("filters"))
-        events = [views.event(r, stack) for r in rows]
-        if params.get("nested_depth") is not None:
-            # No nested stacks yet: every event's root is this stack.
+        events = [views.event(r, by_id[r["stack_id"]]) for r in rows]
+        if nested_depth is not None:
+            # Heat's root_stack link: the stack the list was asked of.
             for event in events:
                 event["root_stack_identity"] = views.identity(stack)
         return events
@@ -226,6 +258,22 @@ class ReadEndpoint:
                 resource_name:
             raise exception.EventNotFound(event_id=event_id)
         return views.event(row, stack)
+
+
+def _tree(stack, depth):
+    """[stack] and its live nested stacks down to ``depth`` levels."""
+    if not depth:
+        return [stack]
+    return [stack] + [s for _level, s in db_api.stack_descendants(
+        [stack["id"]], max_depth=depth)]
+
+
+def _nested_links(item, record, stack, children):
+    """Name the nested stack a resource owns (the API's ``nested``
+    link)."""
+    child = children.get(record["physical_resource_id"])
+    if child is not None and child["owner_id"] == stack["id"]:
+        item["nested_identity"] = views.identity(child)
 
 
 def _matches(record, filters):

@@ -37,7 +37,8 @@ class StackOps:
 
     # Starting ------------------------------------------------------------
     def start(self, stack, action, bound=None, new_template=None,
-              goal_template_id=None, extra=None, events=(), retry=True):
+              goal_template_id=None, extra=None, events=(), retry=True,
+              adopt=None):
         """Start a traversal of ``stack`` towards a goal.
 
         :param bound: the goal's BoundTemplate (None: no resources).
@@ -48,6 +49,8 @@ class StackOps:
         :param retry: on a lost race, reload the stack and start anyway
             (user requests); if False give up (follow-ups of a traversal,
             such as a rollback, that a newer operation made moot).
+        :param adopt: ADOPT only: {name: abandon data entry} of the
+            resources to take over.
         :returns: the stack row as it was before, or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
         """
@@ -65,7 +68,7 @@ class StackOps:
                 values["raw_template_id"] = goal_template_id
             plan = planner.TraversalPlanner(
                 stack["id"], goal_template_id, resources,
-                keep_roles=action in KEEP_TEMPLATE)
+                keep_roles=action in KEEP_TEMPLATE, adopt=adopt)
             event = stack_event(stack, action, "IN_PROGRESS",
                                 values["status_reason"])
             try:

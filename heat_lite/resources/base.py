@@ -16,12 +16,23 @@ resource at rest; it records what it needs with ``data_set`` (and may
 change ``self.metadata``, the resource's metadata map, which the signal
 path sets); both are stored after it returns. It may return the text of
 the SIGNAL event's reason, and raises to refuse the signal.
+
+``handle_adopt(resource_data)`` runs instead of ``handle_create`` when a
+stack is adopted from abandon data: the engine has already set
+``resource_id`` and ``data()`` from the data's entry (``resource_data``
+is that entry: ``resource_id``, ``resource_data`` and, for a nested
+stack, ``resources``). The default only insists on a physical ID; a
+plugin may override it to check that the resource really exists.
 """
 
 from heat_lite.common import exception
 from heat_lite.resources import properties
 
 UpdateReplace = exception.UpdateReplace
+
+
+class AdoptFailed(Exception):
+    """The adopt data does not name a resource to take over."""
 
 
 def dig(value, path):
@@ -155,6 +166,12 @@ class Resource:
     def _show_resource(self):
         """Override: what the ``show`` attribute returns."""
         return None
+
+    def handle_adopt(self, resource_data):
+        """Take over an existing physical resource (see the module
+        docstring). Fails, as Heat does, without a physical ID."""
+        if not self.resource_id:
+            raise AdoptFailed("Resource ID was not provided.")
 
     # Replacement decisions -----------------------------------------------
     def needs_replace_failed(self, failed_action):

@@ -53,6 +53,7 @@ class PollsStack:
     check_suspend_complete = check_create_complete
     check_resume_complete = check_create_complete
     check_check_complete = check_create_complete
+    check_adopt_complete = check_create_complete
 
 
 class StackResource(PollsStack, base.Resource):
@@ -78,6 +79,16 @@ class StackResource(PollsStack, base.Resource):
             template, params)
         self.resource_id_set(child_id)
         return "CREATE"
+
+    def handle_adopt(self, resource_data):
+        """Adopt the child stack from the entry's nested ``resources``
+        (a new child stack, whose own resources are adopted)."""
+        template, params = self.child_template()
+        child_id = self.nested_stacks.create(
+            self.stack["id"], self._parent_template_id(), self.name,
+            template, params, adopt=resource_data.get("resources") or {})
+        self.resource_id_set(child_id)
+        return "ADOPT"
 
     def handle_update(self, new_props, prop_diff):
         self.properties = new_props

@@ -2,7 +2,8 @@
 
 It waits (``wait_secs``, ``action_wait_secs``) by polling, never by
 sleeping in a worker thread; it fails on demand (``fail``); it asks for
-replacement (``update_replace``, ``update_replace_value``). When
+replacement (``update_replace``, ``update_replace_value``); adopt takes
+over only a physical ID it made and has not deleted. When
 ``[engine] test_resource_ledger`` is set, every physical ID it creates or
 deletes is appended to that file, so a test can check that nothing leaks.
 """
@@ -111,6 +112,17 @@ class TestResource(base.Resource):
 
     def needs_replace(self, new_props, prop_diff):
         return "update_replace_value" in prop_diff
+
+    def handle_adopt(self, resource_data):
+        """Take over a physical ID: with a ledger, only one it created
+        and has not deleted (an adopt of anything else fails)."""
+        super().handle_adopt(resource_data)
+        path = CONF.engine.test_resource_ledger
+        if path:
+            created, deleted = read_ledger(path)
+            if self.resource_id not in created - deleted:
+                raise ValueError("Test Resource %s does not exist" %
+                                 self.resource_id)
 
     def handle_delete(self):
         return self._cookie("delete")

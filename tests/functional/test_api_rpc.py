@@ -96,6 +96,9 @@ result["stack_id"] = ident["stack_id"]
 expected = {"orchestration.stack.%s.%s" % p for p in (
     ("create", "start"), ("create", "end"), ("update", "start"),
     ("update", "end"), ("delete", "start"), ("delete", "end"),
+    ("create", "error"))} | {"orchestration.resource.%s.%s" % p for p in (
+    ("create", "start"), ("create", "end"), ("update", "start"),
+    ("update", "end"), ("delete", "start"), ("delete", "end"),
     ("create", "error"))}
 deadline = time.time() + 30
 while time.time() < deadline:
@@ -120,11 +123,17 @@ def dep(tmp_path_factory):
     d.stop()
 
 
-def test_engine_api_and_notifications_over_rabbitmq(dep):
+@pytest.fixture(scope="module")
+def client_result(dep):
+    """What the RPC client saw and received (it runs once)."""
     run = subprocess.run([sys.executable, "-c", CLIENT, dep.config],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
-    result = json.loads(run.stdout.strip().splitlines()[-1])
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_engine_api_and_notifications_over_rabbitmq(client_result):
+    result = client_result
     assert result["resources"] == ["a", "b"]
     assert result["output_a"] == "two"
     assert result["missing"] == "StackNotFound_Remote"
@@ -153,4 +162,35 @@ def test_engine_api_and_notifications_over_rabbitmq(dep):
     assert errors[0][0] == "ERROR"
     assert errors[0][1]["stack_name"] == "failing"
     assert errors[0][1]["state"] == "CREATE_FAILED"
+    assert "Test Resource failed" in errors[0][1]["state_reason"]
+
+
+def test_resource_notifications(client_result):
+    result = client_result
+    stack_id = result["stack_id"]
+    mine = {}
+    for priority, event_type, payload in result["notifications"]:
+        if event_type.startswith("orchestration.resource.") and \
+                payload["stack_id"] == stack_id:
+            mine.setdefault(event_type, []).append((priority, payload))
+    starts = mine["orchestration.resource.create.start"]
+    # a is created with the stack, b by the update.
+    assert sorted(p["resource_name"] for _pr, p in starts) == ["a", "b"]
+    start = [p for _pr, p in starts if p["resource_name"] == "a"][0]
+    assert start["state"] == "CREATE_IN_PROGRESS"
+    assert start["resource_type"] == "OS::Heat::TestResource"
+    assert start["tenant_id"] == "rpcproj" and start["stack_name"] == "viarpc"
+    assert start["stack_identity"] == \
+        "arn:openstack:heat::rpcproj:stacks/viarpc/%s" % stack_id
+    end = mine["orchestration.resource.create.end"][0][1]
+    assert end["state"] == "CREATE_COMPLETE" and end["physical_resource_id"]
+    updated = {p["resource_name"] for _pr, p in
+               mine["orchestration.resource.update.end"]}
+    assert updated == {"a"}
+    deleted = {p["resource_name"] for _pr, p in
+               mine["orchestration.resource.delete.end"]}
+    assert deleted == {"a", "b"}
+    errors = [(pr, p) for pr, _type, p in result["notifications"]
+              if pr == "ERROR" and p.get("resource_name") == "x"]
+    assert errors and errors[0][1]["state"] == "CREATE_FAILED"
     assert "Test Resource failed" in errors[0][1]["state_reason"]

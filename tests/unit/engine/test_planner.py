@@ -105,3 +105,25 @@ def test_cleanup_survives_cycles_across_versions():
     graph, counts = planner.plan_cleanup(records)
     assert counts[(1, "cleanup")] == counts[(2, "cleanup")] == 0
     assert planner.cleanup_leaves(counts)
+
+
+def test_adopt_prefills_new_records_with_the_data():
+    adopt = {"a": {"resource_id": "phys-a", "resource_data": {"k": "v"},
+                   "metadata": {"m": 1}},
+             "g": {"resource_id": "old-child", "resource_data": {},
+                   "resources": {"0": {"resource_id": "m0"}}}}
+    plan = planner.TraversalPlanner("s", 7, _defs({"a": NONE, "g": NONE,
+                                                   "new": NONE}),
+                                    adopt=adopt)
+    rows = {r["name"]: r for r in plan.choose([]).inserts}
+    assert rows["a"]["physical_resource_id"] == "phys-a"
+    assert json.loads(rows["a"]["rsrc_data"]) == {"k": "v"}
+    assert json.loads(rows["a"]["rsrc_metadata"]) == {"m": 1}
+    assert json.loads(rows["g"]["rsrc_data"]) == {
+        planner.ADOPT_NESTED_KEY: {"0": {"resource_id": "m0"}}}
+    # Not in the data: same columns (one insert), nothing to take over.
+    assert rows["new"]["physical_resource_id"] is None
+    assert set(rows["new"]) == set(rows["a"])
+    assert all("physical_resource_id" not in r for r in planner.
+               TraversalPlanner("s", 7, _defs({"a": NONE})).choose(
+                   []).inserts)

@@ -71,12 +71,15 @@ def delete_stack(req, tenant, name, stack_id):
 
 @rule("stacks:abandon")
 def abandon_stack(req, tenant, name, stack_id):
+    """Abandon the stack: its data (for adopt), the stack tree removed,
+    its physical resources left in place."""
     return Reply(200, req.engine.abandon_stack(
         req.context, identity(tenant, name, stack_id)))
 
 
 @rule("stacks:export")
 def export_stack(req, tenant, name, stack_id):
+    """The stack's abandon data, the stack left as it is."""
     return Reply(200, req.engine.export_stack(
         req.context, identity(tenant, name, stack_id)))
 

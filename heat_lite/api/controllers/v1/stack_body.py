@@ -15,7 +15,7 @@ CONF = conf.CONF
 CREATE_KEYS = ("stack_name", "template", "template_url", "parameters",
                "environment", "environment_files", "files",
                "files_container", "timeout_mins", "disable_rollback",
-               "tags", "adopt_stack_data")
+               "tags", "adopt_stack_data", "timeout")
 UPDATE_KEYS = CREATE_KEYS + ("clear_parameters", "converge", "existing")
 VALIDATE_KEYS = ("template", "template_url", "parameters", "environment",
                  "environment_files", "files", "files_container")
@@ -141,6 +141,9 @@ def args(body, update=False):
     result = {}
     if body.get("timeout_mins") is not None:
         result["timeout_mins"] = _timeout(body["timeout_mins"])
+    elif body.get("timeout") is not None:
+        # ``openstack stack adopt --timeout`` sends this key.
+        result["timeout_mins"] = _timeout(body["timeout"])
     if body.get("disable_rollback") is not None:
         result["disable_rollback"] = _bool(body, "disable_rollback")
     if "tags" in body:

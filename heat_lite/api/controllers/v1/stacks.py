@@ -84,15 +84,20 @@ def _create_request(req):
         raise exception.Invalid(message="stack_name must be a string")
     args = stack_body.args(body)
     adopt = stack_body.adopt_data(body)
+    template = None
     if adopt is not None:
         args["adopt_stack_data"] = adopt
+        # Heat takes the template from the adopt data unless one is given.
+        template = stack_body.template(body, required=False) or \
+            stack_body.template(adopt)
     params, files, environment, env_files = stack_body.sources(body)
-    return (name, stack_body.template(body), params, files, environment,
-            env_files, args)
+    return (name, template or stack_body.template(body), params, files,
+            environment, env_files, args)
 
 
 @rule("stacks:create")
 def create_stack(req, tenant):
+    """Create a stack, or adopt one from ``adopt_stack_data``."""
     ident = req.engine.create_stack(req.context, *_create_request(req))
     url = views.stack_url(req.app_url, ident)
     return Reply(201, {"stack": {"id": ident["stack_id"], "links": [

@@ -1,0 +1,99 @@
+"""Export and abandon: a stack tree in Heat's abandon format, and taking
+a stack tree out of heat_lite without touching its physical resources.
+
+The data (``{name, id, action, status, template, environment, files,
+resources, project_id, stack_user_project_id, tags}``) names each
+resource's ``resource_id``, ``resource_data`` and ``metadata``; a
+resource that owns a nested stack carries that stack's resources under
+``resources``, so adopting the data brings the whole tree back. Reads
+are one query per nesting level plus one for every record of the tree.
+"""
+
+import json
+import uuid
+
+from heat_lite.common import exception, notify
+from heat_lite.db import api as db_api
+from heat_lite.db import convergence as conv
+from heat_lite.engine.stacks import stack_event
+
+
+def _tree(stack):
+    """[stack, descendants...] breadth first (live stacks only)."""
+    return [stack] + [s for _level, s in
+                      db_api.stack_descendants([stack["id"]])]
+
+
+def _resources(stack_id, records, children):
+    """{name: abandon entry} of one stack; nested stacks recursively."""
+    current = {}
+    for record in records.get(stack_id, ()):
+        current[record["name"]] = record  # the newest version wins
+    result = {}
+    for name, record in current.items():
+        entry = {
+            "name": name, "type": record["type"],
+            "action": record["action"], "status": record["status"],
+            "resource_id": record["physical_resource_id"],
+            "resource_data": json.loads(record["rsrc_data"] or "{}"),
+            "metadata": json.loads(record["rsrc_metadata"] or "{}")}
+        child = children.get(record["physical_resource_id"])
+        if child is not None and child["owner_id"] == stack_id:
+            entry["resources"] = _resources(child["id"], records, children)
+        result[name] = entry
+    return result
+
+
+def export(stack):
+    """Heat's abandon data of ``stack`` and the stacks nested in it."""
+    tree = _tree(stack)
+    return _data(stack, tree)
+
+
+def _data(stack, tree):
+    records = db_api.resources_of_stacks([s["id"] for s in tree])
+    children = {s["id"]: s for s in tree[1:]}
+    stored = db_api.raw_template_get(stack["raw_template_id"])
+    return {"name": stack["name"], "id": stack["id"],
+            "action": stack["action"], "status": stack["status"],
+            "template": stored["template"],
+            "environment": stored["environment"],
+            "files": stored["files"],
+            "resources": _resources(stack["id"], records, children),
+            "project_id": stack["tenant"],
+            "stack_user_project_id": stack["tenant"],
+            "tags": json.loads(stack["tags"]) if stack["tags"] else None}
+
+
+def abandon(stack):
+    """Return the abandon data of ``stack`` and remove the stack and its
+    nested stacks, leaving every physical resource as it is.
+
+    :raises ActionInProgress: if an operation runs on the stack (or on
+        a stack nested in it), as Heat's stack lock would refuse it.
+    """
+    tree = _tree(stack)
+    for member in tree:
+        if member["status"] == "IN_PROGRESS":
+            raise exception.ActionInProgress(stack_name=stack["name"],
+                                             action=member["action"])
+    data = _data(stack, tree)
+    for member in reversed(tree):  # the deepest first
+        _remove(member, stack)
+    notify.stack_event(stack, "DELETE", "end")
+    return data
+
+
+def _remove(member, root):
+    """Soft-delete one stack and drop its records, guarded by the
+    traversal seen, with Heat's two DELETE events."""
+    reason = "Stack DELETE completed successfully"
+    values = {"action": "DELETE", "status": "COMPLETE",
+              "status_reason": reason, "current_traversal": str(uuid.uuid4())}
+    events = [stack_event(member, "DELETE", "IN_PROGRESS",
+                          "Stack DELETE started"),
+              stack_event(member, "DELETE", "COMPLETE", reason)]
+    if not conv.stack_finish(member["id"], member["current_traversal"],
+                             values, events, purge=True, delete=True):
+        raise exception.ActionInProgress(stack_name=root["name"],
+                                         action="DELETE")
