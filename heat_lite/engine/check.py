@@ -215,7 +215,8 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase,
                   check=getattr(plugin, "check_create_complete", None))
         if external_id is not None:
             job.check = None
-            return self._start(job, lambda: _take_external(plugin, external_id))
+            return self._start(job, lambda: _take_external(plugin,
+                                                           external_id))
         return self._start(job, plugin.handle_create)
 
     def _update_in_place(self, record, node, traversal, plugin, props, diff,
