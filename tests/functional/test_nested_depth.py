@@ -11,6 +11,7 @@ import yaml
 
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
+from tests.resources_ledger import assert_no_leaks
 
 OUTER = yaml.safe_dump({
     "heat_template_version": "2018-08-31",
@@ -34,10 +35,22 @@ def _links(item):
     return {link["rel"]: link["href"] for link in item.links}
 
 
-def _stack(heat, name):
-    stack_id = helpers.create(heat, name, TEMPLATE, files=FILES)
-    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
-    return stack_id
+@pytest.fixture
+def make_stack(deployment, heat):
+    """Create the two-level stack; delete it (and check for leaks) after
+    the test, so a failed assertion does not leave it to later tests."""
+    made = []
+
+    def make(name):
+        stack_id = helpers.create(heat, name, TEMPLATE, files=FILES)
+        made.append(stack_id)
+        helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+        return stack_id
+    yield make
+    for stack_id in made:
+        heat.stacks.delete(stack_id)
+        helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    assert_no_leaks(deployment)
 
 
 def _children(heat, parent_id):
@@ -45,8 +58,8 @@ def _children(heat, parent_id):
             if s.parent == parent_id}
 
 
-def test_resource_list_nested_depth(deployment, heat):
-    stack_id = _stack(heat, "deep")
+def test_resource_list_nested_depth(heat, make_stack):
+    stack_id = make_stack("deep")
     top = {r.resource_name: r for r in heat.resources.list(stack_id)}
     assert sorted(top) == ["grp", "outer", "top"]
     children = _children(heat, stack_id)
@@ -86,8 +99,8 @@ def test_resource_list_nested_depth(deployment, heat):
     assert sorted(r.resource_name for r in only) == ["0", "1", "leaf"]
 
 
-def test_event_list_nested_depth(deployment, heat):
-    stack_id = _stack(heat, "deepev")
+def test_event_list_nested_depth(heat, make_stack):
+    stack_id = make_stack("deepev")
     own = heat.events.list(stack_id)
     assert {e.resource_name for e in own} == {"deepev", "top", "outer",
                                               "grp"}
@@ -114,10 +127,10 @@ def test_event_list_nested_depth(deployment, heat):
     assert len(page) + len(rest) == len(events)
 
 
-def test_openstack_cli_nested_depth(deployment, heat):
+def test_openstack_cli_nested_depth(deployment, make_stack):
     if deployment.kind != "sqlite":
         pytest.skip("the CLI path is the same on every backend")
-    _stack(heat, "deepcli")
+    make_stack("deepcli")
     osc = [deployment_mod.command("openstack"), "--os-auth-type", "none",
            "--os-endpoint", deployment.endpoint()]
 
