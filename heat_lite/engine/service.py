@@ -15,6 +15,7 @@ from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.engine import (
+    caller,
     definitions,
     preview,
     rpcapi,
@@ -110,7 +111,8 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
             environment_files, args, str(uuid.uuid4()))
         stack = db_api.stack_create(values, template, env, files or {})
         self.ops.start(stack, "CREATE", bound,
-                       goal_template_id=stack["raw_template_id"])
+                       goal_template_id=stack["raw_template_id"],
+                       caller_token=caller.keep(ctxt))
         return views.identity(stack)
 
     @_expected
@@ -169,7 +171,8 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
             extra["tags"] = (json.dumps(args["tags"]) if args.get("tags")
                              else None)
         self.ops.start(stack, "UPDATE", bound,
-                       new_template=(template, env, files), extra=extra)
+                       new_template=(template, env, files), extra=extra,
+                       caller_token=caller.keep(ctxt))
         return views.identity(stack)
 
     @_expected
@@ -200,7 +203,7 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
     @_expected
     def delete_stack(self, ctxt, stack_identity):
         stack = self._stack(ctxt, stack_identity, live=True)
-        self.ops.start(stack, "DELETE")
+        self.ops.start(stack, "DELETE", caller_token=caller.keep(ctxt))
 
     @staticmethod
     def _export(stack):
@@ -238,7 +241,7 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
         if not CONF.enable_stack_abandon:
             raise exception.NotSupported(feature="Stack Abandon")
         data = self._export(stack)
-        self.ops.start(stack, "DELETE")
+        self.ops.start(stack, "DELETE", caller_token=caller.keep(ctxt))
         return data
 
     @_expected
@@ -255,7 +258,8 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
         reason = "Stack %s cancelled" % stack["action"]
         if cancel_with_rollback:
             self.ops.rollback(stack, events=[stacks.stack_event(
-                stack, stack["action"], "FAILED", reason)])
+                stack, stack["action"], "FAILED", reason)],
+                caller_token=caller.keep(ctxt))
         else:
             self.ops.cancel(stack, reason)
 
@@ -268,5 +272,5 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
         if stack["action"] == "DELETE":
             raise exception.NotSupported(
                 feature="%s of a stack being deleted" % action.title())
-        self.ops.run_action(stack, action)
+        self.ops.run_action(stack, action, caller_token=caller.keep(ctxt))
 
