@@ -50,7 +50,10 @@ class _CallerToken(token_endpoint.Token):
 
 def _auth(request_context):
     """The caller's token if the operation has one, else the configured
-    auth plugin (None when ``auth_type`` is unset)."""
+    auth plugin.
+
+    :raises RemoteError: if there is neither.
+    """
     group = CONF[remote_conf.GROUP]
     token = getattr(request_context, "auth_token", None)
     if token:
@@ -59,7 +62,15 @@ def _auth(request_context):
                             project_id=request_context.project_id)
         return _CallerToken(group.endpoint_override, token,
                             request_context.project_id)
-    return loading.load_auth_from_conf_options(CONF, remote_conf.GROUP)
+    auth = loading.load_auth_from_conf_options(CONF, remote_conf.GROUP)
+    if auth is None:
+        raise RemoteError(message="No credentials for the remote cloud: "
+                          "the operation carries no caller token (keystone "
+                          "mode with [DEFAULT] auth_encryption_key keeps "
+                          "it) and [remote_stack] auth_type is unset (use "
+                          "auth_type = none for a cloud without "
+                          "authentication)")
+    return auth
 
 
 def _verify(context_prop):
