@@ -136,6 +136,7 @@ def test_the_callers_token_lives_as_long_as_the_operation(engine,
     assert crypt.decrypt(kept) == TOKEN
     ctxt = caller.request_context(record, traversal)
     assert (ctxt.auth_token, ctxt.project_id) == (TOKEN, "p")
+    assert caller.keep(context.RequestContext(overwrite=False)) is None
 
     _wait(stack_id, "CREATE_COMPLETE")
     assert conv.traversal_get(traversal) is None
@@ -182,5 +183,5 @@ def test_nothing_is_kept_without_a_key_or_a_token(engine):
         "type": "OS::Heat::TestResource", "properties": {"wait_secs": 1}}})
     stack, _ = _in_progress(stack_id, "CREATE")
     assert caller_tokens.traversal_token(stack["current_traversal"]) is None
-    assert caller.keep(context.RequestContext(overwrite=False)) is None
+    assert caller.keep(_as_caller()) is None
     _wait(stack_id, "CREATE_COMPLETE")
