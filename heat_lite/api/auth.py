@@ -43,7 +43,11 @@ class NoAuthContext:
 
 class KeystoneContext:
     """keystone: the context from auth_token's headers; the project in
-    the URL must be the token's project unless the caller is admin."""
+    the URL must be the token's project unless the caller is admin.
+
+    The context keeps the caller's token: the engine keeps it, encrypted,
+    for the operation the request starts (see ``engine.caller``).
+    """
 
     def __init__(self, app):
         self.app = app
@@ -58,7 +62,8 @@ class KeystoneContext:
         ctxt = context.RequestContext(
             user_id=environ.get("HTTP_X_USER_ID"),
             project_id=environ.get("HTTP_X_PROJECT_ID"), roles=roles,
-            is_admin="admin" in roles,
+            is_admin="admin" in roles, auth_token=environ.get(
+                "HTTP_X_AUTH_TOKEN"),
             request_id=environ.get("openstack.request_id"))
         tenant = url_tenant(environ.get("PATH_INFO", ""))
         if tenant and tenant != ctxt.project_id and not ctxt.is_admin:

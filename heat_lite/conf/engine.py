@@ -17,6 +17,17 @@ default_opts = [
         help="Name of this host, used as the RPC server name and in the "
         "service list. Defaults to the machine's hostname.",
     ),
+    cfg.StrOpt(
+        "auth_encryption_key",
+        secret=True,
+        help="Key (at least 32 characters) that encrypts the token of the "
+        "user who starts a stack operation while the engine keeps it in "
+        "the database for that operation, so that OS::Heat::Stack can act "
+        "in the remote cloud as that user (keystone mode). It must be the "
+        "same on every engine process; changing it while operations run "
+        "makes their kept tokens unreadable. Unset: no token is kept and "
+        "OS::Heat::Stack uses the [remote_stack] credentials.",
+    ),
 ]
 
 engine_opts = [

@@ -6,7 +6,10 @@ auth plugin (``auth_type`` and that plugin's options, e.g. ``password``
 with ``auth_url``, ``username``, ``password``, ``project_name``, or
 ``none``), the session options (``cafile``, ``insecure``, ``timeout``),
 and where to find the endpoint: the service catalog, or
-``endpoint_override`` for a deployment without one.
+``endpoint_override`` for a deployment without one. When an operation
+carries the token of its caller (keystone mode with ``[DEFAULT]
+auth_encryption_key``), that token replaces the auth plugin; see
+``doc/plugins.rst``.
 """
 
 from keystoneauth1 import loading

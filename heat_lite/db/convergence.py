@@ -51,7 +51,7 @@ def _chunks(items, size=_CHUNK):
 # Traversals ----------------------------------------------------------------
 @_retry
 def traversal_begin(stack_id, expected, stack_values, events, planner,
-                    new_template=None):
+                    new_template=None, caller_token=None):
     """Start a traversal: swap the stack's traversal and plan the graph.
 
     In one transaction: compare-and-swap ``current_traversal`` from
@@ -61,7 +61,8 @@ def traversal_begin(stack_id, expected, stack_values, events, planner,
     graph document and the sync point counts; store them; drop the sync
     points of older traversals. ``new_template`` (template, environment,
     files) is stored first and becomes the stack's template and the
-    planner's ``goal_template_id``.
+    planner's ``goal_template_id``. ``caller_token`` (encrypted, see
+    ``db.caller_tokens``) is kept with the new traversal.
 
     :returns: the planner's return of ``build``.
     :raises ConcurrentTransaction: if the stack's traversal changed.
@@ -93,7 +94,7 @@ def traversal_begin(stack_id, expected, stack_values, events, planner,
             TRAVERSAL.c.stack_id == stack_id))
         session.execute(TRAVERSAL.insert().values(
             id=traversal, stack_id=stack_id, graph=json.dumps(built.graph),
-            created_at=models.utcnow()))
+            caller_token=caller_token, created_at=models.utcnow()))
         _insert_sync_points(session, stack_id, traversal, built.counts)
         return built
 

@@ -178,6 +178,10 @@ class Traversal(BASE):
     graph = sa.Column(LongText, nullable=False)
     # {node: [successors]} of the cleanup phase, written when it starts.
     cleanup_graph = sa.Column(LongText, nullable=True)
+    # The token of the user who started the operation, Fernet-encrypted
+    # (heat_lite.common.crypt); gone with the row when the traversal is
+    # replaced or finished.
+    caller_token = sa.Column(sa.Text, nullable=True)
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
 
 

@@ -13,7 +13,7 @@ from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import definitions, hooks
+from heat_lite.engine import caller, definitions, hooks
 from heat_lite.engine.planner import UPDATE
 from heat_lite.resources import base
 
@@ -60,6 +60,9 @@ class ActionRunner:
             conv.resource_progress(record_id, self.engine_id, {
                 "physical_resource_id": physical_id})
         try:
+            if job.plugin.needs_caller_token:
+                job.plugin.request_context = caller.request_context(
+                    job.record, job.traversal)
             job.cookie = handle()
         except base.UpdateReplace:
             if on_replace is None:

@@ -7,7 +7,7 @@ import socket
 import uuid
 
 from heat_lite import conf
-from heat_lite.common import rpc
+from heat_lite.common import crypt, rpc
 from heat_lite.db import api as db_api
 from heat_lite.engine import (
     check,
@@ -48,6 +48,7 @@ class EngineProcess:
         self._servers = []
 
     def start(self):
+        crypt.check_key()
         types = registry.load()
         LOG.info("Engine %s (pid %d) with %d resource types",
                  self.engine_id, os.getpid(), len(types))

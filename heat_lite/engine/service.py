@@ -17,6 +17,7 @@ from heat_lite.db import api as db_api
 from heat_lite.engine import (
     abandon,
     adopt,
+    caller,
     definitions,
     preview,
     rpcapi,
@@ -119,7 +120,8 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
             resources = adopt.check_data(args["adopt_stack_data"])
         self.ops.start(stack, values["action"], bound,
                        goal_template_id=stack["raw_template_id"],
-                       adopt=resources)
+                       adopt=resources,
+                       caller_token=caller.keep(ctxt))
         return views.identity(stack)
 
     @_expected
@@ -180,7 +182,8 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
             extra["tags"] = (json.dumps(args["tags"]) if args.get("tags")
                              else None)
         self.ops.start(stack, "UPDATE", bound,
-                       new_template=(template, env, files), extra=extra)
+                       new_template=(template, env, files), extra=extra,
+                       caller_token=caller.keep(ctxt))
         return views.identity(stack)
 
     @_expected
@@ -211,7 +214,7 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
     @_expected
     def delete_stack(self, ctxt, stack_identity):
         stack = self._stack(ctxt, stack_identity, live=True)
-        self.ops.start(stack, "DELETE")
+        self.ops.start(stack, "DELETE", caller_token=caller.keep(ctxt))
 
     @_expected
     def export_stack(self, ctxt, stack_identity):
@@ -243,7 +246,8 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
         reason = "Stack %s cancelled" % stack["action"]
         if cancel_with_rollback:
             self.ops.rollback(stack, events=[stacks.stack_event(
-                stack, stack["action"], "FAILED", reason)])
+                stack, stack["action"], "FAILED", reason)],
+                caller_token=caller.keep(ctxt))
         else:
             self.ops.cancel(stack, reason)
 
@@ -256,5 +260,5 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
         if stack["action"] == "DELETE":
             raise exception.NotSupported(
                 feature="%s of a stack being deleted" % action.title())
-        self.ops.run_action(stack, action)
+        self.ops.run_action(stack, action, caller_token=caller.keep(ctxt))
 

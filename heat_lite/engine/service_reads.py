@@ -213,6 +213,9 @@ class ReadEndpoint:
             resource_name, "")
         if with_attr:
             plugin = definitions.plugin_for(record)
+            if plugin.needs_caller_token:
+                # Live attributes are read as the user asking for them.
+                plugin.request_context = ctxt
             for name in with_attr:
                 result["attributes"].setdefault(
                     name, plugin.get_attribute(name))

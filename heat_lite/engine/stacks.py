@@ -15,7 +15,7 @@ from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import definitions, planner
+from heat_lite.engine import caller, definitions, planner
 
 LOG = logging.getLogger(__name__)
 _START_RETRIES = 20
@@ -38,7 +38,7 @@ class StackOps:
     # Starting ------------------------------------------------------------
     def start(self, stack, action, bound=None, new_template=None,
               goal_template_id=None, extra=None, events=(), retry=True,
-              adopt=None):
+              adopt=None, caller_token=None):
         """Start a traversal of ``stack`` towards a goal.
 
         :param bound: the goal's BoundTemplate (None: no resources).
@@ -51,6 +51,8 @@ class StackOps:
             such as a rollback, that a newer operation made moot).
         :param adopt: ADOPT only: {name: abandon data entry} of the
             resources to take over.
+        :param caller_token: the encrypted token of the user who asked
+            for it (``caller.keep``), kept for the traversal's lifetime.
         :returns: the stack row as it was before, or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
         """
@@ -74,7 +76,8 @@ class StackOps:
             try:
                 built = conv.traversal_begin(
                     stack["id"], stack["current_traversal"], values,
-                    list(events) + [event], plan, new_template=new_template)
+                    list(events) + [event], plan, new_template=new_template,
+                    caller_token=caller_token)
             except exception.ConcurrentTransaction:
                 if not retry:
                     return None
@@ -86,27 +89,31 @@ class StackOps:
             return stack
         raise exception.ConcurrentTransaction(what="stack %s" % stack["id"])
 
-    def rollback(self, stack, events=()):
+    def rollback(self, stack, events=(), caller_token=None):
         """Converge back onto the last COMPLETE template (or nothing).
 
         Starts from the stack's current traversal and gives up if a newer
-        operation has replaced it meanwhile.
+        operation has replaced it meanwhile. Without the ``caller_token``
+        of a user who asked for it, the rollback acts with the token of
+        the operation it rolls back.
         """
+        if caller_token is None:
+            caller_token = caller.kept(stack["current_traversal"])
         if stack["prev_raw_template_id"]:
             template_id = stack["prev_raw_template_id"]
             bound = definitions.get(template_id, definitions.stack_info(
                 stack))
             return self.start(stack, "ROLLBACK", bound,
                               goal_template_id=template_id, events=events,
-                              retry=False)
+                              retry=False, caller_token=caller_token)
         current = db_api.raw_template_get(stack["raw_template_id"])
         empty = {"heat_template_version": current["template"].get(
             "heat_template_version", "2013-05-23")}
         return self.start(stack, "ROLLBACK", None, events=events,
                           new_template=(empty, current["environment"], {}),
-                          retry=False)
+                          retry=False, caller_token=caller_token)
 
-    def run_action(self, stack, action):
+    def run_action(self, stack, action, caller_token=None):
         """Suspend (dependents first), resume or check every resource."""
         if stack["action"] == action and stack["status"] == "COMPLETE" \
                 and action in ("SUSPEND", "RESUME"):
@@ -116,7 +123,8 @@ class StackOps:
             bound = definitions.get(stack["raw_template_id"],
                                     definitions.stack_info(stack))
         return self.start(stack, action, bound,
-                          goal_template_id=stack["raw_template_id"])
+                          goal_template_id=stack["raw_template_id"],
+                          caller_token=caller_token)
 
     def cancel(self, stack, reason):
         """Stop the running traversal: nothing more is scheduled."""

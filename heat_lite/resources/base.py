@@ -70,6 +70,12 @@ class Resource:
     # engine dying right after a create cannot leak the real resource.
     # A type with nothing real behind it may skip that write.
     persist_resource_id_at_once = True
+    # A plugin that acts in another service as the user who started the
+    # operation says so here; before each of its actions the engine then
+    # sets ``request_context``: a RequestContext carrying that user's
+    # token (keystone mode, see heat_lite.engine.caller), or None.
+    needs_caller_token = False
+    request_context = None
 
     def __init__(self, name, type_name, props, resource_id=None,
                  data=None, stack=None):

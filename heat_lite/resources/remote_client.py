@@ -33,17 +33,44 @@ class RemoteError(exception.HeatLiteException):
     msg_fmt = "%(message)s"
 
 
+class _CallerToken(token_endpoint.Token):
+    """The caller's token sent as it is, to ``endpoint_override``.
+
+    It knows the caller's project, so that keystoneauth can fill in the
+    ``%(project_id)s`` of ``endpoint_override``.
+    """
+
+    def __init__(self, endpoint, token, project_id):
+        super().__init__(endpoint, token)
+        self._project_id = project_id
+
+    def get_project_id(self, session):
+        return self._project_id
+
+
 def _auth(request_context):
     """The caller's token if the operation has one, else the configured
-    auth plugin (None when ``auth_type`` is unset)."""
+    auth plugin.
+
+    :raises RemoteError: if there is neither.
+    """
     group = CONF[remote_conf.GROUP]
     token = getattr(request_context, "auth_token", None)
     if token:
         if group.token_auth_url:
             return v3.Token(auth_url=group.token_auth_url, token=token,
                             project_id=request_context.project_id)
-        return token_endpoint.Token(group.endpoint_override, token)
-    return loading.load_auth_from_conf_options(CONF, remote_conf.GROUP)
+        return _CallerToken(group.endpoint_override, token,
+                            request_context.project_id)
+    auth = loading.load_auth_from_conf_options(CONF, remote_conf.GROUP)
+    if auth is None:
+        raise RemoteError(message="No credentials for the remote cloud: "
+                          "the operation carries no caller token (keystone "
+                          "mode with [DEFAULT] auth_encryption_key keeps "
+                          "it) and [remote_stack] auth_type is unset (use "
+                          "auth_type = none for a cloud without "
+                          "authentication)")
+    return auth
 
 
 def _verify(context_prop):
@@ -94,6 +121,7 @@ class RemoteHeat:
         context_prop = context_prop or {}
         group = CONF[remote_conf.GROUP]
         session = _session(context_prop, request_context)
+        self._as_caller = bool(getattr(request_context, "auth_token", None))
         self._api = adapter.Adapter(
             session, service_type="orchestration",
             interface=group.interface,
@@ -110,6 +138,11 @@ class RemoteHeat:
                               "unreachable: %s" % exc) from None
         if missing_ok and response.status_code == 404:
             return None
+        if response.status_code == 401 and self._as_caller:
+            raise RemoteError(message="%s (the token of the user who "
+                              "started this operation was refused; it may "
+                              "have expired: run the operation again)" %
+                              _error_text(response))
         if response.status_code >= 400:
             raise RemoteError(message=_error_text(response))
         if not response.content:

@@ -55,9 +55,10 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
         "outputs": p.Attribute("A dict of key-value pairs output from the "
                                "stack.", "MAP"),
     }
-    # The engine may set the operation's RequestContext here; its token
-    # is then used instead of the configured credentials.
-    request_context = None
+    # The engine sets ``request_context`` from the operation's caller; its
+    # token is then used instead of the configured credentials.
+    needs_caller_token = True
+    _remote = None
 
     @classmethod
     def validate_properties(cls, values, path, unresolved=()):
@@ -75,8 +76,12 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
         return CONF.remote_stack.poll_interval
 
     def _client(self):
-        return remote_client.RemoteHeat(self.properties.get("context"),
-                                        self.request_context)
+        """The remote API, made once per action: polls reuse its session
+        (and the token it authenticated with)."""
+        if self._remote is None:
+            self._remote = remote_client.RemoteHeat(
+                self.properties.get("context"), self.request_context)
+        return self._remote
 
     def _template(self):
         try:

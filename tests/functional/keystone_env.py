@@ -51,6 +51,28 @@ user_domain_id = default
 project_domain_id = default
 """
 
+# OS::Heat::Stack reaches this same heat_lite (through keystonemiddleware)
+# with no [remote_stack] credentials: it can only act with the token of
+# the user who started the operation, kept under auth_encryption_key.
+REMOTE_STACK_CONF = """
+[DEFAULT]
+auth_encryption_key = {key}
+[remote_stack]
+endpoint_override = {url}/v1/%(project_id)s
+poll_interval = 0.2
+"""
+ENCRYPTION_KEY = "functional-tests-encryption-key-0123456789"
+
+
+def deployment(keystone, kind, workdir):
+    """A heat_lite of ``kind`` (not started) authenticating against
+    ``keystone``, whose OS::Heat::Stack creates stacks in itself."""
+    dep = deployment_mod.Deployment(kind, workdir)
+    dep.extra_conf = HEAT_CONF.format(
+        url=keystone.url, password=PASSWORD) + REMOTE_STACK_CONF.format(
+        key=ENCRYPTION_KEY, url=dep.url)
+    return dep
+
 
 def available():
     """Skip (or fail under CI) when the keystone package is missing."""

@@ -2,7 +2,9 @@
 users of two projects drive it with ``openstack ... stack`` (password
 auth, endpoint from the catalog) and with python-heatclient on a
 keystoneauth password session; tokens decide the project, policy the
-roles, and project B never reaches project A's stacks."""
+roles, and project B never reaches project A's stacks. OS::Heat::Stack,
+with no credentials of its own, acts in the remote cloud as the user who
+started the operation, on every backend."""
 
 import json
 import os
@@ -14,8 +16,8 @@ import yaml
 from heatclient import client as heat_client
 from heatclient import exc as heat_exc
 
+from tests.functional import conftest, helpers, keystone_env
 from tests.functional import deployment as deployment_mod
-from tests.functional import helpers, keystone_env
 from tests.functional.test_api_isolation import TMPL, check_matrix
 
 
@@ -26,10 +28,8 @@ def cloud(tmp_path_factory):
     keystone.start()
     dep = None
     try:
-        dep = deployment_mod.Deployment(
-            "sqlite", tmp_path_factory.mktemp("heat-ks"),
-            extra_conf=keystone_env.HEAT_CONF.format(
-                url=keystone.url, password=keystone_env.PASSWORD))
+        dep = keystone_env.deployment(keystone, "sqlite",
+                                      tmp_path_factory.mktemp("heat-ks"))
         keystone.register_heat(dep.url)
         projects = {
             "alpha": keystone.add_user("ua", "alpha", "member"),
@@ -41,6 +41,23 @@ def cloud(tmp_path_factory):
         if dep is not None:
             dep.stop()
         keystone.stop()
+
+
+@pytest.fixture(scope="module", params=conftest.KINDS)
+def any_cloud(request, cloud, tmp_path_factory):
+    """``cloud`` on SQLite; on PostgreSQL and MariaDB another heat_lite
+    (API and two engines over RabbitMQ) against the same Keystone."""
+    if request.param == "sqlite":
+        yield cloud
+        return
+    keystone, _dep, projects = cloud
+    dep = keystone_env.deployment(
+        keystone, request.param,
+        tmp_path_factory.mktemp("heat-ks-" + request.param))
+    try:
+        yield keystone, dep.start(), projects
+    finally:
+        dep.stop()
 
 
 def _heat(keystone, user, project):
@@ -143,3 +160,61 @@ def test_tokens_projects_and_roles(cloud):
 
     alice.stacks.delete(stack_id)
     helpers.wait_for_status(alice, stack_id, "DELETE_COMPLETE")
+
+
+REMOTE_TMPL = helpers.template(
+    {"v": {"type": "OS::Heat::TestResource",
+           "properties": {"value": {"get_param": "value"}}}},
+    outputs={"out": {"value": {"get_attr": ["v", "output"]}}},
+    parameters={"value": {"type": "string"}})
+
+
+def _remote_template(value):
+    return helpers.template(
+        {"far": {"type": "OS::Heat::Stack", "properties": {
+            "template": json.dumps(REMOTE_TMPL), "timeout": 10,
+            "parameters": {"value": value}}}},
+        outputs={"out": {"value": {"get_attr": ["far", "outputs", "out"]}}})
+
+
+def test_remote_stack_acts_with_the_callers_token(any_cloud):
+    """No [remote_stack] credentials are configured: the remote stack
+    exists, is owned by the caller and the caller's project, and follows
+    the local one, only because the caller's token reached the plugin."""
+    keystone, dep, projects = any_cloud
+    session = keystone.session("ua", "alpha")
+    alice = heat_client.Client(
+        "1", session=session,
+        endpoint_override=dep.endpoint(projects["alpha"]))
+    stack_id = helpers.create(alice, "ks-far-" + dep.kind,
+                              _remote_template("one"))
+    stack = helpers.wait_for_status(alice, stack_id, "CREATE_COMPLETE")
+    remote_id = alice.resources.get(stack_id, "far").physical_resource_id
+    remote = alice.stacks.get(remote_id)
+    assert remote.stack_status == "CREATE_COMPLETE"
+    assert remote.stack_owner == session.get_user_id() == stack.stack_owner
+    assert remote.stack_user_project_id == projects["alpha"]
+    assert remote.parent is None  # a stack of its own, made over HTTP
+    outputs = {o["output_key"]: o["output_value"]
+               for o in alice.stacks.get(stack_id).outputs}
+    assert outputs == {"out": "one"}
+    # The live ``show`` attribute is read with the token of its reader.
+    shown = alice.resources.get(stack_id, "far", with_attr=["show"])
+    assert shown.attributes["show"]["id"] == remote_id
+    # Another project's user does not see it.
+    bob = heat_client.Client(
+        "1", session=keystone.session("ub", "beta"),
+        endpoint_override=dep.endpoint(projects["beta"]))
+    with pytest.raises(heat_exc.HTTPNotFound):
+        bob.stacks.get(remote_id)
+
+    alice.stacks.update(stack_id, template=_remote_template("two"))
+    helpers.wait_for_status(alice, stack_id, "UPDATE_COMPLETE")
+    assert alice.stacks.get(remote_id).stack_status == "UPDATE_COMPLETE"
+    outputs = {o["output_key"]: o["output_value"]
+               for o in alice.stacks.get(stack_id).outputs}
+    assert outputs == {"out": "two"}
+
+    alice.stacks.delete(stack_id)
+    helpers.wait_for_status(alice, stack_id, "DELETE_COMPLETE")
+    helpers.wait_for_status(alice, remote_id, "DELETE_COMPLETE")

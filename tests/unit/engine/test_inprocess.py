@@ -1,5 +1,6 @@
 """The engine in one process (SQLite file, fake:// transport) with fakes
-for what a test must break: a worker API that loses messages."""
+for what a test must break: a worker API that loses messages; and the
+caller's token the engine keeps for the length of an operation."""
 
 import time
 import uuid
@@ -7,10 +8,11 @@ import uuid
 import pytest
 
 from heat_lite import conf
-from heat_lite.common import context
+from heat_lite.common import context, crypt
 from heat_lite.db import api as db_api
-from heat_lite.db import migration
-from heat_lite.engine import process, service
+from heat_lite.db import caller_tokens, migration
+from heat_lite.db import convergence as conv
+from heat_lite.engine import caller, process, service
 
 CONF = conf.CONF
 
@@ -94,3 +96,92 @@ def test_watchdog_claims_dead_engines(engine):
     assert stale not in {s["engine_id"] for s in db_api.service_get_all()}
     assert engine.engine_id in {s["engine_id"]
                                 for s in db_api.service_get_all()}
+
+
+@pytest.fixture
+def encryption_key():
+    CONF.set_override("auth_encryption_key", "k" * 32)
+    yield
+    CONF.clear_override("auth_encryption_key")
+
+
+TOKEN = "gAAAAAB-the-callers-token"
+
+
+def _as_caller():
+    return context.RequestContext(project_id="p", user_id="u",
+                                  auth_token=TOKEN, overwrite=False)
+
+
+def _create(engine, name, resources, **args):
+    tmpl = {"heat_template_version": "2018-08-31", "resources": resources}
+    return service.EngineService(engine.ops).create_stack(
+        _as_caller(), name, tmpl, {}, {}, None, None, args)["stack_id"]
+
+
+def _in_progress(stack_id, action):
+    stack = _wait(stack_id, action + "_IN_PROGRESS")
+    return stack, {"stack_id": stack_id, "stack_tenant": stack["tenant"],
+                   "name": "r"}
+
+
+def test_the_callers_token_lives_as_long_as_the_operation(engine,
+                                                           encryption_key):
+    stack_id = _create(engine, "tok", {"slow": {
+        "type": "OS::Heat::TestResource", "properties": {"wait_secs": 2}}})
+    stack, record = _in_progress(stack_id, "CREATE")
+    traversal = stack["current_traversal"]
+    kept = caller_tokens.traversal_token(traversal)
+    assert kept and TOKEN not in kept
+    assert crypt.decrypt(kept) == TOKEN
+    ctxt = caller.request_context(record, traversal)
+    assert (ctxt.auth_token, ctxt.project_id) == (TOKEN, "p")
+    assert caller.keep(context.RequestContext(overwrite=False)) is None
+
+    _wait(stack_id, "CREATE_COMPLETE")
+    assert conv.traversal_get(traversal) is None
+    assert caller_tokens.operation_token(stack_id, traversal) is None
+    assert caller.request_context(record, traversal) is None
+
+
+def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
+        engine, encryption_key):
+    parent_id = _create(engine, "tok-nested", {"group": {
+        "type": "OS::Heat::ResourceGroup", "properties": {
+            "count": 1, "resource_def": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"wait_secs": 2}}}}})
+    _in_progress(parent_id, "CREATE")
+    deadline = time.time() + 30
+    children = []
+    while not children and time.time() < deadline:
+        children = [s for s in conv.stacks_in_progress()
+                    if s["owner_id"] == parent_id]
+        time.sleep(0.05)
+    child, record = _in_progress(children[0]["id"], "CREATE")
+    # The engine started the child: its own traversal keeps nothing.
+    assert caller_tokens.traversal_token(child["current_traversal"]) is None
+    ctxt = caller.request_context(record, child["current_traversal"])
+    assert ctxt.auth_token == TOKEN
+    _wait(parent_id, "CREATE_COMPLETE")
+
+    # A failed create rolls back with the token of the create.
+    stack_id = _create(engine, "tok-rollback", {
+        "bad": {"type": "OS::Heat::TestResource",
+                "properties": {"fail": True}},
+        "slow": {"type": "OS::Heat::TestResource",
+                 "properties": {"action_wait_secs": {"delete": 2}}}},
+        disable_rollback=False)
+    stack, record = _in_progress(stack_id, "ROLLBACK")
+    ctxt = caller.request_context(record, stack["current_traversal"])
+    assert ctxt.auth_token == TOKEN
+    _wait(stack_id, "ROLLBACK_COMPLETE")
+
+
+def test_nothing_is_kept_without_a_key_or_a_token(engine):
+    stack_id = _create(engine, "no-key", {"slow": {
+        "type": "OS::Heat::TestResource", "properties": {"wait_secs": 1}}})
+    stack, _ = _in_progress(stack_id, "CREATE")
+    assert caller_tokens.traversal_token(stack["current_traversal"]) is None
+    assert caller.keep(_as_caller()) is None
+    _wait(stack_id, "CREATE_COMPLETE")

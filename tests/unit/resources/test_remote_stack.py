@@ -36,11 +36,32 @@ def test_the_callers_token_wins():
     auth = remote_client._auth(caller)
     assert isinstance(auth, token_endpoint.Token)
     assert auth.get_token(None) == "tok"
+    # The as-is token still fills in endpoint_override's project.
+    assert auth.get_project_id(None) == "p"
     CONF.set_override("token_auth_url", "http://keystone/v3",
                       group="remote_stack")
     auth = remote_client._auth(caller)
     assert isinstance(auth, v3.Token)
     assert auth.auth_url == "http://keystone/v3"
+
+
+def test_no_token_and_no_auth_type_is_a_clear_failure():
+    with pytest.raises(remote_client.RemoteError, match="no caller token"):
+        remote_client._auth(context.RequestContext(project_id="p"))
+
+
+def test_the_engine_gives_the_plugin_the_callers_context():
+    assert remote_stack.RemoteStack.needs_caller_token
+    props = remote_stack.RemoteStack.validate_properties(
+        {"template": "{}"}, "resources.r.properties")
+    plugin = remote_stack.RemoteStack("r", "OS::Heat::Stack", props)
+    CONF.set_override("endpoint_override", "http://far/v1/%(project_id)s",
+                      group="remote_stack")
+    plugin.request_context = context.RequestContext(project_id="p",
+                                                    auth_token="tok")
+    client = plugin._client()
+    assert plugin._client() is client  # polls reuse its session
+    assert client._api.session.auth.get_token(None) == "tok"
 
 
 def test_credential_secret_needs_a_key_manager():
