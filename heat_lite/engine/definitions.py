@@ -40,6 +40,17 @@ def cached(template_id):
         return bound
 
 
+def remember(template_id, bound):
+    """Cache ``bound``, the template stored as ``template_id`` (a process
+    that just bound it to start a traversal saves its nodes reading and
+    parsing it again)."""
+    with _LOCK:
+        _CACHE[template_id] = bound
+        _CACHE.move_to_end(template_id)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+
+
 def get(template_id, stack_info):
     """Return the BoundTemplate of stored template ``template_id``.
 
@@ -59,10 +70,7 @@ def get(template_id, stack_info):
                 row = db_api.raw_template_get(template_id)
                 bound = bind(row["template"], row["environment"],
                              row["files"], stack_info)
-                with _LOCK:
-                    _CACHE[template_id] = bound
-                    while len(_CACHE) > _CACHE_SIZE:
-                        _CACHE.popitem(last=False)
+                remember(template_id, bound)
     finally:
         with _LOCK:
             _LOADING.pop(template_id, None)

@@ -83,6 +83,8 @@ class StackOps:
                     return None
                 stack = db_api.stack_get(stack["id"])
                 continue
+            if bound is not None and plan.goal_template_id is not None:
+                definitions.remember(plan.goal_template_id, bound)
             notify.stack_event(dict(stack, **values), action, "start")
             self.dispatcher.cast([(stack["id"], traversal, e, p)
                                   for e, p in built.leaves])
