@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from heat_lite.common import counters, exception
-from heat_lite.db import models
+from heat_lite.db import models, statements
 from heat_lite.db.session import transaction
 
 STACK = models.Stack.__table__
@@ -81,13 +81,10 @@ def stack_get(stack_id, tenant=None, show_deleted=True):
     :param tenant: if given, the stack must belong to this project.
     :raises StackNotFound: if there is no such (visible) stack.
     """
-    query = STACK.select().where(STACK.c.id == stack_id)
-    if tenant is not None:
-        query = query.where(STACK.c.tenant == tenant)
-    if not show_deleted:
-        query = query.where(STACK.c.deleted_at.is_(None))
+    query = statements.stack_select(tenant is not None, not show_deleted)
     with transaction(writer=False) as session:
-        row = session.execute(query).first()
+        row = session.execute(query, {"_id": stack_id,
+                                      "_tenant": tenant}).first()
     if row is None:
         raise exception.StackNotFound(name=stack_id)
     return _row(row)

@@ -39,6 +39,20 @@ def _once(key, build):
     return statement
 
 
+def stack_select(by_tenant, live):
+    """A stack row by ``_id`` (and ``_tenant`` when ``by_tenant``; only
+    if not soft-deleted when ``live``): the engine reads one on every
+    status poll and at each step of an operation."""
+    def build():
+        query = STACK.select().where(STACK.c.id == sa.bindparam("_id"))
+        if by_tenant:
+            query = query.where(STACK.c.tenant == sa.bindparam("_tenant"))
+        if live:
+            query = query.where(STACK.c.deleted_at.is_(None))
+        return query
+    return _once(("stack", by_tenant, live), build)
+
+
 def record_select():
     """A record joined with its stack's columns; parameter ``_rid``."""
     return _once("record", lambda: sa.select(RESOURCE, *STACK_COLUMNS).join(
