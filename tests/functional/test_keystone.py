@@ -111,6 +111,7 @@ def test_tokens_projects_and_roles(cloud):
     stack = helpers.wait_for_status(alice, stack_id, "CREATE_COMPLETE")
     assert stack.stack_owner  # the keystone user id
     event_id = list(alice.events.list(stack_id, resource_name="a"))[0].id
+    config = alice.software_configs.create(name="ks-config", config="x")
 
     # No token, a bad token: 401 with Heat's error body.
     url = "%s/v1/%s/stacks" % (dep.url, projects["alpha"])
@@ -130,10 +131,12 @@ def test_tokens_projects_and_roles(cloud):
     # B's token on B's project URL with A's names and ids: 404.
     failures = check_matrix("%s/v1/%s" % (dep.url, projects["beta"]),
                             projects["alpha"], "ks-private", stack_id,
-                            event_id, bob_token)
+                            event_id, bob_token, config.id)
     assert failures == []
     bob = _heat(keystone, "ub", "beta")
     assert list(bob.stacks.list()) == []
+    assert bob.software_configs.list() == []
+    assert alice.software_configs.get(config.id).config == "x"
 
     # A reader of alpha reads and changes nothing.
     reader = _heat(keystone, "ur", "alpha")
