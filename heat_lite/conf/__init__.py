@@ -15,12 +15,11 @@ from heat_lite.conf import (
 
 CONF = cfg.CONF
 
-api.register_opts(CONF)
-database.register_opts(CONF)
-engine.register_opts(CONF)
-limits.register_opts(CONF)
-resources.register_opts(CONF)
-remote_stack.register_opts(CONF)
+# Every heat_lite option module: registered here, listed by opts.list_opts.
+MODULES = (api, database, engine, limits, remote_stack, resources)
+
+for _module in MODULES:
+    _module.register_opts(CONF)
 
 # transport_url must be known before the transport is made (heat-lite-all
 # picks fake:// when it is unset); oslo.messaging registers the same

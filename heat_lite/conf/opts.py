@@ -4,21 +4,13 @@ import collections
 
 from oslo_messaging import opts as messaging_opts
 
-from heat_lite.conf import (
-    api,
-    database,
-    engine,
-    limits,
-    remote_stack,
-    resources,
-)
+from heat_lite import conf
 
 
 def list_opts():
     """Return [(group, [opts])] for every option heat_lite reads."""
     merged = collections.defaultdict(list)
-    for module in (api, database, engine, limits, remote_stack,
-                   resources):
+    for module in conf.MODULES:
         for group, opts in module.list_opts().items():
             merged[group].extend(opts)
     for group, opts in messaging_opts.list_opts():
