@@ -6,7 +6,7 @@ import webob
 
 from heat_lite import conf
 from heat_lite.api import auth
-from heat_lite.common import exception, policy
+from heat_lite.common import exception, policy, template_format
 
 CONF = conf.CONF
 _TRUE = ("true",)
@@ -65,32 +65,47 @@ class Request:
     def body(self, any_json=False):
         """The JSON body as a dict ({} when empty).
 
+        The size limit holds on the bytes read: at most one byte more
+        than ``max_json_body_size`` is read, whatever Content-Length (or
+        chunked encoding) says.
+
         :param any_json: accept any JSON document (None when empty).
 
         :raises RequestTooLarge: above ``max_json_body_size``.
-        :raises BadRequest: if the body is not a JSON object.
+        :raises BadRequest: if the body is not a UTF-8 JSON object, is
+            nested too deeply, or did not arrive in full.
         """
-        length = self.raw.content_length or 0
-        if length > CONF.max_json_body_size:
-            raise exception.RequestTooLarge(
-                message="JSON body size (%d bytes) exceeds maximum allowed "
-                "size (%d bytes)." % (length, CONF.max_json_body_size))
-        raw = self.raw.body
-        if len(raw) > CONF.max_json_body_size:
-            raise exception.RequestTooLarge(
-                message="JSON body size exceeds maximum allowed size "
-                "(%d bytes)." % CONF.max_json_body_size)
+        raw = self._read_body(CONF.max_json_body_size)
         if not raw.strip():
             return None if any_json else {}
         try:
-            body = json.loads(raw)
-        except (ValueError, RecursionError):
+            # A template or an environment is one level down.
+            body = template_format.loads_json(
+                raw, template_format.MAX_DEPTH + 2)
+        except ValueError as exc:
             raise exception.BadRequest(
-                message="The request body is not valid JSON.") from None
+                message="The request body is not valid JSON: %s" %
+                exc) from None
         if not isinstance(body, dict) and not any_json:
             raise exception.BadRequest(
                 message="The request body must be a JSON object.")
         return body
+
+    def _read_body(self, limit):
+        length = self.raw.content_length or 0
+        if length > limit:
+            raise _too_large(length, limit)
+        try:
+            raw = self.raw.body_file_raw.read(limit + 1)
+        except OSError:
+            # The client went away or stalled past the socket timeout:
+            # nothing to answer, nothing worth a traceback.
+            raise exception.BadRequest(
+                message="The request body was not received in full."
+            ) from None
+        if len(raw) > limit:
+            raise _too_large(None, limit)
+        return raw
 
     def bool_param(self, name, default=False):
         value = self.params.get(name)
@@ -120,6 +135,13 @@ class Request:
             raise exception.Invalid(message="%s must be >= %d" %
                                     (name, minimum))
         return number
+
+
+def _too_large(length, limit):
+    return exception.RequestTooLarge(
+        message="JSON body size (%s bytes) exceeds maximum allowed size "
+        "(%d bytes)." % ("more than %d" % limit if length is None
+                         else length, limit))
 
 
 def to_response(reply):
