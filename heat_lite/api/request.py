@@ -5,7 +5,7 @@ import json
 import webob
 
 from heat_lite import conf
-from heat_lite.api import auth
+from heat_lite.api import auth, faults
 from heat_lite.common import exception, policy, template_format
 
 CONF = conf.CONF
@@ -94,18 +94,26 @@ class Request:
     def _read_body(self, limit):
         length = self.raw.content_length or 0
         if length > limit:
+            self._close_connection()
             raise _too_large(length, limit)
         try:
             raw = self.raw.body_file_raw.read(limit + 1)
         except OSError:
             # The client went away or stalled past the socket timeout:
             # nothing to answer, nothing worth a traceback.
+            self._close_connection()
             raise exception.BadRequest(
                 message="The request body was not received in full."
             ) from None
         if len(raw) > limit:
+            self._close_connection()
             raise _too_large(None, limit)
         return raw
+
+    def _close_connection(self):
+        """The rest of the body stays unread: the answer closes the
+        connection (see ``faults.FaultWrapper``)."""
+        self.raw.environ[faults.CLOSE_CONNECTION] = True
 
     def bool_param(self, name, default=False):
         value = self.params.get(name)

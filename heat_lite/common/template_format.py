@@ -42,12 +42,16 @@ class _Loader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.composer.ComposerError(
-                None, None, "YAML aliases are not allowed", event.start_mark)
+                None, None, "YAML aliases are not allowed", event.start_mark
+            )
         if self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
             if self._depth >= MAX_DEPTH:
                 raise yaml.composer.ComposerError(
-                    None, None, "nested more than %d levels deep" %
-                    MAX_DEPTH, self.peek_event().start_mark)
+                    None,
+                    None,
+                    "nested more than %d levels deep" % MAX_DEPTH,
+                    self.peek_event().start_mark,
+                )
             self._depth += 1
             try:
                 return super().compose_node(parent, index)
@@ -68,24 +72,34 @@ def _key(key):
 
 _Loader.yaml_constructors = {
     "tag:yaml.org,2002:" + tag: yaml.SafeLoader.yaml_constructors[
-        "tag:yaml.org,2002:" + tag] for tag in _ALLOWED_TAGS}
+        "tag:yaml.org,2002:" + tag
+    ]
+    for tag in _ALLOWED_TAGS
+}
 _Loader.add_constructor(
     "tag:yaml.org,2002:timestamp",
-    lambda loader, node: loader.construct_scalar(node))
+    lambda loader, node: loader.construct_scalar(node),
+)
 _Loader.add_constructor(None, yaml.SafeLoader.construct_undefined)
 # Only the plain "str" resolver for timestamps: they stay strings.
 _Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers
-            if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    first: [
+        (tag, regexp)
+        for tag, regexp in resolvers
+        if tag != "tag:yaml.org,2002:timestamp"
+    ]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 
 
 def check_size(text, limit, what, error=exception.RequestLimitExceeded):
     """Refuse ``text`` (str or bytes) larger than ``limit`` bytes."""
     size = len(text) if isinstance(text, bytes) else _utf8_size(text, limit)
     if size > limit:
-        raise error(message="%s size (%d bytes) exceeds maximum allowed "
-                    "size (%d bytes)." % (what, size, limit))
+        raise error(
+            message="%s size (%d bytes) exceeds maximum allowed "
+            "size (%d bytes)." % (what, size, limit)
+        )
 
 
 def _utf8_size(text, limit):
@@ -123,8 +137,9 @@ def loads_json(text, max_depth=MAX_DEPTH):
     try:
         value = json.loads(text)
     except RecursionError:
-        raise ValueError("nested more than %d levels deep" %
-                         max_depth) from None
+        raise ValueError(
+            "nested more than %d levels deep" % max_depth
+        ) from None
     check_depth(value, max_depth)
     return value
 
@@ -146,8 +161,9 @@ def loads(text):
     except yaml.YAMLError as exc:
         raise ValueError(str(exc)) from None
     except RecursionError:
-        raise ValueError("nested more than %d levels deep" %
-                         MAX_DEPTH) from None
+        raise ValueError(
+            "nested more than %d levels deep" % MAX_DEPTH
+        ) from None
 
 
 def parse(text, limit, what, error):
@@ -157,5 +173,6 @@ def parse(text, limit, what, error):
     try:
         return loads(text)
     except ValueError as exc:
-        raise error(message="Error parsing %s: %s" % (what.lower(),
-                                                      exc)) from None
+        raise error(
+            message="Error parsing %s: %s" % (what.lower(), exc)
+        ) from None

@@ -10,7 +10,6 @@ merged with different strategies by different files is an error.
 """
 
 import copy
-import json
 
 from heat_lite.common import exception, template_format
 from heat_lite.engine.template import environment
