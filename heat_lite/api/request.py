@@ -22,6 +22,49 @@ def rule(name):
     return wrap
 
 
+def query(**params):
+    """Declare the query parameters a handler reads: {name: JSON schema}.
+
+    The OpenAPI document lists exactly these, and ``Request.params``
+    refuses to read any other (a handler reading an undeclared parameter
+    is a bug, found by any test that calls it).
+    """
+    def wrap(handler):
+        handler.query_params = dict(getattr(handler, "query_params", {}),
+                                    **params)
+        return handler
+    return wrap
+
+
+class QueryParams:
+    """The query string, readable only by the names a handler declared
+    with ``query`` (iterating gives every name the client sent)."""
+
+    def __init__(self, multidict, declared, handler_name):
+        self._multidict = multidict
+        self._declared = declared
+        self._handler = handler_name
+
+    def _check(self, name):
+        if name not in self._declared:
+            raise RuntimeError("%s reads query parameter %r, which it does "
+                               "not declare" % (self._handler, name))
+
+    def get(self, name, default=None):
+        self._check(name)
+        return self._multidict.get(name, default)
+
+    def getall(self, name):
+        self._check(name)
+        return self._multidict.getall(name)
+
+    def items(self):
+        return self._multidict.items()
+
+    def __iter__(self):
+        return iter(self._multidict)
+
+
 class Reply:
     """A handler's answer: status, JSON body (or None) and headers."""
 
@@ -34,11 +77,13 @@ class Reply:
 class Request:
     """A thin view of the webob request for handlers."""
 
-    def __init__(self, webob_request, engine):
+    def __init__(self, webob_request, engine, handler=None):
         self.raw = webob_request
         self.engine = engine
         self.context = webob_request.environ.get(auth.ENV_KEY)
-        self.params = webob_request.GET
+        self.params = QueryParams(
+            webob_request.GET, getattr(handler, "query_params", {}),
+            getattr(handler, "__name__", None))
 
     @property
     def app_url(self):

@@ -34,6 +34,12 @@ LINKS = array(LINK)
 IDENTITY = obj(("tenant", "stack_name", "stack_id", "path"), tenant=STRING,
                stack_name=STRING, stack_id=STRING, path=STRING)
 
+# Query parameters (what ``request.query`` declares).
+Q_BOOL = {"type": "string", "enum": ["true", "false", "True", "False"]}
+Q_INT = {"type": "integer", "minimum": 0}
+Q_SORT_DIR = {"type": "string", "enum": ["asc", "desc"]}
+Q_PAGE = {"limit": Q_INT, "marker": STRING}
+
 ERROR = obj(("code", "title", "explanation", "error"),
             code=INTEGER, title=STRING, explanation=STRING,
             error=obj(("type", "message"), type=STRING, message=STRING,

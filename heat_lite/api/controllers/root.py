@@ -31,6 +31,6 @@ class RootController:
             return api_request.to_response(api_request.Reply(
                 300, versions_document(raw.host_url + raw.script_name)))
         handler, captured = self._router.match(raw.method, path)
-        req = api_request.Request(raw, self._engine)
+        req = api_request.Request(raw, self._engine, handler)
         req.authorize(handler.policy_rule, captured.get("tenant"))
         return api_request.to_response(handler(req, **captured))

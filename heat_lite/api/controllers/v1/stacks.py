@@ -3,9 +3,9 @@ that redirects a name, an id or an ARN to the canonical stack URL."""
 
 from urllib import parse
 
-from heat_lite.api import views
+from heat_lite.api import schemas, views
 from heat_lite.api.controllers.v1 import stack_body
-from heat_lite.api.request import Reply, rule
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
 
 # Exact-match filters of the stack list (public names).
@@ -14,6 +14,12 @@ LIST_FILTERS = ("id", "status", "name", "action", "tenant", "username",
                 "stack_status_reason", "disable_rollback", "timeout_mins",
                 "stack_owner", "parent", "stack_user_project_id")
 TAG_FILTERS = ("tags", "tags_any", "not_tags", "not_tags_any")
+_LIST_QUERY = dict(
+    schemas.Q_PAGE, sort_keys=schemas.STRING, sort_dir=schemas.Q_SORT_DIR,
+    with_count=schemas.Q_BOOL,
+    **{k: schemas.Q_BOOL for k in ("show_deleted", "show_nested",
+                                   "show_hidden", "global_tenant")},
+    **{k: schemas.STRING for k in LIST_FILTERS + TAG_FILTERS})
 
 
 def _list_params(req):
@@ -48,6 +54,7 @@ def _next_link(req, stacks):
 
 
 @rule("stacks:index")
+@query(**_LIST_QUERY)
 def list_stacks(req, tenant):
     params = _list_params(req)
     if params["global_tenant"]:
@@ -70,6 +77,7 @@ def list_stacks(req, tenant):
 
 
 @rule("stacks:detail")
+@query(**_LIST_QUERY)
 def list_stacks_detail(req, tenant):
     return list_stacks(req, tenant)
 
