@@ -1,6 +1,8 @@
 """Start-up shared by the commands: config, logging, warnings."""
 
+import functools
 import logging
+import os
 import sys
 import warnings
 
@@ -9,7 +11,10 @@ import warnings
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
 
+from oslo_config import cfg  # noqa: E402
+
 from heat_lite import conf, version  # noqa: E402
+from heat_lite.cmd import preflight  # noqa: E402
 from heat_lite.conf import database  # noqa: E402
 
 CONF = conf.CONF
@@ -23,6 +28,26 @@ def parse_args(argv=None, cli_opts=(), default_config_files=None):
          version=version.version_string(),
          default_config_files=default_config_files)
     database.set_runtime_default(CONF)
+
+
+def reports_startup_errors(main):
+    """Turn a start-up failure into one line on stderr and exit code 1.
+
+    Only what an operator can fix (a config file, a port, a broker, a
+    database) is caught here; anything else is a bug and keeps its
+    traceback.
+    """
+
+    @functools.wraps(main)
+    def wrapper(argv=None):
+        try:
+            return main(argv)
+        except (preflight.StartupError, cfg.Error) as exc:
+            binary = os.path.basename(sys.argv[0]) or "heat-lite"
+            print("%s: %s" % (binary, exc), file=sys.stderr, flush=True)
+            return 1
+
+    return wrapper
 
 
 def enable_counters(name):

@@ -81,10 +81,15 @@ def supervise(workers):
             children.add(_spawn())
 
 
+@common.reports_startup_errors
 def main(argv=None):
     common.parse_args(argv, cli_opts=[cfg.IntOpt(
         "workers", min=1, max=64,
         help="Engine worker processes to run (overrides [engine] workers).")])
+    from heat_lite.cmd import preflight
+    preflight.require_broker()
+    preflight.check_broker()
+    preflight.check_database()
     workers = CONF.workers or CONF.engine.workers
     if workers == 1:
         run_one()

@@ -1,10 +1,11 @@
 """heat-lite-manage: database migrations and service listing."""
 
+import os
 import sys
 
 from oslo_config import cfg
 
-from heat_lite.cmd import common
+from heat_lite.cmd import common, preflight
 
 CONF = common.CONF
 
@@ -16,7 +17,11 @@ def _db_sync(args):
 
 
 def _db_version(args):
-    from heat_lite.db import migration
+    from heat_lite.db import migration, session
+    path = session.sqlite_path()
+    if path is not None and not os.path.exists(path):
+        # Connecting would create an empty file and report "None".
+        raise preflight.StartupError("no database at %s" % path)
     print(migration.version() or "None")
 
 
@@ -73,10 +78,12 @@ def _add_commands(subparsers):
                        ).set_defaults(func=_service_list)
 
 
+@common.reports_startup_errors
 def main(argv=None):
     command = cfg.SubCommandOpt("command", title="Commands",
                                 handler=_add_commands)
     common.parse_args(argv, cli_opts=[command])
+    preflight.check_database()
     try:
         CONF.command.func(CONF.command)
     except Exception as exc:  # noqa: BLE001 - a CLI reports, not traces

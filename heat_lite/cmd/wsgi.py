@@ -7,7 +7,7 @@ import socket
 from cheroot import wsgi
 
 from heat_lite import conf
-from heat_lite.common import exception
+from heat_lite.cmd import preflight
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -32,8 +32,8 @@ def check_bind():
     if (CONF.api.auth_strategy == "noauth"
             and not is_loopback(CONF.api.bind_host)
             and not CONF.api.allow_insecure_noauth):
-        raise exception.Invalid(
-            message="auth_strategy=noauth refuses to listen on %s: use a "
+        raise preflight.StartupError(
+            "auth_strategy=noauth refuses to listen on %s: use a "
             "loopback bind_host, auth_strategy=keystone, or set "
             "allow_insecure_noauth=true" % CONF.api.bind_host)
 
