@@ -1,7 +1,6 @@
 """Start-up shared by the commands: config, logging, warnings."""
 
 import functools
-import logging
 import os
 import sys
 import warnings
@@ -12,6 +11,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
 
 from oslo_config import cfg  # noqa: E402
+from oslo_log import log as logging  # noqa: E402
 
 from heat_lite import conf, version  # noqa: E402
 from heat_lite.cmd import preflight  # noqa: E402
@@ -28,6 +28,7 @@ def parse_args(argv=None, cli_opts=(), default_config_files=None):
          version=version.version_string(),
          default_config_files=default_config_files)
     database.set_runtime_default(CONF)
+    logging.setup(CONF, "heat_lite", version=version.version_string())
 
 
 def reports_startup_errors(main):
@@ -55,19 +56,4 @@ def enable_counters(name):
     if CONF.counters_dir:
         from heat_lite.common import counters
         counters.enable(CONF.counters_dir, name)
-    logging.basicConfig(
-        level=logging.DEBUG if CONF.debug else logging.INFO,
-        format="%(asctime)s %(process)d %(levelname)s %(name)s "
-        "%(message)s")
-    for noisy in ("oslo_messaging", "amqp", "kombu", "stevedore",
-                  "alembic", "oslo_db", "cheroot"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
-
-def register_debug():
-    from oslo_config import cfg
-    CONF.register_cli_opts([cfg.BoolOpt("debug", short="d", default=False,
-                                        help="Log at debug level.")])
-
-
-register_debug()

@@ -9,9 +9,11 @@ exit code 1 and no traceback.
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -176,3 +178,29 @@ def test_db_version_never_creates_a_database(tmp_path):
     result = _run("heat-lite-manage", tmp_path, None, "db", "version")
     assert result.returncode == 0
     assert result.stdout.strip()
+
+
+def test_log_file_and_debug_come_from_oslo_log(tmp_path):
+    """Operators point logs at a file (oslo.log's options, --debug among
+    them) and see the start-up there."""
+    port = deployment_mod.free_port()
+    log_file = tmp_path / "heat-lite.log"
+    conf = tmp_path / "log.conf"
+    conf.write_text("[DEFAULT]\nlog_file = %s\n[api]\nbind_port = %d\n"
+                    % (log_file, port))
+    proc = subprocess.Popen(
+        [deployment_mod.command("heat-lite-all"), "--config-file", str(conf),
+         "--debug"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env=dict(os.environ, HOME=str(tmp_path),
+                 XDG_DATA_HOME=str(tmp_path)), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if log_file.exists() and "resource types" in log_file.read_text():
+                break
+            time.sleep(0.1)
+        text = log_file.read_text()
+        assert " INFO heat_lite.engine.process " in text
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=30)
