@@ -16,9 +16,11 @@ _FALSE = ("false",)
 def rule(name):
     """Declare the policy rule a handler needs (checked by the router's
     dispatcher before the handler runs, on the URL's project)."""
+
     def wrap(handler):
         handler.policy_rule = name
         return handler
+
     return wrap
 
 
@@ -58,8 +60,10 @@ class Request:
     def sort_dir(self):
         value = self.params.get("sort_dir")
         if value not in (None, "asc", "desc"):
-            raise exception.Invalid(message="Invalid sort direction %s, "
-                                    "must be asc or desc" % value)
+            raise exception.Invalid(
+                message="Invalid sort direction %s, "
+                "must be asc or desc" % value
+            )
         return value
 
     def body(self, any_json=False):
@@ -74,22 +78,26 @@ class Request:
         if length > CONF.max_json_body_size:
             raise exception.RequestTooLarge(
                 message="JSON body size (%d bytes) exceeds maximum allowed "
-                "size (%d bytes)." % (length, CONF.max_json_body_size))
+                "size (%d bytes)." % (length, CONF.max_json_body_size)
+            )
         raw = self.raw.body
         if len(raw) > CONF.max_json_body_size:
             raise exception.RequestTooLarge(
                 message="JSON body size exceeds maximum allowed size "
-                "(%d bytes)." % CONF.max_json_body_size)
+                "(%d bytes)." % CONF.max_json_body_size
+            )
         if not raw.strip():
             return None if any_json else {}
         try:
             body = json.loads(raw)
         except (ValueError, RecursionError):
             raise exception.BadRequest(
-                message="The request body is not valid JSON.") from None
+                message="The request body is not valid JSON."
+            ) from None
         if not isinstance(body, dict) and not any_json:
             raise exception.BadRequest(
-                message="The request body must be a JSON object.")
+                message="The request body must be a JSON object."
+            )
         return body
 
     def bool_param(self, name, default=False):
@@ -101,9 +109,10 @@ class Request:
             return True
         if lowered in _FALSE:
             return False
-        raise exception.Invalid(message='Unrecognized value "%s" for "%s", '
-                                'acceptable values are: true, false.' %
-                                (value, name))
+        raise exception.Invalid(
+            message='Unrecognized value "%s" for "%s", '
+            "acceptable values are: true, false." % (value, name)
+        )
 
     def int_param(self, name, minimum=0):
         value = self.params.get(name)
@@ -111,21 +120,23 @@ class Request:
             return None
         try:
             number = int(value)
-            if number > 2 ** 31:
+            if number > 2**31:
                 raise ValueError(value)
         except ValueError:
-            raise exception.Invalid(message="%s must be an integer" %
-                                    name) from None
+            raise exception.Invalid(
+                message="%s must be an integer" % name
+            ) from None
         if number < minimum:
-            raise exception.Invalid(message="%s must be >= %d" %
-                                    (name, minimum))
+            raise exception.Invalid(
+                message="%s must be >= %d" % (name, minimum)
+            )
         return number
 
 
 def to_response(reply):
-    response = webob.Response(status=reply.status,
-                              content_type="application/json",
-                              charset="UTF-8")
+    response = webob.Response(
+        status=reply.status, content_type="application/json", charset="UTF-8"
+    )
     if reply.body is not None or reply.status not in (204, 302):
         response.body = json.dumps(reply.body).encode()
     for key, value in reply.headers.items():

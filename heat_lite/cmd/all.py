@@ -37,6 +37,7 @@ def main(argv=None):
     from heat_lite.cmd import preflight, wsgi
     from heat_lite.db import migration
     from heat_lite.engine import process
+
     if preflight.uses_broker():
         preflight.check_broker()
     preflight.check_database()
@@ -46,8 +47,14 @@ def main(argv=None):
     migration.upgrade()
     engine = process.EngineProcess(binary="heat-lite-all")
     engine.start()
-    print(_BANNER.format(host=CONF.api.bind_host, port=CONF.api.bind_port,
-                         db=CONF.database.connection), flush=True)
+    print(
+        _BANNER.format(
+            host=CONF.api.bind_host,
+            port=CONF.api.bind_port,
+            db=CONF.database.connection,
+        ),
+        flush=True,
+    )
     try:
         server.serve()
     except KeyboardInterrupt:

@@ -15,13 +15,17 @@ def main(argv=None):
     common.enable_counters("api")
     from heat_lite.api import app
     from heat_lite.cmd import preflight, wsgi
+
     preflight.require_broker()
     preflight.check_broker()
     server = wsgi.make_server(app.setup_app())
     preflight.listen(server)
-    LOG.info("heat_lite API listening on http://%s:%d (auth: %s)",
-             CONF.api.bind_host, CONF.api.bind_port,
-             CONF.api.auth_strategy)
+    LOG.info(
+        "heat_lite API listening on http://%s:%d (auth: %s)",
+        CONF.api.bind_host,
+        CONF.api.bind_port,
+        CONF.api.auth_strategy,
+    )
     try:
         server.serve()
     except KeyboardInterrupt:

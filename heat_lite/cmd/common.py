@@ -24,9 +24,12 @@ def parse_args(argv=None, cli_opts=(), default_config_files=None):
     """Parse --config-file/--config-dir and command-line options."""
     if cli_opts:
         CONF.register_cli_opts(cli_opts)
-    CONF(sys.argv[1:] if argv is None else argv, project="heat_lite",
-         version=version.version_string(),
-         default_config_files=default_config_files)
+    CONF(
+        sys.argv[1:] if argv is None else argv,
+        project="heat_lite",
+        version=version.version_string(),
+        default_config_files=default_config_files,
+    )
     database.set_runtime_default(CONF)
     logging.setup(CONF, "heat_lite", version=version.version_string())
 
@@ -55,5 +58,5 @@ def enable_counters(name):
     """Start the cost counters of this process if configured."""
     if CONF.counters_dir:
         from heat_lite.common import counters
-        counters.enable(CONF.counters_dir, name)
 
+        counters.enable(CONF.counters_dir, name)

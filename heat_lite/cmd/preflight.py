@@ -38,13 +38,15 @@ def require_broker():
         raise StartupError(
             "a message broker is needed: set [DEFAULT] transport_url "
             "(rabbit://user:password@host:5672/) in the config file; "
-            "%s works only inside heat-lite-all" % conf.EMBEDDED_TRANSPORT)
+            "%s works only inside heat-lite-all" % conf.EMBEDDED_TRANSPORT
+        )
 
 
 def _broker_hosts():
     url = messaging.TransportURL.parse(CONF, CONF.transport_url)
-    return url, [(h.hostname or "localhost", h.port or 5672)
-                 for h in url.hosts] or [("localhost", 5672)]
+    return url, [
+        (h.hostname or "localhost", h.port or 5672) for h in url.hosts
+    ] or [("localhost", 5672)]
 
 
 def check_broker():
@@ -57,12 +59,16 @@ def check_broker():
     errors = []
     for host, port in hosts:
         user = next((h.username for h in url.hosts if h.username), "guest")
-        password = next((h.password for h in url.hosts if h.password),
-                        "guest")
+        password = next((h.password for h in url.hosts if h.password), "guest")
         connection = kombu.Connection(
-            hostname=host, port=port, userid=user, password=password,
+            hostname=host,
+            port=port,
+            userid=user,
+            password=password,
             virtual_host=url.virtual_host or "/",
-            connect_timeout=CHECK_TIMEOUT, transport="pyamqp")
+            connect_timeout=CHECK_TIMEOUT,
+            transport="pyamqp",
+        )
         try:
             connection.connect()
             return
@@ -70,8 +76,10 @@ def check_broker():
             errors.append("%s:%s (%s)" % (host, port, _reason(exc)))
         finally:
             connection.release()
-    raise StartupError("cannot reach the message broker at %s; check "
-                       "[DEFAULT] transport_url" % ", ".join(errors))
+    raise StartupError(
+        "cannot reach the message broker at %s; check "
+        "[DEFAULT] transport_url" % ", ".join(errors)
+    )
 
 
 def check_database():
@@ -79,8 +87,9 @@ def check_database():
     try:
         session.check_connection(CHECK_TIMEOUT)
     except session.DatabaseUnreachable as exc:
-        raise StartupError("cannot reach the database: %s; check "
-                           "[database] connection" % exc) from None
+        raise StartupError(
+            "cannot reach the database: %s; check [database] connection" % exc
+        ) from None
 
 
 def listen(server):
@@ -89,9 +98,10 @@ def listen(server):
     try:
         server.prepare()
     except OSError as exc:
-        raise StartupError("cannot listen on %s:%s: %s" % (
-            CONF.api.bind_host, CONF.api.bind_port,
-            exc.strerror or exc)) from None
+        raise StartupError(
+            "cannot listen on %s:%s: %s"
+            % (CONF.api.bind_host, CONF.api.bind_port, exc.strerror or exc)
+        ) from None
 
 
 def lock_sqlite_file():
@@ -114,8 +124,8 @@ def lock_sqlite_file():
         handle.close()
         raise StartupError(
             "the database %s is in use by another heat-lite-all (pid %s); "
-            "give this one its own [database] connection" % (
-                path, owner)) from None
+            "give this one its own [database] connection" % (path, owner)
+        ) from None
     handle.seek(0)
     handle.truncate()
     handle.write(str(os.getpid()))

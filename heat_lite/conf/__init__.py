@@ -33,18 +33,30 @@ oslo_messaging.set_transport_defaults("heat_lite")
 # host runs and answer another install's calls. The default is the
 # in-process transport; a broker is used only when a config names one
 # (heat-lite-api and heat-lite-engine refuse to start without one).
-cfg.set_defaults(messaging_transport._transport_opts,
-                 transport_url=EMBEDDED_TRANSPORT)
+cfg.set_defaults(
+    messaging_transport._transport_opts, transport_url=EMBEDDED_TRANSPORT
+)
 
 # Libraries that are chatty at INFO; oslo.log's own list is kept too.
-QUIET_LOGGERS = ("oslo_messaging", "amqp", "kombu", "stevedore", "alembic",
-                 "oslo_db", "cheroot", "oslo_policy", "keystonemiddleware")
+QUIET_LOGGERS = (
+    "oslo_messaging",
+    "amqp",
+    "kombu",
+    "stevedore",
+    "alembic",
+    "oslo_db",
+    "cheroot",
+    "oslo_policy",
+    "keystonemiddleware",
+)
 
 # oslo.log's options (log_file, use_syslog, log_config_append, debug, ...);
 # the commands call oslo_log.setup once their arguments are parsed.
 oslo_log.register_options(CONF)
-_levels = dict(item.split("=", 1) for item in
-               oslo_log.get_default_log_levels())
+_levels = dict(
+    item.split("=", 1) for item in oslo_log.get_default_log_levels()
+)
 _levels.update(dict.fromkeys(QUIET_LOGGERS, "WARN"))
-oslo_log.set_defaults(default_log_levels=[
-    "%s=%s" % item for item in _levels.items()])
+oslo_log.set_defaults(
+    default_log_levels=["%s=%s" % item for item in _levels.items()]
+)

@@ -17,8 +17,11 @@ opts = [
         "auth_strategy",
         default="noauth",
         choices=[
-            ("noauth", "No authentication: the project comes from the "
-             "URL, the user from X-Auth-User. Loopback only."),
+            (
+                "noauth",
+                "No authentication: the project comes from the "
+                "URL, the user from X-Auth-User. Loopback only.",
+            ),
             ("keystone", "Tokens validated by keystonemiddleware."),
         ],
         help="How API requests are authenticated.",

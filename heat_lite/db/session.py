@@ -43,8 +43,9 @@ def _on_mysql_connect(dbapi_conn, record):
     cursor.close()
 
 
-def _count_statement(conn, cursor, statement, parameters, context,
-                     executemany):
+def _count_statement(
+    conn, cursor, statement, parameters, context, executemany
+):
     counters.incr("sql_statements")
 
 
@@ -59,8 +60,7 @@ def get_engine():
     engine = enginefacade.writer.get_engine()
     with _LOCK:
         if not _SETUP["done"]:
-            sa.event.listen(engine, "before_cursor_execute",
-                            _count_statement)
+            sa.event.listen(engine, "before_cursor_execute", _count_statement)
             sa.event.listen(engine, "commit", _count_commit)
             if engine.dialect.name == "sqlite":
                 sa.event.listen(engine, "connect", _on_sqlite_connect)
@@ -90,8 +90,11 @@ def transaction(writer=True):
     are still translated (deadlock, duplicate entry, disconnect).
     """
     engine = get_engine()
-    lock = (_SQLITE_WRITE_LOCK if writer and _SETUP["sqlite"]
-            else contextlib.nullcontext())
+    lock = (
+        _SQLITE_WRITE_LOCK
+        if writer and _SETUP["sqlite"]
+        else contextlib.nullcontext()
+    )
     with lock, engine.connect() as connection:
         yield connection
         if writer:
@@ -113,8 +116,11 @@ class DatabaseUnreachable(Exception):
 def sqlite_path():
     """The file of ``[database] connection`` if it is an SQLite file."""
     url = sa.engine.make_url(CONF.database.connection)
-    if url.get_backend_name() != "sqlite" or url.database in (None, "",
-                                                              ":memory:"):
+    if url.get_backend_name() != "sqlite" or url.database in (
+        None,
+        "",
+        ":memory:",
+    ):
         return None
     return os.path.abspath(url.database)
 
@@ -131,18 +137,26 @@ def check_connection(timeout):
     backend = url.get_backend_name()
     if backend == "sqlite":
         return
-    args = {"connect_timeout": timeout} if backend in (
-        "postgresql", "mysql") else {}
-    probe = sa.create_engine(url, poolclass=sa.pool.NullPool,
-                             connect_args=args)
+    args = (
+        {"connect_timeout": timeout}
+        if backend in ("postgresql", "mysql")
+        else {}
+    )
+    probe = sa.create_engine(
+        url, poolclass=sa.pool.NullPool, connect_args=args
+    )
     try:
         with probe.connect():
             pass
     except sa.exc.DBAPIError as exc:
-        where = "%s:%s/%s" % (url.host or "localhost", url.port or "",
-                              url.database or "")
-        raise DatabaseUnreachable("%s (%s)" % (
-            where, _first_line(exc.orig))) from None
+        where = "%s:%s/%s" % (
+            url.host or "localhost",
+            url.port or "",
+            url.database or "",
+        )
+        raise DatabaseUnreachable(
+            "%s (%s)" % (where, _first_line(exc.orig))
+        ) from None
     finally:
         probe.dispose()
 

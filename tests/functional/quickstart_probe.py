@@ -49,9 +49,13 @@ def _decoy_broker(accepted):
 def _start(home, log_name, *args):
     log = open(os.path.join(home, log_name), "wb")  # noqa: SIM115
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home}
-    return subprocess.Popen([os.path.join(BIN, "heat-lite-all"), *args],
-                            stdout=log, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [os.path.join(BIN, "heat-lite-all"), *args],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def _wait_http(port, proc, timeout=30):
@@ -60,8 +64,9 @@ def _wait_http(port, proc, timeout=30):
         if proc.poll() is not None:
             return None
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) \
-                    as sock:
+            with socket.create_connection(
+                ("127.0.0.1", port), timeout=1
+            ) as sock:
                 sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
                 if sock.recv(12).startswith(b"HTTP/1."):
                     return time.monotonic() - start
@@ -72,15 +77,24 @@ def _wait_http(port, proc, timeout=30):
 
 
 def _openstack(port, *args):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           "HOME": os.environ.get("HOME", "/tmp"),
-           "OS_AUTH_TYPE": "none",
-           "OS_ENDPOINT": "http://127.0.0.1:%d/v1/demo" % port}
-    result = subprocess.run([os.path.join(BIN, "openstack"), *args],
-                            capture_output=True, text=True, env=env,
-                            timeout=120)
-    return {"rc": result.returncode, "out": result.stdout,
-            "err": result.stderr[-2000:]}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "OS_AUTH_TYPE": "none",
+        "OS_ENDPOINT": "http://127.0.0.1:%d/v1/demo" % port,
+    }
+    result = subprocess.run(
+        [os.path.join(BIN, "openstack"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    return {
+        "rc": result.returncode,
+        "out": result.stdout,
+        "err": result.stderr[-2000:],
+    }
 
 
 def _tcp_sockets(pid):
@@ -99,9 +113,13 @@ def _tcp_sockets(pid):
             for line in f.readlines()[1:]:
                 fields = line.split()
                 if fields[9] in inodes:
-                    found.append((int(fields[1].split(":")[1], 16),
-                                  int(fields[2].split(":")[1], 16),
-                                  fields[3]))
+                    found.append(
+                        (
+                            int(fields[1].split(":")[1], 16),
+                            int(fields[2].split(":")[1], 16),
+                            fields[3],
+                        )
+                    )
     return found
 
 
@@ -125,10 +143,19 @@ def main(workdir):
         with open(template, "w") as f:
             f.write(TEMPLATE)
         result["create"] = _openstack(
-            8004, "stack", "create", "-t", template, "--wait", "-f", "json",
-            "mystack")
-        result["show"] = _openstack(8004, "stack", "show", "mystack",
-                                    "-f", "json")
+            8004,
+            "stack",
+            "create",
+            "-t",
+            template,
+            "--wait",
+            "-f",
+            "json",
+            "mystack",
+        )
+        result["show"] = _openstack(
+            8004, "stack", "show", "mystack", "-f", "json"
+        )
         result["sockets"] = _tcp_sockets(first.pid)
         result["second_same_home"] = _second_same_home(workdir, home)
         result["other_home"] = _other_home(workdir)

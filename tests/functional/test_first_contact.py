@@ -20,8 +20,9 @@ import pytest
 from tests import backends
 from tests.functional import deployment as deployment_mod
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)
 
 
 def _namespaces_available():
@@ -40,9 +41,19 @@ def quickstart(tmp_path_factory):
         backends.unavailable("a network namespace", why)
     workdir = str(tmp_path_factory.mktemp("quickstart"))
     result = subprocess.run(
-        ["unshare", "-n", sys.executable, "-m",
-         "tests.functional.quickstart_probe", workdir],
-        capture_output=True, text=True, cwd=ROOT, timeout=300)
+        [
+            "unshare",
+            "-n",
+            sys.executable,
+            "-m",
+            "tests.functional.quickstart_probe",
+            workdir,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -59,7 +70,7 @@ def test_quickstart_creates_a_stack_with_the_openstack_cli(quickstart):
     create = quickstart["create"]
     assert create["rc"] == 0, create["err"]
     # --wait prints the events, then the stack as JSON.
-    document = json.loads(create["out"][create["out"].index("\n{") + 1:])
+    document = json.loads(create["out"][create["out"].index("\n{") + 1 :])
     assert document["stack_status"] == "CREATE_COMPLETE"
     show = json.loads(quickstart["show"]["out"])
     assert show["stack_status"] == "CREATE_COMPLETE"
@@ -86,6 +97,7 @@ def test_two_embedded_services_never_share_a_database(quickstart):
 
 # Start-up failures ----------------------------------------------------------
 
+
 def _run(binary, tmp_path, config=None, *args):
     argv = [deployment_mod.command(binary)]
     if config is not None:
@@ -93,8 +105,9 @@ def _run(binary, tmp_path, config=None, *args):
         path.write_text(config)
         argv += ["--config-file", str(path)]
     env = dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path))
-    return subprocess.run([*argv, *args], capture_output=True, text=True,
-                          env=env, timeout=60)
+    return subprocess.run(
+        [*argv, *args], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 def _one_clean_line(result, *words):
@@ -107,12 +120,20 @@ def _one_clean_line(result, *words):
     return lines[0]
 
 
-@pytest.mark.parametrize("binary", ["heat-lite-all", "heat-lite-api",
-                                    "heat-lite-engine", "heat-lite-manage"])
+@pytest.mark.parametrize(
+    "binary",
+    ["heat-lite-all", "heat-lite-api", "heat-lite-engine", "heat-lite-manage"],
+)
 def test_missing_config_file(binary, tmp_path):
     command = ["db", "version"] if binary == "heat-lite-manage" else []
-    result = _run(binary, tmp_path, None, "--config-file",
-                  str(tmp_path / "nowhere.conf"), *command)
+    result = _run(
+        binary,
+        tmp_path,
+        None,
+        "--config-file",
+        str(tmp_path / "nowhere.conf"),
+        *command,
+    )
     _one_clean_line(result, "nowhere.conf")
 
 
@@ -124,9 +145,18 @@ def test_api_and_engine_need_a_broker(binary, tmp_path):
 @pytest.mark.parametrize("binary", ["heat-lite-api", "heat-lite-engine"])
 def test_unreachable_broker(binary, tmp_path):
     port = deployment_mod.free_port()
-    line = _one_clean_line(_run(binary, tmp_path, (
-        "[DEFAULT]\ntransport_url = rabbit://guest:s3cr3t-pw@127.0.0.1:%d/\n"
-        % port)), "message broker", "127.0.0.1:%d" % port)
+    line = _one_clean_line(
+        _run(
+            binary,
+            tmp_path,
+            (
+                "[DEFAULT]\ntransport_url = rabbit://guest:s3cr3t-pw@127.0.0.1:%d/\n"
+                % port
+            ),
+        ),
+        "message broker",
+        "127.0.0.1:%d" % port,
+    )
     assert "s3cr3t-pw" not in line
 
 
@@ -134,10 +164,19 @@ def test_unreachable_database_for_the_engine(tmp_path):
     transport, drop = backends.create_vhost()
     port = deployment_mod.free_port()
     try:
-        line = _one_clean_line(_run("heat-lite-engine", tmp_path, (
-            "[DEFAULT]\ntransport_url = %s\n[database]\nconnection = "
-            "postgresql+psycopg2://heat:s3cr3t-pw@127.0.0.1:%d/heat\n"
-            % (transport, port))), "database", "127.0.0.1:%d" % port)
+        line = _one_clean_line(
+            _run(
+                "heat-lite-engine",
+                tmp_path,
+                (
+                    "[DEFAULT]\ntransport_url = %s\n[database]\nconnection = "
+                    "postgresql+psycopg2://heat:s3cr3t-pw@127.0.0.1:%d/heat\n"
+                    % (transport, port)
+                ),
+            ),
+            "database",
+            "127.0.0.1:%d" % port,
+        )
     finally:
         drop()
     assert "s3cr3t-pw" not in line
@@ -153,18 +192,26 @@ def test_port_already_in_use(binary, tmp_path):
         taken.listen(1)
         port = taken.getsockname()[1]
         try:
-            result = _run(binary, tmp_path, (
-                "[DEFAULT]\ntransport_url = %s\n[api]\nbind_port = %d\n"
-                % (transport, port)))
+            result = _run(
+                binary,
+                tmp_path,
+                (
+                    "[DEFAULT]\ntransport_url = %s\n[api]\nbind_port = %d\n"
+                    % (transport, port)
+                ),
+            )
         finally:
             drop()
     _one_clean_line(result, "127.0.0.1:%d" % port, "in use")
 
 
 def test_noauth_refuses_a_public_address(tmp_path):
-    result = _run("heat-lite-all", tmp_path,
-                  "[api]\nbind_host = 0.0.0.0\nbind_port = %d\n"
-                  % deployment_mod.free_port())
+    result = _run(
+        "heat-lite-all",
+        tmp_path,
+        "[api]\nbind_host = 0.0.0.0\nbind_port = %d\n"
+        % deployment_mod.free_port(),
+    )
     _one_clean_line(result, "noauth", "0.0.0.0")
 
 
@@ -173,8 +220,9 @@ def test_db_version_never_creates_a_database(tmp_path):
     assert result.returncode == 1
     assert "no database at" in result.stderr
     assert not (tmp_path / "heat_lite" / "heat_lite.sqlite").exists()
-    assert _run("heat-lite-manage", tmp_path, None, "db",
-                "sync").returncode == 0
+    assert (
+        _run("heat-lite-manage", tmp_path, None, "db", "sync").returncode == 0
+    )
     result = _run("heat-lite-manage", tmp_path, None, "db", "version")
     assert result.returncode == 0
     assert result.stdout.strip()
@@ -186,13 +234,21 @@ def test_log_file_and_debug_come_from_oslo_log(tmp_path):
     port = deployment_mod.free_port()
     log_file = tmp_path / "heat-lite.log"
     conf = tmp_path / "log.conf"
-    conf.write_text("[DEFAULT]\nlog_file = %s\n[api]\nbind_port = %d\n"
-                    % (log_file, port))
+    conf.write_text(
+        "[DEFAULT]\nlog_file = %s\n[api]\nbind_port = %d\n" % (log_file, port)
+    )
     proc = subprocess.Popen(
-        [deployment_mod.command("heat-lite-all"), "--config-file", str(conf),
-         "--debug"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        env=dict(os.environ, HOME=str(tmp_path),
-                 XDG_DATA_HOME=str(tmp_path)), start_new_session=True)
+        [
+            deployment_mod.command("heat-lite-all"),
+            "--config-file",
+            str(conf),
+            "--debug",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path)),
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
