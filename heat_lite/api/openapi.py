@@ -16,37 +16,60 @@ from heat_lite.api import schemas
 from heat_lite.api.controllers import v1
 
 _PARAM_RE = re.compile(r"{(\w+)}")
-_ERRORS = {400: "Bad request", 401: "Not authenticated",
-           403: "Forbidden by policy or project", 404: "Not found",
-           409: "Conflict", 413: "Request too large",
-           503: "Engine unavailable"}
+_ERRORS = {
+    400: "Bad request",
+    401: "Not authenticated",
+    403: "Forbidden by policy or project",
+    404: "Not found",
+    409: "Conflict",
+    413: "Request too large",
+    503: "Engine unavailable",
+}
+
+
 def _operation(method, path, handler, operation_id):
     name = handler.__name__
     status, schema = schemas.RESPONSES[name]
-    success = {"description": (handler.__doc__ or name).strip()
-               .splitlines()[0]}
+    success = {
+        "description": (handler.__doc__ or name).strip().splitlines()[0]
+    }
     if schema is not None:
         success["content"] = {"application/json": {"schema": schema}}
     if status == 302:
         success["headers"] = {"Location": {"schema": schemas.STRING}}
     responses = {str(status): success}
     for code, text in _ERRORS.items():
-        responses[str(code)] = {"description": text, "content": {
-            "application/json": {"schema": schemas.ERROR}}}
-    params = [{"name": p, "in": "path", "required": True,
-               "schema": {"type": "string", "minLength": 1}}
-              for p in _PARAM_RE.findall(path)]
-    params += [{"name": p, "in": "query", "required": False,
-                "schema": s}
-               for p, s in getattr(handler, "query_params", {}).items()]
-    op = {"operationId": operation_id,
-          "summary": success["description"], "parameters": params,
-          "responses": responses,
-          "x-policy-rule": handler.policy_rule}
+        responses[str(code)] = {
+            "description": text,
+            "content": {"application/json": {"schema": schemas.ERROR}},
+        }
+    params = [
+        {
+            "name": p,
+            "in": "path",
+            "required": True,
+            "schema": {"type": "string", "minLength": 1},
+        }
+        for p in _PARAM_RE.findall(path)
+    ]
+    params += [
+        {"name": p, "in": "query", "required": False, "schema": s}
+        for p, s in getattr(handler, "query_params", {}).items()
+    ]
+    op = {
+        "operationId": operation_id,
+        "summary": success["description"],
+        "parameters": params,
+        "responses": responses,
+        "x-policy-rule": handler.policy_rule,
+    }
     if name in schemas.REQUESTS:
-        op["requestBody"] = {"required": name not in ("signal", "validate"),
-                             "content": {"application/json": {
-                                 "schema": schemas.REQUESTS[name]}}}
+        op["requestBody"] = {
+            "required": name not in ("signal", "validate"),
+            "content": {
+                "application/json": {"schema": schemas.REQUESTS[name]}
+            },
+        }
     return op
 
 
@@ -70,8 +93,10 @@ def _operation_ids(paths):
     path appended where one handler serves a method on several paths
     (the lookup redirects, the snapshot routes)."""
     uses = collections.Counter(
-        (handler.__name__, method) for handlers in paths.values()
-        for method, handler in handlers.items())
+        (handler.__name__, method)
+        for handlers in paths.values()
+        for method, handler in handlers.items()
+    )
     ids = {}
     for path, handlers in paths.items():
         for method, handler in handlers.items():
@@ -89,15 +114,20 @@ def build():
     routes = _paths()
     ids = _operation_ids(routes)
     for path, handlers in routes.items():
-        paths[path] = {method.lower(): _operation(method, path, handler,
-                                                  ids[(path, method)])
-                       for method, handler in sorted(handlers.items())}
+        paths[path] = {
+            method.lower(): _operation(
+                method, path, handler, ids[(path, method)]
+            )
+            for method, handler in sorted(handlers.items())
+        }
     return {
         "openapi": "3.0.3",
-        "info": {"title": "heat_lite Orchestration API v1",
-                 "version": version.version_string(),
-                 "description": "OpenStack Heat's Orchestration API v1 as "
-                 "heat_lite serves it."},
+        "info": {
+            "title": "heat_lite Orchestration API v1",
+            "version": version.version_string(),
+            "description": "OpenStack Heat's Orchestration API v1 as "
+            "heat_lite serves it.",
+        },
         "paths": paths,
         "components": {"schemas": {"Error": schemas.ERROR}},
     }

@@ -16,9 +16,11 @@ _FALSE = ("false",)
 def rule(name):
     """Declare the policy rule a handler needs (checked by the router's
     dispatcher before the handler runs, on the URL's project)."""
+
     def wrap(handler):
         handler.policy_rule = name
         return handler
+
     return wrap
 
 
@@ -29,10 +31,13 @@ def query(**params):
     refuses to read any other (a handler reading an undeclared parameter
     is a bug, found by any test that calls it).
     """
+
     def wrap(handler):
-        handler.query_params = dict(getattr(handler, "query_params", {}),
-                                    **params)
+        handler.query_params = dict(
+            getattr(handler, "query_params", {}), **params
+        )
         return handler
+
     return wrap
 
 
@@ -47,8 +52,10 @@ class QueryParams:
 
     def _check(self, name):
         if name not in self._declared:
-            raise RuntimeError("%s reads query parameter %r, which it does "
-                               "not declare" % (self._handler, name))
+            raise RuntimeError(
+                "%s reads query parameter %r, which it does "
+                "not declare" % (self._handler, name)
+            )
 
     def get(self, name, default=None):
         self._check(name)
@@ -82,8 +89,10 @@ class Request:
         self.engine = engine
         self.context = webob_request.environ.get(auth.ENV_KEY)
         self.params = QueryParams(
-            webob_request.GET, getattr(handler, "query_params", {}),
-            getattr(handler, "__name__", None))
+            webob_request.GET,
+            getattr(handler, "query_params", {}),
+            getattr(handler, "__name__", None),
+        )
 
     @property
     def app_url(self):
@@ -103,8 +112,10 @@ class Request:
     def sort_dir(self):
         value = self.params.get("sort_dir")
         if value not in (None, "asc", "desc"):
-            raise exception.Invalid(message="Invalid sort direction %s, "
-                                    "must be asc or desc" % value)
+            raise exception.Invalid(
+                message="Invalid sort direction %s, "
+                "must be asc or desc" % value
+            )
         return value
 
     def body(self, any_json=False):
@@ -126,14 +137,16 @@ class Request:
         try:
             # A template or an environment is one level down.
             body = template_format.loads_json(
-                raw, template_format.MAX_DEPTH + 2)
+                raw, template_format.MAX_DEPTH + 2
+            )
         except ValueError as exc:
             raise exception.BadRequest(
-                message="The request body is not valid JSON: %s" %
-                exc) from None
+                message="The request body is not valid JSON: %s" % exc
+            ) from None
         if not isinstance(body, dict) and not any_json:
             raise exception.BadRequest(
-                message="The request body must be a JSON object.")
+                message="The request body must be a JSON object."
+            )
         return body
 
     def _read_body(self, limit):
@@ -169,9 +182,10 @@ class Request:
             return True
         if lowered in _FALSE:
             return False
-        raise exception.Invalid(message='Unrecognized value "%s" for "%s", '
-                                'acceptable values are: true, false.' %
-                                (value, name))
+        raise exception.Invalid(
+            message='Unrecognized value "%s" for "%s", '
+            "acceptable values are: true, false." % (value, name)
+        )
 
     def int_param(self, name, minimum=0):
         value = self.params.get(name)
@@ -179,28 +193,31 @@ class Request:
             return None
         try:
             number = int(value)
-            if number > 2 ** 31:
+            if number > 2**31:
                 raise ValueError(value)
         except ValueError:
-            raise exception.Invalid(message="%s must be an integer" %
-                                    name) from None
+            raise exception.Invalid(
+                message="%s must be an integer" % name
+            ) from None
         if number < minimum:
-            raise exception.Invalid(message="%s must be >= %d" %
-                                    (name, minimum))
+            raise exception.Invalid(
+                message="%s must be >= %d" % (name, minimum)
+            )
         return number
 
 
 def _too_large(length, limit):
     return exception.RequestTooLarge(
         message="JSON body size (%s bytes) exceeds maximum allowed size "
-        "(%d bytes)." % ("more than %d" % limit if length is None
-                         else length, limit))
+        "(%d bytes)."
+        % ("more than %d" % limit if length is None else length, limit)
+    )
 
 
 def to_response(reply):
-    response = webob.Response(status=reply.status,
-                              content_type="application/json",
-                              charset="UTF-8")
+    response = webob.Response(
+        status=reply.status, content_type="application/json", charset="UTF-8"
+    )
     if reply.body is not None or reply.status not in (204, 302):
         response.body = json.dumps(reply.body).encode()
     for key, value in reply.headers.items():

@@ -16,8 +16,7 @@ from cheroot import server as cheroot_server
 from cheroot import wsgi
 
 from heat_lite import conf
-from heat_lite.cmd import wsgi_gate
-from heat_lite.common import exception
+from heat_lite.cmd import preflight, wsgi_gate
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -45,8 +44,8 @@ def check_bind():
         and not is_loopback(CONF.api.bind_host)
         and not CONF.api.allow_insecure_noauth
     ):
-        raise exception.Invalid(
-            message="auth_strategy=noauth refuses to listen on %s: use a "
+        raise preflight.StartupError(
+            "auth_strategy=noauth refuses to listen on %s: use a "
             "loopback bind_host, auth_strategy=keystone, or set "
             "allow_insecure_noauth=true" % CONF.api.bind_host
         )

@@ -26,12 +26,14 @@ CONF = conf.CONF
 
 def _too_many():
     return exception.RequestLimitExceeded(
-        message="Maximum resources per stack exceeded.")
+        message="Maximum resources per stack exceeded."
+    )
 
 
 def _too_deep():
     return exception.StackValidationFailed(
-        msg="Recursion depth exceeds %d." % CONF.max_nested_stack_depth)
+        msg="Recursion depth exceeds %d." % CONF.max_nested_stack_depth
+    )
 
 
 class _Walk:
@@ -40,7 +42,7 @@ class _Walk:
     def __init__(self, files, limit):
         self.files = files or {}
         self.limit = limit
-        self.sizes = {}      # (template file, depth) -> size of its tree
+        self.sizes = {}  # (template file, depth) -> size of its tree
 
     def resources(self, environment, defns, depth, scope):
         total = 0
@@ -53,35 +55,46 @@ class _Walk:
     def resource(self, environment, name, defn, depth, scope):
         """1 + the resources of the nested stack ``defn`` makes."""
         try:
-            cls = definitions.plugin_class(environment, name, defn.type,
-                                           self.files)
+            cls = definitions.plugin_class(
+                environment, name, defn.type, self.files
+            )
         except exception.HeatLiteException:
             return 1  # reported by the template's own validation
         if issubclass(cls, template_resource.TemplateResource):
             child_env = type_registry.nested_environment(environment, name)
-            return 1 + self.template(cls.template_key, cls.template,
-                                     child_env, depth + 1)
+            return 1 + self.template(
+                cls.template_key, cls.template, child_env, depth + 1
+            )
         if issubclass(cls, resource_group.ResourceGroup):
             count = _literal(defn, "count", scope, default=1)
             member = _literal(defn, "resource_def", scope, default={})
-            return 1 + count * self.member(environment, name, member,
-                                           depth + 1)
+            return 1 + count * self.member(
+                environment, name, member, depth + 1
+            )
         if issubclass(cls, resource_group.ResourceChain):
             types = _literal(defn, "resources", scope, default=[])
-            return 1 + sum(self.member(environment, name, {"type": t},
-                                       depth + 1) for t in types)
+            return 1 + sum(
+                self.member(environment, name, {"type": t}, depth + 1)
+                for t in types
+            )
         return 1
 
     def member(self, environment, name, member, depth):
         """Size of one group member, in the group's nested stack."""
         if not isinstance(member, dict) or not isinstance(
-                member.get("type"), str):
+            member.get("type"), str
+        ):
             return 1
         if depth > CONF.max_nested_stack_depth:
             raise _too_deep()
         defn = _Member(member["type"])
-        return self.resource(type_registry.nested_environment(
-            environment, name), name, defn, depth, None)
+        return self.resource(
+            type_registry.nested_environment(environment, name),
+            name,
+            defn,
+            depth,
+            None,
+        )
 
     def template(self, key, tmpl, environment, depth):
         if depth > CONF.max_nested_stack_depth:
@@ -89,7 +102,8 @@ class _Walk:
         if (key, depth) not in self.sizes:
             parsed = template_mod.parse(tmpl, self.files)
             self.sizes[(key, depth)] = self.resources(
-                environment, parsed.resources, depth, None)
+                environment, parsed.resources, depth, None
+            )
         return self.sizes[(key, depth)]
 
 
@@ -132,8 +146,9 @@ def tree_size(bound, depth=0):
     :raises StackValidationFailed: past ``max_nested_stack_depth``.
     """
     walk = _Walk(bound.files, CONF.max_resources_per_stack)
-    return walk.resources(bound.environment, bound.resources, depth,
-                          hot.ParamScope(bound))
+    return walk.resources(
+        bound.environment, bound.resources, depth, hot.ParamScope(bound)
+    )
 
 
 def check_child(parent, bound):
@@ -145,9 +160,11 @@ def check_child(parent, bound):
     root = parent
     while root.get("owner_id"):
         root = db_api.stack_get(root["owner_id"])
-    stacks = [root["id"]] + [row["id"] for _level, row in
-                             db_api.stack_descendants([root["id"]])]
-    existing = sum(len(records) for records in
-                   db_api.resources_of_stacks(stacks).values())
+    stacks = [root["id"]] + [
+        row["id"] for _level, row in db_api.stack_descendants([root["id"]])
+    ]
+    existing = sum(
+        len(records) for records in db_api.resources_of_stacks(stacks).values()
+    )
     if existing + tree_size(bound, parent["nested_depth"] + 1) > limit:
         raise _too_many()

@@ -20,11 +20,15 @@ def _load(content):
     if isinstance(content, dict):
         return content
     loaded = template_format.parse(
-        content, conf.CONF.max_template_size, "Template",
-        exception.StackValidationFailed)
+        content,
+        conf.CONF.max_template_size,
+        "Template",
+        exception.StackValidationFailed,
+    )
     if not isinstance(loaded, dict):
         raise exception.StackValidationFailed(
-            msg="The template is not a mapping")
+            msg="The template is not a mapping"
+        )
     return loaded
 
 
@@ -35,9 +39,12 @@ def _schema(template):
     props = {}
     for name, param in (template.get("parameters") or {}).items():
         param = param if isinstance(param, dict) else {}
-        props[name] = p.Schema(p.ANY, param.get("description", ""),
-                               required="default" not in param,
-                               update_allowed=True)
+        props[name] = p.Schema(
+            p.ANY,
+            param.get("description", ""),
+            required="default" not in param,
+            update_allowed=True,
+        )
     return props
 
 
@@ -69,7 +76,7 @@ class TemplateResource(stack_resource.StackResource):
 
     def get_reference_id(self):
         """The child's ``OS::stack_id`` output if it has one, else ARN."""
-        outputs = (self.template.get("outputs") or {})
+        outputs = self.template.get("outputs") or {}
         if "OS::stack_id" in outputs and self.resource_id:
             return self.child_outputs().get("OS::stack_id")
         return super().get_reference_id()
@@ -78,18 +85,26 @@ class TemplateResource(stack_resource.StackResource):
 def for_template(key, content):
     """The TemplateResource subclass for template file ``key``."""
     template = _load(content)
-    digest = hashlib.sha256(json.dumps(template, sort_keys=True,
-                                       default=str).encode()).hexdigest()
+    digest = hashlib.sha256(
+        json.dumps(template, sort_keys=True, default=str).encode()
+    ).hexdigest()
     with _LOCK:
         cls = _CLASSES.get((key, digest))
         if cls is None:
             outputs = template.get("outputs") or {}
-            cls = type("TemplateResource", (TemplateResource,), {
-                "template_key": key, "template": template,
-                "properties_schema": _schema(template),
-                "attributes_schema": {
-                    name: p.Attribute((out or {}).get("description", ""))
-                    for name, out in outputs.items()
-                    if isinstance(out, dict) or out is None}})
+            cls = type(
+                "TemplateResource",
+                (TemplateResource,),
+                {
+                    "template_key": key,
+                    "template": template,
+                    "properties_schema": _schema(template),
+                    "attributes_schema": {
+                        name: p.Attribute((out or {}).get("description", ""))
+                        for name, out in outputs.items()
+                        if isinstance(out, dict) or out is None
+                    },
+                },
+            )
             _CLASSES[(key, digest)] = cls
         return cls

@@ -46,27 +46,50 @@ class TestResource(base.Resource):
     """See the module docstring; Heat's properties and attribute."""
 
     properties_schema = {
-        "value": p.Schema(p.STRING, "The input string to be stored.",
-                          default="test_string", update_allowed=True),
-        "fail": p.Schema(p.BOOLEAN, "Whether the action should fail.",
-                         default=False, update_allowed=True),
+        "value": p.Schema(
+            p.STRING,
+            "The input string to be stored.",
+            default="test_string",
+            update_allowed=True,
+        ),
+        "fail": p.Schema(
+            p.BOOLEAN,
+            "Whether the action should fail.",
+            default=False,
+            update_allowed=True,
+        ),
         "update_replace": p.Schema(
-            p.BOOLEAN, "Replace (not update in place) when value changes.",
-            default=False, update_allowed=True),
+            p.BOOLEAN,
+            "Replace (not update in place) when value changes.",
+            default=False,
+            update_allowed=True,
+        ),
         "update_replace_value": p.Schema(
-            p.STRING, "Any change replaces the resource."),
-        "wait_secs": p.Schema(p.NUMBER, "Seconds to wait after an action; "
-                              "-1 waits forever.", default=0,
-                              update_allowed=True),
+            p.STRING, "Any change replaces the resource."
+        ),
+        "wait_secs": p.Schema(
+            p.NUMBER,
+            "Seconds to wait after an action; -1 waits forever.",
+            default=0,
+            update_allowed=True,
+        ),
         "action_wait_secs": p.Schema(
-            p.MAP, "Per-action wait in seconds.", update_allowed=True,
-            schema={k: p.Schema(p.NUMBER) for k in
-                    ("create", "update", "delete")}),
-        "attr_wait_secs": p.Schema(p.NUMBER, "Seconds to wait before "
-                                   "resolving attributes.", default=0,
-                                   update_allowed=True),
-        "constraint_prop_secs": p.Schema(p.NUMBER, default=0,
-                                         update_allowed=True),
+            p.MAP,
+            "Per-action wait in seconds.",
+            update_allowed=True,
+            schema={
+                k: p.Schema(p.NUMBER) for k in ("create", "update", "delete")
+            },
+        ),
+        "attr_wait_secs": p.Schema(
+            p.NUMBER,
+            "Seconds to wait before resolving attributes.",
+            default=0,
+            update_allowed=True,
+        ),
+        "constraint_prop_secs": p.Schema(
+            p.NUMBER, default=0, update_allowed=True
+        ),
         "client_name": p.Schema(p.STRING, default="", update_allowed=True),
         "entity_name": p.Schema(p.STRING, default="", update_allowed=True),
     }
@@ -92,8 +115,10 @@ class TestResource(base.Resource):
 
     def handle_create(self):
         if not self.properties.get("fail"):
-            physical_id = "%s-%s" % (self.physical_resource_name(),
-                                     uuid.uuid4().hex[:8])
+            physical_id = "%s-%s" % (
+                self.physical_resource_name(),
+                uuid.uuid4().hex[:8],
+            )
             self.resource_id_set(physical_id)
             _ledger("create", physical_id)
             self.data_set("value", self.properties.get("value"))
@@ -121,8 +146,9 @@ class TestResource(base.Resource):
         if path:
             created, deleted = read_ledger(path)
             if self.resource_id not in created - deleted:
-                raise ValueError("Test Resource %s does not exist" %
-                                 self.resource_id)
+                raise ValueError(
+                    "Test Resource %s does not exist" % self.resource_id
+                )
 
     def handle_delete(self):
         return self._cookie("delete")
