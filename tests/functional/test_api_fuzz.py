@@ -102,7 +102,7 @@ SCALARS = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-5, 10**6),
-    st.floats(allow_nan=False),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=20),
 )
 JSON_DATA = st.recursive(
@@ -244,6 +244,7 @@ def test_fuzz_templates_environments_files(dep):
         assert _fingerprint(dep) == state["fingerprint"], body
 
     run()
+    print("fuzz: %(runs)d requests, %(accepted)d stacks created" % state)
     assert state["runs"] >= 50
     log = dep.log("all")
     assert "Traceback" not in log and " ERROR " not in log, log[-4000:]
