@@ -3,6 +3,8 @@
 nested stack of that template. Its properties are the template's
 parameters and its attributes the template's outputs."""
 
+import collections
+import copy
 import hashlib
 import json
 import threading
@@ -13,7 +15,8 @@ from heat_lite.resources import properties as p
 from heat_lite.resources import stack_resource
 
 _LOCK = threading.Lock()
-_CLASSES = {}
+_CACHE_SIZE = 256
+_CLASSES = collections.OrderedDict()
 
 
 def _load(content):
@@ -56,7 +59,9 @@ class TemplateResource(stack_resource.StackResource):
 
     def child_template(self):
         params = {k: v for k, v in self.properties.items() if v is not None}
-        return self.template, params
+        # A copy: the class (and its template) is shared by every stack
+        # that uses the same file.
+        return copy.deepcopy(self.template), params
 
     def _resolve_attribute(self, name):
         outputs = self.child_outputs()
@@ -82,29 +87,47 @@ class TemplateResource(stack_resource.StackResource):
         return super().get_reference_id()
 
 
+def _digest(content):
+    text = (
+        content
+        if isinstance(content, str)
+        else json.dumps(content, sort_keys=True, default=str)
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def for_template(key, content):
-    """The TemplateResource subclass for template file ``key``."""
-    template = _load(content)
-    digest = hashlib.sha256(
-        json.dumps(template, sort_keys=True, default=str).encode()
-    ).hexdigest()
+    """The TemplateResource subclass for template file ``key``.
+
+    Classes are cached by file name and content (never by project: the
+    same text makes the same class for everyone, and a class holds
+    nothing else), in a small LRU so that distinct templates sent over
+    time cannot grow the process without bound.
+    """
+    cache_key = (key, _digest(content))
     with _LOCK:
-        cls = _CLASSES.get((key, digest))
-        if cls is None:
-            outputs = template.get("outputs") or {}
-            cls = type(
-                "TemplateResource",
-                (TemplateResource,),
-                {
-                    "template_key": key,
-                    "template": template,
-                    "properties_schema": _schema(template),
-                    "attributes_schema": {
-                        name: p.Attribute((out or {}).get("description", ""))
-                        for name, out in outputs.items()
-                        if isinstance(out, dict) or out is None
-                    },
-                },
-            )
-            _CLASSES[(key, digest)] = cls
-        return cls
+        cls = _CLASSES.get(cache_key)
+        if cls is not None:
+            _CLASSES.move_to_end(cache_key)
+            return cls
+    template = _load(content)
+    outputs = template.get("outputs") or {}
+    cls = type(
+        "TemplateResource",
+        (TemplateResource,),
+        {
+            "template_key": key,
+            "template": template,
+            "properties_schema": _schema(template),
+            "attributes_schema": {
+                name: p.Attribute((out or {}).get("description", ""))
+                for name, out in outputs.items()
+                if isinstance(out, dict) or out is None
+            },
+        },
+    )
+    with _LOCK:
+        _CLASSES[cache_key] = cls
+        while len(_CLASSES) > _CACHE_SIZE:
+            _CLASSES.popitem(last=False)
+    return cls
