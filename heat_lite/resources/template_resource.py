@@ -8,6 +8,7 @@ import copy
 import hashlib
 import json
 import threading
+import weakref
 
 from heat_lite import conf
 from heat_lite.common import exception, template_format
@@ -16,7 +17,8 @@ from heat_lite.resources import stack_resource
 
 _LOCK = threading.Lock()
 _CACHE_SIZE = 256
-_CLASSES = collections.OrderedDict()
+_CLASSES = weakref.WeakValueDictionary()
+_RECENT = collections.OrderedDict()
 
 
 def _load(content):
@@ -87,32 +89,35 @@ class TemplateResource(stack_resource.StackResource):
         return super().get_reference_id()
 
 
-def _digest(content):
-    text = (
-        content
-        if isinstance(content, str)
-        else json.dumps(content, sort_keys=True, default=str)
-    )
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def for_template(key, content):
     """The TemplateResource subclass for template file ``key``.
 
-    Classes are cached by file name and content (never by project: the
-    same text makes the same class for everyone, and a class holds
-    nothing else), in a small LRU so that distinct templates sent over
-    time cannot grow the process without bound.
+    Classes are keyed by file name and parsed content, never by project:
+    the same template makes the same class for everyone, and a class
+    holds nothing else. The cache is bounded: weak references (a class
+    stays while a plugin or a caller holds it, so two holders always see
+    the same class) plus the ``_CACHE_SIZE`` most recently used.
     """
-    cache_key = (key, _digest(content))
+    template = _load(content)
+    digest = hashlib.sha256(
+        json.dumps(template, sort_keys=True, default=str).encode()
+    ).hexdigest()
+    cache_key = (key, digest)
     with _LOCK:
         cls = _CLASSES.get(cache_key)
-        if cls is not None:
-            _CLASSES.move_to_end(cache_key)
-            return cls
-    template = _load(content)
+        if cls is None:
+            cls = _make_class(key, template)
+            _CLASSES[cache_key] = cls
+        _RECENT[cache_key] = cls
+        _RECENT.move_to_end(cache_key)
+        while len(_RECENT) > _CACHE_SIZE:
+            _RECENT.popitem(last=False)
+        return cls
+
+
+def _make_class(key, template):
     outputs = template.get("outputs") or {}
-    cls = type(
+    return type(
         "TemplateResource",
         (TemplateResource,),
         {
@@ -126,8 +131,3 @@ def for_template(key, content):
             },
         },
     )
-    with _LOCK:
-        _CLASSES[cache_key] = cls
-        while len(_CLASSES) > _CACHE_SIZE:
-            _CLASSES.popitem(last=False)
-    return cls
