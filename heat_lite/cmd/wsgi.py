@@ -105,11 +105,18 @@ class Server(wsgi.Server):
 
     def process_conn(self, conn):
         """Called by cheroot's selector thread for a new connection or a
-        readable kept-alive one."""
-        if self.ssl_adapter is None and not conn.rfile.has_data():
-            self.gate.offer(conn)
-        else:
+        readable kept-alive one: a request already there goes to a worker
+        at once, any other waits in the gate."""
+        if self.ssl_adapter is not None or conn.rfile.has_data():
             self._to_worker(conn)
+            return
+        state = wsgi_gate.state_now(conn.socket)
+        if state == wsgi_gate.READY:
+            self._to_worker(conn)
+        elif state == wsgi_gate.CLOSED:
+            conn.close()
+        else:
+            self.gate.offer(conn)
 
     def _to_worker(self, conn):
         try:
