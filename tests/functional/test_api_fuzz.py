@@ -203,8 +203,35 @@ def _settle(dep, url, stack_id):
     raise AssertionError("stack %s did not settle" % stack_id)
 
 
+def _base_stack(dep, url):
+    """A stack to aim updates at."""
+    response = requests.post(
+        url + "/stacks",
+        json={
+            "stack_name": "base",
+            "template": {
+                "heat_template_version": "2018-08-31",
+                "resources": {"r": {"type": "OS::Heat::None"}},
+            },
+        },
+        timeout=30,
+    )
+    stack_id = response.json()["stack"]["id"]
+    _settle(dep, url, stack_id)
+    return "/stacks/base/%s" % stack_id
+
+
 def test_fuzz_templates_environments_files(dep):
     url = dep.endpoint("fuzz")
+    base = _base_stack(dep, url)
+    routes = [
+        ("POST", "/stacks"),
+        ("POST", "/validate"),
+        ("POST", "/stacks/preview"),
+        ("PUT", base),
+        ("PATCH", base),
+        ("PUT", base + "/preview"),
+    ]
     state = {
         "start": time.monotonic(),
         "runs": 0,
@@ -214,7 +241,7 @@ def test_fuzz_templates_environments_files(dep):
 
     @given(
         body=request_body(),
-        route=st.sampled_from(["/stacks", "/validate", "/stacks/preview"]),
+        route=st.sampled_from(routes),
     )
     @settings(
         max_examples=400,
@@ -226,16 +253,18 @@ def test_fuzz_templates_environments_files(dep):
         if time.monotonic() - state["start"] > BUDGET:
             return
         state["runs"] += 1
-        if route != "/validate":
+        method, path = route
+        if path in ("/stacks", "/stacks/preview"):
             body = dict(body, stack_name="f%d" % state["runs"])
-        response = requests.post(url + route, json=body, timeout=30)
-        assert response.status_code < 500, (body, response.text)
-        payload = response.json()
+        response = requests.request(method, url + path, json=body, timeout=30)
+        assert response.status_code < 500, (route, body, response.text)
         if response.status_code >= 400:
+            payload = response.json()
             assert set(payload) >= {"code", "title", "error"}, payload
-        elif route == "/stacks":
+        elif method == "PATCH" or route in (routes[0], routes[3]):
+            # Accepted: the engine now works on it; wait, then start over.
             state["accepted"] += 1
-            _settle(dep, url, payload["stack"]["id"])
+            _settle(dep, url, path)
             state["fingerprint"] = _fingerprint(dep)
             return
         started = time.monotonic()
@@ -244,7 +273,7 @@ def test_fuzz_templates_environments_files(dep):
         assert _fingerprint(dep) == state["fingerprint"], body
 
     run()
-    print("fuzz: %(runs)d requests, %(accepted)d stacks created" % state)
+    print("fuzz: %(runs)d requests, %(accepted)d accepted" % state)
     assert state["runs"] >= 50
     log = dep.log("all")
     assert "Traceback" not in log and " ERROR " not in log, log[-4000:]
