@@ -43,6 +43,29 @@ class _Versions:
         return self.app(environ, start_response)
 
 
+class _JSONOnly:
+    """What pecan must not look at: the body and the Accept header.
+
+    pecan parses a JSON body itself before any handler runs (all of it,
+    whatever its size, and a deeply nested one raises past its error
+    handling); ``Request.body`` reads and parses bodies within the
+    limits instead. And pecan answers a browser's ``Accept: text/html``
+    with 406 and an ERROR line, while every answer here is JSON anyway.
+    So pecan sees a body of no particular type and a JSON Accept; the
+    original Content-Type is kept in the environ.
+    """
+
+    def __init__(self, app):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        environ["HTTP_ACCEPT"] = "application/json"
+        if environ.get("CONTENT_TYPE"):
+            environ["heat_lite.content_type"] = environ["CONTENT_TYPE"]
+        environ["CONTENT_TYPE"] = "application/octet-stream"
+        return self.app(environ, start_response)
+
+
 def _memoize_pecan_argspec():
     """Read each controller's signature once, not on every request.
 
@@ -71,4 +94,4 @@ def setup_app(engine=None):
         debug=False,
         logging=False,
     )
-    return faults.FaultWrapper(_Versions(auth.wrap(app)))
+    return faults.FaultWrapper(_Versions(auth.wrap(_JSONOnly(app))))

@@ -19,6 +19,9 @@ from heat_lite.common import exception
 
 LOG = logging.getLogger(__name__)
 _REMOTE = "_Remote"
+# Set by api.request when a body was left unread (kept here: faults is
+# the outermost layer and imports nothing of the API).
+CLOSE_CONNECTION = "heat_lite.close_connection"
 
 
 def _title_and_explanation(code):
@@ -115,4 +118,6 @@ class FaultWrapper:
             response = json_response(
                 code, error_body(code, cls.__name__, cls.explanation), headers
             )
+        if environ.get(CLOSE_CONNECTION):
+            response.headers["Connection"] = "close"
         return response(environ, start_response)

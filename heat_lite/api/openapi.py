@@ -1,12 +1,14 @@
 """The OpenAPI 3 document of the v1 API (``GET /v1/openapi.json``).
 
 Built from the route table (paths, methods, path parameters), the
-handlers' policy rules and docstrings, and ``schemas`` (bodies), so it
-cannot drift from what is routed. Lookup routes matched by regular
-expressions (ARNs, ``{name}/<sub-path>``) are documented by their plain
-``{name}`` form and each sub-path.
+handlers' policy rules, docstrings and declared query parameters
+(``request.query``, the only ones a handler can read), and ``schemas``
+(bodies), so it cannot drift from what is routed. Lookup routes matched
+by regular expressions (ARNs, ``{name}/<sub-path>``) are documented by
+their plain ``{name}`` form and each sub-path.
 """
 
+import collections
 import re
 
 from heat_lite import version
@@ -23,69 +25,9 @@ _ERRORS = {
     413: "Request too large",
     503: "Engine unavailable",
 }
-_BOOL = {"type": "string", "enum": ["true", "false", "True", "False"]}
-_QUERY = {
-    "list_stacks": {
-        "limit": {"type": "integer", "minimum": 0},
-        "marker": schemas.STRING,
-        "sort_keys": schemas.STRING,
-        "sort_dir": {"type": "string", "enum": ["asc", "desc"]},
-        "show_deleted": _BOOL,
-        "show_nested": _BOOL,
-        "show_hidden": _BOOL,
-        "global_tenant": _BOOL,
-        "with_count": _BOOL,
-        "tags": schemas.STRING,
-        "tags_any": schemas.STRING,
-        "not_tags": schemas.STRING,
-        "not_tags_any": schemas.STRING,
-        "stack_name": schemas.STRING,
-        "status": schemas.STRING,
-    },
-    "show_stack": {"resolve_outputs": _BOOL},
-    "list_resources": {
-        "nested_depth": {"type": "integer", "minimum": 0},
-        "with_detail": _BOOL,
-        "name": schemas.STRING,
-        "status": schemas.STRING,
-        "type": schemas.STRING,
-    },
-    "show_resource": {"with_attr": schemas.STRING},
-    "list_events": {
-        "limit": {"type": "integer", "minimum": 0},
-        "marker": schemas.STRING,
-        "sort_dir": {"type": "string", "enum": ["asc", "desc"]},
-        "sort_keys": {
-            "type": "string",
-            "enum": ["event_time", "resource_type"],
-        },
-        "nested_depth": {"type": "integer", "minimum": 0},
-        "resource_status": schemas.STRING,
-        "resource_action": schemas.STRING,
-        "resource_name": schemas.STRING,
-        "resource_type": schemas.STRING,
-    },
-    "list_resource_types": {
-        "name": schemas.STRING,
-        "support_status": schemas.STRING,
-        "with_description": _BOOL,
-    },
-    "generate_template": {
-        "template_type": {"type": "string", "enum": ["cfn", "hot"]}
-    },
-    "preview_update": {"show_nested": _BOOL},
-    "validate": {"show_nested": _BOOL},
-    "list_software_configs": {
-        "limit": {"type": "integer", "minimum": 0},
-        "marker": schemas.STRING,
-    },
-}
-_QUERY["list_stacks_detail"] = _QUERY["list_stacks"]
-_QUERY["list_resource_events"] = _QUERY["list_events"]
-_QUERY["preview_update_patch"] = _QUERY["preview_update"]
 
 
-def _operation(method, path, handler):
+def _operation(method, path, handler, operation_id):
     name = handler.__name__
     status, schema = schemas.RESPONSES[name]
     success = {
@@ -112,10 +54,10 @@ def _operation(method, path, handler):
     ]
     params += [
         {"name": p, "in": "query", "required": False, "schema": s}
-        for p, s in _QUERY.get(name, {}).items()
+        for p, s in getattr(handler, "query_params", {}).items()
     ]
     op = {
-        "operationId": "%s_%s" % (name, method.lower()),
+        "operationId": operation_id,
         "summary": success["description"],
         "parameters": params,
         "responses": responses,
@@ -146,12 +88,36 @@ def _paths():
     return result
 
 
+def _operation_ids(paths):
+    """{(path, method): operationId}: ``<handler>_<method>``, with the
+    path appended where one handler serves a method on several paths
+    (the lookup redirects, the snapshot routes)."""
+    uses = collections.Counter(
+        (handler.__name__, method)
+        for handlers in paths.values()
+        for method, handler in handlers.items()
+    )
+    ids = {}
+    for path, handlers in paths.items():
+        for method, handler in handlers.items():
+            key = "%s_%s" % (handler.__name__, method.lower())
+            if uses[(handler.__name__, method)] > 1:
+                tail = path.split("/stacks/", 1)[-1]
+                key += "_" + re.sub(r"\W+", "_", tail).strip("_")
+            ids[(path, method)] = key
+    return ids
+
+
 def build():
     """The OpenAPI 3.0 document as a dict."""
     paths = {}
-    for path, handlers in _paths().items():
+    routes = _paths()
+    ids = _operation_ids(routes)
+    for path, handlers in routes.items():
         paths[path] = {
-            method.lower(): _operation(method, path, handler)
+            method.lower(): _operation(
+                method, path, handler, ids[(path, method)]
+            )
             for method, handler in sorted(handlers.items())
         }
     return {

@@ -42,6 +42,12 @@ IDENTITY = obj(
     path=STRING,
 )
 
+# Query parameters (what ``request.query`` declares).
+Q_BOOL = {"type": "string", "enum": ["true", "false", "True", "False"]}
+Q_INT = {"type": "integer", "minimum": 0}
+Q_SORT_DIR = {"type": "string", "enum": ["asc", "desc"]}
+Q_PAGE = {"limit": Q_INT, "marker": STRING}
+
 ERROR = obj(
     ("code", "title", "explanation", "error"),
     code=INTEGER,

@@ -105,6 +105,17 @@ class ResourceTypeUnavailable(Invalid):
     msg_fmt = "The Resource Type (%(type_name)s) is not available."
 
 
+def feature_disabled(feature, option, group="DEFAULT"):
+    """The NotSupported error of a feature an option turns off; the
+    message names the option that turns it on."""
+    return NotSupported(
+        message="%s is not supported: it is disabled on this server (set "
+        "%s = true in the [%s] section of the configuration to enable it)."
+        % (feature, option, group),
+        feature=feature,
+    )
+
+
 class ResourceActionNotSupported(Invalid):
     msg_fmt = "%(action)s is not supported for resource."
 

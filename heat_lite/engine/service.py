@@ -356,7 +356,9 @@ class EngineService(
     def export_stack(self, ctxt, stack_identity):
         stack = self._stack(ctxt, stack_identity, live=True)
         if not CONF.enable_stack_abandon:
-            raise exception.NotSupported(feature="Stack Export")
+            raise exception.feature_disabled(
+                "Stack Export", "enable_stack_abandon"
+            )
         return abandon.export(stack)
 
     @_expected
@@ -365,7 +367,9 @@ class EngineService(
         physical resources in place."""
         stack = self._stack(ctxt, stack_identity, live=True)
         if not CONF.enable_stack_abandon:
-            raise exception.NotSupported(feature="Stack Abandon")
+            raise exception.feature_disabled(
+                "Stack Abandon", "enable_stack_abandon"
+            )
         return abandon.abandon(stack)
 
     @_expected

@@ -9,10 +9,8 @@ remote stack's id; its name (``physical_resource_name()``) is kept in the
 resource data because the remote API addresses stacks by name and id.
 """
 
-import yaml
-
 from heat_lite import conf
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 from heat_lite.resources import base, remote_client, stack_resource
 from heat_lite.resources import properties as p
 
@@ -106,8 +104,8 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
 
     def _template(self):
         try:
-            template = yaml.safe_load(self.properties["template"])
-        except yaml.YAMLError as exc:
+            template = template_format.loads(self.properties["template"])
+        except ValueError as exc:
             raise RemoteStackFailed(
                 reason="The remote stack template is not valid YAML: %s" % exc
             ) from None

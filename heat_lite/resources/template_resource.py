@@ -7,9 +7,8 @@ import hashlib
 import json
 import threading
 
-import yaml
-
-from heat_lite.common import exception
+from heat_lite import conf
+from heat_lite.common import exception, template_format
 from heat_lite.resources import properties as p
 from heat_lite.resources import stack_resource
 
@@ -20,12 +19,12 @@ _CLASSES = {}
 def _load(content):
     if isinstance(content, dict):
         return content
-    try:
-        loaded = yaml.safe_load(content)
-    except yaml.YAMLError as exc:
-        raise exception.StackValidationFailed(
-            msg="Error parsing template: %s" % exc
-        ) from None
+    loaded = template_format.parse(
+        content,
+        conf.CONF.max_template_size,
+        "Template",
+        exception.StackValidationFailed,
+    )
     if not isinstance(loaded, dict):
         raise exception.StackValidationFailed(
             msg="The template is not a mapping"

@@ -292,9 +292,11 @@ def test_gates_and_unsupported(deployment, project):
     stack_id = helpers.create(heat, "gated", helpers.flat(1))
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     exc = error(lambda: heat.stacks.abandon(stack_id))
-    assert exc.code == 400 and "Stack Abandon is not supported." in str(exc)
+    # The message names the option that enables a disabled feature.
+    assert exc.code == 400 and "Stack Abandon is not supported" in str(exc)
+    assert "enable_stack_abandon = true" in str(exc)
     exc = error(lambda: heat.stacks.export(stack_id))
-    assert exc.code == 400
+    assert exc.code == 400 and "enable_stack_abandon = true" in str(exc)
     exc = error(
         lambda: heat.stacks.create(
             stack_name="adopted",
@@ -302,7 +304,8 @@ def test_gates_and_unsupported(deployment, project):
             adopt_stack_data='{"resources": {}}',
         )
     )
-    assert exc.code == 400 and "Stack Adopt is not supported." in str(exc)
+    assert exc.code == 400 and "Stack Adopt is not supported" in str(exc)
+    assert "enable_stack_adopt = true" in str(exc)
     exc = error(lambda: heat.stacks.snapshot(stack_id, "snap"))
     assert exc.code == 400 and "not supported" in str(exc)
     exc = error(lambda: heat.stacks.snapshot_list(stack_id))

@@ -41,6 +41,6 @@ class RootController:
                 )
             )
         handler, captured = self._router.match(raw.method, path)
-        req = api_request.Request(raw, self._engine)
+        req = api_request.Request(raw, self._engine, handler)
         req.authorize(handler.policy_rule, captured.get("tenant"))
         return api_request.to_response(handler(req, **captured))

@@ -11,9 +11,7 @@ may store the parsed form and parse it again when it loads it.
 
 import copy
 
-import yaml
-
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 from heat_lite.engine.template import base
 
 SECTIONS = (
@@ -52,11 +50,9 @@ def _load(env):
         return {}
     if isinstance(env, (bytes, str)):
         try:
-            env = yaml.safe_load(env)
-        except yaml.YAMLError as exc:
+            env = template_format.loads(env)
+        except ValueError as exc:
             _fail("Error parsing environment: %s" % exc)
-        except RecursionError:
-            _fail("Error parsing environment: nested too deeply")
         if env is None:
             return {}
     if not isinstance(env, dict):

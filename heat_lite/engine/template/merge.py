@@ -10,9 +10,8 @@ merged with different strategies by different files is an error.
 """
 
 import copy
-import json
 
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 from heat_lite.engine.template import environment
 
 STRATEGIES = (OVERWRITE, MERGE, DEEP_MERGE) = (
@@ -148,8 +147,8 @@ def merge_maps(old, new, deep=False):
 def _as_json(value, key):
     if isinstance(value, str):
         try:
-            value = json.loads(value) if value else {}
-        except (ValueError, RecursionError):
+            value = template_format.loads_json(value) if value else {}
+        except ValueError:
             raise exception.InvalidMergeStrategyForParam(
                 strategy=MERGE, param=key
             ) from None

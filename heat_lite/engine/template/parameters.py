@@ -12,7 +12,7 @@ other, only ``null`` means "not given".
 
 import json
 
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 from heat_lite.engine.template import base, constraints, versions
 
 TYPES = ("string", "number", "comma_delimited_list", "json", "boolean")
@@ -190,8 +190,8 @@ class Parameter:
             return value
         if isinstance(value, str):
             try:
-                parsed = json.loads(value) if value else {}
-            except (ValueError, RecursionError) as exc:
+                parsed = template_format.loads_json(value) if value else {}
+            except ValueError as exc:
                 raise ValueError(
                     "Value must be valid JSON: %s" % exc
                 ) from None

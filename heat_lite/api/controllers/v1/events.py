@@ -1,8 +1,8 @@
 """Handlers of events: a stack's, a resource's, and one event."""
 
-from heat_lite.api import views
+from heat_lite.api import schemas, views
 from heat_lite.api.controllers.v1.stack import identity
-from heat_lite.api.request import Reply, rule
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
 
 FILTERS = (
@@ -12,6 +12,13 @@ FILTERS = (
     "resource_type",
 )
 SORT_KEYS = ("event_time", "resource_type")
+_QUERY = dict(
+    schemas.Q_PAGE,
+    sort_dir=schemas.Q_SORT_DIR,
+    sort_keys=schemas.STRING,
+    nested_depth=schemas.Q_INT,
+    **{k: schemas.STRING for k in FILTERS},
+)
 
 
 def _events(req, tenant, name, stack_id, resource=None):
@@ -39,11 +46,13 @@ def _events(req, tenant, name, stack_id, resource=None):
 
 
 @rule("events:index")
+@query(**_QUERY)
 def list_events(req, tenant, name, stack_id):
     return Reply(200, {"events": _events(req, tenant, name, stack_id)})
 
 
 @rule("events:index")
+@query(**_QUERY)
 def list_resource_events(req, tenant, name, stack_id, resource):
     events = _events(req, tenant, name, stack_id, resource)
     if not events and not req.params.get("marker"):

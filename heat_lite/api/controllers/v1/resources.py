@@ -1,9 +1,9 @@
 """Handlers of a stack's resources: list, show, metadata, signal, mark
 (un)healthy and our ``/versions`` extension."""
 
-from heat_lite.api import views
+from heat_lite.api import schemas, views
 from heat_lite.api.controllers.v1.stack import identity
-from heat_lite.api.request import Reply, rule
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
 
 FILTERS = ("name", "status", "action", "type", "id", "physical_resource_id")
@@ -12,6 +12,11 @@ _MARK_KEYS = ("mark_unhealthy", "resource_status_reason")
 
 
 @rule("resource:index")
+@query(
+    nested_depth=schemas.Q_INT,
+    with_detail=schemas.Q_BOOL,
+    **{k: schemas.STRING for k in FILTERS},
+)
 def list_resources(req, tenant, name, stack_id):
     filters = {}
     for key in req.params:
@@ -35,6 +40,7 @@ def list_resources(req, tenant, name, stack_id):
 
 
 @rule("resource:show")
+@query(with_attr=schemas.STRING)
 def show_resource(req, tenant, name, stack_id, resource):
     item = req.engine.describe_stack_resource(
         req.context,

@@ -1,12 +1,14 @@
 """Handlers of /software_configs: create, list, show and delete."""
 
-from heat_lite.api.request import Reply, rule
+from heat_lite.api import schemas
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
 
 BODY_KEYS = ("name", "group", "config", "inputs", "outputs", "options")
 
 
 @rule("software_configs:index")
+@query(**schemas.Q_PAGE)
 def list_software_configs(req, tenant):
     """List the project's software configs."""
     configs = req.engine.list_software_configs(

@@ -2,9 +2,9 @@
 update, delete, preview of an update, template, environment, files,
 outputs, export/abandon, actions and (unsupported) snapshots."""
 
-from heat_lite.api import views
+from heat_lite.api import schemas, views
 from heat_lite.api.controllers.v1 import stack_body
-from heat_lite.api.request import Reply, rule
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
 
 
@@ -18,6 +18,7 @@ def identity(tenant, name, stack_id):
 
 
 @rule("stacks:show")
+@query(resolve_outputs=schemas.Q_BOOL)
 def show_stack(req, tenant, name, stack_id):
     stack = req.engine.show_stack(
         req.context,
@@ -71,11 +72,13 @@ def _preview_update(req, tenant, name, stack_id, existing):
 
 
 @rule("stacks:preview_update")
+@query(show_nested=schemas.Q_BOOL)
 def preview_update(req, tenant, name, stack_id):
     return _preview_update(req, tenant, name, stack_id, False)
 
 
 @rule("stacks:preview_update_patch")
+@query(show_nested=schemas.Q_BOOL)
 def preview_update_patch(req, tenant, name, stack_id):
     return _preview_update(req, tenant, name, stack_id, True)
 

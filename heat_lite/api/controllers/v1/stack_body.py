@@ -4,12 +4,8 @@ Checks types and shapes only (what a malformed request gets as 400);
 what the values mean is the engine's business.
 """
 
-import json
-
-import yaml
-
 from heat_lite import conf
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 
 CONF = conf.CONF
 CREATE_KEYS = (
@@ -39,40 +35,13 @@ VALIDATE_KEYS = (
 )
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """YAML without anchors and aliases: a few bytes of aliases can make
-    a document that expands exponentially once serialised."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, "YAML aliases are not allowed", event.start_mark
-            )
-        return super().compose_node(parent, index)
-
-
-# Timestamps stay strings, as in Heat ("heat_template_version: 2018-08-31").
-_NoAliasLoader.add_constructor(
-    "tag:yaml.org,2002:timestamp",
-    lambda loader, node: loader.construct_scalar(node),
-)
-
-
 def _parse_template_text(text):
-    if len(text) > CONF.max_template_size:
-        raise exception.RequestLimitExceeded(
-            message="Template size (%d bytes) exceeds maximum allowed size "
-            "(%d bytes)." % (len(text), CONF.max_template_size)
-        )
-    try:
-        if text.lstrip().startswith("{"):
-            return json.loads(text)
-        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506
-    except (ValueError, yaml.YAMLError, RecursionError) as exc:
-        raise exception.StackValidationFailed(
-            message="Error parsing template: %s" % exc
-        ) from None
+    return template_format.parse(
+        text,
+        CONF.max_template_size,
+        "Template",
+        exception.StackValidationFailed,
+    )
 
 
 def check_keys(body, allowed):
@@ -203,10 +172,10 @@ def adopt_data(body):
     if data is None:
         return None
     if not CONF.enable_stack_adopt:
-        raise exception.NotSupported(feature="Stack Adopt")
+        raise exception.feature_disabled("Stack Adopt", "enable_stack_adopt")
     if isinstance(data, str):
         try:
-            data = json.loads(data)
+            data = template_format.loads_json(data)
         except ValueError:
             raise exception.Invalid(
                 message="Invalid adopt data: %s" % data[:100]

@@ -3,9 +3,9 @@ that redirects a name, an id or an ARN to the canonical stack URL."""
 
 from urllib import parse
 
-from heat_lite.api import views
+from heat_lite.api import schemas, views
 from heat_lite.api.controllers.v1 import stack_body
-from heat_lite.api.request import Reply, rule
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
 
 # Exact-match filters of the stack list (public names).
@@ -27,6 +27,22 @@ LIST_FILTERS = (
     "stack_user_project_id",
 )
 TAG_FILTERS = ("tags", "tags_any", "not_tags", "not_tags_any")
+_LIST_QUERY = dict(
+    schemas.Q_PAGE,
+    sort_keys=schemas.STRING,
+    sort_dir=schemas.Q_SORT_DIR,
+    with_count=schemas.Q_BOOL,
+    **{
+        k: schemas.Q_BOOL
+        for k in (
+            "show_deleted",
+            "show_nested",
+            "show_hidden",
+            "global_tenant",
+        )
+    },
+    **{k: schemas.STRING for k in LIST_FILTERS + TAG_FILTERS},
+)
 
 
 def _list_params(req):
@@ -64,6 +80,7 @@ def _next_link(req, stacks):
 
 
 @rule("stacks:index")
+@query(**_LIST_QUERY)
 def list_stacks(req, tenant):
     params = _list_params(req)
     if params["global_tenant"]:
@@ -87,6 +104,7 @@ def list_stacks(req, tenant):
 
 
 @rule("stacks:detail")
+@query(**_LIST_QUERY)
 def list_stacks_detail(req, tenant):
     return list_stacks(req, tenant)
 

@@ -1,11 +1,15 @@
 """Handlers of /validate, /template_versions and /resource_types."""
 
+from heat_lite.api import schemas
 from heat_lite.api.controllers.v1 import stack_body
-from heat_lite.api.request import Reply, rule
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
+
+TEMPLATE_TYPES = ("cfn", "hot")
 
 
 @rule("stacks:validate_template")
+@query(show_nested=schemas.Q_BOOL)
 def validate(req, tenant):
     body = req.body()
     params, files, environment, env_files = stack_body.sources(body)
@@ -28,6 +32,7 @@ def list_versions(req, tenant):
 
 
 @rule("stacks:list_template_functions")
+@query(with_condition_func=schemas.Q_BOOL)
 def list_functions(req, tenant, version):
     functions = req.engine.list_template_functions(
         req.context,
@@ -38,6 +43,12 @@ def list_functions(req, tenant, version):
 
 
 @rule("stacks:list_resource_types")
+@query(
+    support_status=schemas.STRING,
+    name=schemas.STRING,
+    version=schemas.STRING,
+    with_description=schemas.Q_BOOL,
+)
 def list_resource_types(req, tenant):
     types = req.engine.list_resource_types(
         req.context,
@@ -50,6 +61,7 @@ def list_resource_types(req, tenant):
 
 
 @rule("stacks:resource_schema")
+@query(with_description=schemas.Q_BOOL)
 def resource_schema(req, tenant, type_name):
     return Reply(
         200,
@@ -62,9 +74,10 @@ def resource_schema(req, tenant, type_name):
 
 
 @rule("stacks:generate_template")
+@query(template_type={"type": "string", "enum": list(TEMPLATE_TYPES)})
 def generate_template(req, tenant, type_name):
     template_type = req.params.get("template_type", "cfn")
-    if template_type not in ("cfn", "hot"):
+    if template_type not in TEMPLATE_TYPES:
         raise exception.Invalid(
             message="Template type is not supported: %s" % template_type
         )
