@@ -13,15 +13,13 @@ import threading
 import uuid
 
 import pytest
-from oslo_db.sqlalchemy import enginefacade, engines, orm
 
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.db import migration, session
 from heat_lite.engine import planner, stacks
-from tests import backends
+from tests.unit import databases
 
 CONF = conf.CONF
 TEMPLATE = {"heat_template_version": "2018-08-31"}
@@ -79,23 +77,10 @@ class Racer(threading.Thread):
 @pytest.fixture(scope="module", params=["sqlite", "postgresql", "mysql"])
 def database(request, tmp_path_factory):
     CONF([], project="heat_lite")
-    drop = None
-    if request.param == "sqlite":
-        url = "sqlite:///%s/race.sqlite" % tmp_path_factory.mktemp("race")
-    else:
-        url, drop = backends.create_database(request.param)
-    engine = engines.create_engine(url)
-    factory = enginefacade._TestTransactionFactory(
-        engine, orm.get_maker(engine), apply_global=True
-    )
-    session.reset()
-    migration.upgrade("head", engine=engine)
-    yield request.param
-    factory.dispose_global()
-    engine.dispose()
-    session.reset()
-    if drop is not None:
-        drop()
+    with databases.private_database(
+        request.param, tmp_path_factory.mktemp("race")
+    ):
+        yield request.param
 
 
 def _complete_stack():
