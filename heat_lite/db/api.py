@@ -292,16 +292,27 @@ def stack_count(tenant):
         return session.execute(query).scalar()
 
 
-def stack_update_if_traversal(session, stack_id, traversal, values):
-    """Update the stack only if ``traversal`` is still its current one.
+def stack_update_if_traversal(
+    session, stack_id, traversal, values, refused_actions=()
+):
+    """Update the stack only if ``traversal`` is still its current one,
+    it is not (soft-)deleted and its action is not one of
+    ``refused_actions``.
+
+    Every guard is part of this one conditional write, so no operation
+    can start (or finish) on a stack that a concurrent delete or a
+    refused state has taken meanwhile.
 
     Runs inside the caller's transaction; returns True on success.
     """
-    result = session.execute(
-        STACK.update()
-        .where(STACK.c.id == stack_id, STACK.c.current_traversal == traversal)
-        .values(**values)
+    query = STACK.update().where(
+        STACK.c.id == stack_id,
+        STACK.c.current_traversal == traversal,
+        STACK.c.deleted_at.is_(None),
     )
+    if refused_actions:
+        query = query.where(STACK.c.action.not_in(sorted(refused_actions)))
+    result = session.execute(query.values(**values))
     return result.rowcount == 1
 
 

@@ -62,6 +62,7 @@ def traversal_begin(
     planner,
     new_template=None,
     caller_token=None,
+    refused_actions=(),
 ):
     """Start a traversal: swap the stack's traversal and plan the graph.
 
@@ -73,10 +74,13 @@ def traversal_begin(
     points of older traversals. ``new_template`` (template, environment,
     files) is stored first and becomes the stack's template and the
     planner's ``goal_template_id``. ``caller_token`` (encrypted, see
-    ``db.caller_tokens``) is kept with the new traversal.
+    ``db.caller_tokens``) is kept with the new traversal. The swap
+    also requires the stack not to be deleted and its action not to be
+    one of ``refused_actions``.
 
     :returns: the planner's return of ``build``.
-    :raises ConcurrentTransaction: if the stack's traversal changed.
+    :raises ConcurrentTransaction: if the stack's traversal changed, it
+        was deleted or its action is refused.
     """
     traversal = stack_values["current_traversal"]
     with transaction() as session:
@@ -87,7 +91,7 @@ def traversal_begin(
             stack_values = dict(stack_values, raw_template_id=template_id)
             planner.goal_template_id = template_id
         if not db_api.stack_update_if_traversal(
-            session, stack_id, expected, stack_values
+            session, stack_id, expected, stack_values, refused_actions
         ):
             raise exception.ConcurrentTransaction(what="stack %s" % stack_id)
         db_api.event_insert(session, *events)

@@ -174,6 +174,12 @@ class SyncPoint(BASE):
     stack_id = sa.Column(sa.String(36), nullable=False)
     remaining = sa.Column(sa.Integer, nullable=False)
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    # How often the node was re-driven without progress, and when last:
+    # the watchdog backs off and finally fails it (``db.redrives``).
+    redrives = sa.Column(
+        sa.Integer, nullable=False, default=0, server_default="0"
+    )
+    redriven_at = sa.Column(DateTime, nullable=True)
 
 
 class Traversal(BASE):

@@ -13,7 +13,7 @@ from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import caller, definitions, hooks
+from heat_lite.engine import caller, definitions, failures, hooks
 from heat_lite.engine.planner import UPDATE
 from heat_lite.resources import base
 
@@ -114,18 +114,13 @@ class ActionRunner:
             try:
                 return self._job_done(job)
             except Exception as exc:  # noqa: BLE001 - never keep the lock
-                LOG.exception(
-                    "Finishing %s of resource %s failed",
-                    job.action,
-                    job.record["id"],
-                )
                 return self._job_failed(job, exc)
         if self._abandoned(job):
             return self._job_failed(
                 job, exception.ActionAborted(action=job.action)
             )
         self._write_progress(job)
-        self.scheduler.later(delay, lambda: self._poll(job))
+        self.scheduler.later(delay, lambda: self._poll(job), _node_of(job))
         return []
 
     @staticmethod
@@ -181,6 +176,7 @@ class ActionRunner:
         self.scheduler.later(
             hooks.POLL_SECONDS,
             lambda: self.run(record["stack_id"], traversal, node, phase),
+            (record["stack_id"], traversal, node, phase),
         )
         return True
 
@@ -207,7 +203,9 @@ class ActionRunner:
             job.post_hook_done = True
             return self._finish_job(job)
         self.scheduler.later(
-            hooks.POLL_SECONDS, lambda: self._after_post_hook(job, hook)
+            hooks.POLL_SECONDS,
+            lambda: self._after_post_hook(job, hook),
+            _node_of(job),
         )
         return []
 
@@ -269,18 +267,10 @@ class ActionRunner:
         return self._next(job.record, job.traversal, fired, superseded)
 
     def _job_failed(self, job, exc):
-        reason = "%s: resources.%s: %s" % (
-            type(exc).__name__,
-            job.record["name"],
-            exc,
+        reason = failures.reason_for(exc, job.record["name"])
+        failures.log_unexpected(
+            exc, "Resource %s %s" % (job.record["name"], job.action)
         )
-        if not isinstance(exc, exception.HeatLiteException):
-            LOG.info(
-                "Resource %s %s failed: %s",
-                job.record["name"],
-                job.action,
-                reason,
-            )
         events = (
             []
             if job.progress_written
@@ -394,3 +384,8 @@ class ActionRunner:
             job.record["type"],
             when=when,
         )
+
+
+def _node_of(job):
+    """The (stack_id, traversal, entity, phase) node ``job`` runs for."""
+    return (job.record["stack_id"], job.traversal, job.node, job.phase)

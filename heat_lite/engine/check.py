@@ -17,7 +17,7 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import actions, adopt, cleanup, definitions
+from heat_lite.engine import actions, adopt, cleanup, definitions, failures
 from heat_lite.engine.planner import BARRIER, STACK, UPDATE
 from heat_lite.engine.template import registry as type_registry
 
@@ -25,7 +25,10 @@ LOG = logging.getLogger(__name__)
 
 
 class NodeRunner(
-    actions.ActionRunner, cleanup.CleanupPhase, adopt.AdoptAction
+    actions.ActionRunner,
+    cleanup.CleanupPhase,
+    adopt.AdoptAction,
+    failures.NodeFailures,
 ):
     """Executes nodes for one engine process (``engine_id``)."""
 

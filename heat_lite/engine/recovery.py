@@ -24,6 +24,7 @@ from heat_lite import conf
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
+from heat_lite.engine import redrive
 from heat_lite.engine.planner import BARRIER, STACK
 
 CONF = conf.CONF
@@ -40,6 +41,7 @@ class Watchdog:
         self._stop = threading.Event()
         self._thread = None
         self._suspects = {}
+        self.redrives = redrive.RedriveLimiter(dispatcher)
 
     def start(self):
         self._thread = threading.Thread(
@@ -171,6 +173,8 @@ class Watchdog:
         if joins:
             self.dispatcher.drive(joins)
         nodes = [n for n in nodes if n[3] not in (BARRIER, STACK)]
+        # Capped and backed off: see engine/redrive.py.
+        nodes = self.redrives.admit(stack, nodes)
         if nodes:
             LOG.warning(
                 "Re-driving %d stalled nodes of stack %s",

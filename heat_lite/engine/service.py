@@ -224,14 +224,7 @@ class EngineService(
         """Check an update request; return (stack, template, env, files,
         bound)."""
         stack = self._stack(ctxt, stack_identity, live=True)
-        if stack["action"] == "DELETE":
-            raise exception.NotSupported(
-                feature="Updating a stack when it is deleting"
-            )
-        if stack["action"] == "SUSPEND":
-            raise exception.NotSupported(
-                feature="Updating a stack when it is suspended"
-            )
+        stacks.check_start(stack, "UPDATE")
         stored = db_api.raw_template_get(stack["raw_template_id"])
         if existing:
             template = template or stored["template"]
@@ -403,8 +396,5 @@ class EngineService(
         if action not in ("SUSPEND", "RESUME", "CHECK"):
             raise exception.NotSupported(feature="Stack %s" % action)
         stack = self._stack(ctxt, stack_identity, live=True)
-        if stack["action"] == "DELETE":
-            raise exception.NotSupported(
-                feature="%s of a stack being deleted" % action.title()
-            )
+        stacks.check_start(stack, action)
         self.ops.run_action(stack, action, caller_token=caller.keep(ctxt))
