@@ -7,6 +7,7 @@ noauth. Every default can be changed with --config-file.
 
 import logging
 import os
+import signal
 import sys
 
 from heat_lite.cmd import common
@@ -45,6 +46,12 @@ def main(argv=None):
     server = wsgi.make_server(app.setup_app())
     print(_BANNER.format(host=CONF.api.bind_host, port=CONF.api.bind_port,
                          db=CONF.database.connection), flush=True)
+
+    def _terminate(signum, frame):
+        # Leave the server loop (in the main thread) to stop gracefully.
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         server.safe_start()
     finally:
