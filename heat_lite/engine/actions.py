@@ -137,6 +137,11 @@ class ActionRunner:
         if self._stale(job):
             return []
         delay = job.plugin.default_poll_interval
+        if not self.fence.lease_valid():
+            # Maybe claimed while paused: poll nothing until a heartbeat
+            # says whether this engine still holds its locks.
+            self.scheduler.later(delay, lambda: self._poll(job))
+            return []
         try:
             done = job.check(job.cookie) if job.check else True
         except base.PollDelay as wait:
