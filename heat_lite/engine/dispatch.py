@@ -28,19 +28,22 @@ class Scheduler:
 
     def __init__(self, threads):
         self._pool = futures.ThreadPoolExecutor(
-            max_workers=threads, thread_name_prefix="heat-lite-poll")
+            max_workers=threads, thread_name_prefix="heat-lite-poll"
+        )
         self._heap = []
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._stopped = False
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name="heat-lite-timer")
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name="heat-lite-timer"
+        )
         self._thread.start()
 
     def later(self, delay, fn):
         with self._cond:
-            heapq.heappush(self._heap, (time.monotonic() + delay,
-                                        next(self._seq), fn))
+            heapq.heappush(
+                self._heap, (time.monotonic() + delay, next(self._seq), fn)
+            )
             self._cond.notify()
 
     def submit(self, fn):
@@ -50,10 +53,13 @@ class Scheduler:
         while True:
             with self._cond:
                 while not self._stopped and (
-                        not self._heap
-                        or self._heap[0][0] > time.monotonic()):
-                    timeout = (self._heap[0][0] - time.monotonic()
-                               if self._heap else None)
+                    not self._heap or self._heap[0][0] > time.monotonic()
+                ):
+                    timeout = (
+                        self._heap[0][0] - time.monotonic()
+                        if self._heap
+                        else None
+                    )
                     self._cond.wait(timeout)
                 if self._stopped:
                     return
@@ -86,12 +92,12 @@ class Dispatcher:
         for (stack_id, traversal), items in groups.items():
             for i in range(0, len(items), size):
                 self.casts += 1
-                self.worker_api.check_resources(ctxt, stack_id, traversal,
-                                                items[i:i + size])
+                self.worker_api.check_resources(
+                    ctxt, stack_id, traversal, items[i : i + size]
+                )
 
     def drive(self, nodes):
-        """Run the first node here (and what it makes ready), cast the rest.
-        """
+        """Run the first node here (and what it makes ready), cast the rest."""
         nodes = list(nodes)
         while nodes:
             first, rest = nodes[0], nodes[1:]
@@ -100,8 +106,7 @@ class Dispatcher:
             nodes = self._run(first)
 
     def run_batch(self, nodes):
-        """Run every node of a received batch here, each with continuation.
-        """
+        """Run every node of a received batch here, each with continuation."""
         for node in nodes:
             self.drive([node])
 

@@ -45,43 +45,76 @@ def read_ledger(path):
     return created, deleted
 
 
-POISON_STEPS = ("handle_create", "check_create_complete", "handle_update",
-                "check_update_complete", "needs_replace", "handle_delete",
-                "check_delete_complete", "attributes")
+POISON_STEPS = (
+    "handle_create",
+    "check_create_complete",
+    "handle_update",
+    "check_update_complete",
+    "needs_replace",
+    "handle_delete",
+    "check_delete_complete",
+    "attributes",
+)
 
 
 class TestResource(base.Resource):
     """See the module docstring; Heat's properties and attribute."""
 
     properties_schema = {
-        "value": p.Schema(p.STRING, "The input string to be stored.",
-                          default="test_string", update_allowed=True),
-        "fail": p.Schema(p.BOOLEAN, "Whether the action should fail.",
-                         default=False, update_allowed=True),
+        "value": p.Schema(
+            p.STRING,
+            "The input string to be stored.",
+            default="test_string",
+            update_allowed=True,
+        ),
+        "fail": p.Schema(
+            p.BOOLEAN,
+            "Whether the action should fail.",
+            default=False,
+            update_allowed=True,
+        ),
         "update_replace": p.Schema(
-            p.BOOLEAN, "Replace (not update in place) when value changes.",
-            default=False, update_allowed=True),
+            p.BOOLEAN,
+            "Replace (not update in place) when value changes.",
+            default=False,
+            update_allowed=True,
+        ),
         "update_replace_value": p.Schema(
-            p.STRING, "Any change replaces the resource."),
-        "wait_secs": p.Schema(p.NUMBER, "Seconds to wait after an action; "
-                              "-1 waits forever.", default=0,
-                              update_allowed=True),
+            p.STRING, "Any change replaces the resource."
+        ),
+        "wait_secs": p.Schema(
+            p.NUMBER,
+            "Seconds to wait after an action; -1 waits forever.",
+            default=0,
+            update_allowed=True,
+        ),
         "action_wait_secs": p.Schema(
-            p.MAP, "Per-action wait in seconds.", update_allowed=True,
-            schema={k: p.Schema(p.NUMBER) for k in
-                    ("create", "update", "delete")}),
-        "attr_wait_secs": p.Schema(p.NUMBER, "Seconds to wait before "
-                                   "resolving attributes.", default=0,
-                                   update_allowed=True),
-        "constraint_prop_secs": p.Schema(p.NUMBER, default=0,
-                                         update_allowed=True),
+            p.MAP,
+            "Per-action wait in seconds.",
+            update_allowed=True,
+            schema={
+                k: p.Schema(p.NUMBER) for k in ("create", "update", "delete")
+            },
+        ),
+        "attr_wait_secs": p.Schema(
+            p.NUMBER,
+            "Seconds to wait before resolving attributes.",
+            default=0,
+            update_allowed=True,
+        ),
+        "constraint_prop_secs": p.Schema(
+            p.NUMBER, default=0, update_allowed=True
+        ),
         "client_name": p.Schema(p.STRING, default="", update_allowed=True),
         "entity_name": p.Schema(p.STRING, default="", update_allowed=True),
         "poison": p.Schema(
-            p.STRING, "Step that raises an unexpected exception (tests "
-            "that a plugin bug fails the resource visibly).", default="",
+            p.STRING,
+            "Step that raises an unexpected exception (tests "
+            "that a plugin bug fails the resource visibly).",
+            default="",
             update_allowed=True,
-            constraints=[constraints.AllowedValues(("",) + POISON_STEPS)]),
+            constraints=[constraints.AllowedValues(("",) + POISON_STEPS)],
+        ),
     }
     attributes_schema = {"output": "The string that was stored."}
 
@@ -103,8 +136,9 @@ class TestResource(base.Resource):
     def _poisoned(self, step):
         """Raise what a buggy plugin would, if ``poison`` names ``step``."""
         if self.properties.get("poison") == step:
-            raise ZeroDivisionError("poisoned %s of %s" % (
-                step, self.properties.get("value")))
+            raise ZeroDivisionError(
+                "poisoned %s of %s" % (step, self.properties.get("value"))
+            )
 
     def _failed(self):
         return ValueError("Test Resource failed %s" % self.name)
@@ -112,8 +146,10 @@ class TestResource(base.Resource):
     def handle_create(self):
         self._poisoned("handle_create")
         if not self.properties.get("fail"):
-            physical_id = "%s-%s" % (self.physical_resource_name(),
-                                     uuid.uuid4().hex[:8])
+            physical_id = "%s-%s" % (
+                self.physical_resource_name(),
+                uuid.uuid4().hex[:8],
+            )
             self.resource_id_set(physical_id)
             _ledger("create", physical_id)
             self.data_set("value", self.properties.get("value"))
@@ -134,8 +170,9 @@ class TestResource(base.Resource):
 
     def needs_replace(self, new_props, prop_diff):
         if new_props.get("poison") == "needs_replace":
-            raise ZeroDivisionError("poisoned needs_replace of %s" %
-                                    new_props.get("value"))
+            raise ZeroDivisionError(
+                "poisoned needs_replace of %s" % new_props.get("value")
+            )
         return "update_replace_value" in prop_diff
 
     def handle_adopt(self, resource_data):
@@ -146,8 +183,9 @@ class TestResource(base.Resource):
         if path:
             created, deleted = read_ledger(path)
             if self.resource_id not in created - deleted:
-                raise ValueError("Test Resource %s does not exist" %
-                                 self.resource_id)
+                raise ValueError(
+                    "Test Resource %s does not exist" % self.resource_id
+                )
 
     def handle_delete(self):
         self._poisoned("handle_delete")
