@@ -64,7 +64,12 @@ class NodeFailures:
         if record["engine_id"] is None:
             if not self._lock(record, traversal, action):
                 return []
-        elif (record["engine_id"], record["lock_epoch"]) != self.fence.owner:
+        elif (
+            record["engine_id"],
+            record["lock_epoch"],
+        ) != self.fence.owner or record["lock_traversal"] != traversal:
+            # Another engine's action, or an older action of ours that
+            # still runs: that action decides.
             return []
         reason = reason_for(exc, record["name"])
         event = db_api.event_values(
