@@ -226,6 +226,15 @@ class ResourceFailure(HeatLiteException):
     msg_fmt = "%(exc_type)s: %(path)s: %(reason)s"
 
 
+class NodeStalled(HeatLiteException):
+    """The watchdog re-drove a node up to its limit without progress."""
+
+    msg_fmt = (
+        "No progress after %(count)d re-drives (a lost message, or an "
+        "engine that cannot run it)"
+    )
+
+
 class ActionAborted(HeatLiteException):
     """A resource action stopped because its traversal was abandoned."""
 

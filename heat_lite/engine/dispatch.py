@@ -81,6 +81,9 @@ class Dispatcher:
         self.scheduler = scheduler
         self.runner = None
         self.casts = 0
+        # Set when the engine stops: every node is cast to the other
+        # engines instead of run here.
+        self.draining = False
 
     def cast(self, nodes):
         """Send nodes [(stack_id, traversal, entity, phase)] to workers."""
@@ -99,6 +102,9 @@ class Dispatcher:
     def drive(self, nodes):
         """Run the first node here (and what it makes ready), cast the rest."""
         nodes = list(nodes)
+        if self.draining:
+            self.cast(nodes)
+            return
         while nodes:
             first, rest = nodes[0], nodes[1:]
             if rest:
@@ -110,21 +116,38 @@ class Dispatcher:
         for node in nodes:
             self.drive([node])
 
-    def later(self, delay, fn):
-        """Call ``fn`` after ``delay`` s and drive the nodes it returns."""
-        self.scheduler.later(delay, lambda: self._drive_result(fn))
+    def later(self, delay, fn, node=None):
+        """Call ``fn`` after ``delay`` s and drive the nodes it returns.
 
-    def _drive_result(self, fn):
+        :param node: the (stack_id, traversal, entity, phase) ``fn``
+            works for: should ``fn`` raise, that node fails visibly.
+        """
+        self.scheduler.later(delay, lambda: self._drive_result(fn, node))
+
+    def _drive_result(self, fn, node):
         try:
             nodes = fn()
-        except Exception:  # noqa: BLE001 - the watchdog re-drives later
-            LOG.exception("Polling a resource action failed")
-            return
+        except Exception as exc:  # noqa: BLE001 - fail it, never drop it
+            nodes = self._failed(node, exc, "Polling node %s" % (node,))
         self.drive(nodes)
 
     def _run(self, node):
         try:
             return self.runner.run(*node)
+        except Exception as exc:  # noqa: BLE001 - fail it, never drop it
+            return self._failed(node, exc, "Checking node %s" % (node,))
+
+    def _failed(self, node, exc, what):
+        """Fail ``node`` because ``exc`` escaped it (one traceback).
+
+        If even that fails (the database is down), the node is left to
+        the watchdog, whose re-drives are capped and backed off.
+        """
+        if node is None:
+            LOG.error("%s failed", what, exc_info=exc)
+            return []
+        try:
+            return self.runner.fail_node(*node, exc)
         except Exception:  # noqa: BLE001 - the watchdog re-drives later
-            LOG.exception("Checking node %s failed", node)
+            LOG.exception("%s failed, and failing it too", what)
             return []

@@ -23,6 +23,35 @@ _START_RETRIES = 20
 KEEP_TEMPLATE = ("SUSPEND", "RESUME", "CHECK")
 
 
+# What each operation refuses to start on: {operation: {the stack's current
+# action: what the 400 error says is not supported}} (Heat's rules). A
+# deleted stack refuses everything (404). Both are part of the conditional
+# write that starts the operation, not only checked before it.
+_REFUSED = {
+    "UPDATE": {
+        "DELETE": "Updating a stack when it is deleting",
+        "SUSPEND": "Updating a stack when it is suspended",
+    },
+    "SUSPEND": {"DELETE": "Suspend of a stack being deleted"},
+    "RESUME": {"DELETE": "Resume of a stack being deleted"},
+    "CHECK": {"DELETE": "Check of a stack being deleted"},
+    "ROLLBACK": {"DELETE": "Rollback of a stack being deleted"},
+}
+
+
+def check_start(stack, action):
+    """Raise if ``action`` may not start on ``stack`` as it is now.
+
+    :raises StackNotFound: if the stack is deleted.
+    :raises NotSupported: if its current action refuses ``action``.
+    """
+    if stack["deleted_at"] is not None:
+        raise exception.StackNotFound(name=stack["name"])
+    feature = _REFUSED.get(action, {}).get(stack["action"])
+    if feature is not None:
+        raise exception.NotSupported(feature=feature)
+
+
 def stack_event(stack, action, status, reason):
     """The event Heat writes for a stack-level transition."""
     return db_api.event_values(
@@ -72,6 +101,9 @@ class StackOps:
             for it (``caller.keep``), kept for the traversal's lifetime.
         :returns: the stack row as it was before, or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
+        :raises StackNotFound, NotSupported: if a concurrent operation
+            (a delete) won the race and ``action`` may not follow it:
+            the answer the request would have got after it.
         """
         resources = bound.resources if bound is not None else {}
         for _ in range(_START_RETRIES):
@@ -100,19 +132,20 @@ class StackOps:
                 stack, action, "IN_PROGRESS", values["status_reason"]
             )
             try:
-                built = conv.traversal_begin(
-                    stack["id"],
-                    stack["current_traversal"],
+                built = self._begin(
+                    stack,
+                    action,
                     values,
                     list(events) + [event],
                     plan,
-                    new_template=new_template,
-                    caller_token=caller_token,
+                    new_template,
+                    caller_token,
                 )
             except exception.ConcurrentTransaction:
                 if not retry:
                     return None
                 stack = db_api.stack_get(stack["id"])
+                check_start(stack, action)
                 continue
             if bound is not None and plan.goal_template_id is not None:
                 definitions.remember(plan.goal_template_id, bound)
@@ -122,6 +155,23 @@ class StackOps:
             )
             return stack
         raise exception.ConcurrentTransaction(what="stack %s" % stack["id"])
+
+    @staticmethod
+    def _begin(
+        stack, action, values, events, plan, new_template, caller_token
+    ):
+        """The conditional write that starts the traversal (a seam the
+        race tests use to commit another operation just before it)."""
+        return conv.traversal_begin(
+            stack["id"],
+            stack["current_traversal"],
+            values,
+            events,
+            plan,
+            new_template=new_template,
+            caller_token=caller_token,
+            refused_actions=tuple(_REFUSED.get(action, ())),
+        )
 
     def rollback(self, stack, events=(), caller_token=None):
         """Converge back onto the last COMPLETE template (or nothing).
@@ -260,8 +310,23 @@ class StackOps:
         failed = stack_event(stack, action, "FAILED", reason)
         notify.stack_event(stack, action, "error", reason=reason)
         if not stack["disable_rollback"] and action in ("CREATE", "UPDATE"):
-            self.rollback(stack, events=[failed])
-            return
+            try:
+                self.rollback(stack, events=[failed])
+                return
+            except Exception as exc:  # noqa: BLE001 - fail it, visibly
+                # Whatever breaks the rollback must not keep the stack
+                # IN_PROGRESS (and the watchdog re-failing it each tick).
+                LOG.error(
+                    "Rollback of stack %s could not start",
+                    stack["id"],
+                    exc_info=exc,
+                )
+                reason = "%s; rollback could not start: %s: %s" % (
+                    reason,
+                    type(exc).__name__,
+                    exc,
+                )
+                failed = stack_event(stack, action, "FAILED", reason)
         values = {
             "status": "FAILED",
             "status_reason": reason,
