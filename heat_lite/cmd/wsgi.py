@@ -10,6 +10,7 @@ import ipaddress
 import json
 import logging
 import queue
+import resource
 import socket
 
 from cheroot import server as cheroot_server
@@ -100,7 +101,7 @@ class Server(wsgi.Server):
         self.gate = wsgi_gate.Gate(
             self._to_worker,
             CONF.api.client_socket_timeout,
-            CONF.api.max_waiting_connections,
+            min(CONF.api.max_waiting_connections, _descriptors_to_spare()),
         )
 
     def process_conn(self, conn):
@@ -128,6 +129,16 @@ class Server(wsgi.Server):
         if self.gate is not None:
             self.gate.stop()
         super().stop()
+
+
+def _descriptors_to_spare():
+    """Waiting connections the process's file limit leaves room for: past
+    it, accept() would fail and the API stop taking anyone."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return CONF.api.max_waiting_connections
+    reserved = CONF.api.threads + CONF.api.max_queued_requests + 128
+    return max(16, soft - reserved)
 
 
 def _refuse(conn):
