@@ -136,7 +136,7 @@ class Gate:
                 if key.fileobj is self._wake_r:
                     self._drain_wakeups()
                 else:
-                    self._check(key.fd, readable=True)
+                    self._check(key.fd)
             self._take_incoming()
             self._run_rechecks()
             self._expire()
@@ -190,12 +190,12 @@ class Gate:
         except (KeyError, ValueError, OSError):
             pass
 
-    def _check(self, fd, readable):
+    def _check(self, fd):
         entry = self._waiting.get(fd)
         if entry is None:
             self._unwatch(fd)
             return
-        data = _peek(entry.conn.socket) if readable else None
+        data = _peek(entry.conn.socket)
         if data is None:
             return
         state = request_state(data)
