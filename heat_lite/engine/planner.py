@@ -70,13 +70,20 @@ class TraversalPlanner:
         # SUSPEND walks the records without a goal: nothing is demoted.
         self.keep_roles = keep_roles
 
-    def choose(self, records):
-        """Pick one record per goal resource; mark the rest."""
+    def choose(self, records, history_versions=None):
+        """Pick one record per goal resource; mark the rest.
+
+        :param records: the stack's records but its ``history`` ones,
+            which are never chosen or revived.
+        :param history_versions: {name: newest version among the history
+            rows}, so that a new record is numbered after them.
+        """
         if self.keep_roles and not self.definitions:
             return Plan({}, [], {})
-        live = [r for r in records if not _deleted(r)]
+        live = [r for r in records if not _deleted(r)
+                and r["role"] != Role.HISTORY]
         by_name = collections.defaultdict(list)
-        versions = collections.defaultdict(int)
+        versions = collections.defaultdict(int, history_versions or {})
         for record in records:
             versions[record["name"]] = max(versions[record["name"]],
                                            record["version"])
