@@ -58,9 +58,9 @@ def traversal_begin(stack_id, expected, stack_values, events, planner,
 
     In one transaction: compare-and-swap ``current_traversal`` from
     ``expected`` to ``stack_values['current_traversal']``; read the live
-    records (history rows left out: ``planner.choose(records,
-    history_versions)`` only numbers new versions after them) and let it
-    say which records to insert and which roles change; let
+    records (history rows left out: ``planner.choose`` asks for their
+    newest versions only when it makes new records) and let it say which
+    records to insert and which roles change; let
     ``planner.build(ids_by_name)`` return the graph document and the sync
     point counts; store them; drop the sync
     points of older traversals. ``new_template`` (template, environment,
@@ -87,7 +87,8 @@ def traversal_begin(stack_id, expected, stack_values, events, planner,
             RESOURCE.select().where(
                 RESOURCE.c.stack_id == stack_id,
                 RESOURCE.c.role != Role.HISTORY).order_by(RESOURCE.c.id))]
-        plan = planner.choose(records, _history_versions(session, stack_id))
+        plan = planner.choose(
+            records, lambda: _history_versions(session, stack_id))
         for record_id, values in sorted(plan.updates.items()):
             session.execute(RESOURCE.update().where(
                 RESOURCE.c.id == record_id).values(**values))
@@ -529,17 +530,20 @@ def _purge(session, stack_id, templates):
     # Deleted versions are kept as history (see db.purge), the oldest
     # events beyond the stack's limit go.
     db_purge.records_to_history(session, stack_id)
-    db_purge.events_trim(session, stack_id)
     session.execute(SYNC.delete().where(SYNC.c.stack_id == stack_id))
     session.execute(TRAVERSAL.delete().where(
         TRAVERSAL.c.stack_id == stack_id))
     if not templates:
         # A failed or cancelled traversal may still have actions running
-        # that will record the template they worked for.
+        # that will record the template they worked for. (Its events are
+        # trimmed when the stack next completes.)
         return
+    # The event count rides on a read made anyway: no statement more.
     stack = session.execute(sa.select(
-        STACK.c.raw_template_id, STACK.c.prev_raw_template_id).where(
+        STACK.c.raw_template_id, STACK.c.prev_raw_template_id,
+        db_purge.event_count(stack_id).label("events")).where(
         STACK.c.id == stack_id)).first()
+    db_purge.events_trim(session, stack_id, stack.events)
     keep = {stack.raw_template_id, stack.prev_raw_template_id} | set(
         session.execute(sa.select(RESOURCE.c.template_id).where(
             RESOURCE.c.stack_id == stack_id).distinct()).scalars())

@@ -95,25 +95,29 @@ def history_trim(session, stack_id, keep):
 
 
 # Events --------------------------------------------------------------------
-def events_trim(session, stack_id, keep=None, batch=None):
+def event_count(stack_id):
+    """A scalar subquery: the number of events of the stack."""
+    return (
+        sa.select(sa.func.count())
+        .select_from(EVENT)
+        .where(EVENT.c.stack_id == stack_id)
+        .scalar_subquery()
+    )
+
+
+def events_trim(session, stack_id, count, keep=None, batch=None):
     """Delete the stack's oldest events when it has more than ``keep``
     (``max_events_per_stack``; 0 keeps all), in multiples of ``batch``
     (``event_purge_batch_size``) so that this happens once per batch of
     new events, not at every operation.
 
+    :param count: the stack's number of events (``event_count``).
     :returns: the number of events deleted.
     """
     keep = CONF.max_events_per_stack if keep is None else keep
     batch = CONF.event_purge_batch_size if batch is None else batch
-    if not keep:
-        return 0
-    count = session.execute(
-        sa.select(sa.func.count())
-        .select_from(EVENT)
-        .where(EVENT.c.stack_id == stack_id)
-    ).scalar()
     excess = count - keep
-    if excess <= 0:
+    if not keep or excess <= 0:
         return 0
     doomed = min(count, -(-excess // batch) * batch)
     last = session.execute(

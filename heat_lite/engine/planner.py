@@ -75,21 +75,25 @@ class TraversalPlanner:
 
         :param records: the stack's records but its ``history`` ones,
             which are never chosen or revived.
-        :param history_versions: {name: newest version among the history
-            rows}, so that a new record is numbered after them.
+        :param history_versions: a callable returning {name: newest
+            version among the history rows}, so that a new record is
+            numbered after them; called only if a record is to be made.
         """
         if self.keep_roles and not self.definitions:
             return Plan({}, [], {})
         live = [r for r in records if not _deleted(r)
                 and r["role"] != Role.HISTORY]
         by_name = collections.defaultdict(list)
-        versions = collections.defaultdict(int, history_versions or {})
-        for record in records:
-            versions[record["name"]] = max(versions[record["name"]],
-                                           record["version"])
         for record in live:
             if record["action"] != "DELETE":
                 by_name[record["name"]].append(record)
+        versions = collections.defaultdict(int)
+        if history_versions is not None and not set(
+                self.definitions) <= set(by_name):
+            versions.update(history_versions())
+        for record in records:
+            versions[record["name"]] = max(versions[record["name"]],
+                                           record["version"])
         chosen, inserts, updates = {}, [], {}
         for name, defn in self.definitions.items():
             candidates = by_name.get(name)
