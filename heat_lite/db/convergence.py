@@ -507,7 +507,8 @@ def stack_finish(stack_id, traversal, values, events, purge, delete=False):
         ``max_events_per_stack``, drop sync points and traversals; when
         the stack is COMPLETE (no record can be locked any more) also the
         templates no longer referenced.
-    :param delete: soft-delete the stack and drop all its records.
+    :param delete: soft-delete the stack; all its records become history
+        (``heat-lite-manage purge_deleted`` removes them).
     :returns: False if the traversal was superseded.
     """
     with transaction() as session:
@@ -518,8 +519,8 @@ def stack_finish(stack_id, traversal, values, events, purge, delete=False):
             return False
         db_api.event_insert(session, *events)
         if delete:
-            session.execute(RESOURCE.delete().where(
-                RESOURCE.c.stack_id == stack_id))
+            # Its records stay as history until purge_deleted.
+            db_purge.records_to_history(session, stack_id, every=True)
         if purge or delete:
             _purge(session, stack_id,
                    templates=values.get("status") == "COMPLETE")

@@ -49,8 +49,9 @@ def _chunks(items, size=_CHUNK):
 
 
 # Record history ------------------------------------------------------------
-def records_to_history(session, stack_id):
-    """Turn the stack's deleted (DELETE_COMPLETE) records into history.
+def records_to_history(session, stack_id, every=False):
+    """Turn the stack's deleted (DELETE_COMPLETE) records into history
+    (``every``: all its records, the stack itself being deleted).
 
     Runs in the transaction that finishes the stack: no traversal can act
     on them any more. The oldest history versions beyond
@@ -58,14 +59,15 @@ def records_to_history(session, stack_id):
 
     :returns: the number of records that became history.
     """
-    result = session.execute(
-        RESOURCE.update()
-        .where(
-            RESOURCE.c.stack_id == stack_id,
+    which = [RESOURCE.c.stack_id == stack_id, RESOURCE.c.role != Role.HISTORY]
+    if not every:
+        which += [
             RESOURCE.c.action == "DELETE",
             RESOURCE.c.status == "COMPLETE",
-            RESOURCE.c.role != Role.HISTORY,
-        )
+        ]
+    result = session.execute(
+        RESOURCE.update()
+        .where(*which)
         .values(
             role=Role.HISTORY, engine_id=None, lock_traversal=None, hook=None
         )

@@ -132,9 +132,29 @@ def _slow_delete(value="v", secs=3):
 
 
 # 11.4 ----------------------------------------------------------------------
+SLOW = 15  # seconds a delete takes: time for a CLI call on a busy machine
+
+
+def _listed(heat, stack_id):
+    """{name: status} of ``resource list``; fails once the stack's
+    operation is over (the moment to look at has passed)."""
+    states = {
+        r.resource_name: r.resource_status
+        for r in heat.resources.list(stack_id)
+    }
+    status = heat.stacks.get(stack_id, resolve_outputs=False).stack_status
+    assert status.endswith("IN_PROGRESS"), (status, states)
+    return states
+
+
+def _cli_listed(dep, stack_id):
+    rows = _osc_json(dep, "stack", "resource", "list", stack_id)
+    return {r["resource_name"]: r["resource_status"] for r in rows}
+
+
 def test_resources_being_deleted_stay_listed(dep, heat):
     tmpl = helpers.template(
-        {"keep": {"type": TR}, "gone": _slow_delete(secs=3)}
+        {"keep": {"type": TR}, "gone": _slow_delete(secs=SLOW)}
     )
     stack_id = helpers.create(heat, "listdel", tmpl)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
@@ -143,16 +163,15 @@ def test_resources_being_deleted_stay_listed(dep, heat):
     heat.stacks.update(
         stack_id, template=helpers.template({"keep": {"type": TR}})
     )
-
-    def gone_in_progress():
-        rows = _osc_json(dep, "stack", "resource", "list", stack_id)
-        states = {r["resource_name"]: r["resource_status"] for r in rows}
-        return states if states.get("gone") == "DELETE_IN_PROGRESS" else None
-
-    states = _wait(gone_in_progress, what="gone DELETE_IN_PROGRESS")
-    assert states["keep"] in ("CREATE_COMPLETE", "UPDATE_COMPLETE")
+    _wait(
+        lambda: _listed(heat, stack_id).get("gone") == "DELETE_IN_PROGRESS",
+        what="gone DELETE_IN_PROGRESS",
+    )
     shown = heat.resources.get(stack_id, "gone")
-    assert shown.resource_status in ("DELETE_IN_PROGRESS", "DELETE_COMPLETE")
+    assert shown.resource_status == "DELETE_IN_PROGRESS"
+    states = _cli_listed(dep, stack_id)
+    assert states["gone"] == "DELETE_IN_PROGRESS", states
+    assert states["keep"] in ("CREATE_COMPLETE", "UPDATE_COMPLETE")
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     assert [r.resource_name for r in heat.resources.list(stack_id)] == ["keep"]
     assert [v["role"] for v in _versions(heat, stack_id, "gone")] == [
@@ -163,25 +182,18 @@ def test_resources_being_deleted_stay_listed(dep, heat):
     heat.stacks.update(
         stack_id,
         template=helpers.template(
-            {"keep": _slow_delete(secs=3), "other": _slow_delete(secs=3)}
+            {"keep": _slow_delete(secs=SLOW), "other": _slow_delete(secs=SLOW)}
         ),
     )
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     heat.stacks.delete(stack_id)
-
-    def deleting():
-        rows = _osc_json(dep, "stack", "resource", "list", stack_id)
-        assert rows, "resource list came back empty during the delete"
-        statuses = {r["resource_status"] for r in rows}
-        return statuses if "DELETE_IN_PROGRESS" in statuses else None
-
-    statuses = _wait(deleting, what="DELETE_IN_PROGRESS in the list")
-    assert statuses <= {
-        "DELETE_IN_PROGRESS",
-        "DELETE_COMPLETE",
-        "UPDATE_COMPLETE",
-        "CREATE_COMPLETE",
-    }
+    _wait(
+        lambda: "DELETE_IN_PROGRESS" in _listed(heat, stack_id).values(),
+        what="DELETE_IN_PROGRESS in the list",
+    )
+    states = _cli_listed(dep, stack_id)
+    assert set(states) == {"keep", "other"}, states
+    assert "DELETE_IN_PROGRESS" in states.values()
     assert heat.stacks.get(stack_id).stack_status == "DELETE_IN_PROGRESS"
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
 
@@ -379,6 +391,13 @@ def test_purge_deleted(dep, heat):
     helpers.wait_for_status(heat, dead, "DELETE_COMPLETE")
     _insert_dead_service(dep)
     before_live = _rows_of(dep, [live])
+    # The deleted stack's records stay as history until the purge.
+    path = "/stacks/purge-dead/%s/resources/a/versions" % dead
+    history = heat.http_client.get(path).json()["versions"]
+    assert [(v["role"], v["resource_status"]) for v in history] == [
+        ("history", "DELETE_COMPLETE")
+    ]
+    assert list(heat.resources.list(dead)) == []
 
     # Heat's spelling, default age 90 days: nothing is old enough.
     result = _manage(dep, "purge_deleted", "-g", "days", "-b", "5")
@@ -407,6 +426,7 @@ def test_purge_deleted(dep, heat):
     assert after_live["event"] == before_live["event"] > 0
     assert after_live["raw_template"] == before_live["raw_template"] >= 1
     assert helpers.http_error(lambda: heat.stacks.get(dead)).code == 404
+    assert helpers.http_error(lambda: heat.http_client.get(path)).code == 404
     heat.stacks.update(
         live,
         template=helpers.template(
