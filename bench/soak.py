@@ -47,51 +47,28 @@ def stack_template(value):
 
 
 def run_soak(topo, results, stacks, updates, rounds, threads, timeout):
-    """Run the soak; one record with the sizes of every round."""
-    client = topo.client
+    """Run the soak; one record with the sizes of every round (of the
+    rounds done, if it fails)."""
     names = ["soak-%d-%d" % (topo.generation, i) for i in range(stacks)]
-    live = {}
-    churn = max(1, stacks // 10)
-    per_round = max(1, updates // rounds)
-
-    def _work():
-        def _create(client, name):
-            live[name] = client.create_and_wait(
-                name, stack_template(0), timeout
-            )[0]
-
-        _parallel(
-            [names[i::threads] for i in range(min(threads, stacks))],
-            _create,
-            topo,
-        )
-        sizes = [_round_sizes(topo, 0, 0, "")]
-        done = 0
-        for number in range(1, rounds + 1):
-            done += _updates(
-                topo, threads, names, live, per_round, number, timeout
-            )
-            for name in names[:churn]:
-                client.delete_and_wait(live[name], timeout)
-                live[name] = client.create_and_wait(
-                    name, stack_template(0), timeout
-                )[0]
-            before = db_size(topo)
-            out = topo.deployment.manage(
-                "purge_deleted", "--age", "0", "-g", "seconds"
-            )
-            _vacuum(topo)
-            sizes.append(_round_sizes(topo, number, done, out.strip(), before))
-        for stack in live.values():
-            client.delete_and_wait(stack, timeout)
-        return done, sizes
-
+    live, sizes = {}, []
     start = time.monotonic()
     try:
-        (done, sizes), costs = topo.measure(_work)
+        done, costs = topo.measure(
+            lambda: _soak(
+                topo, names, live, sizes, updates, rounds, threads, timeout
+            )
+        )
     except (api.OpFailed, api.OpTimeout) as exc:
         status = "timeout" if isinstance(exc, api.OpTimeout) else "failed"
-        results.add(topo.name, "soak", "flat", stacks, status, reason=str(exc))
+        results.add(
+            topo.name,
+            "soak",
+            "flat",
+            stacks,
+            status,
+            reason=str(exc),
+            rounds=sizes,
+        )
         raise
     results.add(
         topo.name,
@@ -108,11 +85,65 @@ def run_soak(topo, results, stacks, updates, rounds, threads, timeout):
     )
 
 
+def _soak(topo, names, live, sizes, updates, rounds, threads, timeout):
+    client = topo.client
+    churn = max(1, len(names) // 10)
+
+    def _create(client, name):
+        live[name] = client.create_and_wait(name, stack_template(0), timeout)[
+            0
+        ]
+
+    _parallel(
+        [names[i::threads] for i in range(min(threads, len(names)))],
+        _create,
+        topo,
+    )
+    sizes.append(_round_sizes(topo, 0, 0, ""))
+    done = 0
+    for number in range(1, rounds + 1):
+        done += _updates(
+            topo,
+            threads,
+            names,
+            live,
+            max(1, updates // rounds),
+            number,
+            timeout,
+        )
+        for name in names[:churn]:
+            client.delete_and_wait(live[name], timeout)
+            live[name] = client.create_and_wait(
+                name, stack_template(0), timeout
+            )[0]
+        before = db_size(topo)
+        out = topo.deployment.manage(
+            "purge_deleted", "--age", "0", "-g", "seconds"
+        )
+        _vacuum(topo)
+        sizes.append(_round_sizes(topo, number, done, out.strip(), before))
+        print(
+            "[%s] soak round %d: %d updates; bytes before purge %d, "
+            "after %d; rows %s"
+            % (
+                topo.name,
+                number,
+                done,
+                before,
+                sizes[-1]["db_bytes_after_purge"],
+                sizes[-1]["rows"],
+            ),
+            flush=True,
+        )
+    for stack in live.values():
+        client.delete_and_wait(stack, timeout)
+    return done
+
+
 def _updates(topo, threads, names, live, count, number, timeout):
     """``count`` updates in all; each thread updates its own stacks
     round-robin (never two updates of one stack at once)."""
-    shares = [names[i::threads] for i in range(threads)]
-    shares = [s for s in shares if s]
+    shares = [s for s in (names[i::threads] for i in range(threads)) if s]
     quotas = [
         count // len(shares) + (i < count % len(shares))
         for i in range(len(shares))
@@ -121,13 +152,28 @@ def _updates(topo, threads, names, live, count, number, timeout):
     def _run(client, job):
         mine, quota = job
         for i in range(quota):
-            value = number * 100000 + i
-            client.update_and_wait(
-                live[mine[i % len(mine)]], stack_template(value), timeout
+            stack = live[mine[i % len(mine)]]
+            template = stack_template(number * 100000 + i)
+            _retried(
+                lambda s=stack, t=template: client.update_and_wait(
+                    s, t, timeout
+                )
             )
 
     _parallel([[job] for job in zip(shares, quotas, strict=True)], _run, topo)
     return sum(quotas)
+
+
+def _retried(fn, attempts=3):
+    """Run ``fn``, again if the connection to the API broke (a long run
+    on a busy machine sees the odd reset); other failures count."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except api.OpFailed as exc:
+            if "Connection" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(1)
 
 
 def _parallel(jobs, fn, topo):
