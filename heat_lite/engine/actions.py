@@ -63,6 +63,8 @@ class ActionRunner:
             if job.plugin.needs_caller_token:
                 job.plugin.request_context = caller.request_context(
                     job.record, job.traversal)
+            if getattr(job.plugin, "announces_start", False):
+                self._write_progress(job)
             job.cookie = handle()
         except base.UpdateReplace:
             if on_replace is None:

@@ -198,7 +198,8 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
         except exception.HeatLiteException:
             old_bound = None
         return preview.update_changes(stack, bound, old_bound,
-                                      records_by_name(stack))
+                                      records_by_name(stack),
+                                      show_nested=show_nested)
 
     @staticmethod
     def _check_immutable(stack, bound):
