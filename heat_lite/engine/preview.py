@@ -66,13 +66,29 @@ def item(record, stack, required_by=()):
 
 
 def properties(bound, defn, scope):
-    """(plugin class, validated properties) of a resource definition."""
+    """(plugin class, validated properties) of a resource definition.
+
+    A property whose function has no value yet (a ``get_attr`` of a
+    resource not created) is shown as null and not checked, as in Heat's
+    previews, rather than failing as "not assigned".
+    """
     cls = definitions.plugin_class(
         bound.environment, defn.name, defn.type, bound.files
     )
-    return cls, cls.validate_properties(
-        defn.resolve_properties(scope), "resources.%s.properties" % defn.name
+    values = defn.resolve_properties(scope) or {}
+    raw = defn.properties if isinstance(defn.properties, dict) else {}
+    pending = [
+        k
+        for k, v in values.items()
+        if v is None and validation.has_function(raw.get(k))
+    ]
+    result = cls.validate_properties(
+        {k: v for k, v in values.items() if k not in pending},
+        "resources.%s.properties" % defn.name,
+        pending,
     )
+    result.update(dict.fromkeys(pending))
+    return cls, result
 
 
 def child_preview(stack, bound, defn, cls, props, record=None, stack_id=None):

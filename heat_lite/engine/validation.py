@@ -106,17 +106,17 @@ def _check_literal_properties(bound, defn, cls):
     props = defn.properties
     if not isinstance(props, dict):
         return
-    literal = {k: v for k, v in props.items() if not _has_function(v)}
+    literal = {k: v for k, v in props.items() if not has_function(v)}
     unresolved = [k for k in props if k not in literal]
     values = functions.resolve(literal, ValidationScope(bound))
     cls.validate_properties(values, path, unresolved)
 
 
-def _has_function(value):
+def has_function(value):
     if isinstance(value, functions.Function):
         return True
     if isinstance(value, dict):
-        return any(_has_function(v) for v in value.values())
+        return any(has_function(v) for v in value.values())
     if isinstance(value, list):
-        return any(_has_function(v) for v in value)
+        return any(has_function(v) for v in value)
     return False

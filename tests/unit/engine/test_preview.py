@@ -122,3 +122,17 @@ def test_update_replace_asks_for_replacement_when_value_changes():
         {"update_replace": True}, {"update_replace"}
     )
     assert plugin.needs_replace({}, {"update_replace_value"})
+
+
+def test_a_property_without_a_value_yet_previews_as_null():
+    bound = _bind(
+        {
+            "a": {"type": "OS::Heat::TestResource"},
+            "v": {
+                "type": "OS::Heat::Value",
+                "properties": {"value": {"get_attr": ["a", "output"]}},
+            },
+        }
+    )
+    _a, v = preview.create_resources(STACK, bound)
+    assert v["properties"]["value"] is None
