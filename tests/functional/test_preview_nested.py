@@ -301,6 +301,17 @@ def test_dry_run_update_replaced_and_nested(deployment, tmp_path):
         r for r in nested["deleted"] if r["resource_name"] == "1"
     ][0]
     assert deleted_member["parent_resource"] == "group"
+    # PATCH without a template: the stored template and files are used.
+    kept = _json(
+        deployment, project, "stack", "update", "--dry-run", "--existing", "s"
+    )
+    assert _kinds(kept) == {
+        "added": [],
+        "deleted": [],
+        "replaced": [],
+        "unchanged": ["plain"],
+        "updated": ["child", "dotted", "group", "mapped"],
+    }
     assert (
         _json(deployment, project, "stack", "show", "s")["stack_status"]
         == "CREATE_COMPLETE"
