@@ -21,6 +21,7 @@ LOG = logging.getLogger(__name__)
 def run_one():
     """Run one engine process until SIGTERM/SIGINT."""
     from heat_lite.engine import process
+
     common.enable_counters("engine")
     engine = process.EngineProcess()
     stop = {"requested": False}
@@ -75,16 +76,32 @@ def supervise(workers):
             continue
         children.discard(pid)
         if not stopping["now"]:
-            LOG.warning("Engine process %d exited (%s); restarting", pid,
-                        status)
+            LOG.warning(
+                "Engine process %d exited (%s); restarting", pid, status
+            )
             time.sleep(1)
             children.add(_spawn())
 
 
+@common.reports_startup_errors
 def main(argv=None):
-    common.parse_args(argv, cli_opts=[cfg.IntOpt(
-        "workers", min=1, max=64,
-        help="Engine worker processes to run (overrides [engine] workers).")])
+    common.parse_args(
+        argv,
+        cli_opts=[
+            cfg.IntOpt(
+                "workers",
+                min=1,
+                max=64,
+                help="Engine worker processes to run "
+                "(overrides [engine] workers).",
+            )
+        ],
+    )
+    from heat_lite.cmd import preflight
+
+    preflight.require_broker()
+    preflight.check_broker()
+    preflight.check_database()
     workers = CONF.workers or CONF.engine.workers
     if workers == 1:
         run_one()

@@ -78,6 +78,28 @@ engine_opts = [
         "nodes are re-driven (recovers from lost RPC messages).",
     ),
     cfg.IntOpt(
+        "node_redrive_limit",
+        default=5,
+        min=0,
+        max=1000,
+        help="Times the watchdog re-drives one stalled node of a traversal "
+        "(a lost message, an engine that died before casting it) before it "
+        "fails that node visibly, with a reason and an event, and with it "
+        "the stack (or starts its rollback). The count is kept in the "
+        "database, so it holds across engines. 0: fail a stalled node at "
+        "once. A node waiting at a breakpoint hook is re-driven without "
+        "limit.",
+    ),
+    cfg.FloatOpt(
+        "node_redrive_backoff_max",
+        default=300.0,
+        min=1.0,
+        help="Upper bound, in seconds, of the wait between two re-drives "
+        "of one stalled node. The first re-drive comes after stall_timeout; "
+        "the wait then starts at stall_timeout and doubles after each "
+        "re-drive, up to this bound.",
+    ),
+    cfg.IntOpt(
         "stack_action_timeout",
         default=3600,
         min=1,

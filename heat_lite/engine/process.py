@@ -34,37 +34,58 @@ class EngineProcess:
         self.binary = binary
         threads = CONF.engine.executor_threads
         self.scheduler = dispatch.Scheduler(threads)
-        self.dispatcher = dispatch.Dispatcher(rpcapi.WorkerAPI(),
-                                              self.scheduler)
+        self.dispatcher = dispatch.Dispatcher(
+            rpcapi.WorkerAPI(), self.scheduler
+        )
         self.ops = stacks.StackOps(self.dispatcher)
-        self.runner = check.NodeRunner(self.engine_id, self.ops,
-                                       graphs.GraphCache(), self.dispatcher)
+        self.runner = check.NodeRunner(
+            self.engine_id, self.ops, graphs.GraphCache(), self.dispatcher
+        )
         self.dispatcher.runner = self.runner
-        self.watchdog = recovery.Watchdog(self.engine_id, self.ops,
-                                          self.dispatcher)
+        self.watchdog = recovery.Watchdog(
+            self.engine_id, self.ops, self.dispatcher
+        )
         # Plugins that own a child stack reach the engine through this.
         stack_resource.StackResource.nested_stacks = nested.NestedStacks(
-            self.ops)
+            self.ops
+        )
         self._servers = []
 
     def start(self):
         crypt.check_key()
         types = registry.load()
-        LOG.info("Engine %s (pid %d) with %d resource types",
-                 self.engine_id, os.getpid(), len(types))
+        LOG.info(
+            "Engine %s (pid %d) with %d resource types",
+            self.engine_id,
+            os.getpid(),
+            len(types),
+        )
         host = CONF.host or socket.gethostname()
-        db_api.service_create({
-            "engine_id": self.engine_id, "host": host,
-            "hostname": socket.gethostname(), "binary": self.binary,
-            "topic": CONF.engine.topic, "pid": os.getpid(),
-            "report_interval": CONF.engine.heartbeat_interval})
+        db_api.service_create(
+            {
+                "engine_id": self.engine_id,
+                "host": host,
+                "hostname": socket.gethostname(),
+                "binary": self.binary,
+                "topic": CONF.engine.topic,
+                "pid": os.getpid(),
+                "report_interval": CONF.engine.heartbeat_interval,
+            }
+        )
         threads = CONF.engine.executor_threads
         self._servers = [
-            rpc.get_server(CONF.engine.topic, self.engine_id,
-                           [service.EngineService(self.ops)], threads),
-            rpc.get_server(CONF.engine.worker_topic, self.engine_id,
-                           [worker.WorkerEndpoint(self.dispatcher)],
-                           threads),
+            rpc.get_server(
+                CONF.engine.topic,
+                self.engine_id,
+                [service.EngineService(self.ops)],
+                threads,
+            ),
+            rpc.get_server(
+                CONF.engine.worker_topic,
+                self.engine_id,
+                [worker.WorkerEndpoint(self.dispatcher)],
+                threads,
+            ),
         ]
         for server in self._servers:
             server.start()

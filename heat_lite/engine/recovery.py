@@ -24,6 +24,7 @@ from heat_lite import conf
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
+from heat_lite.engine import redrive
 from heat_lite.engine.planner import BARRIER, STACK
 
 CONF = conf.CONF
@@ -40,10 +41,12 @@ class Watchdog:
         self._stop = threading.Event()
         self._thread = None
         self._suspects = {}
+        self.redrives = redrive.RedriveLimiter(dispatcher)
 
     def start(self):
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name="heat-lite-watchdog")
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name="heat-lite-watchdog"
+        )
         self._thread.start()
 
     def stop(self):
@@ -61,7 +64,8 @@ class Watchdog:
         db_api.service_heartbeat(self.engine_id)
         now = models.utcnow()
         dead_before = now - datetime.timedelta(
-            seconds=CONF.engine.engine_life_check_timeout)
+            seconds=CONF.engine.engine_life_check_timeout
+        )
         redriven = self._release_orphans()
         for engine_id in db_api.service_claim_dead(dead_before):
             redriven += self.recover_engine(engine_id)
@@ -72,25 +76,34 @@ class Watchdog:
         return redriven
 
     def recover_engine(self, engine_id):
-        """Take over the locks of a dead engine; return nodes to re-drive.
-        """
+        """Take over the locks of a dead engine; return nodes to re-drive."""
         LOG.warning("Engine %s is dead; taking over its work", engine_id)
-        return self._take_over(engine_id, conv.resources_locked_by(engine_id),
-                               "Engine went down during resource %s")
+        return self._take_over(
+            engine_id,
+            conv.resources_locked_by(engine_id),
+            "Engine went down during resource %s",
+        )
 
     def _release_orphans(self):
         """Locks this process holds in the database but no action of it
         runs for (an unexpected error lost it): fail and re-drive them."""
         active = self.dispatcher.runner.active_records()
-        seen = {r["id"]: r for r in conv.resources_locked_by(self.engine_id)
-                if r["id"] not in active}
+        seen = {
+            r["id"]: r
+            for r in conv.resources_locked_by(self.engine_id)
+            if r["id"] not in active
+        }
         # Only a lock unchanged (same atomic_key) since the previous pass
         # is an orphan: a new action may take a lock between two reads.
-        orphans = [r for r in seen.values()
-                   if self._suspects.get(r["id"]) == r["atomic_key"]]
+        orphans = [
+            r
+            for r in seen.values()
+            if self._suspects.get(r["id"]) == r["atomic_key"]
+        ]
         self._suspects = {i: r["atomic_key"] for i, r in seen.items()}
-        return self._take_over(self.engine_id, orphans,
-                               "Internal error during resource %s")
+        return self._take_over(
+            self.engine_id, orphans, "Internal error during resource %s"
+        )
 
     def _take_over(self, engine_id, records, reason_format):
         nodes = []
@@ -98,25 +111,37 @@ class Watchdog:
             action = record["action"]
             reason = reason_format % action
             event = db_api.event_values(
-                record["stack_id"], record["name"],
-                record["physical_resource_id"], action, "FAILED", reason,
-                record["type"])
-            if conv.resource_steal(record["id"], engine_id,
-                                   record["atomic_key"],
-                                   {"status": "FAILED",
-                                    "status_reason": reason}, [event]):
+                record["stack_id"],
+                record["name"],
+                record["physical_resource_id"],
+                action,
+                "FAILED",
+                reason,
+                record["type"],
+            )
+            if conv.resource_steal(
+                record["id"],
+                engine_id,
+                record["atomic_key"],
+                {"status": "FAILED", "status_reason": reason},
+                [event],
+            ):
                 nodes += self.dispatcher.runner.retrigger(record["id"])
         return nodes
 
     def _check_stack(self, stack, now):
-        timeout = (stack["timeout"] * 60 if stack["timeout"]
-                   else CONF.engine.stack_action_timeout)
+        timeout = (
+            stack["timeout"] * 60
+            if stack["timeout"]
+            else CONF.engine.stack_action_timeout
+        )
         if (now - stack["action_started_at"]).total_seconds() > timeout:
             LOG.warning("Stack %s timed out", stack["id"])
             self.ops.mark_failed(stack, "Timed out")
             return []
-        last = db_api.event_last_time(stack["id"]) or stack[
-            "action_started_at"]
+        last = (
+            db_api.event_last_time(stack["id"]) or stack["action_started_at"]
+        )
         if (now - last).total_seconds() < CONF.engine.stall_timeout:
             return []
         return self._redrive(stack)
@@ -128,24 +153,32 @@ class Watchdog:
         while record is not None and record["replaced_by"]:
             record = conv.resource_load(record["replaced_by"])
         return record is not None and (
-            record["converged_traversal"] == traversal)
+            record["converged_traversal"] == traversal
+        )
 
     def _redrive(self, stack):
         traversal = stack["current_traversal"]
         if not traversal or conv.traversal_get(traversal) is None:
             LOG.warning("Stack %s has no traversal; failing it", stack["id"])
-            self.ops.mark_failed(stack, "Engine went down during stack %s" %
-                                 stack["action"])
+            self.ops.mark_failed(
+                stack, "Engine went down during stack %s" % stack["action"]
+            )
             return []
-        nodes = [(stack["id"], traversal, entity, phase)
-                 for entity, phase, replaced_by in conv.ready_nodes(traversal)
-                 if not replaced_by or not self._converged(replaced_by,
-                                                           traversal)]
+        nodes = [
+            (stack["id"], traversal, entity, phase)
+            for entity, phase, replaced_by in conv.ready_nodes(traversal)
+            if not replaced_by or not self._converged(replaced_by, traversal)
+        ]
         joins = [n for n in nodes if n[3] in (BARRIER, STACK)]
         if joins:
             self.dispatcher.drive(joins)
         nodes = [n for n in nodes if n[3] not in (BARRIER, STACK)]
+        # Capped and backed off: see engine/redrive.py.
+        nodes = self.redrives.admit(stack, nodes)
         if nodes:
-            LOG.warning("Re-driving %d stalled nodes of stack %s",
-                        len(nodes), stack["id"])
+            LOG.warning(
+                "Re-driving %d stalled nodes of stack %s",
+                len(nodes),
+                stack["id"],
+            )
         return nodes

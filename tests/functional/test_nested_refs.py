@@ -80,6 +80,8 @@ def test_references_are_arns_of_the_project(deployment):
     assert {
         k: _check_arn(heat, project, v) for k, v in outputs["refs_map"].items()
     } == members
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
 
 
 def _stack_of(event):
@@ -151,3 +153,5 @@ def test_nested_events_in_the_order_they_happened(deployment):
                 child.stack_name,
                 action,
             )
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")

@@ -204,6 +204,7 @@ def test_dry_run_create_previews_nested_stacks(deployment, tmp_path):
     assert created["stack_status"] == "CREATE_COMPLETE"
     out = _json(deployment, project, "stack", "output", "show", "real", "deep")
     assert out["output_value"] == "deep"
+    _osc(deployment, project, "stack", "delete", "-y", "--wait", "real")
 
 
 def _kinds(changes):
@@ -316,6 +317,7 @@ def test_dry_run_update_replaced_and_nested(deployment, tmp_path):
         _json(deployment, project, "stack", "show", "s")["stack_status"]
         == "CREATE_COMPLETE"
     )
+    _osc(deployment, project, "stack", "delete", "-y", "--wait", "s")
 
 
 @BACKENDS
