@@ -91,17 +91,42 @@ def properties(bound, defn, scope):
     return cls, result
 
 
-def child_preview(stack, bound, defn, cls, props, record=None, stack_id=None):
+class _Budget:
+    """The resources a preview may show across its whole tree of nested
+    stacks: ``max_resources_per_stack``, which a create counts over the
+    whole tree too, so that a preview never builds more than a create
+    could (a group of groups would otherwise multiply its counts)."""
+
+    def __init__(self, bound):
+        self.left = CONF.max_resources_per_stack
+        self.spend(len(bound.resources))
+
+    def spend(self, count):
+        """:raises RequestLimitExceeded: once the tree is too big."""
+        if self.left == -1:
+            return
+        self.left -= count
+        if self.left < 0:
+            raise exception.RequestLimitExceeded(
+                message="Maximum resources per stack exceeded."
+            )
+
+
+def child_preview(
+    stack, bound, defn, cls, props, budget, record=None, stack_id=None
+):
     """(stack dict, BoundTemplate) of the child stack a resource owning a
     nested stack would converge on, named ``<parent>-<resource>`` as in
     Heat's previews.
 
+    :param budget: the _Budget of the preview, charged for the child.
     :param record: the resource's current record, if any (a group keeps
         its removed members in its data).
     :param stack_id: the id to show for the child (the real child's when
         it exists, else "None").
     :raises StackValidationFailed: for a bad child template or nesting
         deeper than ``max_nested_stack_depth``.
+    :raises RequestLimitExceeded: past the budget.
     """
     depth = stack.get("nested_depth", 0) + 1
     if depth > CONF.max_nested_stack_depth:
@@ -132,24 +157,29 @@ def child_preview(stack, bound, defn, cls, props, record=None, stack_id=None):
         "parent_resource_name": defn.name,
         "nested_depth": depth,
     }
-    return child, validation.bind(
+    child_bound = validation.bind(
         template, env, bound.files, definitions.stack_info(child)
     )
+    budget.spend(len(child_bound.resources))
+    return child, child_bound
 
 
-def create_resources(stack, bound):
+def create_resources(stack, bound, budget=None):
     """The resources of a stack about to be created, in engine format
     with their ``properties`` and ``metadata`` (references resolve to
     resource names, as nothing exists yet); a nested stack gives the
     list of its own resources in place of the resource that owns it."""
+    budget = budget or _Budget(bound)
     scope = validation.ValidationScope(bound)
     deps = _required_by(bound)
     result = []
     for name, defn in bound.resources.items():
         cls, props = properties(bound, defn, scope)
         if owns_stack(cls):
-            child, child_bound = child_preview(stack, bound, defn, cls, props)
-            result.append(create_resources(child, child_bound))
+            child, child_bound = child_preview(
+                stack, bound, defn, cls, props, budget
+            )
+            result.append(create_resources(child, child_bound, budget))
             continue
         entry = item(_blank_record(stack, defn), stack, deps.get(name, ()))
         entry.update(
@@ -213,7 +243,13 @@ def _metadata_changed(old_bound, defn, scope):
 
 
 def update_changes(
-    stack, bound, old_bound, records, show_nested=False, shown=None
+    stack,
+    bound,
+    old_bound,
+    records,
+    show_nested=False,
+    shown=None,
+    budget=None,
 ):
     """{kind: [resource in engine format]} for an update to ``bound``.
 
@@ -226,12 +262,14 @@ def update_changes(
     :param show_nested: append the changes inside nested stacks.
     :param shown: the stack the new resources are shown in (default
         ``stack``; a nested one is named after its parent's preview).
+    :param budget: the _Budget of the whole preview (a new one at the
+        top).
     """
     shown = shown or stack
     changes = {k: [] for k in CHANGE_KINDS}
     scope = definitions.RecordScope(bound, records)
     deps = _required_by(bound)
-    walk = _Nested(bound, shown)
+    walk = _Nested(bound, shown, budget or _Budget(bound))
     for name, defn in bound.resources.items():
         record = records.get(name)
         cls, props = properties(bound, defn, scope)
@@ -266,9 +304,10 @@ class _Nested:
     child of an added or replaced one is added, and the child of an
     updated one is previewed as an update of its own (recursively)."""
 
-    def __init__(self, bound, shown):
+    def __init__(self, bound, shown, budget):
         self.bound = bound
         self.shown = shown
+        self.budget = budget
         self.changes = {k: [] for k in CHANGE_KINDS}
 
     def note(self, found, defn, cls, props, record):
@@ -277,7 +316,9 @@ class _Nested:
             self._deleted(_child_row(record))
         if found in ("added", "replaced") and owns_stack(cls):
             self._added(
-                *child_preview(self.shown, self.bound, defn, cls, props)
+                *child_preview(
+                    self.shown, self.bound, defn, cls, props, self.budget
+                )
             )
         if found == "updated" and owns_stack(cls):
             row = _child_row(record)
@@ -304,12 +345,21 @@ class _Nested:
             cls, props = properties(child_bound, defn, scope)
             if owns_stack(cls):
                 self._added(
-                    *child_preview(child, child_bound, defn, cls, props)
+                    *child_preview(
+                        child, child_bound, defn, cls, props, self.budget
+                    )
                 )
 
     def _updated(self, row, defn, cls, props, record):
         shown, child_bound = child_preview(
-            self.shown, self.bound, defn, cls, props, record, row["id"]
+            self.shown,
+            self.bound,
+            defn,
+            cls,
+            props,
+            self.budget,
+            record,
+            row["id"],
         )
         try:
             old_bound = definitions.get(
@@ -324,6 +374,7 @@ class _Nested:
             definitions.current_records(row),
             show_nested=True,
             shown=shown,
+            budget=self.budget,
         )
         for key, items in inner.items():
             self.changes[key].extend(items)

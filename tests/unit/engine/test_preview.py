@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.engine import nested, preview, validation
 from heat_lite.resources import test_resource
@@ -136,3 +137,32 @@ def test_a_property_without_a_value_yet_previews_as_null():
     )
     _a, v = preview.create_resources(STACK, bound)
     assert v["properties"]["value"] is None
+
+
+@pytest.fixture
+def small_limit():
+    conf.CONF.set_override("max_resources_per_stack", 4)
+    yield
+    conf.CONF.clear_override("max_resources_per_stack")
+
+
+def test_a_preview_counts_resources_over_the_whole_tree(small_limit):
+    group = {
+        "type": "OS::Heat::ResourceGroup",
+        "properties": {
+            "count": 2,
+            "resource_def": {"type": "file:///t/leaf.yaml"},
+        },
+    }
+    files = {"file:///t/leaf.yaml": LEAF}
+    # 1 group + 2 members + 1 resource in each member's stack = 5 > 4
+    bound = _bind({"grp": group}, files=files)
+    with pytest.raises(
+        exception.RequestLimitExceeded,
+        match="Maximum resources per stack exceeded.",
+    ):
+        preview.create_resources(STACK, bound)
+    group["properties"]["count"] = 1
+    assert _names(
+        preview.create_resources(STACK, _bind({"grp": group}, files=files))
+    ) == [[["l"]]]
