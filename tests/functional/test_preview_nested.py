@@ -186,6 +186,18 @@ def test_dry_run_create_previews_nested_stacks(deployment, tmp_path):
     assert same_dir[1]["stack_name"] == "pre-child-same_dir"
     assert same_dir[0][0]["stack_name"] == "pre-child-same_dir-last"
     assert _json(deployment, project, "stack", "list") == []
+    valid = _json(
+        deployment,
+        project,
+        "orchestration",
+        "template",
+        "validate",
+        "-t",
+        top,
+        "-e",
+        env,
+    )
+    assert valid["Description"] == "No description"
 
     # The same files, created for real: the relative paths resolve the
     # same way.
