@@ -8,6 +8,7 @@ file: a second one on the same file refuses to start.
 """
 
 import logging
+import signal
 import sys
 
 from heat_lite.cmd import common
@@ -55,6 +56,12 @@ def main(argv=None):
         ),
         flush=True,
     )
+
+    def _terminate(signum, frame):
+        # Leave the server loop (in the main thread) to stop gracefully.
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         server.serve()
     except KeyboardInterrupt:

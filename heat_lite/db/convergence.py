@@ -2,10 +2,14 @@
 points and traversals.
 
 A write that must not race is conditional: a record is locked with
-``UPDATE ... WHERE atomic_key = :seen AND engine_id IS NULL`` and released
-with ``WHERE engine_id = :me``; a traversal starts with a compare-and-swap
-on ``stack.current_traversal``. A sync point counts the predecessors a node
-still waits for; the transaction whose decrement reaches zero fires it.
+``UPDATE ... WHERE atomic_key = :seen AND engine_id IS NULL`` (and only
+while the locker's service row is live in the epoch it claims), and every
+later write of the holder is guarded by ``engine_id = :me AND lock_epoch
+= :epoch``: an engine that was claimed as dead (fenced) has its late
+writes refused. A lock ``owner`` is the pair ``(engine_id, epoch)``. A
+traversal starts with a compare-and-swap on ``stack.current_traversal``.
+A sync point counts the predecessors a node still waits for; the
+transaction whose decrement reaches zero fires it.
 """
 
 import json
@@ -19,6 +23,7 @@ from heat_lite.db import models, statements
 from heat_lite.db.session import transaction
 
 STACK = models.Stack.__table__
+SERVICE = models.Service.__table__
 RESOURCE = models.Resource.__table__
 SYNC = models.SyncPoint.__table__
 TRAVERSAL = models.Traversal.__table__
@@ -339,9 +344,27 @@ def resources_converged(stack_id, names, traversal):
         return _converged(session, stack_id, names, traversal)
 
 
+def _held_by(owner):
+    """The lock is held by ``owner`` = (engine_id, epoch)."""
+    return sa.and_(
+        RESOURCE.c.engine_id == owner[0], RESOURCE.c.lock_epoch == owner[1]
+    )
+
+
+def _live(owner):
+    """``owner``'s service row is live in that epoch (not claimed)."""
+    return sa.exists().where(
+        SERVICE.c.engine_id == owner[0],
+        SERVICE.c.epoch == owner[1],
+        SERVICE.c.deleted_at.is_(None),
+    )
+
+
 @_retry
-def resource_lock(record_id, atomic_key, engine_id, traversal, values):
-    """Take the record's lock (and set ``values``) if nobody holds it.
+def resource_lock(record_id, atomic_key, owner, traversal, values):
+    """Take the record's lock (and set ``values``) if nobody holds it and
+    ``owner`` (engine_id, epoch) is a live engine life: a claimed engine
+    cannot take new locks.
 
     :returns: True if the lock was taken.
     """
@@ -352,9 +375,11 @@ def resource_lock(record_id, atomic_key, engine_id, traversal, values):
                 RESOURCE.c.id == record_id,
                 RESOURCE.c.atomic_key == atomic_key,
                 RESOURCE.c.engine_id.is_(None),
+                _live(owner),
             )
             .values(
-                engine_id=engine_id,
+                engine_id=owner[0],
+                lock_epoch=owner[1],
                 lock_traversal=traversal,
                 atomic_key=atomic_key + 1,
                 updated_at=models.utcnow(),
@@ -365,14 +390,16 @@ def resource_lock(record_id, atomic_key, engine_id, traversal, values):
 
 
 @_retry
-def resource_progress(record_id, engine_id, values, events=()):
-    """Write progress of a locked record (physical id, data, events)."""
+def resource_progress(record_id, owner, values, events=()):
+    """Write progress of a record locked by ``owner`` (physical id, data,
+    events).
+
+    :raises ConcurrentTransaction: if ``owner`` lost the lock.
+    """
     with transaction() as session:
         result = session.execute(
             RESOURCE.update()
-            .where(
-                RESOURCE.c.id == record_id, RESOURCE.c.engine_id == engine_id
-            )
+            .where(RESOURCE.c.id == record_id, _held_by(owner))
             .values(**values)
         )
         if result.rowcount != 1:
@@ -384,19 +411,13 @@ def resource_progress(record_id, engine_id, values, events=()):
 
 @_retry
 def resource_finish(
-    record_id,
-    atomic_key,
-    engine_id,
-    values,
-    events,
-    traversal,
-    phase,
-    successors,
+    record_id, atomic_key, owner, values, events, traversal, phase, successors
 ):
     """Finish a node in one transaction.
 
-    Writes ``values`` to the record (releasing the lock held by
-    ``engine_id``, or guarding on ``atomic_key`` when it was never locked),
+    Writes ``values`` to the record (releasing the lock held by ``owner``
+    = (engine_id, epoch), or guarding on ``atomic_key`` when it was never
+    locked: ``owner`` None),
     inserts ``events`` and decrements the sync points of ``successors``
     (entity ids in ``phase``; an empty list means the phase's join).
 
@@ -404,12 +425,14 @@ def resource_finish(
         traversal's sync points are gone.
     :raises ConcurrentTransaction: if the lock or atomic_key was lost.
     """
-    update = statements.record_finish(values, locked=bool(engine_id))
+    update = statements.record_finish(values, locked=bool(owner))
+    engine_id, epoch = owner or (None, None)
     params = dict(
         values,
         _rid=record_id,
         _now=models.utcnow(),
         _engine=engine_id,
+        _epoch=epoch,
         _key=atomic_key,
     )
     with transaction() as session:
@@ -430,19 +453,18 @@ def resource_finish(
 
 
 @_retry
-def resource_release(record_id, engine_id, values, events=()):
+def resource_release(record_id, owner, values, events=()):
     """Release a lock without finishing the node (failure, abort).
 
-    :returns: False (and writes no event) if this engine held no lock.
+    :returns: False (and writes no event) if ``owner`` held no lock.
     """
     with transaction() as session:
         result = session.execute(
             RESOURCE.update()
-            .where(
-                RESOURCE.c.id == record_id, RESOURCE.c.engine_id == engine_id
-            )
+            .where(RESOURCE.c.id == record_id, _held_by(owner))
             .values(
                 engine_id=None,
+                lock_epoch=None,
                 lock_traversal=None,
                 atomic_key=RESOURCE.c.atomic_key + 1,
                 updated_at=models.utcnow(),
@@ -457,19 +479,19 @@ def resource_release(record_id, engine_id, values, events=()):
 
 @_retry
 def resource_replace(
-    stack_id, traversal, old, engine_id, new_values, old_values=None
+    stack_id, traversal, old, owner, new_values, old_values=None
 ):
     """Create a replacement version of record ``old`` for ``traversal``.
 
     Guarded by the traversal (so a superseded worker cannot create one)
-    and by the old record's lock (``engine_id``) or atomic_key.
+    and by the old record's lock (``owner``) or atomic_key.
 
     :returns: the new record, or None if the traversal or the old record
         changed meanwhile.
     """
     guard = (
-        RESOURCE.c.engine_id == engine_id
-        if engine_id
+        _held_by(owner)
+        if owner
         else sa.and_(
             RESOURCE.c.engine_id.is_(None),
             RESOURCE.c.atomic_key == old["atomic_key"],
@@ -499,6 +521,7 @@ def resource_replace(
                 role="replaced",
                 replaced_by=new_id,
                 engine_id=None,
+                lock_epoch=None,
                 lock_traversal=None,
                 atomic_key=RESOURCE.c.atomic_key + 1,
                 updated_at=now,
@@ -581,6 +604,28 @@ def resources_locked_by(engine_id):
         return [_row(r) for r in rows]
 
 
+def locks_to_recover(engine_id):
+    """Locks to look at in one query: those ``engine_id`` holds (in any
+    epoch) and those whose holder is no live engine life -- claimed as
+    dead, stopped, or an engine restarted since under a newer epoch.
+
+    :returns: records, each with ``holder_live`` (False for the latter).
+    """
+    live = sa.exists().where(
+        SERVICE.c.engine_id == RESOURCE.c.engine_id,
+        SERVICE.c.epoch == RESOURCE.c.lock_epoch,
+        SERVICE.c.deleted_at.is_(None),
+    )
+    with transaction(writer=False) as session:
+        rows = session.execute(
+            sa.select(RESOURCE, live.label("holder_live")).where(
+                RESOURCE.c.engine_id.is_not(None),
+                sa.or_(RESOURCE.c.engine_id == engine_id, sa.not_(live)),
+            )
+        )
+        return [_row(r) for r in rows]
+
+
 @_retry
 def resource_steal(record_id, dead_engine_id, atomic_key, values, events=()):
     """Take a lock away from a dead engine (or an orphaned action) if it is
@@ -595,6 +640,7 @@ def resource_steal(record_id, dead_engine_id, atomic_key, values, events=()):
             )
             .values(
                 engine_id=None,
+                lock_epoch=None,
                 lock_traversal=None,
                 atomic_key=RESOURCE.c.atomic_key + 1,
                 updated_at=models.utcnow(),
@@ -714,3 +760,27 @@ def stacks_in_progress():
             )
         )
         return [_row(r) for r in rows]
+
+
+def progress_marks(stack_ids):
+    """What moves when a traversal makes progress, per stack, in one
+    query per 500 stacks: every record write bumps its ``atomic_key``, a
+    replacement adds a record, and held locks say an action runs.
+
+    :returns: {stack_id: (records, sum of atomic_key, locked records)}.
+    """
+    result = {}
+    with transaction(writer=False) as session:
+        for chunk in _chunks(stack_ids):
+            rows = session.execute(
+                sa.select(
+                    RESOURCE.c.stack_id,
+                    sa.func.count(),
+                    sa.func.sum(RESOURCE.c.atomic_key),
+                    sa.func.count(RESOURCE.c.engine_id),
+                )
+                .where(RESOURCE.c.stack_id.in_(chunk))
+                .group_by(RESOURCE.c.stack_id)
+            )
+            result.update({r[0]: (r[1], int(r[2] or 0), r[3]) for r in rows})
+    return result

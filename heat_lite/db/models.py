@@ -4,7 +4,9 @@ sync points and engine services.
 A resource name may have several rows in ``resource``: one per *version*.
 ``role`` says what the version is for (``current``, ``replaced`` or
 ``pending-delete``); ``engine_id`` + ``atomic_key`` are the optimistic lock
-that lets exactly one worker act on a record at a time. Timestamps use
+that lets exactly one worker act on a record at a time, and ``lock_epoch``
+fences it: a lock is only good while its engine's service row is live with
+that ``epoch``. Timestamps use
 microsecond precision on every backend so events sort in the order they
 happened.
 """
@@ -126,6 +128,8 @@ class Resource(BASE):
     replaces = sa.Column(sa.Integer, nullable=True)
     replaced_by = sa.Column(sa.Integer, nullable=True)
     engine_id = sa.Column(sa.String(36), nullable=True)
+    # The epoch of the holder's service row when it took the lock.
+    lock_epoch = sa.Column(sa.Integer, nullable=True)
     lock_traversal = sa.Column(sa.String(36), nullable=True)
     # A breakpoint this version waits on: "<hook> <traversal> pending" until
     # a signal turns it into "... cleared".
@@ -201,7 +205,13 @@ class Traversal(BASE):
 
 
 class Service(BASE):
-    """An engine process; ``updated_at`` is its heartbeat."""
+    """An engine process; ``updated_at`` is its heartbeat.
+
+    ``engine_id`` is stable across restarts of one host's process (see
+    ``engine.fencing``); ``epoch`` grows each time it registers, so locks
+    taken by an earlier life (or by a zombie that was claimed) are
+    recognised and refused.
+    """
 
     __tablename__ = "service"
 
@@ -213,6 +223,9 @@ class Service(BASE):
     topic = sa.Column(sa.String(255), nullable=False)
     pid = sa.Column(sa.Integer, nullable=False)
     report_interval = sa.Column(sa.Float, nullable=False)
+    epoch = sa.Column(
+        sa.Integer, nullable=False, default=1, server_default="1"
+    )
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
     updated_at = sa.Column(DateTime, nullable=False, default=utcnow)
     deleted_at = sa.Column(DateTime, nullable=True)

@@ -115,6 +115,8 @@ class DatabaseUnreachable(Exception):
 
 def sqlite_path():
     """The file of ``[database] connection`` if it is an SQLite file."""
+    if not CONF.database.connection:
+        return None
     url = sa.engine.make_url(CONF.database.connection)
     if url.get_backend_name() != "sqlite" or url.database in (
         None,

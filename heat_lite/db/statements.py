@@ -83,15 +83,18 @@ def converged_select():
 def record_finish(columns, locked):
     """UPDATE that writes ``columns`` and releases the record.
 
-    Guarded by the lock holder (``_engine``) when ``locked``, else by
-    ``_key`` (the atomic_key seen, record unlocked); parameters ``_rid``,
-    ``_now`` and one per column.
+    Guarded by the lock holder (``_engine`` in epoch ``_epoch``) when
+    ``locked``, else by ``_key`` (the atomic_key seen, record unlocked);
+    parameters ``_rid``, ``_now`` and one per column.
     """
     columns = tuple(sorted(columns))
 
     def build():
         guard = (
-            RESOURCE.c.engine_id == sa.bindparam("_engine")
+            sa.and_(
+                RESOURCE.c.engine_id == sa.bindparam("_engine"),
+                RESOURCE.c.lock_epoch == sa.bindparam("_epoch"),
+            )
             if locked
             else sa.and_(
                 RESOURCE.c.engine_id.is_(None),
@@ -103,6 +106,7 @@ def record_finish(columns, locked):
             .where(RESOURCE.c.id == sa.bindparam("_rid"), guard)
             .values(
                 engine_id=None,
+                lock_epoch=None,
                 lock_traversal=None,
                 atomic_key=RESOURCE.c.atomic_key + 1,
                 updated_at=sa.bindparam("_now"),

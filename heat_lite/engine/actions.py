@@ -20,6 +20,19 @@ from heat_lite.resources import base
 LOG = logging.getLogger(__name__)
 
 EXTERNAL_ID = "external_id"
+# The reason a record gets when its engine went down (or stopped) during
+# an action and another engine took the lock over: the outcome of that
+# action is unknown.
+WENT_DOWN = "Engine went down during resource %s"
+
+
+def interrupted_create(record):
+    """True if the record's create was cut short by a takeover."""
+    return (
+        record["action"] == "CREATE"
+        and record["status"] == "FAILED"
+        and record["status_reason"] == WENT_DOWN % "CREATE"
+    )
 
 
 @dataclasses.dataclass
@@ -39,12 +52,30 @@ class Job:
     post_hook_done: bool = False
     # False for an instant action run without taking the lock first.
     locked: bool = True
+    # The engine's fencing generation when the job started; a job of an
+    # older one (the engine was claimed, or is stopping) stops.
+    generation: int = 0
     values: dict = dataclasses.field(default_factory=dict)
 
 
 class ActionRunner:
-    """Actions and locks; needs ``engine_id``, ``stacks``, ``graphs``,
+    """Actions and locks; needs ``fence``, ``stacks``, ``graphs``,
     ``scheduler`` and ``_active`` from the runner."""
+
+    def _may_act(self):
+        """Whether this engine may start an action now: it is not fenced,
+        its lease is fresh and it is not stopping."""
+        return self.fence.lease_valid() and not getattr(
+            self.scheduler, "draining", False
+        )
+
+    def _stale(self, job):
+        """True (and the job dropped) if the job belongs to an older
+        fencing generation: leave its lock to the takeover."""
+        if job.generation == self.fence.generation:
+            return False
+        self._unlocked(job.record["id"])
+        return True
 
     # Running and polling actions -----------------------------------------
     def _start(self, job, handle, on_replace=None):
@@ -53,12 +84,19 @@ class ActionRunner:
         :param on_replace: what to do if the handler raises UpdateReplace.
         """
         record_id = job.record["id"]
+        job.generation = self.fence.generation
+        if job.locked and not self._may_act():
+            # Fenced, lease run out or stopping since the lock was taken:
+            # start nothing; the lock goes to a takeover.
+            self._unlocked(record_id)
+            return []
+        owner = self.fence.owner
         notify.resource_event(job.record, job.action, "start")
         job.plugin.lookup_resource_data = functools.partial(
             db_api.resource_data_by_name, job.record["stack_id"]
         )
         job.plugin.on_resource_id = lambda physical_id: conv.resource_progress(
-            record_id, self.engine_id, {"physical_resource_id": physical_id}
+            record_id, owner, {"physical_resource_id": physical_id}
         )
         try:
             if job.plugin.needs_caller_token:
@@ -105,6 +143,8 @@ class ActionRunner:
         return self._finish_job(job)
 
     def _poll(self, job):
+        if self._stale(job):
+            return []
         delay = job.plugin.default_poll_interval
         try:
             done = job.check(job.cookie) if job.check else True
@@ -155,7 +195,7 @@ class ActionRunner:
         )
         conv.resource_progress(
             job.record["id"],
-            self.engine_id,
+            self.fence.owner,
             {
                 "physical_resource_id": plugin.resource_id,
                 "rsrc_data": json.dumps(plugin.data()),
@@ -199,6 +239,8 @@ class ActionRunner:
         return self._finish_job(job)
 
     def _after_post_hook(self, job, hook):
+        if self._stale(job):
+            return []
         if hooks.cleared(
             job.record["id"], hook, job.traversal
         ) or self._abandoned(job):
@@ -233,7 +275,7 @@ class ActionRunner:
         )
         events.append(self._event(job, "COMPLETE", "state changed"))
         guard = (
-            (None, self.engine_id)
+            (None, self.fence.owner)
             if job.locked
             else (job.record["atomic_key"], None)
         )
@@ -283,7 +325,7 @@ class ActionRunner:
         events.append(self._event(job, "FAILED", reason))
         released = conv.resource_release(
             job.record["id"],
-            self.engine_id,
+            self.fence.owner,
             {
                 "action": job.action,
                 "status": "FAILED",
@@ -324,12 +366,14 @@ class ActionRunner:
         return self._job_failed(job, exc)
 
     def _lock(self, record, traversal, action, extra=None):
+        if not self._may_act():
+            return False
         with self._active_lock:
             self._active.add(record["id"])
         locked = conv.resource_lock(
             record["id"],
             record["atomic_key"],
-            self.engine_id,
+            self.fence.owner,
             traversal,
             dict(
                 {

@@ -20,6 +20,7 @@ from heat_lite.db import models
 from heat_lite.engine import actions, adopt, cleanup, definitions, failures
 from heat_lite.engine.planner import BARRIER, STACK, UPDATE
 from heat_lite.engine.template import registry as type_registry
+from heat_lite.resources import base
 
 LOG = logging.getLogger(__name__)
 
@@ -30,10 +31,12 @@ class NodeRunner(
     adopt.AdoptAction,
     failures.NodeFailures,
 ):
-    """Executes nodes for one engine process (``engine_id``)."""
+    """Executes nodes for one engine process; ``fence`` (see
+    ``engine.fencing``) gives the lock owner and says whether it may act.
+    """
 
-    def __init__(self, engine_id, stacks, graphs, scheduler):
-        self.engine_id = engine_id
+    def __init__(self, fence, stacks, graphs, scheduler):
+        self.fence = fence
         self.stacks = stacks
         self.graphs = graphs
         self.scheduler = scheduler
@@ -45,6 +48,12 @@ class NodeRunner(
         """Ids of records whose lock an action of this process holds."""
         with self._active_lock:
             return set(self._active)
+
+    def drop_all(self):
+        """Forget every action in flight (the engine was fenced or stops):
+        their locks are left to the takeover."""
+        with self._active_lock:
+            self._active.clear()
 
     # Entry point ---------------------------------------------------------
     def run(self, stack_id, traversal, entity, phase):
@@ -148,6 +157,14 @@ class NodeRunner(
                 values,
                 policy,
                 external_id=defn.external_id,
+            )
+        if (
+            actions.interrupted_create(record)
+            and defn.external_id is None
+            and cls.find_created is not base.Resource.find_created
+        ):
+            return self._resume_create(
+                record, node, traversal, cls, props, values, policy
             )
         return self._decide(
             record, node, traversal, cls, props, values, bound, defn
@@ -319,6 +336,54 @@ class NodeRunner(
             )
         return self._start(job, plugin.handle_create)
 
+    def _resume_create(
+        self, record, node, traversal, cls, props, values, policy
+    ):
+        """A create whose engine went down (the outcome is unknown): under
+        the lock, ask the plugin what that create made (``find_created``)
+        and wait for it, or create it if it made nothing."""
+        if not self._lock(
+            record,
+            traversal,
+            "CREATE",
+            {
+                "type": values["type"],
+                "properties_data": values["properties_data"],
+            },
+        ):
+            return []
+        plugin = self._plugin(cls, record, props)
+        plugin.update_policy = policy or {}
+        job = actions.Job(
+            record,
+            node,
+            UPDATE,
+            traversal,
+            "CREATE",
+            plugin,
+            started=models.utcnow(),
+            values=values,
+            check=getattr(plugin, "check_create_complete", None),
+        )
+
+        def find_or_create():
+            cookie = plugin.find_created()
+            if cookie is None:
+                LOG.info(
+                    "Resource %s: the interrupted create made nothing;"
+                    " creating it",
+                    record["name"],
+                )
+                return plugin.handle_create()
+            LOG.info(
+                "Resource %s: the interrupted create made %s; resuming",
+                record["name"],
+                plugin.resource_id,
+            )
+            return cookie
+
+        return self._start(job, find_or_create)
+
     def _update_in_place(
         self, record, node, traversal, plugin, props, diff, values
     ):
@@ -374,7 +439,7 @@ class NodeRunner(
             if "replace" in getattr(plugin, "restricted", ()):
                 conv.resource_release(
                     record["id"],
-                    self.engine_id,
+                    self.fence.owner,
                     {
                         "action": record["action"],
                         "status": record["status"],
@@ -417,7 +482,7 @@ class NodeRunner(
             record["stack_id"],
             traversal,
             record,
-            self.engine_id if locked else None,
+            self.fence.owner if locked else None,
             {
                 "uuid": _uuid(),
                 "stack_id": record["stack_id"],
@@ -436,7 +501,7 @@ class NodeRunner(
             self._unlocked(record["id"])
         if new is None:
             if locked:
-                conv.resource_release(record["id"], self.engine_id, restore)
+                conv.resource_release(record["id"], self.fence.owner, restore)
             return self.retrigger(record["id"])
         new = dict(
             new,

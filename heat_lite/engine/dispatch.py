@@ -81,6 +81,9 @@ class Dispatcher:
         self.scheduler = scheduler
         self.runner = None
         self.casts = 0
+        # Set when the engine stops: every node is cast to the other
+        # engines instead of run here.
+        self.draining = False
 
     def cast(self, nodes):
         """Send nodes [(stack_id, traversal, entity, phase)] to workers."""
@@ -99,6 +102,9 @@ class Dispatcher:
     def drive(self, nodes):
         """Run the first node here (and what it makes ready), cast the rest."""
         nodes = list(nodes)
+        if self.draining:
+            self.cast(nodes)
+            return
         while nodes:
             first, rest = nodes[0], nodes[1:]
             if rest:

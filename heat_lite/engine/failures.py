@@ -36,7 +36,7 @@ def log_unexpected(exc, what):
 
 
 class NodeFailures:
-    """Needs ``engine_id``, ``stacks``, ``_lock`` and ``_unlocked``."""
+    """Needs ``fence``, ``stacks``, ``_lock`` and ``_unlocked``."""
 
     def fail_node(self, stack_id, traversal, entity, phase, exc, logged=False):
         """Fail node (entity, phase) of ``traversal`` because of ``exc``.
@@ -64,7 +64,12 @@ class NodeFailures:
         if record["engine_id"] is None:
             if not self._lock(record, traversal, action):
                 return []
-        elif record["engine_id"] != self.engine_id:
+        elif (
+            record["engine_id"],
+            record["lock_epoch"],
+        ) != self.fence.owner or record["lock_traversal"] != traversal:
+            # Another engine's action, or an older action of ours that
+            # still runs: that action decides.
             return []
         reason = reason_for(exc, record["name"])
         event = db_api.event_values(
@@ -78,7 +83,7 @@ class NodeFailures:
         )
         released = conv.resource_release(
             record["id"],
-            self.engine_id,
+            self.fence.owner,
             {"action": action, "status": "FAILED", "status_reason": reason},
             [event],
         )

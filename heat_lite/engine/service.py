@@ -373,16 +373,31 @@ class EngineService(
     def stack_cancel_update(
         self, ctxt, stack_identity, cancel_with_rollback=True
     ):
-        stack = self._stack(ctxt, stack_identity, live=True)
-        allowed = ("UPDATE",) if cancel_with_rollback else ("UPDATE", "CREATE")
-        if stack["status"] != "IN_PROGRESS" or stack["action"] not in allowed:
-            raise exception.NotSupported(
-                feature="Cancelling update when stack is %s_%s"
-                % (stack["action"], stack["status"])
+        # A cancel that loses its race to another operation (a delete)
+        # looks again, and gets the answer that operation's state gives.
+        for _ in range(3):
+            stack = self._stack(ctxt, stack_identity, live=True)
+            allowed = (
+                ("UPDATE",) if cancel_with_rollback else ("UPDATE", "CREATE")
             )
+            if (
+                stack["status"] != "IN_PROGRESS"
+                or stack["action"] not in allowed
+            ):
+                raise exception.NotSupported(
+                    feature="Cancelling update when stack is %s_%s"
+                    % (stack["action"], stack["status"])
+                )
+            if self._cancel(ctxt, stack, cancel_with_rollback):
+                return
+        raise exception.ConcurrentTransaction(what="stack %s" % stack["id"])
+
+    def _cancel(self, ctxt, stack, cancel_with_rollback):
+        """Stop the running operation; False if a newer one replaced it
+        meanwhile."""
         reason = "Stack %s cancelled" % stack["action"]
         if cancel_with_rollback:
-            self.ops.rollback(
+            started = self.ops.rollback(
                 stack,
                 events=[
                     stacks.stack_event(
@@ -391,8 +406,8 @@ class EngineService(
                 ],
                 caller_token=caller.keep(ctxt),
             )
-        else:
-            self.ops.cancel(stack, reason)
+            return started is not None
+        return self.ops.cancel(stack, reason)
 
     @_expected
     def stack_action(self, ctxt, stack_identity, action):

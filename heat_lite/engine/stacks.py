@@ -310,8 +310,23 @@ class StackOps:
         failed = stack_event(stack, action, "FAILED", reason)
         notify.stack_event(stack, action, "error", reason=reason)
         if not stack["disable_rollback"] and action in ("CREATE", "UPDATE"):
-            self.rollback(stack, events=[failed])
-            return
+            try:
+                self.rollback(stack, events=[failed])
+                return
+            except Exception as exc:  # noqa: BLE001 - fail it, visibly
+                # Whatever breaks the rollback must not keep the stack
+                # IN_PROGRESS (and the watchdog re-failing it each tick).
+                LOG.error(
+                    "Rollback of stack %s could not start",
+                    stack["id"],
+                    exc_info=exc,
+                )
+                reason = "%s; rollback could not start: %s: %s" % (
+                    reason,
+                    type(exc).__name__,
+                    exc,
+                )
+                failed = stack_event(stack, action, "FAILED", reason)
         values = {
             "status": "FAILED",
             "status_reason": reason,

@@ -23,6 +23,19 @@ stack is adopted from abandon data: the engine has already set
 is that entry: ``resource_id``, ``resource_data`` and, for a nested
 stack, ``resources``). The default only insists on a physical ID; a
 plugin may override it to check that the resource really exists.
+
+``find_created()`` answers "did the interrupted create make anything?"
+when the engine that ran a create went down (or was fenced) and another
+engine took the record over: the outcome is unknown. It runs under the
+record's lock with ``resource_id`` as far as it was stored (None if the
+create died before) and the same ``physical_resource_name()`` as the
+first attempt. It looks the resource up -- by physical ID, else by the
+name or tag it was created with -- and either returns None (nothing
+exists: the engine calls ``handle_create``) or sets ``resource_id`` to
+what it found and returns a cookie for ``check_create_complete`` (the
+engine waits for it as if ``handle_create`` had returned it). A plugin
+that does not override it keeps the old behaviour: the record counts as
+a failed create and is replaced by a new one.
 """
 
 from heat_lite.common import exception
@@ -184,6 +197,14 @@ class Resource:
         docstring). Fails, as Heat does, without a physical ID."""
         if not self.resource_id:
             raise AdoptFailed("Resource ID was not provided.")
+
+    def find_created(self):
+        """What an interrupted create made (see the module docstring):
+        None, or a cookie for ``check_create_complete``.
+
+        :raises NotImplementedError: the plugin cannot tell (the default).
+        """
+        raise NotImplementedError
 
     # Replacement decisions -----------------------------------------------
     def needs_replace_failed(self, failed_action):

@@ -192,6 +192,30 @@ class TestResource(base.Resource):
                     "Test Resource %s does not exist" % self.resource_id
                 )
 
+    def find_created(self):
+        """After a takeover: with a ledger, the physical ID an interrupted
+        create wrote there (its stored ID, else one named after this
+        record) and has not deleted; without one, the stored ID."""
+        path = CONF.engine.test_resource_ledger
+        if path:
+            created, deleted = read_ledger(path)
+            live = created - deleted
+            prefix = self.physical_resource_name() + "-"
+            found = (
+                self.resource_id
+                if self.resource_id in live
+                else next(
+                    (i for i in sorted(live) if i.startswith(prefix)), None
+                )
+            )
+        else:
+            found = self.resource_id
+        if found is None:
+            return None
+        self.resource_id_set(found)
+        self.data_set("value", self.properties.get("value"))
+        return {"start": time.time(), "wait": 0, "action": "create"}
+
     def handle_delete(self):
         self._poisoned("handle_delete")
         return self._cookie("delete")

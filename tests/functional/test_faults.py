@@ -40,12 +40,33 @@ def _poisoned(value, poison, **props):
 
 
 def _tracebacks(deployment, line):
-    """How many logged tracebacks end with ``line``."""
+    """How many logged tracebacks end with the exception line ``line``.
+
+    A traceback starts at "Traceback (most recent call last):"; oslo.log
+    may put the same prefix (time, pid, level, logger) before each of its
+    lines; its last line is the first one, prefix removed, that is not
+    indented.
+    """
     count = 0
     for key in deployment.procs:
         path = os.path.join(deployment.workdir, "%s.log" % key)
         with open(path, errors="replace") as f:
-            count += sum(1 for text in f if text.rstrip("\n") == line)
+            count += _count_tracebacks(f.read().splitlines(), line)
+    return count
+
+
+def _count_tracebacks(lines, wanted):
+    count, prefix = 0, None
+    for text in lines:
+        if prefix is None:
+            if text.endswith("Traceback (most recent call last):"):
+                prefix = text[: -len("Traceback (most recent call last):")]
+            continue
+        rest = text[len(prefix) :] if text.startswith(prefix) else text
+        if rest.startswith(" "):
+            continue
+        count += rest == wanted
+        prefix = None
     return count
 
 

@@ -46,9 +46,15 @@ def engine(tmp_path_factory):
     CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
     CONF.set_override("heartbeat_interval", 0.2, group="engine")
     CONF.set_override("stall_timeout", 1.0, group="engine")
+    CONF.set_override("engine_life_check_timeout", 3.0, group="engine")
     migration.upgrade()
     proc = process.EngineProcess(binary="test")
     proc.start()
+    # The watchdog's first pass re-drives every stack at once (a fresh
+    # engine may follow one that stopped): let it pass before the tests.
+    deadline = time.time() + 10
+    while proc.watchdog.passes == 0 and time.time() < deadline:
+        time.sleep(0.05)
     yield proc
     proc.stop()
 

@@ -58,7 +58,23 @@ class LoadBug(base.Resource):
         self.data_set("armed", True)
 
 
-TYPES = {"Test::PollBug": PollBug, "Test::LoadBug": LoadBug}
+class PropsBug(base.Resource):
+    """Its own property validation breaks on a value from a function."""
+
+    properties_schema = None
+
+    @classmethod
+    def validate_properties(cls, values, path, unresolved=()):
+        if not unresolved and values.get("x") == "boom":
+            raise KeyError("x")
+        return dict(values)
+
+
+TYPES = {
+    "Test::PollBug": PollBug,
+    "Test::LoadBug": LoadBug,
+    "Test::PropsBug": PropsBug,
+}
 OVERRIDES = {
     "heartbeat_interval": 0.2,
     "stall_timeout": 1.0,
@@ -113,8 +129,9 @@ def engine(tmp_path_factory):
 CTXT = context.RequestContext(project_id="p", user_id="u")
 
 
-def _create(svc, resources, env=None, prefix="s-"):
+def _create(svc, resources, env=None, prefix="s-", **sections):
     tmpl = {"heat_template_version": "2018-08-31", "resources": resources}
+    tmpl.update(sections)
     return svc.create_stack(
         CTXT, prefix + uuid.uuid4().hex[:8], tmpl, {}, {}, env, None, {}
     )
@@ -161,6 +178,25 @@ def test_an_error_in_a_poll_callback_fails_the_resource(engine):
     assert "TypeError" in record["status_reason"]
     assert record["engine_id"] is None
     assert _failed_events(ident["stack_id"], "p")
+
+
+def test_an_error_resolving_properties_fails_the_resource(engine):
+    svc, _ = engine
+    ident = _create(
+        svc,
+        {
+            "b": {
+                "type": "Test::PropsBug",
+                "properties": {"x": {"get_param": "p"}},
+            }
+        },
+        parameters={"p": {"type": "string", "default": "boom"}},
+    )
+    stack = _wait(ident["stack_id"], "CREATE_FAILED", timeout=10)
+    assert "KeyError: resources.b: 'x'" in stack["status_reason"]
+    record = _record(ident["stack_id"], "b")
+    assert (record["action"], record["status"]) == ("CREATE", "FAILED")
+    assert _failed_events(ident["stack_id"], "b")
 
 
 def test_an_error_building_a_cleanup_node_fails_the_delete(engine):

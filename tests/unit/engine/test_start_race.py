@@ -15,10 +15,10 @@ import uuid
 import pytest
 
 from heat_lite import conf
-from heat_lite.common import exception
+from heat_lite.common import context, exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine import planner, stacks
+from heat_lite.engine import planner, service, stacks
 from tests.unit import databases
 
 CONF = conf.CONF
@@ -230,3 +230,26 @@ def test_the_write_itself_refuses_a_refused_action(database):
         == deleting["current_traversal"]
     )
     _begin(deleting)  # without the rule the same write goes through
+
+
+def test_cancel_that_loses_to_a_delete_is_refused(database):
+    stack = _complete_stack()
+    _update(stacks.StackOps(RecordingDispatcher()), stack)
+    canceller = PausingOps()
+    endpoint = service.EngineService(canceller)
+    ctxt = context.RequestContext(project_id="p", user_id="u")
+    ident = {"stack_id": stack["id"], "stack_name": stack["name"]}
+    cancel = Racer(lambda: endpoint.stack_cancel_update(ctxt, ident))
+    cancel.start()
+    assert canceller.reached.wait(30)
+    _delete(
+        stacks.StackOps(RecordingDispatcher()), db_api.stack_get(stack["id"])
+    )
+    canceller.go.set()
+    _, error = cancel.outcome()
+    error = error.exc_info[1]  # the endpoint marks it an expected error
+    # A rollback that lost to the delete does not pretend it was done.
+    assert isinstance(error, exception.NotSupported), error
+    assert "Cancelling update when stack is DELETE_IN_PROGRESS" in str(error)
+    after = db_api.stack_get(stack["id"])
+    assert (after["action"], after["status"]) == ("DELETE", "IN_PROGRESS")
