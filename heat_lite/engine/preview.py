@@ -203,7 +203,9 @@ def _same_class(old, new):
 
 def kind(old_bound, defn, record, cls, props, scope):
     """One of CHANGE_KINDS for a resource present before and after."""
-    if record["action"] in ("INIT", "DELETE") or record["type"] != defn.type:
+    if record["action"] in ("INIT", "DELETE"):
+        return "replaced"
+    if not definitions.keeps_kind(record, defn.type, cls):
         return "replaced"
     plugin = definitions.plugin_for(record)
     if not _same_class(type(plugin), cls):
