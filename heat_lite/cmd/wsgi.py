@@ -10,6 +10,7 @@ import ipaddress
 import json
 import logging
 import queue
+import resource
 import socket
 
 from cheroot import server as cheroot_server
@@ -100,16 +101,23 @@ class Server(wsgi.Server):
         self.gate = wsgi_gate.Gate(
             self._to_worker,
             CONF.api.client_socket_timeout,
-            CONF.api.max_waiting_connections,
+            min(CONF.api.max_waiting_connections, _descriptors_to_spare()),
         )
 
     def process_conn(self, conn):
         """Called by cheroot's selector thread for a new connection or a
-        readable kept-alive one."""
-        if self.ssl_adapter is None and not conn.rfile.has_data():
-            self.gate.offer(conn)
-        else:
+        readable kept-alive one: a request already there goes to a worker
+        at once, any other waits in the gate."""
+        if self.ssl_adapter is not None or conn.rfile.has_data():
             self._to_worker(conn)
+            return
+        state = wsgi_gate.state_now(conn.socket)
+        if state == wsgi_gate.READY:
+            self._to_worker(conn)
+        elif state == wsgi_gate.CLOSED:
+            conn.close()
+        else:
+            self.gate.offer(conn)
 
     def _to_worker(self, conn):
         try:
@@ -121,6 +129,16 @@ class Server(wsgi.Server):
         if self.gate is not None:
             self.gate.stop()
         super().stop()
+
+
+def _descriptors_to_spare():
+    """Waiting connections the process's file limit leaves room for: past
+    it, accept() would fail and the API stop taking anyone."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return CONF.api.max_waiting_connections
+    reserved = CONF.api.threads + CONF.api.max_queued_requests + 128
+    return max(16, soft - reserved)
 
 
 def _refuse(conn):

@@ -17,6 +17,7 @@ import collections
 import heapq
 import logging
 import re
+import select
 import selectors
 import socket
 import threading
@@ -53,6 +54,17 @@ def request_state(data):
     length = _LENGTH_RE.search(head)
     needed = int(length.group(1)) if length else 0
     return READY if len(data) - end >= needed else WAIT
+
+
+def state_now(sock):
+    """The request state of ``sock`` without waiting (WAIT when nothing
+    has arrived yet): lets the common case skip the gate's thread."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    if not poller.poll(0):
+        return WAIT
+    data = _peek(sock)
+    return WAIT if data is None else request_state(data)
 
 
 def _peek(sock):
@@ -124,7 +136,7 @@ class Gate:
                 if key.fileobj is self._wake_r:
                     self._drain_wakeups()
                 else:
-                    self._check(key.fd, readable=True)
+                    self._check(key.fd)
             self._take_incoming()
             self._run_rechecks()
             self._expire()
@@ -178,12 +190,12 @@ class Gate:
         except (KeyError, ValueError, OSError):
             pass
 
-    def _check(self, fd, readable):
+    def _check(self, fd):
         entry = self._waiting.get(fd)
         if entry is None:
             self._unwatch(fd)
             return
-        data = _peek(entry.conn.socket) if readable else None
+        data = _peek(entry.conn.socket)
         if data is None:
             return
         state = request_state(data)

@@ -60,14 +60,27 @@ class _Loader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
     def construct_mapping(self, node, deep=False):
-        mapping = super().construct_mapping(node, deep=deep)
-        if all(isinstance(k, str) for k in mapping):
-            return mapping
-        return {_key(k): v for k, v in mapping.items()}
-
-
-def _key(key):
-    return key if isinstance(key, str) else json.dumps(key)
+        """A dict whose keys are strings, as after a JSON round trip
+        (``1: a`` and ``true: b`` are two keys, not one)."""
+        if not isinstance(node, yaml.MappingNode):
+            raise yaml.constructor.ConstructorError(
+                None, None, "expected a mapping", node.start_mark
+            )
+        self.flatten_mapping(node)
+        mapping = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    "found a key that is not a scalar",
+                    key_node.start_mark,
+                )
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str):
+                key = json.dumps(key)
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
 
 
 _Loader.yaml_constructors = {

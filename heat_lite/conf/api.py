@@ -71,7 +71,8 @@ opts = [
         min=1,
         max=1000000,
         help="Connections that may wait for their request to arrive in "
-        "full; past that the oldest is closed.",
+        "full; past that the oldest is closed. Lowered at start to what "
+        "the process's open-files limit leaves room for.",
     ),
     cfg.IntOpt(
         "rpc_timeout",

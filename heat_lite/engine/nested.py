@@ -16,7 +16,7 @@ from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine import definitions, validation
+from heat_lite.engine import definitions, limits, validation
 from heat_lite.engine.template import registry as type_registry
 
 CONF = conf.CONF
@@ -113,7 +113,8 @@ class NestedStacks:
         name = "%s-%s-%s" % (parent["name"], resource_name, _short_id())
         info = {"name": name, "id": stack_id, "project_id": parent["tenant"]}
         env = validation.environment(env, None)
-        bound = validation.bind(template, env, files, info)
+        bound = validation.bind(template, env, files, info, depth)
+        limits.check_child(parent, bound)
         stack = db_api.stack_create(
             {
                 "id": stack_id,
@@ -155,7 +156,11 @@ class NestedStacks:
         )
         env = validation.environment(env, None)
         bound = validation.bind(
-            template, env, files, definitions.stack_info(stack)
+            template,
+            env,
+            files,
+            definitions.stack_info(stack),
+            stack["nested_depth"],
         )
         self.ops.start(
             stack, "UPDATE", bound, new_template=(template, env, files)

@@ -5,7 +5,7 @@ import re
 
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.engine import definitions
+from heat_lite.engine import definitions, limits
 from heat_lite.engine.template import environment as env_mod
 from heat_lite.engine.template import functions, hot
 from heat_lite.engine.template import merge as env_merge
@@ -62,10 +62,12 @@ def environment(env, params, environment_files=None, files=None):
     return env
 
 
-def bind(template, env, files, stack_info):
+def bind(template, env, files, stack_info, depth=0):
     """Parse, bind and check a template the way create and update need.
 
-    :raises: typed 400 errors naming the template path.
+    :param depth: the stack's nesting depth (0 for a top-level stack).
+    :raises: typed 400 errors naming the template path; RequestLimitExceeded
+        when the stack's tree would pass ``max_resources_per_stack``.
     """
     if not isinstance(template, dict):
         raise exception.InvalidTemplateVersion(
@@ -73,11 +75,6 @@ def bind(template, env, files, stack_info):
         )
     check_template_size(template)
     bound = definitions.bind(template, env, files or {}, stack_info)
-    limit = CONF.max_resources_per_stack
-    if limit != -1 and len(bound.resources) > limit:
-        raise exception.RequestLimitExceeded(
-            message="Maximum resources per stack exceeded."
-        )
     classes = {}
     for name, defn in bound.resources.items():
         try:
@@ -89,6 +86,7 @@ def bind(template, env, files, stack_info):
                 path="resources.%s" % name,
                 msg="The Resource Type (%s) could not be found." % defn.type,
             ) from None
+    limits.tree_size(bound, depth)
     _check_duplicate_names(bound)
     for name, defn in bound.resources.items():
         _check_literal_properties(bound, defn, classes[name])

@@ -6,6 +6,8 @@ import copy
 import json
 import time
 
+from heat_lite import conf
+from heat_lite.common import exception
 from heat_lite.resources import (
     base,
     constraints,
@@ -145,6 +147,13 @@ class ResourceGroup(_Members):
     def member_names(self):
         removed = set(self.data().get("removed", []))
         count = self.properties.get("count") or 0
+        limit = conf.CONF.max_resources_per_stack
+        if limit != -1 and count > limit:
+            # Known only now (a count from an attribute): refuse before
+            # making the names.
+            raise exception.RequestLimitExceeded(
+                message="Maximum resources per stack exceeded."
+            )
         names, i = [], 0
         while len(names) < count:
             if str(i) not in removed:

@@ -3,9 +3,12 @@
 nested stack of that template. Its properties are the template's
 parameters and its attributes the template's outputs."""
 
+import collections
+import copy
 import hashlib
 import json
 import threading
+import weakref
 
 from heat_lite import conf
 from heat_lite.common import exception, template_format
@@ -13,7 +16,9 @@ from heat_lite.resources import properties as p
 from heat_lite.resources import stack_resource
 
 _LOCK = threading.Lock()
-_CLASSES = {}
+_CACHE_SIZE = 256
+_CLASSES = weakref.WeakValueDictionary()
+_RECENT = collections.OrderedDict()
 
 
 def _load(content):
@@ -56,7 +61,9 @@ class TemplateResource(stack_resource.StackResource):
 
     def child_template(self):
         params = {k: v for k, v in self.properties.items() if v is not None}
-        return self.template, params
+        # A copy: the class (and its template) is shared by every stack
+        # that uses the same file.
+        return copy.deepcopy(self.template), params
 
     def _resolve_attribute(self, name):
         outputs = self.child_outputs()
@@ -86,28 +93,44 @@ class TemplateResource(stack_resource.StackResource):
 
 
 def for_template(key, content):
-    """The TemplateResource subclass for template file ``key``."""
+    """The TemplateResource subclass for template file ``key``.
+
+    Classes are keyed by file name and parsed content, never by project:
+    the same template makes the same class for everyone, and a class
+    holds nothing else. The cache is bounded: weak references (a class
+    stays while a plugin or a caller holds it, so two holders always see
+    the same class) plus the ``_CACHE_SIZE`` most recently used.
+    """
     template = _load(content)
     digest = hashlib.sha256(
         json.dumps(template, sort_keys=True, default=str).encode()
     ).hexdigest()
+    cache_key = (key, digest)
     with _LOCK:
-        cls = _CLASSES.get((key, digest))
+        cls = _CLASSES.get(cache_key)
         if cls is None:
-            outputs = template.get("outputs") or {}
-            cls = type(
-                "TemplateResource",
-                (TemplateResource,),
-                {
-                    "template_key": key,
-                    "template": template,
-                    "properties_schema": _schema(template),
-                    "attributes_schema": {
-                        name: p.Attribute((out or {}).get("description", ""))
-                        for name, out in outputs.items()
-                        if isinstance(out, dict) or out is None
-                    },
-                },
-            )
-            _CLASSES[(key, digest)] = cls
+            cls = _make_class(key, template)
+            _CLASSES[cache_key] = cls
+        _RECENT[cache_key] = cls
+        _RECENT.move_to_end(cache_key)
+        while len(_RECENT) > _CACHE_SIZE:
+            _RECENT.popitem(last=False)
         return cls
+
+
+def _make_class(key, template):
+    outputs = template.get("outputs") or {}
+    return type(
+        "TemplateResource",
+        (TemplateResource,),
+        {
+            "template_key": key,
+            "template": template,
+            "properties_schema": _schema(template),
+            "attributes_schema": {
+                name: p.Attribute((out or {}).get("description", ""))
+                for name, out in outputs.items()
+                if isinstance(out, dict) or out is None
+            },
+        },
+    )

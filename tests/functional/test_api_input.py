@@ -207,3 +207,23 @@ def test_browser_accept_gets_json(deployment, url):
         assert response.status_code in (200, 302, 404, 406)
         assert response.headers["Content-Type"].startswith("application/json")
         response.json()
+
+
+def test_signal_bodies(deployment, url):
+    tmpl = helpers.template({"h": {"type": "OS::Heat::WaitConditionHandle"}})
+    response = _post(url, _stack(tmpl))
+    assert response.status_code == 201, response.text
+    stack = response.json()["stack"]
+    heat = deployment.client(url.rsplit("/", 1)[1])
+    helpers.wait_for_status(heat, stack["id"], "CREATE_COMPLETE")
+    signal = "%s/stacks/%s/%s/resources/h/signal" % (
+        url,
+        heat.stacks.get(stack["id"]).stack_name,
+        stack["id"],
+    )
+    headers = {"Content-Type": "application/json"}
+    for raw in ('{"a": ' * 10000 + "1" + "}" * 10000, b'"\xff"', "[1"):
+        response = requests.post(signal, data=raw, headers=headers, timeout=30)
+        _refused(response)
+    response = requests.post(signal, json={"status": "SUCCESS"}, timeout=30)
+    assert response.status_code == 200, response.text

@@ -3,6 +3,7 @@ that send half a request (half a head, or a head and half a body) must
 not keep a normal client from getting answers within 2 s, and clients
 that go away leave no traceback in the log."""
 
+import concurrent.futures
 import socket
 import struct
 import time
@@ -106,3 +107,49 @@ def test_many_connections_wait_without_threads(dep):
     finally:
         for sock in socks:
             sock.close()
+
+
+@pytest.fixture(scope="module")
+def one_thread(tmp_path_factory):
+    extra = EXTRA + "threads = 1\nmax_queued_requests = 1\n"
+    yield from deployment_mod.running(
+        "sqlite", tmp_path_factory.mktemp("queue"), extra_conf=extra
+    )
+
+
+def _wait_done(futures, count, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done = [f for f in futures if f.done()]
+        if len(done) >= count:
+            return done
+        time.sleep(0.05)
+    raise AssertionError(
+        "only %d answers" % len([f for f in futures if f.done()])
+    )
+
+
+def test_a_full_queue_gets_json_503(one_thread):
+    """The only thread reads a large body that stalls; of five more
+    requests at most one can queue, the others get 503 at once."""
+    busy = _open(
+        one_thread.port,
+        b"POST /v1/demo/stacks HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Length: 200000\r\n\r\n" + b"{" * 40000,
+    )
+    url = one_thread.endpoint("demo") + "/stacks"
+    with concurrent.futures.ThreadPoolExecutor(5) as pool:
+        futures = [
+            pool.submit(requests.get, url, timeout=TIMEOUT + 5)
+            for _ in range(5)
+        ]
+        for future in _wait_done(futures, 3, 3):
+            response = future.result()
+            assert response.status_code == 503
+            assert response.json()["error"]["type"] == "ServiceUnavailable"
+        _reset(busy)
+        for future in futures:
+            assert future.result().status_code in (200, 503)
+    assert requests.get(url, timeout=2).status_code == 200
+    log = one_thread.log("all")
+    assert "Traceback" not in log and " ERROR " not in log, log[-3000:]

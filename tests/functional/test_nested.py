@@ -167,25 +167,82 @@ def test_three_levels_through_the_registry(deployment, heat):
     assert_no_leaks(deployment)
 
 
-def test_recursion_is_bounded(deployment, heat):
+def test_recursion_is_refused_at_create(deployment, heat):
     loop = yaml.safe_dump(
         {
             "heat_template_version": "2018-08-31",
             "resources": {"again": {"type": "loop.yaml"}},
         }
     )
-    stack_id = helpers.create(
-        heat,
-        "loop",
-        helpers.template({"start": {"type": "loop.yaml"}}),
-        files={"loop.yaml": loop},
+    exc = helpers.http_error(
+        lambda: helpers.create(
+            heat,
+            "loop",
+            helpers.template({"start": {"type": "loop.yaml"}}),
+            files={"loop.yaml": loop},
+        )
     )
-    stack = helpers.wait_for_status(
-        heat, stack_id, "CREATE_FAILED", timeout=60
+    assert exc.code == 400 and "Recursion depth exceeds" in str(exc)
+    assert [s for s in heat.stacks.list() if s.stack_name == "loop"] == []
+
+
+def test_resource_limit_counts_the_whole_tree(deployment, heat):
+    """max_resources_per_stack (1000 here) counts nested stacks too, and
+    a group's count when it is known at create time."""
+    child = yaml.safe_dump(
+        helpers.template(
+            {
+                "g": {
+                    "type": "OS::Heat::ResourceGroup",
+                    "properties": {
+                        "count": 500,
+                        "resource_def": {"type": "OS::Heat::None"},
+                    },
+                }
+            }
+        )
     )
-    assert "Recursion depth exceeds" in stack.stack_status_reason
+    two = helpers.template(
+        {"a": {"type": "child.yaml"}, "b": {"type": "child.yaml"}}
+    )
+    exc = helpers.http_error(
+        lambda: helpers.create(heat, "tree", two, files={"child.yaml": child})
+    )
+    assert exc.code == 400 and "Maximum resources per stack" in str(exc)
+    by_param = helpers.template(
+        {
+            "g": {
+                "type": "OS::Heat::ResourceGroup",
+                "properties": {
+                    "count": {"get_param": "n"},
+                    "resource_def": {"type": "OS::Heat::None"},
+                },
+            }
+        },
+        parameters={"n": {"type": "number", "default": 10**9}},
+    )
+    exc = helpers.http_error(lambda: helpers.create(heat, "big", by_param))
+    assert exc.code == 400 and "Maximum resources per stack" in str(exc)
+    # Known only once a resource exists: the group fails, not the engine.
+    later = helpers.template(
+        {
+            "n": {"type": "OS::Heat::Value", "properties": {"value": 10**9}},
+            "g": {
+                "type": "OS::Heat::ResourceGroup",
+                "properties": {
+                    "count": {"get_attr": ["n", "value"]},
+                    "resource_def": {"type": "OS::Heat::None"},
+                },
+            },
+        }
+    )
+    stack_id = helpers.create(heat, "later", later)
+    stack = helpers.wait_for_status(heat, stack_id, "CREATE_FAILED")
+    assert "Maximum resources per stack" in stack.stack_status_reason
     heat.stacks.delete(stack_id)
-    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    names = {s.stack_name for s in heat.stacks.list()}
+    assert not names & {"tree", "big"}
 
 
 def _group(count, **extra):

@@ -75,10 +75,12 @@ def test_recursive_template_resources_stop_at_the_depth_limit():
             "resources": {"again": {"type": "loop.yaml"}},
         }
     )
-    bound = _bind({"r": {"type": "loop.yaml"}}, files={"loop.yaml": loop})
+    # Refused when the template is bound (engine.limits), before any
+    # preview is built.
     with pytest.raises(
         exception.StackValidationFailed, match="Recursion depth exceeds"
     ):
+        bound = _bind({"r": {"type": "loop.yaml"}}, files={"loop.yaml": loop})
         preview.create_resources(STACK, bound)
 
 
@@ -156,11 +158,11 @@ def test_a_preview_counts_resources_over_the_whole_tree(small_limit):
     }
     files = {"file:///t/leaf.yaml": LEAF}
     # 1 group + 2 members + 1 resource in each member's stack = 5 > 4
-    bound = _bind({"grp": group}, files=files)
     with pytest.raises(
         exception.RequestLimitExceeded,
         match="Maximum resources per stack exceeded.",
     ):
+        bound = _bind({"grp": group}, files=files)
         preview.create_resources(STACK, bound)
     group["properties"]["count"] = 1
     assert _names(
