@@ -37,6 +37,7 @@ MATRIX = [
     ("DELETE", "/{name}/{id}/abandon", None),
     ("POST", "/{name}/{id}/actions", {"check": None}),
     ("POST", "/{name}/{id}/actions", {"cancel_update": None}),
+    ("POST", "/{name}/{id}/verdict", {"status": "PASS"}),
     ("GET", "/{name}/{id}/snapshots", None),
     ("GET", "/{name}/{id}/resources", None),
     ("GET", "/{name}/{id}/resources/a", None),
