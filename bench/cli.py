@@ -18,10 +18,19 @@ import sys
 import tempfile
 import time
 
-from bench import api, plots, report, scenarios, stats, throughput, topology
+from bench import (
+    api,
+    plots,
+    queries,
+    report,
+    scenarios,
+    stats,
+    throughput,
+    topology,
+)
 from bench.results import Results
 
-OTHER_SCENARIOS = ("throughput", "resource_group")
+OTHER_SCENARIOS = ("throughput", "resource_group", "stack_query")
 ALL_SCENARIOS = scenarios.SIZE_SCENARIOS + OTHER_SCENARIOS
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOG = logging.getLogger("bench")
@@ -35,6 +44,7 @@ DEFAULTS = {
     "throughput_threads": (16, 4),
     "throughput_seconds": (60.0, 0.0),
     "group_sizes": ("1000,100", "10,5"),
+    "query_stacks": (10000, 200),
 }
 
 
@@ -104,6 +114,12 @@ def parser():
     p.add_argument(
         "--group-sizes",
         help="ResourceGroup scale targets from 0 (default 1000,100)",
+    )
+    p.add_argument(
+        "--query-stacks",
+        type=int,
+        help="K stacks of 10 resources the stack_query scenario seeds "
+        "(default 10000; --quick: 200)",
     )
     p.add_argument(
         "--op-timeout",
@@ -210,6 +226,9 @@ def _run_topology(topo, opts, results):
             small,
             opts.op_timeout,
         )
+    if "stack_query" in opts.scenarios:
+        # Last: the stacks it seeds stay in the database.
+        _guarded(topo, queries.run_query, topo, results, opts.query_stacks)
 
 
 def _guarded(topo, fn, *args):
