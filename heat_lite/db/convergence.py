@@ -717,6 +717,7 @@ def stack_finish(stack_id, traversal, values, events, purge, delete=False):
             session.execute(
                 RESOURCE.delete().where(RESOURCE.c.stack_id == stack_id)
             )
+            verifications.verifications_delete(session, stack_id)
         if purge or delete:
             _purge(
                 session, stack_id, templates=values.get("status") == "COMPLETE"

@@ -263,22 +263,24 @@ def outcome(stack_id, traversal):
         stack = db_api.stack_get(stack_id)
     except exception.StackNotFound:
         return {"state": "DELETED", "reason": None}
+    if stack["deleted_at"] is not None:
+        return {"state": "DELETED", "reason": stack["status_reason"]}
     if row is None:
         return {"state": "SUPERSEDED", "reason": None}
     status = (stack["action"], stack["status"])
-    if row["result"] == PASS or stack["current_traversal"] == traversal:
-        if status[1] == "COMPLETE" and row["result"] == PASS:
-            return {"state": "SUCCEEDED", "reason": row["reason"]}
+    if stack["current_traversal"] == traversal:
+        # Still this operation's (a failure or a cancel would have
+        # replaced the traversal): running, or complete after a PASS.
         if row["result"] == PASS:
-            return {"state": "CLEANING_UP", "reason": row["reason"]}
+            state = "SUCCEEDED" if status[1] == "COMPLETE" else "CLEANING_UP"
+            return {"state": state, "reason": row["reason"]}
         state = "VERIFYING" if row["started_at"] is not None else "UPDATING"
         return {"state": state, "reason": stack["status_reason"]}
-    # The traversal is over without a PASS: its update phase or its
-    # verification failed (and the stack rolled back), or a newer
-    # operation replaced it.
     reason = row["reason"] or stack["status_reason"]
-    if stack["deleted_at"] is not None:
-        return {"state": "DELETED", "reason": reason}
+    if row["result"] == PASS:
+        return {"state": "SUPERSEDED", "reason": reason}
+    # Over without a PASS: its update phase or its verification failed
+    # (and the stack rolled back), or a newer operation replaced it.
     if status[0] == "ROLLBACK":
         state = {
             "IN_PROGRESS": "ROLLING_BACK",
