@@ -298,6 +298,8 @@ class StackOps:
             return
         action = stack["action"]
         reason = "Stack %s completed successfully" % action
+        if action == "ROLLBACK" and self.verifier is not None:
+            reason += self.verifier.rollback_note(stack)
         values = {"status": "COMPLETE", "status_reason": reason}
         if action != "DELETE":
             values["prev_raw_template_id"] = stack["raw_template_id"]

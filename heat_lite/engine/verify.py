@@ -40,6 +40,9 @@ LOG = logging.getLogger(__name__)
 # verdict, timeout). Small: a look is one or two reads.
 POLL_SECONDS = 1.0
 PASS, FAIL = "PASS", "FAIL"
+# A rollback that starts within this many seconds of a verification's
+# FAIL is the one that failure started.
+_ROLLBACK_GAP = 60
 
 
 def checks_text(spec):
@@ -193,6 +196,19 @@ class Verifier:
             stack = dict(stack, disable_rollback=False)
         self.ops.mark_failed(stack, "Verification failed: %s" % row["reason"])
         return []
+
+    @staticmethod
+    def rollback_note(stack):
+        """What a completed rollback says about the failed verification
+        that started it ("" if none did): that verification was decided
+        FAIL just before the rollback started."""
+        rows = verifications.verifications_of_stack(stack["id"])
+        if not rows or rows[-1]["result"] != FAIL:
+            return ""
+        gap = stack["action_started_at"] - rows[-1]["finished_at"]
+        if not 0 <= gap.total_seconds() < _ROLLBACK_GAP:
+            return ""
+        return " after verification failed: %s" % rows[-1]["reason"]
 
     # The verdict ---------------------------------------------------------
     def signal(self, stack, status, reason):

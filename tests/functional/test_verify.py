@@ -136,6 +136,7 @@ def test_failed_output_check_rolls_back_to_original_ids(deployment, heat):
         for r in failed
     ), failed
     assert stack.stack_status_reason.startswith("Stack ROLLBACK completed")
+    assert "verification failed: timed out" in stack.stack_status_reason
     _delete(deployment, heat, stack_id)
     assert_no_leaks(deployment)
 
@@ -164,7 +165,8 @@ def test_signal_verdicts_over_http(deployment, heat):
         deployment, heat, stack_id, {"status": "FAIL", "reason": "tests red"}
     )
     assert response.status_code == 200, response.text
-    helpers.wait_for_status(heat, stack_id, "ROLLBACK_COMPLETE")
+    stack = helpers.wait_for_status(heat, stack_id, "ROLLBACK_COMPLETE")
+    assert "tests red" in stack.stack_status_reason
     assert _physical(heat, stack_id) == upgraded
     failed = [
         e.resource_status_reason
