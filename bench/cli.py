@@ -24,6 +24,7 @@ from bench import (
     queries,
     report,
     scenarios,
+    soak,
     stats,
     throughput,
     topology,
@@ -31,7 +32,10 @@ from bench import (
 from bench.results import Results
 
 OTHER_SCENARIOS = ("throughput", "resource_group", "stack_query")
-ALL_SCENARIOS = scenarios.SIZE_SCENARIOS + OTHER_SCENARIOS
+# Long runs that only run when named in --scenarios.
+OPT_IN_SCENARIOS = ("soak",)
+DEFAULT_SCENARIOS = scenarios.SIZE_SCENARIOS + OTHER_SCENARIOS
+ALL_SCENARIOS = DEFAULT_SCENARIOS + OPT_IN_SCENARIOS
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOG = logging.getLogger("bench")
 
@@ -45,6 +49,9 @@ DEFAULTS = {
     "throughput_seconds": (60.0, 0.0),
     "group_sizes": ("1000,100", "10,5"),
     "query_stacks": (10000, 200),
+    "soak_stacks": (100, 4),
+    "soak_updates": (10000, 40),
+    "soak_rounds": (10, 2),
 }
 
 
@@ -84,8 +91,9 @@ def parser():
     )
     p.add_argument(
         "--scenarios",
-        default=",".join(ALL_SCENARIOS),
-        help="comma separated subset of: %s" % ", ".join(ALL_SCENARIOS),
+        default=",".join(DEFAULT_SCENARIOS),
+        help="comma separated subset of: %s (default all but "
+        "%s)" % (", ".join(ALL_SCENARIOS), ", ".join(OPT_IN_SCENARIOS)),
     )
     p.add_argument(
         "--full-max",
@@ -120,6 +128,17 @@ def parser():
         type=int,
         help="K stacks of 10 resources the stack_query scenario seeds "
         "(default 10000; --quick: 200)",
+    )
+    p.add_argument(
+        "--soak-stacks", type=int, help="soak: K stacks (default 100)"
+    )
+    p.add_argument(
+        "--soak-updates", type=int, help="soak: updates in all (default 10000)"
+    )
+    p.add_argument(
+        "--soak-rounds",
+        type=int,
+        help="soak: rounds, each ended by purge_deleted (default 10)",
     )
     p.add_argument(
         "--op-timeout",
@@ -224,6 +243,18 @@ def _run_topology(topo, opts, results):
             results,
             big,
             small,
+            opts.op_timeout,
+        )
+    if "soak" in opts.scenarios:
+        _guarded(
+            topo,
+            soak.run_soak,
+            topo,
+            results,
+            opts.soak_stacks,
+            opts.soak_updates,
+            opts.soak_rounds,
+            opts.throughput_threads,
             opts.op_timeout,
         )
     if "stack_query" in opts.scenarios:

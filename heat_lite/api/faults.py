@@ -91,6 +91,18 @@ def exception_response(exc):
     )
 
 
+def _heat_error(response):
+    """Whether an error response already has Heat's shape (the framework's
+    own errors, HTML or pecan's JSON, do not)."""
+    if "json" not in (response.content_type or ""):
+        return False
+    try:
+        body = json.loads(response.body)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and isinstance(body.get("error"), dict)
+
+
 class FaultWrapper:
     """WSGI middleware turning every error into Heat's JSON body."""
 
@@ -103,9 +115,7 @@ class FaultWrapper:
             response = request.get_response(self.app)
         except Exception as exc:  # noqa: BLE001 - the single fault barrier
             response = exception_response(exc)
-        if response.status_int >= 400 and "json" not in (
-            response.content_type or ""
-        ):
+        if response.status_int >= 400 and not _heat_error(response):
             code = response.status_int
             cls = webob.exc.status_map.get(
                 code, webob.exc.HTTPInternalServerError

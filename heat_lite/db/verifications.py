@@ -136,10 +136,3 @@ def verifications_of_stack(stack_id):
             .order_by(VERIFICATION.c.created_at)
         )
         return [_decoded(r) for r in rows]
-
-
-def verifications_delete(session, stack_id):
-    """Drop a deleted stack's verifications (inside its transaction)."""
-    session.execute(
-        VERIFICATION.delete().where(VERIFICATION.c.stack_id == stack_id)
-    )
