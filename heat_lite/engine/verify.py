@@ -154,16 +154,7 @@ class Verifier:
                 pending.append(check)
         if not pending:
             return PASS, "all checks passed: %s" % checks_text(row["spec"])
-        elapsed = (models.utcnow() - row["started_at"]).total_seconds()
-        if elapsed < row["spec"]["timeout"]:
-            return None, None
-        waiting = ", ".join(verify_spec.describe(c) for c in pending)
-        if outputs is not None:
-            waiting += _seen(pending, outputs)
-        return FAIL, "timed out after %d s waiting for %s" % (
-            row["spec"]["timeout"],
-            waiting,
-        )
+        return _unless_timed_out(row, pending, outputs)
 
     def _decide(self, stack, traversal, result, reason):
         action = stack["action"]
@@ -232,6 +223,18 @@ class Verifier:
         if why is not None:
             raise exception.StackNotVerifying(name=stack["name"], reason=why)
         self.schedule(stack["id"], traversal, 0)
+
+
+def _unless_timed_out(row, pending, outputs):
+    """(None, None) while the checks have time left, else the FAIL that
+    names the ``pending`` checks (and the outputs' values seen)."""
+    timeout = row["spec"]["timeout"]
+    if (models.utcnow() - row["started_at"]).total_seconds() < timeout:
+        return None, None
+    waiting = ", ".join(verify_spec.describe(c) for c in pending)
+    if outputs is not None:
+        waiting += _seen(pending, outputs)
+    return FAIL, "timed out after %d s waiting for %s" % (timeout, waiting)
 
 
 def _not_verifying(row):
