@@ -21,6 +21,7 @@ import time
 from bench import (
     api,
     plots,
+    queries,
     report,
     scenarios,
     soak,
@@ -30,7 +31,7 @@ from bench import (
 )
 from bench.results import Results
 
-OTHER_SCENARIOS = ("throughput", "resource_group")
+OTHER_SCENARIOS = ("throughput", "resource_group", "stack_query")
 # Long runs that only run when named in --scenarios.
 OPT_IN_SCENARIOS = ("soak",)
 DEFAULT_SCENARIOS = scenarios.SIZE_SCENARIOS + OTHER_SCENARIOS
@@ -47,6 +48,7 @@ DEFAULTS = {
     "throughput_threads": (16, 4),
     "throughput_seconds": (60.0, 0.0),
     "group_sizes": ("1000,100", "10,5"),
+    "query_stacks": (10000, 200),
     "soak_stacks": (100, 4),
     "soak_updates": (10000, 40),
     "soak_rounds": (10, 2),
@@ -120,6 +122,12 @@ def parser():
     p.add_argument(
         "--group-sizes",
         help="ResourceGroup scale targets from 0 (default 1000,100)",
+    )
+    p.add_argument(
+        "--query-stacks",
+        type=int,
+        help="K stacks of 10 resources the stack_query scenario seeds "
+        "(default 10000; --quick: 200)",
     )
     p.add_argument(
         "--soak-stacks", type=int, help="soak: K stacks (default 100)"
@@ -249,6 +257,9 @@ def _run_topology(topo, opts, results):
             opts.throughput_threads,
             opts.op_timeout,
         )
+    if "stack_query" in opts.scenarios:
+        # Last: the stacks it seeds stay in the database.
+        _guarded(topo, queries.run_query, topo, results, opts.query_stacks)
 
 
 def _guarded(topo, fn, *args):

@@ -367,6 +367,23 @@ RESPONSES = {
         obj(("software_config",), software_config=SOFTWARE_CONFIG),
     ),
     "delete_software_config": (204, None),
+    "verdict": (200, None),
+    "query_stacks": (
+        200,
+        obj(
+            ("stacks",),
+            stacks=array(
+                obj(
+                    ("id", "stack_name", "stack_status", "matched"),
+                    id=STRING,
+                    stack_name=STRING,
+                    stack_status=STRING,
+                    project=STRING,
+                    matched=ANY_OBJECT,
+                )
+            ),
+        ),
+    ),
 }
 
 _TEMPLATE = {"oneOf": [ANY_OBJECT, STRING]}
@@ -379,7 +396,51 @@ _SOURCES = dict(
     files={"type": "object", "additionalProperties": STRING},
     files_container=STRING,
 )
+VERIFY = obj(
+    ("checks",),
+    additional=False,
+    timeout={"type": "integer", "minimum": 1, "maximum": 604800},
+    checks=dict(
+        array(
+            {
+                "oneOf": [
+                    obj(
+                        ("type", "output", "equals"),
+                        additional=False,
+                        type={"type": "string", "enum": ["output"]},
+                        output={"type": "string", "minLength": 1},
+                        equals={},
+                    ),
+                    obj(
+                        ("type",),
+                        additional=False,
+                        type={"type": "string", "enum": ["signal"]},
+                    ),
+                ]
+            }
+        ),
+        minItems=1,
+        maxItems=20,
+    ),
+)
+_GLOB = STRING
+SELECTOR = obj(
+    additional=False,
+    stack_name=_GLOB,
+    tags=STRINGS,
+    parameters={"type": "object", "additionalProperties": _GLOB},
+    resources=array(
+        obj(
+            additional=False,
+            type=_GLOB,
+            name=_GLOB,
+            properties={"type": "object", "additionalProperties": {}},
+        )
+    ),
+    status=STRINGS,
+)
 _OPTIONS = dict(
+    verify=VERIFY,
     timeout_mins={"type": "integer", "minimum": 0},
     # What ``openstack stack adopt --timeout`` sends; timeout_mins wins.
     timeout=nullable({"type": "integer", "minimum": 0}),
@@ -437,6 +498,18 @@ REQUESTS = {
         resource_status_reason=STRING,
     ),
     "signal": {},
+    "verdict": obj(
+        ("status",),
+        additional=False,
+        status={"type": "string", "enum": ["PASS", "FAIL"]},
+        reason=STRING,
+    ),
+    "query_stacks": obj(
+        ("selector",),
+        additional=False,
+        selector=SELECTOR,
+        all_projects=BOOLEAN,
+    ),
     "create_software_config": obj(
         name=nullable(STRING),
         group=nullable(STRING),

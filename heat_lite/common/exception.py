@@ -101,6 +101,18 @@ class NotSupported(Invalid):
     msg_fmt = "%(feature)s is not supported."
 
 
+class InvalidVerify(Invalid):
+    msg_fmt = "Invalid verify: %(reason)s"
+
+
+class StackNotVerifying(Invalid):
+    msg_fmt = "Stack %(name)s is not verifying: %(reason)s"
+
+
+class InvalidSelector(Invalid):
+    msg_fmt = "Invalid selector: %(reason)s"
+
+
 class ResourceTypeUnavailable(Invalid):
     msg_fmt = "The Resource Type (%(type_name)s) is not available."
 

@@ -160,6 +160,27 @@ _OPERATIONS = [
         _STACK + "/snapshots",
     ),
     (
+        "stacks:verdict",
+        _WRITE,
+        "Give a running verification its verdict.",
+        "POST",
+        _STACK + "/verdict",
+    ),
+    (
+        "stacks:query",
+        _READ,
+        "Find the project's stacks matching a selector.",
+        "POST",
+        "/v1/{tenant_id}/stacks/query",
+    ),
+    (
+        "stacks:query_all_projects",
+        _ADMIN,
+        "Find the stacks of every project matching a selector.",
+        "POST",
+        "/v1/{tenant_id}/stacks/query",
+    ),
+    (
         "actions:action",
         _WRITE,
         "Suspend, resume, check or cancel.",

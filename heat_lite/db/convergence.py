@@ -20,7 +20,7 @@ from oslo_db import api as oslo_db_api
 from heat_lite.common import exception
 from heat_lite.common.states import Role
 from heat_lite.db import api as db_api
-from heat_lite.db import models, statements
+from heat_lite.db import models, statements, verifications
 from heat_lite.db import purge as db_purge
 from heat_lite.db.session import transaction
 
@@ -70,6 +70,7 @@ def traversal_begin(
     new_template=None,
     caller_token=None,
     refused_actions=(),
+    verify=None,
 ):
     """Start a traversal: swap the stack's traversal and plan the graph.
 
@@ -85,7 +86,8 @@ def traversal_begin(
     planner's ``goal_template_id``. ``caller_token`` (encrypted, see
     ``db.caller_tokens``) is kept with the new traversal. The swap
     also requires the stack not to be deleted and its action not to be
-    one of ``refused_actions``.
+    one of ``refused_actions``. ``verify`` (a checked ``verify``
+    document) is stored with it and flagged in its graph.
 
     :returns: the planner's return of ``build``.
     :raises ConcurrentTransaction: if the stack's traversal changed, it
@@ -127,6 +129,11 @@ def traversal_begin(
         ids = dict(plan.chosen)
         ids.update(_insert_records(session, plan.inserts))
         built = planner.build(ids)
+        if verify is not None:
+            built.graph["verify"] = True
+            verifications.verification_insert(
+                session, traversal, stack_id, verify
+            )
         session.execute(SYNC.delete().where(SYNC.c.stack_id == stack_id))
         session.execute(
             TRAVERSAL.delete().where(TRAVERSAL.c.stack_id == stack_id)

@@ -250,3 +250,29 @@ class SoftwareConfig(BASE):
     tenant = sa.Column(sa.String(64), nullable=False)
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
     updated_at = sa.Column(DateTime, nullable=True)
+
+
+class Verification(BASE):
+    """The checks of a verified update or create (``engine.verify``).
+
+    One row per traversal that carries ``verify``; it outlives the
+    traversal row (which is purged when the stack finishes) so that a
+    caller that started the operation (a rollout) can learn its outcome.
+    ``started_at`` is set when the update phase converged (the checks'
+    clock), ``verdict`` holds a signalled ``{"status", "reason"}`` and
+    ``result`` (PASS / FAIL) is decided exactly once, by a conditional
+    write.
+    """
+
+    __tablename__ = "verification"
+
+    traversal_id = sa.Column(sa.String(36), primary_key=True)
+    stack_id = sa.Column(sa.String(36), nullable=False, index=True)
+    # {"timeout": seconds, "checks": [{"type": ...}, ...]}
+    spec = sa.Column(sa.Text, nullable=False)
+    started_at = sa.Column(DateTime, nullable=True)
+    verdict = sa.Column(sa.Text, nullable=True)
+    result = sa.Column(sa.String(16), nullable=True)
+    reason = sa.Column(sa.Text, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    finished_at = sa.Column(DateTime, nullable=True)

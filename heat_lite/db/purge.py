@@ -28,6 +28,7 @@ SYNC = models.SyncPoint.__table__
 TRAVERSAL = models.Traversal.__table__
 TEMPLATE = models.RawTemplate.__table__
 SERVICE = models.Service.__table__
+VERIFICATION = models.Verification.__table__
 _CHUNK = 500
 # What purge_deleted counts.
 PURGED = (
@@ -211,6 +212,10 @@ def _delete_stacks(session, stack_ids):
             counts[key] += session.execute(
                 table.delete().where(table.c.stack_id.in_(chunk))
             ).rowcount
+        # Verified updates' outcomes (engine.verify) go with their stack.
+        session.execute(
+            VERIFICATION.delete().where(VERIFICATION.c.stack_id.in_(chunk))
+        )
         session.execute(STACK.delete().where(STACK.c.id.in_(chunk)))
         counts["templates"] += session.execute(
             TEMPLATE.delete().where(TEMPLATE.c.stack_id.in_(chunk))

@@ -29,6 +29,7 @@ class GraphCache:
                     if row["cleanup_graph"] is not None
                     else None
                 ),
+                "verify": bool(row["graph"].get("verify")),
             }
             with self._lock:
                 self._graphs[traversal] = entry
@@ -44,6 +45,11 @@ class GraphCache:
         if entry is None or entry[phase] is None:
             return []
         return entry[phase].get(node, [])
+
+    def verified(self, traversal):
+        """True if ``traversal`` carries a ``verify`` document."""
+        entry = self._get(traversal)
+        return bool(entry and entry["verify"])
 
     def node_of(self, traversal, record):
         """The (entity, phase) that stands for ``record`` in traversal."""

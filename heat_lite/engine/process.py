@@ -19,6 +19,7 @@ from heat_lite.engine import (
     rpcapi,
     service,
     stacks,
+    verify,
     worker,
 )
 from heat_lite.resources import registry, stack_resource
@@ -58,6 +59,9 @@ class EngineProcess:
             self.fence, self.ops, graphs.GraphCache(), self.dispatcher
         )
         self.dispatcher.runner = self.runner
+        self.ops.verifier = verify.Verifier(
+            self.ops, self.runner.graphs, self.dispatcher
+        )
         self.watchdog = recovery.Watchdog(
             self.fence, self.ops, self.dispatcher
         )

@@ -24,6 +24,9 @@ History of ``RPC_API_VERSION``:
   descend into nested stacks with ``nested_depth``.
 * 1.3 - create_software_config, list_software_configs,
   show_software_config, delete_software_config.
+* 1.4 - create_stack and update_stack take ``args["verify"]`` (a
+  verified operation; pinned to 1.4 when given), stack_verdict,
+  query_stacks.
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -34,7 +37,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.3"
+RPC_API_VERSION = "1.4"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -71,8 +74,11 @@ class EngineAPI:
         :returns: the stack identity ``{tenant, stack_name, stack_id,
             path}``; the stack is already CREATE_IN_PROGRESS.
         """
-        # Only a 1.2 engine adopts (an older one refuses it anyway).
+        # Only a 1.2 engine adopts (an older one refuses it anyway), only
+        # a 1.4 one verifies (an older one would ignore it).
         version = "1.2" if args.get("adopt_stack_data") is not None else None
+        if args.get("verify") is not None:
+            version = "1.4"
         return self._call(
             ctxt,
             "create_stack",
@@ -105,6 +111,7 @@ class EngineAPI:
         return self._call(
             ctxt,
             "update_stack",
+            version="1.4" if args.get("verify") is not None else None,
             stack_identity=stack_identity,
             template=template,
             params=params,
@@ -113,6 +120,36 @@ class EngineAPI:
             environment_files=environment_files,
             args=args,
             existing=existing,
+        )
+
+    def stack_verdict(self, ctxt, stack_identity, status, reason=None):
+        """Give the stack's running verification a verdict (call).
+
+        :param status: PASS or FAIL.
+        :raises StackNotVerifying: if the stack is not verifying or
+            waits for no signal.
+        """
+        return self._call(
+            ctxt,
+            "stack_verdict",
+            version="1.4",
+            stack_identity=stack_identity,
+            status=status,
+            reason=reason,
+        )
+
+    def query_stacks(self, ctxt, selector, all_projects=False):
+        """The stacks a selector matches, with what matched (call).
+
+        :returns: [{id, stack_name, stack_status, matched}].
+        :raises InvalidSelector: on a malformed selector.
+        """
+        return self._call(
+            ctxt,
+            "query_stacks",
+            version="1.4",
+            selector=selector,
+            all_projects=all_projects,
         )
 
     def delete_stack(self, ctxt, stack_identity):

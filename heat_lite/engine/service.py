@@ -12,7 +12,7 @@ import uuid
 import oslo_messaging as messaging
 
 from heat_lite import conf
-from heat_lite.common import exception
+from heat_lite.common import exception, verify_spec
 from heat_lite.db import api as db_api
 from heat_lite.engine import (
     abandon,
@@ -20,6 +20,7 @@ from heat_lite.engine import (
     caller,
     definitions,
     preview,
+    queries,
     rpcapi,
     stacks,
     validation,
@@ -98,6 +99,7 @@ class EngineService(
         action = "CREATE"
         if args.get("adopt_stack_data") is not None:
             action = "ADOPT"
+        _verify(args, adopt=action == "ADOPT")
         env = validation.environment(
             environment, params, environment_files, files
         )
@@ -169,6 +171,7 @@ class EngineService(
             goal_template_id=stack["raw_template_id"],
             adopt=resources,
             caller_token=caller.keep(ctxt),
+            verify=_verify(args),
         )
         return views.identity(stack)
 
@@ -225,6 +228,7 @@ class EngineService(
         bound)."""
         stack = self._stack(ctxt, stack_identity, live=True)
         stacks.check_start(stack, "UPDATE")
+        _verify(args)
         stored = db_api.raw_template_get(stack["raw_template_id"])
         if existing:
             template = template or stored["template"]
@@ -287,6 +291,7 @@ class EngineService(
             new_template=(template, env, files),
             extra=extra,
             caller_token=caller.keep(ctxt),
+            verify=_verify(args),
         )
         return views.identity(stack)
 
@@ -417,3 +422,28 @@ class EngineService(
         stack = self._stack(ctxt, stack_identity, live=True)
         stacks.check_start(stack, action)
         self.ops.run_action(stack, action, caller_token=caller.keep(ctxt))
+
+    @_expected
+    def stack_verdict(self, ctxt, stack_identity, status, reason=None):
+        """A test runner's verdict (PASS / FAIL) on the stack's running
+        verification (see ``engine.verify``)."""
+        stack = self._stack(ctxt, stack_identity, live=True)
+        self.ops.verifier.signal(stack, status, reason)
+
+    @_expected
+    def query_stacks(self, ctxt, selector, all_projects=False):
+        """The stacks a selector matches (``engine.queries``); every
+        project's only for an admin."""
+        if all_projects and not ctxt.is_admin:
+            raise exception.Forbidden(action="stacks:query_all_projects")
+        tenant = None if all_projects else ctxt.project_id
+        return queries.Query(selector, tenant).run()
+
+
+def _verify(args, adopt=False):
+    """The checked ``verify`` document of a request, or None."""
+    if args.get("verify") is None:
+        return None
+    if adopt:
+        raise exception.InvalidVerify(reason="adopt cannot be verified")
+    return verify_spec.parse(args["verify"])

@@ -70,6 +70,9 @@ class StackOps:
 
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
+        # engine.verify.Verifier, set by the process: holds the cleanup
+        # phase of a verified traversal until its checks pass.
+        self.verifier = None
 
     # Starting ------------------------------------------------------------
     def start(
@@ -84,6 +87,7 @@ class StackOps:
         retry=True,
         adopt=None,
         caller_token=None,
+        verify=None,
     ):
         """Start a traversal of ``stack`` towards a goal.
 
@@ -99,7 +103,10 @@ class StackOps:
             resources to take over.
         :param caller_token: the encrypted token of the user who asked
             for it (``caller.keep``), kept for the traversal's lifetime.
-        :returns: the stack row as it was before, or None if given up.
+        :param verify: a checked ``verify`` document: the checks run
+            between the update and the cleanup phase (``engine.verify``).
+        :returns: the stack row as it was before, with the new
+            traversal's id as ``new_traversal``; or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
         :raises StackNotFound, NotSupported: if a concurrent operation
             (a delete) won the race and ``action`` may not follow it:
@@ -140,6 +147,7 @@ class StackOps:
                     plan,
                     new_template,
                     caller_token,
+                    verify,
                 )
             except exception.ConcurrentTransaction:
                 if not retry:
@@ -153,12 +161,19 @@ class StackOps:
             self.dispatcher.cast(
                 [(stack["id"], traversal, e, p) for e, p in built.leaves]
             )
-            return stack
+            return dict(stack, new_traversal=traversal)
         raise exception.ConcurrentTransaction(what="stack %s" % stack["id"])
 
     @staticmethod
     def _begin(
-        stack, action, values, events, plan, new_template, caller_token
+        stack,
+        action,
+        values,
+        events,
+        plan,
+        new_template,
+        caller_token,
+        verify=None,
     ):
         """The conditional write that starts the traversal (a seam the
         race tests use to commit another operation just before it)."""
@@ -171,6 +186,7 @@ class StackOps:
             new_template=new_template,
             caller_token=caller_token,
             refused_actions=tuple(_REFUSED.get(action, ())),
+            verify=verify,
         )
 
     def rollback(self, stack, events=(), caller_token=None):
@@ -249,7 +265,12 @@ class StackOps:
 
     # Finishing -----------------------------------------------------------
     def begin_cleanup(self, stack_id, traversal):
-        """The update phase is done: plan and start the cleanup phase."""
+        """The update phase is done: plan and start the cleanup phase
+        (unless the traversal's verification holds it)."""
+        if self.verifier is not None and self.verifier.holds(
+            stack_id, traversal
+        ):
+            return []
         counts = {}
         action = db_api.stack_state(stack_id)[1]
 
@@ -277,6 +298,8 @@ class StackOps:
             return
         action = stack["action"]
         reason = "Stack %s completed successfully" % action
+        if action == "ROLLBACK" and self.verifier is not None:
+            reason += self.verifier.rollback_note(stack)
         values = {"status": "COMPLETE", "status_reason": reason}
         if action != "DELETE":
             values["prev_raw_template_id"] = stack["raw_template_id"]

@@ -37,6 +37,7 @@ MATRIX = [
     ("DELETE", "/{name}/{id}/abandon", None),
     ("POST", "/{name}/{id}/actions", {"check": None}),
     ("POST", "/{name}/{id}/actions", {"cancel_update": None}),
+    ("POST", "/{name}/{id}/verdict", {"status": "PASS"}),
     ("GET", "/{name}/{id}/snapshots", None),
     ("GET", "/{name}/{id}/resources", None),
     ("GET", "/{name}/{id}/resources/a", None),
@@ -110,6 +111,20 @@ def test_project_b_never_sees_project_a(deployment):
         config.id,
     )
     assert failures == []
+    query = requests.post(
+        deployment.endpoint(other) + "/stacks/query",
+        json={"selector": {"stack_name": "*"}},
+        headers=headers,
+        timeout=60,
+    )
+    assert query.status_code == 200 and query.json() == {"stacks": []}
+    query = requests.post(
+        deployment.endpoint(other) + "/stacks/query",
+        json={"selector": {"stack_name": "*"}, "all_projects": True},
+        headers=headers,
+        timeout=60,
+    )
+    assert query.status_code == 403 and "error" in query.json()
     bob = deployment.client(other)
     assert list(bob.stacks.list()) == []
     assert list(bob.stacks.list(show_deleted=True, show_nested=True)) == []

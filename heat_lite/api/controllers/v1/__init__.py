@@ -9,6 +9,7 @@ OpenAPI document.
 from heat_lite.api import router
 from heat_lite.api.controllers.v1 import (
     events,
+    query,
     resources,
     services,
     software_configs,
@@ -48,6 +49,7 @@ def _stack_routes(r, base):
     r.add(base, GET=stacks.list_stacks, POST=stacks.create_stack)
     r.add(base + "/detail", GET=stacks.list_stacks_detail)
     r.add(base + "/preview", POST=stacks.preview_stack)
+    r.add(base + "/query", POST=query.query_stacks)
     r.add(base + "/" + ARN, **{m: stacks.lookup_arn for m in _ALL})
     r.add(base + "/{name}", **{m: stacks.lookup for m in _ALL})
     r.add(
@@ -75,6 +77,7 @@ def _stack_routes(r, base):
     r.add(one + "/outputs", GET=stack.list_outputs)
     r.add(one + "/outputs/{output_key}", GET=stack.show_output)
     r.add(one + "/actions", POST=stack.stack_action)
+    r.add(one + "/verdict", POST=stack.verdict)
     r.add(one + "/snapshots", GET=stack.snapshots, POST=stack.snapshots)
     r.add(
         one + "/snapshots/{snapshot_id}",

@@ -5,7 +5,7 @@ outputs, export/abandon, actions and (unsupported) snapshots."""
 from heat_lite.api import schemas, views
 from heat_lite.api.controllers.v1 import stack_body
 from heat_lite.api.request import Reply, query, rule
-from heat_lite.common import exception
+from heat_lite.common import exception, verify_spec
 
 
 def identity(tenant, name, stack_id):
@@ -190,6 +190,20 @@ def stack_action(req, tenant, name, stack_id):
         )
     else:
         req.engine.stack_action(req.context, ident, action.upper())
+    return Reply(200, None)
+
+
+@rule("stacks:verdict")
+def verdict(req, tenant, name, stack_id):
+    """Give the stack's running verification its verdict (PASS / FAIL)."""
+    body = req.body()
+    stack_body.check_keys(body, ("status", "reason"))
+    status, reason = verify_spec.verdict(
+        body.get("status"), body.get("reason")
+    )
+    req.engine.stack_verdict(
+        req.context, identity(tenant, name, stack_id), status, reason
+    )
     return Reply(200, None)
 
 

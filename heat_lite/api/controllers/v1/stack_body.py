@@ -5,7 +5,7 @@ what the values mean is the engine's business.
 """
 
 from heat_lite import conf
-from heat_lite.common import exception, template_format
+from heat_lite.common import exception, template_format, verify_spec
 
 CONF = conf.CONF
 CREATE_KEYS = (
@@ -22,6 +22,7 @@ CREATE_KEYS = (
     "tags",
     "adopt_stack_data",
     "timeout",
+    "verify",
 )
 UPDATE_KEYS = CREATE_KEYS + ("clear_parameters", "converge", "existing")
 VALIDATE_KEYS = (
@@ -156,6 +157,9 @@ def args(body, update=False):
                 message="clear_parameters must be a list of parameter names"
             )
         result["clear_parameters"] = clear
+    if body.get("verify") is not None:
+        # Checked here (400) and again by the engine, for other callers.
+        result["verify"] = verify_spec.parse(body["verify"])
     if body.get("converge") is not None:
         if not update:
             raise exception.Invalid(

@@ -1,0 +1,84 @@
+"""``engine.verify.outcome``: what a caller inside the engine (a rollout)
+reads from the database about a verified update it started."""
+
+import time
+
+from heat_lite.common import context
+from heat_lite.db import api as db_api
+from heat_lite.engine import definitions, service, validation, verify
+from tests.unit.engine.test_inprocess import (
+    _wait,
+    engine,  # noqa: F401 - fixture
+)
+
+TMPL = {
+    "heat_template_version": "2018-08-31",
+    "resources": {
+        "a": {
+            "type": "OS::Heat::TestResource",
+            "properties": {"value": "v1", "update_replace": True},
+        }
+    },
+}
+SIGNAL = {"timeout": 600, "checks": [{"type": "signal"}]}
+
+
+def _until(stack_id, traversal, state, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        found = verify.outcome(stack_id, traversal)
+        if found["state"] == state:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("outcome is %s, expected %s" % (found, state))
+
+
+def _update(proc, stack_id, value):
+    stack = db_api.stack_get(stack_id)
+    tmpl = {
+        "heat_template_version": "2018-08-31",
+        "resources": {
+            "a": dict(
+                TMPL["resources"]["a"],
+                properties={"value": value, "update_replace": True},
+            )
+        },
+    }
+    env = {"parameters": {}}
+    bound = validation.bind(tmpl, env, {}, definitions.stack_info(stack))
+    started = proc.ops.start(
+        stack,
+        "UPDATE",
+        bound,
+        new_template=(tmpl, env, {}),
+        verify=SIGNAL,
+    )
+    return started["new_traversal"]
+
+
+def test_outcome_through_pass_and_fail(engine):  # noqa: F811
+    ctxt = context.RequestContext(project_id="p", user_id="u")
+    api = service.EngineService(engine.ops)
+    ident = api.create_stack(ctxt, "outcome", TMPL, {}, {}, None, None, {})
+    stack_id = ident["stack_id"]
+    _wait(stack_id, "CREATE_COMPLETE")
+
+    traversal = _update(engine, stack_id, "v2")
+    _until(stack_id, traversal, "VERIFYING")
+    api.stack_verdict(ctxt, ident, "PASS", "green")
+    found = _until(stack_id, traversal, "SUCCEEDED")
+    assert "all checks passed" in found["reason"]
+
+    traversal = _update(engine, stack_id, "v3")
+    _until(stack_id, traversal, "VERIFYING")
+    api.stack_verdict(ctxt, ident, "FAIL", "red")
+    found = _until(stack_id, traversal, "ROLLED_BACK")
+    assert "red" in found["reason"]
+
+    traversal = _update(engine, stack_id, "v4")
+    _until(stack_id, traversal, "VERIFYING")
+    newer = _update(engine, stack_id, "v5")
+    assert verify.outcome(stack_id, traversal)["state"] == "SUPERSEDED"
+    _until(stack_id, newer, "VERIFYING")
+    api.delete_stack(ctxt, ident)
+    _until(stack_id, newer, "DELETED")
