@@ -14,13 +14,20 @@ from oslo_db import exception as db_exc
 
 from heat_lite.common import counters, exception
 from heat_lite.db import models, statements
-from heat_lite.db.session import transaction
+from heat_lite.db import session as db_session
+from heat_lite.db.session import retry_read, transaction
 
 STACK = models.Stack.__table__
 TEMPLATE = models.RawTemplate.__table__
 EVENT = models.Event.__table__
 SERVICE = models.Service.__table__
 RESOURCE = models.Resource.__table__
+
+
+def is_unavailable(exc):
+    """True if ``exc`` says the database is unreachable or dropped the
+    connection (the same call may succeed later), not that it failed."""
+    return db_session.is_unavailable(exc)
 
 
 def _row(row):
@@ -37,6 +44,7 @@ def raw_template_insert(session, stack_id, template, environment, files):
     return result.inserted_primary_key[0]
 
 
+@retry_read
 def raw_template_get(template_id):
     """Return {id, template, environment, files} with JSON decoded.
 
@@ -75,6 +83,7 @@ def stack_create(values, template, environment, files):
     return stack_get(values["id"])
 
 
+@retry_read
 def stack_get(stack_id, tenant=None, show_deleted=True):
     """Return the stack with ``stack_id``.
 
@@ -90,6 +99,7 @@ def stack_get(stack_id, tenant=None, show_deleted=True):
     return _row(row)
 
 
+@retry_read
 def stack_state(stack_id):
     """(current_traversal, action, status) of a stack, or None."""
     with transaction(writer=False) as session:
@@ -99,6 +109,7 @@ def stack_state(stack_id):
     return tuple(row) if row is not None else None
 
 
+@retry_read
 def stack_get_by_name(tenant, name):
     """Return the live stack named ``name`` in project ``tenant``.
 
@@ -119,6 +130,7 @@ _SORT_KEYS = {"stack_name": STACK.c.name, "stack_status": STACK.c.status,
               "updated_time": STACK.c.updated_at}
 
 
+@retry_read
 def stack_get_all(tenant=None, limit=None, marker=None, sort_keys=None,
                   sort_dir="desc", show_deleted=False, show_nested=False,
                   filters=None, tags=None, tags_any=None, not_tags=None,
@@ -156,6 +168,7 @@ def stack_get_all(tenant=None, limit=None, marker=None, sort_keys=None,
         return [_row(r) for r in session.execute(query)]
 
 
+@retry_read
 def stack_count_all(tenant=None, show_deleted=False, show_nested=False,
                     filters=None, tags=None, tags_any=None, not_tags=None,
                     not_tags_any=None, hidden_tags=None):
@@ -210,6 +223,7 @@ def _after(ref, columns, sort_dir):
     return sa.or_(*clauses)
 
 
+@retry_read
 def stack_count(tenant):
     """Number of live stacks of ``tenant``."""
     query = sa.select(sa.func.count()).select_from(STACK).where(
@@ -272,6 +286,7 @@ def event_create(values):
         event_insert(session, values)
 
 
+@retry_read
 def event_get_all(stack_id, resource_name=None, limit=None, marker=None,
                   sort_dir="desc", filters=None, sort_keys=None):
     """Return the events of a stack in id order (ties impossible).
@@ -308,6 +323,7 @@ def event_get_all(stack_id, resource_name=None, limit=None, marker=None,
         return [_row(r) for r in session.execute(query)]
 
 
+@retry_read
 def event_get(stack_id, event_uuid):
     """Return one event.
 
@@ -322,6 +338,7 @@ def event_get(stack_id, event_uuid):
     return _row(row)
 
 
+@retry_read
 def event_last_time(stack_id):
     """created_at of the newest event of the stack (progress marker)."""
     with transaction(writer=False) as session:
@@ -424,6 +441,7 @@ def service_purge_deleted(older_than):
 
 
 # Resource data for plugins -------------------------------------------------
+@retry_read
 def resource_data_by_name(stack_id, name):
     """The stored plugin data of a stack's resource (read only).
 
@@ -446,6 +464,7 @@ def resource_data_by_name(stack_id, name):
 
 
 # Stack trees ---------------------------------------------------------------
+@retry_read
 def stack_descendants(stack_ids, max_depth=None):
     """Live stacks nested (at any level, or down to ``max_depth``) under
     ``stack_ids``, one query per level.
@@ -465,6 +484,7 @@ def stack_descendants(stack_ids, max_depth=None):
     return result
 
 
+@retry_read
 def resources_of_stacks(stack_ids, roles=("current",)):
     """The records with one of ``roles`` of several stacks, one query.
 

@@ -16,7 +16,8 @@ from oslo_db import api as oslo_db_api
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import models, statements
-from heat_lite.db.session import transaction
+from heat_lite.db import session as db_session
+from heat_lite.db.session import retry_read, transaction
 
 STACK = models.Stack.__table__
 RESOURCE = models.Resource.__table__
@@ -26,12 +27,14 @@ TEMPLATE = models.RawTemplate.__table__
 EVENT = models.Event.__table__
 
 # Deadlocks are rare (locks are taken in one order) but possible on
-# PostgreSQL and MySQL, and a pooled connection may have been dropped by a
-# database restart (connections are not pinged before use); every writer
-# here is a whole transaction, safe to run again.
+# PostgreSQL and MySQL, and the database may be restarting (a dropped
+# connection, or none to be had: oslo.db does not recognise every driver's
+# "connection refused"); every writer here is a whole transaction, safe to
+# run again. The retries wait about 30 s in all, longer than a restart.
 _retry = oslo_db_api.wrap_db_retry(
     max_retries=10, retry_on_deadlock=True, retry_on_disconnect=True,
-    retry_interval=0.05, inc_retry_interval=True)
+    retry_interval=0.05, inc_retry_interval=True,
+    exception_checker=db_session.is_unavailable)
 
 BARRIER = "barrier"
 STACK_PHASE = "stack"
@@ -130,6 +133,7 @@ def _insert_sync_points(session, stack_id, traversal, counts):
         session.execute(SYNC.insert(), chunk)
 
 
+@retry_read
 def traversal_get(traversal_id):
     """Return the traversal's graph documents, or None if it is gone."""
     with transaction(writer=False) as session:
@@ -178,6 +182,7 @@ def cleanup_begin(stack_id, traversal, planner):
         return graph
 
 
+@retry_read
 def sync_point_remaining(traversal, entity_id, phase):
     """The predecessors a node still waits for; None if it has no row."""
     with transaction(writer=False) as session:
@@ -220,6 +225,7 @@ def _load(session, record_id):
                                 {"_rid": record_id}).first())
 
 
+@retry_read
 def resource_load(record_id):
     """Return the record joined with its stack's traversal and template.
 
@@ -229,6 +235,7 @@ def resource_load(record_id):
         return _load(session, record_id)
 
 
+@retry_read
 def node_load(record_id, traversal, depends_on):
     """Read what an update node needs in one read transaction.
 
@@ -258,6 +265,7 @@ def _converged(session, stack_id, names, traversal):
     return {r.name: _row(r) for r in rows}
 
 
+@retry_read
 def resources_converged(stack_id, names, traversal):
     """Return {name: record} of records converged in ``traversal``."""
     if not names:
@@ -403,6 +411,7 @@ def resource_hook_swap(record_id, expected, new, events=()):
         return result.rowcount == 1
 
 
+@retry_read
 def resource_pending_hook(stack_id, name, hook):
     """The record of resource ``name`` waiting on ``hook``, or None."""
     with transaction(writer=False) as session:
@@ -412,6 +421,7 @@ def resource_pending_hook(stack_id, name, hook):
     return _row(row)
 
 
+@retry_read
 def resource_get_all(stack_id, roles=("current",)):
     """Return the stack's records with one of ``roles``, by name."""
     with transaction(writer=False) as session:
@@ -421,6 +431,7 @@ def resource_get_all(stack_id, roles=("current",)):
         return [_row(r) for r in rows]
 
 
+@retry_read
 def resource_versions(stack_id, name):
     """Every stored version of the resource ``name``, oldest first."""
     with transaction(writer=False) as session:
@@ -430,6 +441,7 @@ def resource_versions(stack_id, name):
         return [_row(r) for r in rows]
 
 
+@retry_read
 def resources_locked_by(engine_id):
     """Records whose lock is held by ``engine_id``."""
     with transaction(writer=False) as session:
@@ -456,6 +468,7 @@ def resource_steal(record_id, dead_engine_id, atomic_key, values,
         return result.rowcount == 1
 
 
+@retry_read
 def ready_nodes(traversal):
     """Nodes of ``traversal`` that are ready but neither done nor locked.
 
@@ -531,6 +544,7 @@ def _purge(session, stack_id, templates):
         TEMPLATE.c.stack_id == stack_id, TEMPLATE.c.id.not_in(keep)))
 
 
+@retry_read
 def stacks_in_progress():
     """Live stacks with an action in progress (for the watchdog)."""
     with transaction(writer=False) as session:
