@@ -30,20 +30,32 @@ def ledger_counts(deployment):
     return creates, deletes
 
 
-def assert_one_each(deployment, heat, stack_id, exact_creates=True):
-    """A COMPLETE stack of TestResources owns exactly one live physical
+def assert_one_each(deployment, heat, stack_ids, exact_creates=True):
+    """COMPLETE stacks of TestResources own exactly one live physical
     resource per resource: none leaked, none doubled, none deleted twice.
 
+    :param stack_ids: one stack id or a list: every stack of the
+        deployment that has TestResources.
     :param exact_creates: also require one create per resource (no action
         was run twice); False where a takeover legitimately replaces.
     """
-    current = {r.physical_resource_id for r in heat.resources.list(stack_id)}
+    if isinstance(stack_ids, str):
+        stack_ids = [stack_ids]
+    current = {
+        r.physical_resource_id
+        for stack_id in stack_ids
+        for r in heat.resources.list(stack_id)
+    }
     creates, deletes = ledger_counts(deployment)
     live = set(creates) - set(deletes)
-    assert live == current, "live %s, stack owns %s" % (sorted(live),
-                                                        sorted(current))
+    assert live == current, "live %s, stacks own %s" % (
+        sorted(live),
+        sorted(current),
+    )
     twice = sorted(i for i, n in deletes.items() if n > 1)
     assert not twice, "deleted more than once: %s" % twice
     if exact_creates:
-        assert len(creates) == len(current), (
-            "%d creates for %d resources" % (len(creates), len(current)))
+        assert len(creates) == len(current), "%d creates for %d resources" % (
+            len(creates),
+            len(current),
+        )

@@ -120,18 +120,24 @@ def _record(chaos, scenario, seconds, **extra):
 
 
 def _converge(
-    chaos, heat, stack_id, fault_at, scenario, exact_creates=True, **extra
+    chaos, heat, stack_ids, fault_at, scenario, exact_creates=True, **extra
 ):
-    """The stack completes after the fault; ledger and delete are clean."""
-    _wait_status(chaos, stack_id, "CREATE_COMPLETE")
+    """The stacks complete after the fault; ledger and deletes are clean."""
+    if isinstance(stack_ids, str):
+        stack_ids = [stack_ids]
+    for stack_id in stack_ids:
+        _wait_status(chaos, stack_id, "CREATE_COMPLETE")
     seconds = time.time() - fault_at
-    statuses = {r.resource_status for r in heat.resources.list(stack_id)}
-    assert statuses == {"CREATE_COMPLETE"}, statuses
-    assert_one_each(chaos, heat, stack_id, exact_creates=exact_creates)
-    heat.stacks.delete(stack_id)
-    _wait_status(chaos, stack_id, "DELETE_COMPLETE", timeout=90)
+    for stack_id in stack_ids:
+        statuses = {r.resource_status for r in heat.resources.list(stack_id)}
+        assert statuses == {"CREATE_COMPLETE"}, statuses
+    assert_one_each(chaos, heat, stack_ids, exact_creates=exact_creates)
+    for stack_id in stack_ids:
+        heat.stacks.delete(stack_id)
+    for stack_id in stack_ids:
+        _wait_status(chaos, stack_id, "DELETE_COMPLETE", timeout=90)
     assert_no_leaks(chaos)
-    _record(chaos, scenario, seconds, **extra)
+    _record(chaos, scenario, seconds, stacks=len(stack_ids), **extra)
 
 
 def _start_create(heat):
@@ -202,41 +208,52 @@ def test_api_503_while_database_down(chaos):
     assert_no_leaks(chaos)
 
 
+_HOLDERS = sa.text(
+    "SELECT DISTINCT s.pid FROM resource r JOIN service s"
+    " ON s.engine_id = r.engine_id WHERE r.engine_id IS NOT NULL"
+)
+
+
 def _lock_holders(chaos):
+    """PIDs of the engines holding resource locks right now."""
     engine = sa.create_engine(chaos.db_url)
     try:
         with engine.connect() as conn:
-            return {
-                row[0]
-                for row in conn.execute(
-                    sa.text(
-                        "SELECT DISTINCT s.pid FROM resource r JOIN service s "
-                        "ON s.engine_id = r.engine_id WHERE r.engine_id IS NOT "
-                        "NULL"
-                    )
-                )
-            }
+            return {row[0] for row in conn.execute(_HOLDERS)}
     finally:
         engine.dispose()
 
 
 def test_partition_of_one_engine_host_mid_create(chaos):
     heat = chaos.client()
-    stack_id = helpers.create(heat, "chaos", _template(width=8, wait=4))
     victim = chaos.engine_pid("engine_b")
-    _until(
-        lambda: victim in _lock_holders(chaos),
-        60,
-        "the namespaced engine holding a lock",
-    )
+    # A traversal's nodes travel in batches, so which engine runs them is
+    # a coin toss: start stacks until the namespaced engine holds a lock.
+    stack_ids = []
+    for attempt in range(8):
+        stack_ids.append(
+            helpers.create(
+                heat, "part%d" % attempt, _template(width=4, wait=4)
+            )
+        )
+        try:
+            _until(lambda: victim in _lock_holders(chaos), 2, "engine b")
+            break
+        except AssertionError:
+            continue
+    else:
+        raise AssertionError(
+            "engine b took no lock in %d stacks" % len(stack_ids)
+        )
     fault_at = time.time()
     chaos.namespace.cut()
     try:
-        # Long enough for the other engine to declare it dead.
+        # Long enough for the other engine to declare it dead and take
+        # its locks over.
         _until(
             lambda: (
                 time.time() - fault_at > PARTITION_SECONDS
-                and not _in_progress_on(chaos, victim)
+                and victim not in _lock_holders(chaos)
             ),
             PARTITION_SECONDS * 4,
             "the partitioned engine's locks taken over",
@@ -246,16 +263,12 @@ def test_partition_of_one_engine_host_mid_create(chaos):
     _converge(
         chaos,
         heat,
-        stack_id,
+        stack_ids,
         fault_at,
         "partition of one engine",
         exact_creates=False,
         partition_seconds=PARTITION_SECONDS,
     )
-
-
-def _in_progress_on(chaos, pid):
-    return pid in _lock_holders(chaos)
 
 
 pytestmark = pytest.mark.timeout(300)
