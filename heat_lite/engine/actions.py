@@ -146,8 +146,31 @@ class ActionRunner:
         LOG.info("Database unavailable during %s of resource %s; trying "
                  "again in %ss", job.action, job.record["id"],
                  DB_RETRY_SECONDS)
-        self.scheduler.later(DB_RETRY_SECONDS, step)
+        self.scheduler.later(DB_RETRY_SECONDS,
+                             lambda: self._if_still_ours(job, step))
         return []
+
+    def _if_still_ours(self, job, step):
+        """Run ``step`` if the job's lock survived the outage: an outage
+        long enough for this engine to be declared dead lets another one
+        take the record over, and this engine may even hold a newer lock
+        of it (for another action) by now."""
+        try:
+            record = conv.resource_load(job.record["id"])
+        except Exception as exc:
+            if not db_api.is_unavailable(exc):
+                raise
+            return self._when_db_answers(job, step)
+        if record is None or (record["engine_id"], record["lock_traversal"],
+                              record["action"]) != (
+                self.engine_id, job.traversal, job.action):
+            LOG.warning("Lost the lock of resource %s while the database "
+                        "was unavailable", job.record["id"])
+            if record is None or record["engine_id"] != self.engine_id:
+                # (A newer action of ours on it keeps it active.)
+                self._unlocked(job.record["id"])
+            return []
+        return step()
 
     @staticmethod
     def _abandoned(job):

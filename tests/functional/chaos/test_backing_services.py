@@ -224,6 +224,14 @@ def _lock_holders(chaos):
         engine.dispose()
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="needs engine fencing: when the partition heals, the engine "
+    "declared dead still runs its old actions, and a finish guarded only "
+    "by engine_id passes under a newer lock the same engine took for the "
+    "cleanup DELETE of that record (seen on MariaDB: a successor's sync "
+    "point decremented twice, 'Out of range value for column remaining')",
+)
 def test_partition_of_one_engine_host_mid_create(chaos):
     heat = chaos.client()
     victim = chaos.engine_pid("engine_b")
