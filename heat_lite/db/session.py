@@ -89,6 +89,12 @@ def _checked_out(dbapi_conn, record, proxy):
         raise sa.exc.DisconnectionError() from exc
 
 
+def install_idle_ping(engine):
+    """Ping pooled connections of ``engine`` that sat idle (see above)."""
+    sa.event.listen(engine, "checkin", _checked_in)
+    sa.event.listen(engine, "checkout", _checked_out)
+
+
 def _dbapi_error(exc):
     """The driver's own exception behind ``exc`` (or None)."""
     seen = set()
@@ -170,8 +176,7 @@ def get_engine():
             engine.pool._pre_ping = CONF.database.pool_pre_ping
             if (not CONF.database.pool_pre_ping
                     and engine.dialect.name != "sqlite"):
-                sa.event.listen(engine, "checkin", _checked_in)
-                sa.event.listen(engine, "checkout", _checked_out)
+                install_idle_ping(engine)
             engine.dispose()
             _SETUP["done"] = True
     return engine
