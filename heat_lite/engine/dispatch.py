@@ -18,9 +18,12 @@ from concurrent import futures
 
 from heat_lite import conf
 from heat_lite.common import context
+from heat_lite.db import api as db_api
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+# How long a node that met an unreachable database waits to run again.
+DB_RETRY_SECONDS = 1.0
 
 
 class Scheduler:
@@ -120,6 +123,14 @@ class Dispatcher:
     def _run(self, node):
         try:
             return self.runner.run(*node)
-        except Exception:  # noqa: BLE001 - the watchdog re-drives later
+        except Exception as exc:  # noqa: BLE001 - the watchdog re-drives
+            if db_api.is_unavailable(exc):
+                # Sooner than the watchdog's stall re-drive; nodes are
+                # idempotent, so running one again is harmless.
+                LOG.info("Database unavailable for node %s; again in %ss",
+                         node, DB_RETRY_SECONDS)
+                self.scheduler.later(DB_RETRY_SECONDS,
+                                     lambda: self.drive([node]))
+                return []
             LOG.exception("Checking node %s failed", node)
             return []

@@ -4,7 +4,9 @@ Each engine process runs ``Watchdog.tick`` every ``heartbeat_interval``:
 
 * it refreshes its own row in ``service``;
 * it claims engines whose heartbeat is older than
-  ``engine_life_check_timeout`` (one claimer per dead engine), takes their
+  ``engine_life_check_timeout`` (one claimer per dead engine; only once its
+  own heartbeats have been regular that long, so a database outage does
+  not make every engine look dead to the others), takes their
   record locks, marks those records FAILED ("Engine went down during
   resource <ACTION>") and re-drives them in their stack's newest traversal,
   where a failed record is replaced;
@@ -19,6 +21,7 @@ Everything it re-drives is idempotent, so doing it twice is harmless.
 import datetime
 import logging
 import threading
+import time
 
 from heat_lite import conf
 from heat_lite.db import api as db_api
@@ -40,6 +43,10 @@ class Watchdog:
         self._stop = threading.Event()
         self._thread = None
         self._suspects = {}
+        # Monotonic times of our last heartbeat and of the start of the
+        # current run of regular heartbeats (see _may_judge_peers).
+        self._last_beat = None
+        self._beating_since = None
 
     def start(self):
         self._thread = threading.Thread(target=self._loop, daemon=True,
@@ -50,11 +57,22 @@ class Watchdog:
         self._stop.set()
 
     def _loop(self):
+        db_down = False
         while not self._stop.wait(CONF.engine.heartbeat_interval):
             try:
                 self.tick()
-            except Exception:  # noqa: BLE001 - keep the watchdog alive
-                LOG.exception("Watchdog pass failed")
+            except Exception as exc:  # noqa: BLE001 - keep it alive
+                if not db_api.is_unavailable(exc):
+                    LOG.exception("Watchdog pass failed")
+                elif not db_down:
+                    # Once per outage, not a traceback every tick.
+                    LOG.warning("Database unavailable; the watchdog waits "
+                                "for it: %s", exc)
+                db_down = db_down or db_api.is_unavailable(exc)
+                continue
+            if db_down:
+                LOG.info("Database available again")
+                db_down = False
 
     def tick(self):
         """One pass; returns the nodes it re-drove (for tests)."""
@@ -63,13 +81,31 @@ class Watchdog:
         dead_before = now - datetime.timedelta(
             seconds=CONF.engine.engine_life_check_timeout)
         redriven = self._release_orphans()
-        for engine_id in db_api.service_claim_dead(dead_before):
-            redriven += self.recover_engine(engine_id)
+        if self._may_judge_peers():
+            for engine_id in db_api.service_claim_dead(dead_before):
+                redriven += self.recover_engine(engine_id)
         for stack in conv.stacks_in_progress():
             redriven += self._check_stack(stack, now)
         if redriven:
             self.dispatcher.cast(redriven)
         return redriven
+
+    def _may_judge_peers(self):
+        """True once this engine has itself heartbeaten regularly for a
+        whole ``engine_life_check_timeout``.
+
+        While the database is unreachable (a restart, a failover) no
+        engine can heartbeat; when it is back, every peer's heartbeat is
+        old. Declaring them dead then would steal locks of actions that
+        are alive and run them twice. So after a gap in our own
+        heartbeats (or at start) peers get a full timeout to show up.
+        """
+        beat = time.monotonic()
+        timeout = CONF.engine.engine_life_check_timeout
+        if self._last_beat is None or beat - self._last_beat > timeout / 2:
+            self._beating_since = beat
+        self._last_beat = beat
+        return beat - self._beating_since >= timeout
 
     def recover_engine(self, engine_id):
         """Take over the locks of a dead engine; return nodes to re-drive.
