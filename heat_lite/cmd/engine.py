@@ -18,11 +18,13 @@ CONF = common.CONF
 LOG = logging.getLogger(__name__)
 
 
-def run_one():
-    """Run one engine process until SIGTERM/SIGINT."""
+def run_one(index=0):
+    """Run worker ``index`` (its identity, see ``engine.fencing``) until
+    SIGTERM/SIGINT, then stop it gracefully."""
     from heat_lite.engine import process
+
     common.enable_counters("engine")
-    engine = process.EngineProcess()
+    engine = process.EngineProcess(worker_index=index)
     stop = {"requested": False}
 
     def _handler(signum, frame):
@@ -38,12 +40,12 @@ def run_one():
         engine.stop()
 
 
-def _spawn():
+def _spawn(index):
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
-            run_one()
+            run_one(index)
         except Exception:  # noqa: BLE001 - child reports and exits
             LOG.exception("Engine process failed")
             code = 1
@@ -52,13 +54,14 @@ def _spawn():
 
 
 def supervise(workers):
-    """Fork ``workers`` engines; restart the ones that die."""
-    children = {_spawn() for _ in range(workers)}
+    """Fork ``workers`` engines; restart the ones that die (a restarted
+    worker keeps its index, hence its identity)."""
+    children = {_spawn(i): i for i in range(workers)}
     stopping = {"now": False}
 
     def _handler(signum, frame):
         stopping["now"] = True
-        for pid in children:
+        for pid in list(children):
             try:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
@@ -73,18 +76,34 @@ def supervise(workers):
             break
         except InterruptedError:
             continue
-        children.discard(pid)
-        if not stopping["now"]:
-            LOG.warning("Engine process %d exited (%s); restarting", pid,
-                        status)
+        index = children.pop(pid, None)
+        if index is not None and not stopping["now"]:
+            LOG.warning(
+                "Engine process %d exited (%s); restarting", pid, status
+            )
             time.sleep(1)
-            children.add(_spawn())
+            children[_spawn(index)] = index
 
 
+@common.reports_startup_errors
 def main(argv=None):
-    common.parse_args(argv, cli_opts=[cfg.IntOpt(
-        "workers", min=1, max=64,
-        help="Engine worker processes to run (overrides [engine] workers).")])
+    common.parse_args(
+        argv,
+        cli_opts=[
+            cfg.IntOpt(
+                "workers",
+                min=1,
+                max=64,
+                help="Engine worker processes to run "
+                "(overrides [engine] workers).",
+            )
+        ],
+    )
+    from heat_lite.cmd import preflight
+
+    preflight.require_broker()
+    preflight.check_broker()
+    preflight.check_database()
     workers = CONF.workers or CONF.engine.workers
     if workers == 1:
         run_one()

@@ -41,20 +41,44 @@ _STACK_TRANSITIONS = {
     # from action: actions that may start next
     Action.INIT: {Action.CREATE, Action.ADOPT, Action.DELETE},
     # a create may be superseded by an update or a delete, or rolled back
-    Action.CREATE: {Action.UPDATE, Action.DELETE, Action.ROLLBACK,
-                    Action.SUSPEND, Action.CHECK},
+    Action.CREATE: {
+        Action.UPDATE,
+        Action.DELETE,
+        Action.ROLLBACK,
+        Action.SUSPEND,
+        Action.CHECK,
+    },
     Action.ADOPT: {Action.UPDATE, Action.DELETE, Action.ROLLBACK},
     # updates stack on updates: that is the point of convergence
-    Action.UPDATE: {Action.UPDATE, Action.DELETE, Action.ROLLBACK,
-                    Action.SUSPEND, Action.CHECK},
-    Action.ROLLBACK: {Action.UPDATE, Action.DELETE, Action.SUSPEND,
-                      Action.CHECK},
+    Action.UPDATE: {
+        Action.UPDATE,
+        Action.DELETE,
+        Action.ROLLBACK,
+        Action.SUSPEND,
+        Action.CHECK,
+    },
+    Action.ROLLBACK: {
+        Action.UPDATE,
+        Action.DELETE,
+        Action.SUSPEND,
+        Action.CHECK,
+    },
     # a suspended stack must be resumed (or deleted) before anything else
     Action.SUSPEND: {Action.RESUME, Action.DELETE, Action.SUSPEND},
-    Action.RESUME: {Action.UPDATE, Action.DELETE, Action.SUSPEND,
-                    Action.CHECK, Action.RESUME},
-    Action.CHECK: {Action.UPDATE, Action.DELETE, Action.SUSPEND,
-                   Action.CHECK, Action.ROLLBACK},
+    Action.RESUME: {
+        Action.UPDATE,
+        Action.DELETE,
+        Action.SUSPEND,
+        Action.CHECK,
+        Action.RESUME,
+    },
+    Action.CHECK: {
+        Action.UPDATE,
+        Action.DELETE,
+        Action.SUSPEND,
+        Action.CHECK,
+        Action.ROLLBACK,
+    },
     # a delete can only be retried
     Action.DELETE: {Action.DELETE},
 }

@@ -18,13 +18,14 @@ OPTS = [
         "pool_pre_ping",
         default=False,
         help="Test each pooled connection with a round trip before every "
-             "transaction (oslo.db always does). Off by default: it costs "
-             "one round trip per transaction, a large share of a resource "
-             "step. Without it, only a connection that sat idle in the pool "
-             "for over half a second is tested before use, so a database "
-             "restart does not fail the next transaction of every pooled "
-             "connection; reads and writes that still meet a broken "
-             "connection are retried."),
+        "transaction (oslo.db always does). Off by default: it costs "
+        "one round trip per transaction, a large share of a resource "
+        "step. Without it, only a connection that sat idle in the pool "
+        "for over half a second is tested before use, so a database "
+        "restart does not fail the next transaction of every pooled "
+        "connection; reads and writes that still meet a broken "
+        "connection are retried.",
+    ),
 ]
 
 

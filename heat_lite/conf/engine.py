@@ -60,15 +60,32 @@ engine_opts = [
         default=2.0,
         min=0.1,
         help="Seconds between two heartbeats of an engine in the service "
-        "table, and between two passes of the recovery watchdog.",
+        "table (on a thread of their own), and between two passes of the "
+        "recovery watchdog.",
     ),
     cfg.FloatOpt(
         "engine_life_check_timeout",
-        default=10.0,
+        default=20.0,
         min=0.5,
         help="Seconds without a heartbeat after which an engine is "
-        "considered dead: a surviving engine takes over its locks and "
-        "re-drives its in-flight resource checks.",
+        "considered dead: a surviving engine claims it, takes over its "
+        "locks and re-drives its in-flight resource checks; the claimed "
+        "engine is fenced (its late writes are refused) and registers "
+        "again. An engine starts no resource action once its last "
+        "successful heartbeat is older than 60% of this. The default "
+        "tolerates ten missed heartbeats, so that a loaded machine does "
+        "not flap; an engine process restarted on the same host recovers "
+        "its own work at once, whatever this is.",
+    ),
+    cfg.FloatOpt(
+        "graceful_shutdown_timeout",
+        default=30.0,
+        min=0.0,
+        max=3600.0,
+        help="Seconds a stopping engine (SIGTERM) lets the resource actions "
+        "it runs finish before it hands the rest over to the other "
+        "engines (their locks released and their checks re-sent). It takes "
+        "no new work meanwhile. 0: hand over at once.",
     ),
     cfg.FloatOpt(
         "stall_timeout",
@@ -76,6 +93,28 @@ engine_opts = [
         min=1.0,
         help="Seconds a traversal may make no progress before its ready "
         "nodes are re-driven (recovers from lost RPC messages).",
+    ),
+    cfg.IntOpt(
+        "node_redrive_limit",
+        default=5,
+        min=0,
+        max=1000,
+        help="Times the watchdog re-drives one stalled node of a traversal "
+        "(a lost message, an engine that died before casting it) before it "
+        "fails that node visibly, with a reason and an event, and with it "
+        "the stack (or starts its rollback). The count is kept in the "
+        "database, so it holds across engines. 0: fail a stalled node at "
+        "once. A node waiting at a breakpoint hook is re-driven without "
+        "limit.",
+    ),
+    cfg.FloatOpt(
+        "node_redrive_backoff_max",
+        default=300.0,
+        min=1.0,
+        help="Upper bound, in seconds, of the wait between two re-drives "
+        "of one stalled node. The first re-drive comes after stall_timeout; "
+        "the wait then starts at stall_timeout and doubles after each "
+        "re-drive, up to this bound.",
     ),
     cfg.IntOpt(
         "stack_action_timeout",

@@ -10,6 +10,7 @@ committed rows and take no gap locks.
 
 import contextlib
 import functools
+import os
 import threading
 import time
 
@@ -45,8 +46,9 @@ def _on_mysql_connect(dbapi_conn, record):
     cursor.close()
 
 
-def _count_statement(conn, cursor, statement, parameters, context,
-                     executemany):
+def _count_statement(
+    conn, cursor, statement, parameters, context, executemany
+):
     counters.incr("sql_statements")
 
 
@@ -77,8 +79,9 @@ def _checked_in(dbapi_conn, record):
 
 def _checked_out(dbapi_conn, record, proxy):
     idle_since = record.info.get("idle_since")
-    if idle_since is None or (time.monotonic() - idle_since
-                              < _PING_IF_IDLE_SECONDS):
+    if idle_since is None or (
+        time.monotonic() - idle_since < _PING_IF_IDLE_SECONDS
+    ):
         return
     try:
         cursor = dbapi_conn.cursor()
@@ -104,8 +107,11 @@ def _dbapi_error(exc):
             if exc.connection_invalidated:
                 return exc
             return exc.orig
-        exc = (getattr(exc, "inner_exception", None) or exc.__cause__
-               or exc.__context__)
+        exc = (
+            getattr(exc, "inner_exception", None)
+            or exc.__cause__
+            or exc.__context__
+        )
     return None
 
 
@@ -145,6 +151,7 @@ def retry_read(fn):
     """Decorator: run a read-only query function again (at most
     ``_READ_ATTEMPTS`` times in all) while the database is unavailable;
     then the last error propagates (see ``is_unavailable``)."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         for _ in range(_READ_ATTEMPTS - 1):
@@ -155,16 +162,18 @@ def retry_read(fn):
                     raise
             time.sleep(_READ_RETRY_SECONDS)
         return fn(*args, **kwargs)
+
     return wrapper
 
 
 def get_engine():
     """Return the writer engine, installing the dialect listeners once."""
+    if not _SETUP["done"]:
+        _make_sqlite_directory()
     engine = enginefacade.writer.get_engine()
     with _LOCK:
         if not _SETUP["done"]:
-            sa.event.listen(engine, "before_cursor_execute",
-                            _count_statement)
+            sa.event.listen(engine, "before_cursor_execute", _count_statement)
             sa.event.listen(engine, "commit", _count_commit)
             if engine.dialect.name == "sqlite":
                 sa.event.listen(engine, "connect", _on_sqlite_connect)
@@ -174,8 +183,10 @@ def get_engine():
             # oslo.db hard-codes pool_pre_ping; honour our option instead,
             # and ping only connections that sat idle (see above).
             engine.pool._pre_ping = CONF.database.pool_pre_ping
-            if (not CONF.database.pool_pre_ping
-                    and engine.dialect.name != "sqlite"):
+            if (
+                not CONF.database.pool_pre_ping
+                and engine.dialect.name != "sqlite"
+            ):
                 install_idle_ping(engine)
             engine.dispose()
             _SETUP["done"] = True
@@ -198,12 +209,81 @@ def transaction(writer=True):
     are still translated (deadlock, duplicate entry, disconnect).
     """
     engine = get_engine()
-    lock = (_SQLITE_WRITE_LOCK if writer and _SETUP["sqlite"]
-            else contextlib.nullcontext())
+    lock = (
+        _SQLITE_WRITE_LOCK
+        if writer and _SETUP["sqlite"]
+        else contextlib.nullcontext()
+    )
     with lock, engine.connect() as connection:
         yield connection
         if writer:
             connection.commit()
+
+
+def _make_sqlite_directory():
+    # SQLite makes the file but not its directory (the default is under
+    # the user's data directory, absent on a fresh machine).
+    path = sqlite_path()
+    if path is not None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+
+
+class DatabaseUnreachable(Exception):
+    """The configured database did not accept a connection."""
+
+
+def sqlite_path():
+    """The file of ``[database] connection`` if it is an SQLite file."""
+    if not CONF.database.connection:
+        return None
+    url = sa.engine.make_url(CONF.database.connection)
+    if url.get_backend_name() != "sqlite" or url.database in (
+        None,
+        "",
+        ":memory:",
+    ):
+        return None
+    return os.path.abspath(url.database)
+
+
+def check_connection(timeout):
+    """Open and close one connection within ``timeout`` seconds.
+
+    A throwaway engine rather than oslo.db's, which retries for
+    ``max_retries`` x ``retry_interval`` (100 s by default) before it
+    gives up. SQLite is a local file, made when first used: nothing to
+    reach, and this check creates no file.
+    """
+    url = sa.engine.make_url(CONF.database.connection)
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        return
+    args = (
+        {"connect_timeout": timeout}
+        if backend in ("postgresql", "mysql")
+        else {}
+    )
+    probe = sa.create_engine(
+        url, poolclass=sa.pool.NullPool, connect_args=args
+    )
+    try:
+        with probe.connect():
+            pass
+    except sa.exc.DBAPIError as exc:
+        where = "%s:%s/%s" % (
+            url.host or "localhost",
+            url.port or "",
+            url.database or "",
+        )
+        raise DatabaseUnreachable(
+            "%s (%s)" % (where, _first_line(exc.orig))
+        ) from None
+    finally:
+        probe.dispose()
+
+
+def _first_line(error):
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 def reset():

@@ -13,7 +13,7 @@ from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import caller, definitions, hooks
+from heat_lite.engine import caller, definitions, failures, hooks
 from heat_lite.engine.planner import UPDATE
 from heat_lite.resources import base
 
@@ -23,6 +23,19 @@ EXTERNAL_ID = "external_id"
 # How long a polled action waits for an unreachable database before it
 # tries its step again.
 DB_RETRY_SECONDS = 1.0
+# The reason a record gets when its engine went down (or stopped) during
+# an action and another engine took the lock over: the outcome of that
+# action is unknown.
+WENT_DOWN = "Engine went down during resource %s"
+
+
+def interrupted_create(record):
+    """True if the record's create was cut short by a takeover."""
+    return (
+        record["action"] == "CREATE"
+        and record["status"] == "FAILED"
+        and record["status_reason"] == WENT_DOWN % "CREATE"
+    )
 
 
 @dataclasses.dataclass
@@ -42,12 +55,30 @@ class Job:
     post_hook_done: bool = False
     # False for an instant action run without taking the lock first.
     locked: bool = True
+    # The engine's fencing generation when the job started; a job of an
+    # older one (the engine was claimed, or is stopping) stops.
+    generation: int = 0
     values: dict = dataclasses.field(default_factory=dict)
 
 
 class ActionRunner:
-    """Actions and locks; needs ``engine_id``, ``stacks``, ``graphs``,
+    """Actions and locks; needs ``fence``, ``stacks``, ``graphs``,
     ``scheduler`` and ``_active`` from the runner."""
+
+    def _may_act(self):
+        """Whether this engine may start an action now: it is not fenced,
+        its lease is fresh and it is not stopping."""
+        return self.fence.lease_valid() and not getattr(
+            self.scheduler, "draining", False
+        )
+
+    def _stale(self, job):
+        """True (and the job dropped) if the job belongs to an older
+        fencing generation: leave its lock to the takeover."""
+        if job.generation == self.fence.generation:
+            return False
+        self._unlocked(job.record["id"])
+        return True
 
     # Running and polling actions -----------------------------------------
     def _start(self, job, handle, on_replace=None):
@@ -56,16 +87,25 @@ class ActionRunner:
         :param on_replace: what to do if the handler raises UpdateReplace.
         """
         record_id = job.record["id"]
+        job.generation = self.fence.generation
+        if job.locked and not self._may_act():
+            # Fenced, lease run out or stopping since the lock was taken:
+            # start nothing; the lock goes to a takeover.
+            self._unlocked(record_id)
+            return []
+        owner = self.fence.owner
         notify.resource_event(job.record, job.action, "start")
         job.plugin.lookup_resource_data = functools.partial(
-            db_api.resource_data_by_name, job.record["stack_id"])
-        job.plugin.on_resource_id = lambda physical_id: \
-            conv.resource_progress(record_id, self.engine_id, {
-                "physical_resource_id": physical_id})
+            db_api.resource_data_by_name, job.record["stack_id"]
+        )
+        job.plugin.on_resource_id = lambda physical_id: conv.resource_progress(
+            record_id, owner, {"physical_resource_id": physical_id}
+        )
         try:
             if job.plugin.needs_caller_token:
                 job.plugin.request_context = caller.request_context(
-                    job.record, job.traversal)
+                    job.record, job.traversal
+                )
             job.cookie = handle()
         except base.UpdateReplace:
             if on_replace is None:
@@ -88,8 +128,9 @@ class ActionRunner:
         :returns: the next nodes, or None if the action did not complete
             at once (the caller then takes the ordinary locked path).
         """
-        if not getattr(job.plugin, "side_effect_free", False) or \
-                hooks.configured(job.record):
+        if not getattr(
+            job.plugin, "side_effect_free", False
+        ) or hooks.configured(job.record):
             return None
         job.locked = False
         try:
@@ -103,6 +144,8 @@ class ActionRunner:
         return self._finish_job(job)
 
     def _poll(self, job):
+        if self._stale(job):
+            return []
         delay = job.plugin.default_poll_interval
         try:
             done = job.check(job.cookie) if job.check else True
@@ -116,14 +159,15 @@ class ActionRunner:
             return self._finish_polled(job)
         try:
             if self._abandoned(job):
-                return self._job_failed(job, exception.ActionAborted(
-                    action=job.action))
+                return self._job_failed(
+                    job, exception.ActionAborted(action=job.action)
+                )
             self._write_progress(job)
         except Exception as exc:
             if not db_api.is_unavailable(exc):
                 raise
             return self._when_db_answers(job, lambda: self._poll(job))
-        self.scheduler.later(delay, lambda: self._poll(job))
+        self.scheduler.later(delay, lambda: self._poll(job), _node_of(job))
         return []
 
     def _finish_polled(self, job):
@@ -133,9 +177,8 @@ class ActionRunner:
         except Exception as exc:  # noqa: BLE001 - never keep the lock
             if db_api.is_unavailable(exc):
                 return self._when_db_answers(
-                    job, lambda: self._finish_polled(job))
-            LOG.exception("Finishing %s of resource %s failed",
-                          job.action, job.record["id"])
+                    job, lambda: self._finish_polled(job)
+                )
             return self._job_failed(job, exc)
 
     def _when_db_answers(self, job, step):
@@ -143,11 +186,18 @@ class ActionRunner:
         the action (and its lock, which stays ours) and run ``step`` again
         later, instead of dropping it with the lock held or failing the
         resource for what is not its fault."""
-        LOG.info("Database unavailable during %s of resource %s; trying "
-                 "again in %ss", job.action, job.record["id"],
-                 DB_RETRY_SECONDS)
-        self.scheduler.later(DB_RETRY_SECONDS,
-                             lambda: self._if_still_ours(job, step))
+        LOG.info(
+            "Database unavailable during %s of resource %s; trying "
+            "again in %ss",
+            job.action,
+            job.record["id"],
+            DB_RETRY_SECONDS,
+        )
+        self.scheduler.later(
+            DB_RETRY_SECONDS,
+            lambda: self._if_still_ours(job, step),
+            _node_of(job),
+        )
         return []
 
     def _if_still_ours(self, job, step):
@@ -155,22 +205,31 @@ class ActionRunner:
         long enough for this engine to be declared dead lets another one
         take the record over, and this engine may even hold a newer lock
         of it (for another action) by now."""
+        if self._stale(job):
+            return []
         try:
             record = conv.resource_load(job.record["id"])
         except Exception as exc:
             if not db_api.is_unavailable(exc):
                 raise
             return self._when_db_answers(job, step)
-        if record is None or (record["engine_id"], record["lock_traversal"],
-                              record["action"]) != (
-                self.engine_id, job.traversal, job.action):
-            LOG.warning("Lost the lock of resource %s while the database "
-                        "was unavailable", job.record["id"])
-            if record is None or record["engine_id"] != self.engine_id:
-                # (A newer action of ours on it keeps it active.)
-                self._unlocked(job.record["id"])
-            return []
-        return step()
+        owner = self.fence.owner
+        held = record is not None and (
+            record["engine_id"],
+            record.get("lock_epoch"),
+            record["lock_traversal"],
+            record["action"],
+        ) == (owner[0], owner[1], job.traversal, job.action)
+        if held:
+            return step()
+        LOG.warning(
+            "Lost the lock of resource %s while the database was unavailable",
+            job.record["id"],
+        )
+        if record is None or record["engine_id"] != owner[0]:
+            # (A newer action of ours on it keeps it active.)
+            self._unlocked(job.record["id"])
+        return []
 
     @staticmethod
     def _abandoned(job):
@@ -183,31 +242,50 @@ class ActionRunner:
         traversal, action, status = state
         if traversal == job.traversal:
             return False
-        return (action == "DELETE" and job.action != "DELETE") or \
-            status == "FAILED"
+        return (
+            action == "DELETE" and job.action != "DELETE"
+        ) or status == "FAILED"
 
     def _write_progress(self, job):
         plugin = job.plugin
-        if job.progress_written and not (plugin.resource_id_changed
-                                         or plugin.data_changed):
+        if job.progress_written and not (
+            plugin.resource_id_changed or plugin.data_changed
+        ):
             return
-        events = [] if job.progress_written else [
-            self._event(job, "IN_PROGRESS", "state changed", job.started)]
-        conv.resource_progress(job.record["id"], self.engine_id, {
-            "physical_resource_id": plugin.resource_id,
-            "rsrc_data": json.dumps(plugin.data())}, events)
+        events = (
+            []
+            if job.progress_written
+            else [
+                self._event(job, "IN_PROGRESS", "state changed", job.started)
+            ]
+        )
+        conv.resource_progress(
+            job.record["id"],
+            self.fence.owner,
+            {
+                "physical_resource_id": plugin.resource_id,
+                "rsrc_data": json.dumps(plugin.data()),
+            },
+            events,
+        )
         plugin.resource_id_changed = plugin.data_changed = False
         job.progress_written = True
 
     def _held(self, record, traversal, node, phase, hook, action):
-        """Wait at a ``pre-*`` hook: re-run the node until it is cleared.
-        """
+        """Wait at a ``pre-*`` hook: re-run the node until it is cleared."""
         if hook not in hooks.configured(record) or not hooks.hold(
-                record, traversal, hook, action,
-                (record["action"], record["status"])):
+            record,
+            traversal,
+            hook,
+            action,
+            (record["action"], record["status"]),
+        ):
             return False
-        self.scheduler.later(hooks.POLL_SECONDS, lambda: self.run(
-            record["stack_id"], traversal, node, phase))
+        self.scheduler.later(
+            hooks.POLL_SECONDS,
+            lambda: self.run(record["stack_id"], traversal, node, phase),
+            (record["stack_id"], traversal, node, phase),
+        )
         return True
 
     def _job_done(self, job):
@@ -216,51 +294,86 @@ class ActionRunner:
         if hook in hooks.configured(job.record) and not job.post_hook_done:
             record = conv.resource_load(job.record["id"])
             if record is not None and hooks.hold(
-                    record, job.traversal, hook, job.action,
-                    (job.action, "COMPLETE")):
+                record,
+                job.traversal,
+                hook,
+                job.action,
+                (job.action, "COMPLETE"),
+            ):
                 self._write_progress(job)
                 return self._after_post_hook(job, hook)
         return self._finish_job(job)
 
     def _after_post_hook(self, job, hook):
-        if hooks.cleared(job.record["id"], hook, job.traversal) or \
-                self._abandoned(job):
+        if self._stale(job):
+            return []
+        if hooks.cleared(
+            job.record["id"], hook, job.traversal
+        ) or self._abandoned(job):
             job.post_hook_done = True
             return self._finish_job(job)
-        self.scheduler.later(hooks.POLL_SECONDS,
-                             lambda: self._after_post_hook(job, hook))
+        self.scheduler.later(
+            hooks.POLL_SECONDS,
+            lambda: self._after_post_hook(job, hook),
+            _node_of(job),
+        )
         return []
 
     def _finish_job(self, job):
         plugin = job.plugin
-        values = dict(job.values, action=job.action, status="COMPLETE",
-                      status_reason="state changed",
-                      physical_resource_id=plugin.resource_id,
-                      rsrc_data=json.dumps(plugin.data()))
+        values = dict(
+            job.values,
+            action=job.action,
+            status="COMPLETE",
+            status_reason="state changed",
+            physical_resource_id=plugin.resource_id,
+            rsrc_data=json.dumps(plugin.data()),
+        )
         if job.phase == UPDATE:
             values["attr_data"] = json.dumps(self._attributes(plugin))
             values["role"] = "current"
-        events = [] if job.progress_written else [
-            self._event(job, "IN_PROGRESS", "state changed", job.started)]
+        events = (
+            []
+            if job.progress_written
+            else [
+                self._event(job, "IN_PROGRESS", "state changed", job.started)
+            ]
+        )
         events.append(self._event(job, "COMPLETE", "state changed"))
-        guard = ((None, self.engine_id) if job.locked
-                 else (job.record["atomic_key"], None))
+        guard = (
+            (None, self.fence.owner)
+            if job.locked
+            else (job.record["atomic_key"], None)
+        )
         try:
             fired, superseded = conv.resource_finish(
-                job.record["id"], guard[0], guard[1], values, events,
-                job.traversal, job.phase, self.graphs.successors(
-                    job.traversal, job.node, job.phase))
+                job.record["id"],
+                guard[0],
+                guard[1],
+                values,
+                events,
+                job.traversal,
+                job.phase,
+                self.graphs.successors(job.traversal, job.node, job.phase),
+            )
         except exception.ConcurrentTransaction:
             self._unlocked(job.record["id"])
             if not job.locked:
                 # Someone changed the record meanwhile: look again.
-                return [(job.record["stack_id"], job.traversal, job.node,
-                         job.phase)]
+                return [
+                    (
+                        job.record["stack_id"],
+                        job.traversal,
+                        job.node,
+                        job.phase,
+                    )
+                ]
             LOG.warning("Lost the lock of resource %s", job.record["id"])
             return []
         self._unlocked(job.record["id"])
-        notify.resource_event(job.record, job.action, "end",
-                              physical_id=plugin.resource_id)
+        notify.resource_event(
+            job.record, job.action, "end", physical_id=plugin.resource_id
+        )
         return self._next(job.record, job.traversal, fired, superseded)
 
     def _job_failed(self, job, exc):
@@ -270,50 +383,84 @@ class ActionRunner:
             if not db_api.is_unavailable(db_exc):
                 raise
             return self._when_db_answers(
-                job, lambda: self._job_failed(job, exc))
+                job, lambda: self._job_failed(job, exc)
+            )
 
     def _record_failure(self, job, exc):
-        reason = "%s: resources.%s: %s" % (type(exc).__name__,
-                                           job.record["name"], exc)
-        if not isinstance(exc, exception.HeatLiteException):
-            LOG.info("Resource %s %s failed: %s", job.record["name"],
-                     job.action, reason)
-        events = [] if job.progress_written else [
-            self._event(job, "IN_PROGRESS", "state changed", job.started)]
+        reason = failures.reason_for(exc, job.record["name"])
+        failures.log_unexpected(
+            exc, "Resource %s %s" % (job.record["name"], job.action)
+        )
+        events = (
+            []
+            if job.progress_written
+            else [
+                self._event(job, "IN_PROGRESS", "state changed", job.started)
+            ]
+        )
         events.append(self._event(job, "FAILED", reason))
-        released = conv.resource_release(job.record["id"], self.engine_id, {
-            "action": job.action, "status": "FAILED",
-            "status_reason": reason,
-            "physical_resource_id": job.plugin.resource_id,
-            "rsrc_data": json.dumps(job.plugin.data())}, events)
+        released = conv.resource_release(
+            job.record["id"],
+            self.fence.owner,
+            {
+                "action": job.action,
+                "status": "FAILED",
+                "status_reason": reason,
+                "physical_resource_id": job.plugin.resource_id,
+                "rsrc_data": json.dumps(job.plugin.data()),
+            },
+            events,
+        )
         self._unlocked(job.record["id"])
         if not released:
             # The lock was no longer ours (the action had already been
             # recorded, or the lock was taken over): nothing to fail.
             return []
-        notify.resource_event(job.record, job.action, "error", reason,
-                              job.plugin.resource_id)
+        notify.resource_event(
+            job.record, job.action, "error", reason, job.plugin.resource_id
+        )
         return self.stacks.resource_failed(
-            job.record["stack_id"], job.traversal, job.record["id"],
-            "Resource %s failed: %s" % (job.action, reason))
+            job.record["stack_id"],
+            job.traversal,
+            job.record["id"],
+            "Resource %s failed: %s" % (job.action, reason),
+        )
 
     def _fail_before_start(self, record, node, traversal, action, exc):
         if not self._lock(record, traversal, action):
             return []
         plugin = definitions.plugin_for(record)
-        job = Job(dict(record), node, UPDATE, traversal, action, plugin,
-                  started=models.utcnow())
+        job = Job(
+            dict(record),
+            node,
+            UPDATE,
+            traversal,
+            action,
+            plugin,
+            started=models.utcnow(),
+        )
         return self._job_failed(job, exc)
 
     def _lock(self, record, traversal, action, extra=None):
+        if not self._may_act():
+            return False
         with self._active_lock:
             self._active.add(record["id"])
         try:
             locked = conv.resource_lock(
-                record["id"], record["atomic_key"], self.engine_id,
-                traversal, dict({"action": action, "status": "IN_PROGRESS",
-                                 "status_reason": "state changed"},
-                                **(extra or {})))
+                record["id"],
+                record["atomic_key"],
+                self.fence.owner,
+                traversal,
+                dict(
+                    {
+                        "action": action,
+                        "status": "IN_PROGRESS",
+                        "status_reason": "state changed",
+                    },
+                    **(extra or {}),
+                ),
+            )
         except Exception:
             # Whether or not the lock was taken, no action runs for it: a
             # lock that was taken is an orphan the watchdog releases.
@@ -333,8 +480,14 @@ class ActionRunner:
         goal template."""
         plugin = definitions.plugin_for(record, props)
         if type(plugin) is not cls:
-            plugin = cls(plugin.name, plugin.type_name, props,
-                         plugin.resource_id, plugin.data(), plugin.stack)
+            plugin = cls(
+                plugin.name,
+                plugin.type_name,
+                props,
+                plugin.resource_id,
+                plugin.data(),
+                plugin.stack,
+            )
         plugin.stack["template_id"] = record["stack_template_id"]
         return plugin
 
@@ -342,14 +495,25 @@ class ActionRunner:
     def _attributes(plugin):
         """Attribute values cached for get_attr and outputs (``show`` is
         left out: it may be large and is resolved on demand)."""
-        return {name: plugin.get_attribute(name)
-                for name in plugin.attributes() if name != "show"}
+        return {
+            name: plugin.get_attribute(name)
+            for name in plugin.attributes()
+            if name != "show"
+        }
 
     def _event(self, job, status, reason, when=None):
         return db_api.event_values(
-            job.record["stack_id"], job.record["name"],
-            job.plugin.resource_id, job.action, status, reason,
-            job.record["type"], when=when)
+            job.record["stack_id"],
+            job.record["name"],
+            job.plugin.resource_id,
+            job.action,
+            status,
+            reason,
+            job.record["type"],
+            when=when,
+        )
 
 
-
+def _node_of(job):
+    """The (stack_id, traversal, entity, phase) node ``job`` runs for."""
+    return (job.record["stack_id"], job.traversal, job.node, job.phase)

@@ -31,19 +31,22 @@ class Scheduler:
 
     def __init__(self, threads):
         self._pool = futures.ThreadPoolExecutor(
-            max_workers=threads, thread_name_prefix="heat-lite-poll")
+            max_workers=threads, thread_name_prefix="heat-lite-poll"
+        )
         self._heap = []
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._stopped = False
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name="heat-lite-timer")
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name="heat-lite-timer"
+        )
         self._thread.start()
 
     def later(self, delay, fn):
         with self._cond:
-            heapq.heappush(self._heap, (time.monotonic() + delay,
-                                        next(self._seq), fn))
+            heapq.heappush(
+                self._heap, (time.monotonic() + delay, next(self._seq), fn)
+            )
             self._cond.notify()
 
     def submit(self, fn):
@@ -53,10 +56,13 @@ class Scheduler:
         while True:
             with self._cond:
                 while not self._stopped and (
-                        not self._heap
-                        or self._heap[0][0] > time.monotonic()):
-                    timeout = (self._heap[0][0] - time.monotonic()
-                               if self._heap else None)
+                    not self._heap or self._heap[0][0] > time.monotonic()
+                ):
+                    timeout = (
+                        self._heap[0][0] - time.monotonic()
+                        if self._heap
+                        else None
+                    )
                     self._cond.wait(timeout)
                 if self._stopped:
                     return
@@ -78,6 +84,9 @@ class Dispatcher:
         self.scheduler = scheduler
         self.runner = None
         self.casts = 0
+        # Set when the engine stops: every node is cast to the other
+        # engines instead of run here.
+        self.draining = False
 
     def cast(self, nodes):
         """Send nodes [(stack_id, traversal, entity, phase)] to workers."""
@@ -89,13 +98,16 @@ class Dispatcher:
         for (stack_id, traversal), items in groups.items():
             for i in range(0, len(items), size):
                 self.casts += 1
-                self.worker_api.check_resources(ctxt, stack_id, traversal,
-                                                items[i:i + size])
+                self.worker_api.check_resources(
+                    ctxt, stack_id, traversal, items[i : i + size]
+                )
 
     def drive(self, nodes):
-        """Run the first node here (and what it makes ready), cast the rest.
-        """
+        """Run the first node here (and what it makes ready), cast the rest."""
         nodes = list(nodes)
+        if self.draining:
+            self.cast(nodes)
+            return
         while nodes:
             first, rest = nodes[0], nodes[1:]
             if rest:
@@ -103,34 +115,61 @@ class Dispatcher:
             nodes = self._run(first)
 
     def run_batch(self, nodes):
-        """Run every node of a received batch here, each with continuation.
-        """
+        """Run every node of a received batch here, each with continuation."""
         for node in nodes:
             self.drive([node])
 
-    def later(self, delay, fn):
-        """Call ``fn`` after ``delay`` s and drive the nodes it returns."""
-        self.scheduler.later(delay, lambda: self._drive_result(fn))
+    def later(self, delay, fn, node=None):
+        """Call ``fn`` after ``delay`` s and drive the nodes it returns.
 
-    def _drive_result(self, fn):
+        :param node: the (stack_id, traversal, entity, phase) ``fn``
+            works for: should ``fn`` raise, that node fails visibly.
+        """
+        self.scheduler.later(delay, lambda: self._drive_result(fn, node))
+
+    def _drive_result(self, fn, node):
         try:
             nodes = fn()
-        except Exception:  # noqa: BLE001 - the watchdog re-drives later
-            LOG.exception("Polling a resource action failed")
-            return
+        except Exception as exc:  # noqa: BLE001 - fail it, never drop it
+            if db_api.is_unavailable(exc):
+                # Not the node's fault: the same step, once more, later.
+                self._when_db_answers(node, lambda: self.later(0, fn, node))
+                return
+            nodes = self._failed(node, exc, "Polling node %s" % (node,))
         self.drive(nodes)
 
     def _run(self, node):
         try:
             return self.runner.run(*node)
-        except Exception as exc:  # noqa: BLE001 - the watchdog re-drives
+        except Exception as exc:  # noqa: BLE001 - fail it, never drop it
             if db_api.is_unavailable(exc):
-                # Sooner than the watchdog's stall re-drive; nodes are
-                # idempotent, so running one again is harmless.
-                LOG.info("Database unavailable for node %s; again in %ss",
-                         node, DB_RETRY_SECONDS)
-                self.scheduler.later(DB_RETRY_SECONDS,
-                                     lambda: self.drive([node]))
+                # Nodes are idempotent: running this one again is safe,
+                # and sooner than the watchdog's stall re-drive.
+                self._when_db_answers(node, lambda: self.drive([node]))
                 return []
-            LOG.exception("Checking node %s failed", node)
+            return self._failed(node, exc, "Checking node %s" % (node,))
+
+    def _when_db_answers(self, node, again):
+        """The database is unreachable (a restart, a failover): the node
+        is neither failed nor dropped; ``again`` runs in a second."""
+        LOG.info(
+            "Database unavailable for node %s; again in %ss",
+            node,
+            DB_RETRY_SECONDS,
+        )
+        self.scheduler.later(DB_RETRY_SECONDS, again)
+
+    def _failed(self, node, exc, what):
+        """Fail ``node`` because ``exc`` escaped it (one traceback).
+
+        If even that fails (the database is down), the node is left to
+        the watchdog, whose re-drives are capped and backed off.
+        """
+        if node is None:
+            LOG.error("%s failed", what, exc_info=exc)
+            return []
+        try:
+            return self.runner.fail_node(*node, exc)
+        except Exception:  # noqa: BLE001 - the watchdog re-drives later
+            LOG.exception("%s failed, and failing it too", what)
             return []

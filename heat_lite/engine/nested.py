@@ -33,8 +33,9 @@ class NestedStacks:
         self.ops = stack_ops
 
     @staticmethod
-    def _child_inputs(parent, parent_template_id, resource_name, template,
-                      params):
+    def _child_inputs(
+        parent, parent_template_id, resource_name, template, params
+    ):
         """The child's environment and files, from its parent's.
 
         ``parameter_defaults`` and the resource registry (with the
@@ -42,18 +43,28 @@ class NestedStacks:
         keeps only the entries the child template mentions, so a deep tree
         does not store the whole files map once per nested stack.
         """
-        bound = definitions.get(parent_template_id,
-                                definitions.stack_info(parent))
-        child_env = type_registry.nested_environment(bound.environment,
-                                                     resource_name)
+        bound = definitions.get(
+            parent_template_id, definitions.stack_info(parent)
+        )
+        child_env = type_registry.nested_environment(
+            bound.environment, resource_name
+        )
         child_env["parameters"] = dict(params)
         text = json.dumps(template, default=str) + json.dumps(
-            child_env["resource_registry"], default=str)
+            child_env["resource_registry"], default=str
+        )
         files = {k: v for k, v in (bound.files or {}).items() if k in text}
         return child_env, files
 
-    def create(self, parent_id, parent_template_id, resource_name, template,
-               params, adopt=None):
+    def create(
+        self,
+        parent_id,
+        parent_template_id,
+        resource_name,
+        template,
+        params,
+        adopt=None,
+    ):
         """Store and start creating a child stack; return its id.
 
         :param adopt: {name: abandon data entry}: adopt the child's
@@ -66,41 +77,63 @@ class NestedStacks:
         depth = parent["nested_depth"] + 1
         if depth > CONF.max_nested_stack_depth:
             raise exception.StackValidationFailed(
-                msg="Recursion depth exceeds %d." %
-                CONF.max_nested_stack_depth)
-        env, files = self._child_inputs(parent, parent_template_id,
-                                        resource_name, template, params)
+                msg="Recursion depth exceeds %d." % CONF.max_nested_stack_depth
+            )
+        env, files = self._child_inputs(
+            parent, parent_template_id, resource_name, template, params
+        )
         stack_id = str(uuid.uuid4())
         action = "CREATE" if adopt is None else "ADOPT"
         name = "%s-%s-%s" % (parent["name"], resource_name, _short_id())
         info = {"name": name, "id": stack_id, "project_id": parent["tenant"]}
         env = validation.environment(env, None)
         bound = validation.bind(template, env, files, info)
-        stack = db_api.stack_create({
-            "id": stack_id, "name": name, "tenant": parent["tenant"],
-            "username": parent["username"], "owner_id": parent_id,
-            "parent_resource_name": resource_name, "nested_depth": depth,
-            "action": action, "status": "IN_PROGRESS",
-            "status_reason": "Stack %s started" % action,
-            "current_traversal": "", "timeout": parent["timeout"],
-            "disable_rollback": True, "tags": None}, template, env, files)
-        self.ops.start(stack, action, bound,
-                       goal_template_id=stack["raw_template_id"],
-                       adopt=adopt)
+        stack = db_api.stack_create(
+            {
+                "id": stack_id,
+                "name": name,
+                "tenant": parent["tenant"],
+                "username": parent["username"],
+                "owner_id": parent_id,
+                "parent_resource_name": resource_name,
+                "nested_depth": depth,
+                "action": action,
+                "status": "IN_PROGRESS",
+                "status_reason": "Stack %s started" % action,
+                "current_traversal": "",
+                "timeout": parent["timeout"],
+                "disable_rollback": True,
+                "tags": None,
+            },
+            template,
+            env,
+            files,
+        )
+        self.ops.start(
+            stack,
+            action,
+            bound,
+            goal_template_id=stack["raw_template_id"],
+            adopt=adopt,
+        )
         return stack_id
 
-    def update(self, stack_id, parent_template_id, resource_name, template,
-               params):
+    def update(
+        self, stack_id, parent_template_id, resource_name, template, params
+    ):
         """Converge the child onto a new template, on the same stack id."""
         stack = db_api.stack_get(stack_id)
         parent = db_api.stack_get(stack["owner_id"])
-        env, files = self._child_inputs(parent, parent_template_id,
-                                        resource_name, template, params)
+        env, files = self._child_inputs(
+            parent, parent_template_id, resource_name, template, params
+        )
         env = validation.environment(env, None)
-        bound = validation.bind(template, env, files,
-                                definitions.stack_info(stack))
-        self.ops.start(stack, "UPDATE", bound,
-                       new_template=(template, env, files))
+        bound = validation.bind(
+            template, env, files, definitions.stack_info(stack)
+        )
+        self.ops.start(
+            stack, "UPDATE", bound, new_template=(template, env, files)
+        )
 
     @staticmethod
     def name(stack_id):
@@ -132,8 +165,10 @@ class NestedStacks:
     def outputs(stack_id):
         """{key: value} of the child's outputs (errors give None)."""
         stack = db_api.stack_get(stack_id)
-        return {o["output_key"]: o.get("output_value")
-                for o in definitions.resolve_outputs(stack)}
+        return {
+            o["output_key"]: o.get("output_value")
+            for o in definitions.resolve_outputs(stack)
+        }
 
     @staticmethod
     def members(stack_id):
@@ -143,7 +178,9 @@ class NestedStacks:
         for record in conv.resource_get_all(stack_id):
             plugin = definitions.plugin_for(record)
             result[record["name"]] = (
-                plugin.get_reference_id() if record["physical_resource_id"]
+                plugin.get_reference_id()
+                if record["physical_resource_id"]
                 else record["name"],
-                json.loads(record["attr_data"] or "{}"))
+                json.loads(record["attr_data"] or "{}"),
+            )
         return result

@@ -60,8 +60,14 @@ def score(record, goal_template_id):
 class TraversalPlanner:
     """Plans the update phase for ``definitions`` (name -> ResourceDef)."""
 
-    def __init__(self, stack_id, goal_template_id, definitions,
-                 keep_roles=False, adopt=None):
+    def __init__(
+        self,
+        stack_id,
+        goal_template_id,
+        definitions,
+        keep_roles=False,
+        adopt=None,
+    ):
         self.stack_id = stack_id
         # ADOPT: {name: abandon data entry} prefilling the new records.
         self.adopt = adopt or {}
@@ -78,8 +84,9 @@ class TraversalPlanner:
         by_name = collections.defaultdict(list)
         versions = collections.defaultdict(int)
         for record in records:
-            versions[record["name"]] = max(versions[record["name"]],
-                                           record["version"])
+            versions[record["name"]] = max(
+                versions[record["name"]], record["version"]
+            )
         for record in live:
             if record["action"] != "DELETE":
                 by_name[record["name"]].append(record)
@@ -87,15 +94,19 @@ class TraversalPlanner:
         for name, defn in self.definitions.items():
             candidates = by_name.get(name)
             if candidates:
-                best = max(candidates,
-                           key=lambda r: score(r, self.goal_template_id))
+                best = max(
+                    candidates, key=lambda r: score(r, self.goal_template_id)
+                )
                 chosen[name] = best["id"]
                 if best["role"] != Role.CURRENT or best["replaced_by"]:
-                    updates[best["id"]] = {"role": Role.CURRENT,
-                                           "replaced_by": None}
+                    updates[best["id"]] = {
+                        "role": Role.CURRENT,
+                        "replaced_by": None,
+                    }
             else:
-                inserts.append(self._new_record(name, defn,
-                                                versions[name] + 1))
+                inserts.append(
+                    self._new_record(name, defn, versions[name] + 1)
+                )
         kept = set(chosen.values())
         for record in live:
             if record["id"] not in kept and record["role"] == Role.CURRENT:
@@ -104,11 +115,18 @@ class TraversalPlanner:
 
     def _new_record(self, name, defn, version):
         record = {
-            "uuid": str(uuid.uuid4()), "stack_id": self.stack_id,
-            "name": name, "version": version, "role": Role.CURRENT,
-            "type": defn.type, "action": "INIT", "status": "COMPLETE",
-            "status_reason": "", "template_id": self.goal_template_id,
-            "atomic_key": 0, "created_at": models.utcnow(),
+            "uuid": str(uuid.uuid4()),
+            "stack_id": self.stack_id,
+            "name": name,
+            "version": version,
+            "role": Role.CURRENT,
+            "type": defn.type,
+            "action": "INIT",
+            "status": "COMPLETE",
+            "status_reason": "",
+            "template_id": self.goal_template_id,
+            "atomic_key": 0,
+            "created_at": models.utcnow(),
         }
         if self.adopt:
             # Every row of one insert needs the same columns.
@@ -126,8 +144,7 @@ class TraversalPlanner:
                 successors[ids[dep]].append(node)
         roots = [n for n, succ in successors.items() if not succ]
         counts[(0, BARRIER)] = len(roots)
-        leaves = [(n, UPDATE) for n in successors
-                  if not counts[(n, UPDATE)]]
+        leaves = [(n, UPDATE) for n in successors if not counts[(n, UPDATE)]]
         if not successors:
             leaves = [(0, BARRIER)]
         graph = {"update": {str(n): sorted(s) for n, s in successors.items()}}
@@ -139,10 +156,13 @@ def adopt_columns(entry):
     data = dict(entry.get("resource_data") or {})
     if entry.get("resources") is not None:
         data[ADOPT_NESTED_KEY] = entry["resources"]
-    return {"physical_resource_id": entry.get("resource_id") or None,
-            "rsrc_data": json.dumps(data),
-            "rsrc_metadata": (json.dumps(entry["metadata"])
-                              if entry.get("metadata") else None)}
+    return {
+        "physical_resource_id": entry.get("resource_id") or None,
+        "rsrc_data": json.dumps(data),
+        "rsrc_metadata": (
+            json.dumps(entry["metadata"]) if entry.get("metadata") else None
+        ),
+    }
 
 
 def plan_cleanup(records):
@@ -180,6 +200,5 @@ def _cleanup_graph(records, with_requires):
 
 
 def cleanup_leaves(counts):
-    leaves = [(n, p) for (n, p), c in counts.items()
-              if p == CLEANUP and not c]
+    leaves = [(n, p) for (n, p), c in counts.items() if p == CLEANUP and not c]
     return leaves or [(0, STACK)]

@@ -26,18 +26,26 @@ def _required_by(bound):
 
 def _blank_record(stack, defn):
     """A record as it would be before creation (INIT_COMPLETE)."""
-    return {"name": defn.name, "type": defn.type, "action": "INIT",
-            "status": "COMPLETE", "status_reason": "",
-            "physical_resource_id": "", "created_at": None,
-            "updated_at": None, "attr_data": None, "uuid": None,
-            "stack_id": stack["id"]}
+    return {
+        "name": defn.name,
+        "type": defn.type,
+        "action": "INIT",
+        "status": "COMPLETE",
+        "status_reason": "",
+        "physical_resource_id": "",
+        "created_at": None,
+        "updated_at": None,
+        "attr_data": None,
+        "uuid": None,
+        "stack_id": stack["id"],
+    }
 
 
 def _properties(bound, defn, scope):
     cls = definitions.plugin_class(bound.environment, defn.name, defn.type)
     return cls, cls.validate_properties(
-        defn.resolve_properties(scope), "resources.%s.properties" %
-        defn.name)
+        defn.resolve_properties(scope), "resources.%s.properties" % defn.name
+    )
 
 
 def create_resources(stack, bound):
@@ -49,10 +57,14 @@ def create_resources(stack, bound):
     result = []
     for name, defn in bound.resources.items():
         _cls, props = _properties(bound, defn, scope)
-        item = views.engine_resource(_blank_record(stack, defn), stack,
-                                     deps.get(name, ()))
-        item.update(description=defn.description or "", properties=props,
-                    metadata=defn.resolve_metadata(scope))
+        item = views.engine_resource(
+            _blank_record(stack, defn), stack, deps.get(name, ())
+        )
+        item.update(
+            description=defn.description or "",
+            properties=props,
+            metadata=defn.resolve_metadata(scope),
+        )
         result.append(item)
     return result
 
@@ -66,14 +78,20 @@ def _kind(bound, old_bound, defn, record, scope):
     if type(plugin) is not cls:
         return "replaced"
     if record["status"] == "FAILED" and plugin.needs_replace_failed(
-            record["action"]):
+        record["action"]
+    ):
         return "replaced"
     old_props = plugin.properties
-    diff = {k for k in set(props) | set(old_props)
-            if props.get(k) != old_props.get(k)}
+    diff = {
+        k
+        for k in set(props) | set(old_props)
+        if props.get(k) != old_props.get(k)
+    }
     schema = cls.properties_schema or {}
-    if diff and (plugin.needs_replace(props, diff) or any(
-            k in schema and not schema[k].update_allowed for k in diff)):
+    if diff and (
+        plugin.needs_replace(props, diff)
+        or any(k in schema and not schema[k].update_allowed for k in diff)
+    ):
         return "replaced"
     if diff or _metadata_changed(old_bound, defn, scope):
         return "updated"
@@ -85,8 +103,9 @@ def _metadata_changed(old_bound, defn, scope):
     if old is None:
         return bool(defn.metadata)
     try:
-        before = old.resolve_metadata(definitions.RecordScope(
-            old_bound, scope.records))
+        before = old.resolve_metadata(
+            definitions.RecordScope(old_bound, scope.records)
+        )
     except exception.HeatLiteException:
         return True
     return before != defn.resolve_metadata(scope)

@@ -4,7 +4,7 @@ node runner, the poll scheduler and the recovery watchdog, wired up."""
 import logging
 import os
 import socket
-import uuid
+import time
 
 from heat_lite import conf
 from heat_lite.common import crypt, rpc
@@ -12,6 +12,7 @@ from heat_lite.db import api as db_api
 from heat_lite.engine import (
     check,
     dispatch,
+    fencing,
     graphs,
     nested,
     recovery,
@@ -27,57 +28,110 @@ LOG = logging.getLogger(__name__)
 
 
 class EngineProcess:
-    """Everything one engine process runs, with start/stop."""
+    """Everything one engine process runs, with start/stop.
 
-    def __init__(self, binary="heat-lite-engine"):
-        self.engine_id = str(uuid.uuid4())
+    :param worker_index: which worker of its host this is (0 for a single
+        engine); with the host and ``binary`` it makes the engine's stable
+        identity (``fencing.stable_engine_id``).
+    """
+
+    def __init__(self, binary="heat-lite-engine", worker_index=0):
         self.binary = binary
+        host = CONF.host or socket.gethostname()
+        self.fence = fencing.Fence(
+            fencing.stable_engine_id(host, binary, worker_index),
+            {
+                "host": host,
+                "hostname": socket.gethostname(),
+                "binary": binary,
+                "topic": CONF.engine.topic,
+                "report_interval": CONF.engine.heartbeat_interval,
+            },
+        )
         threads = CONF.engine.executor_threads
         self.scheduler = dispatch.Scheduler(threads)
-        self.dispatcher = dispatch.Dispatcher(rpcapi.WorkerAPI(),
-                                              self.scheduler)
+        self.dispatcher = dispatch.Dispatcher(
+            rpcapi.WorkerAPI(), self.scheduler
+        )
         self.ops = stacks.StackOps(self.dispatcher)
-        self.runner = check.NodeRunner(self.engine_id, self.ops,
-                                       graphs.GraphCache(), self.dispatcher)
+        self.runner = check.NodeRunner(
+            self.fence, self.ops, graphs.GraphCache(), self.dispatcher
+        )
         self.dispatcher.runner = self.runner
-        self.watchdog = recovery.Watchdog(self.engine_id, self.ops,
-                                          self.dispatcher)
+        self.watchdog = recovery.Watchdog(
+            self.fence, self.ops, self.dispatcher
+        )
+        self.heartbeat = fencing.Heartbeat(self.fence, self.runner.drop_all)
         # Plugins that own a child stack reach the engine through this.
         stack_resource.StackResource.nested_stacks = nested.NestedStacks(
-            self.ops)
+            self.ops
+        )
         self._servers = []
+
+    @property
+    def engine_id(self):
+        return self.fence.engine_id
 
     def start(self):
         crypt.check_key()
         types = registry.load()
-        LOG.info("Engine %s (pid %d) with %d resource types",
-                 self.engine_id, os.getpid(), len(types))
-        host = CONF.host or socket.gethostname()
-        db_api.service_create({
-            "engine_id": self.engine_id, "host": host,
-            "hostname": socket.gethostname(), "binary": self.binary,
-            "topic": CONF.engine.topic, "pid": os.getpid(),
-            "report_interval": CONF.engine.heartbeat_interval})
+        self.fence.values["pid"] = os.getpid()
+        self.fence.register()
+        LOG.info(
+            "Engine %s epoch %s (pid %d) with %d resource types",
+            self.engine_id,
+            self.fence.epoch,
+            os.getpid(),
+            len(types),
+        )
         threads = CONF.engine.executor_threads
         self._servers = [
-            rpc.get_server(CONF.engine.topic, self.engine_id,
-                           [service.EngineService(self.ops)], threads),
-            rpc.get_server(CONF.engine.worker_topic, self.engine_id,
-                           [worker.WorkerEndpoint(self.dispatcher)],
-                           threads),
+            rpc.get_server(
+                CONF.engine.topic,
+                self.engine_id,
+                [service.EngineService(self.ops)],
+                threads,
+            ),
+            rpc.get_server(
+                CONF.engine.worker_topic,
+                self.engine_id,
+                [worker.WorkerEndpoint(self.dispatcher)],
+                threads,
+            ),
         ]
         for server in self._servers:
             server.start()
+        self.heartbeat.start()
         self.watchdog.start()
 
     def stop(self):
-        self.watchdog.stop()
+        """Stop gracefully: take no new work (nodes received or made ready
+        from now on are cast to the other engines), let running actions
+        finish for up to ``graceful_shutdown_timeout`` seconds, hand the
+        rest over (their locks released and their nodes cast, so another
+        engine re-drives them at once) and unregister."""
+        LOG.info("Engine %s stopping", self.engine_id)
+        self.dispatcher.draining = True
         for server in self._servers:
             server.stop()
         for server in self._servers:
             server.wait()
+        deadline = time.monotonic() + CONF.engine.graceful_shutdown_timeout
+        while self.runner.active_records() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.watchdog.stop()
+        self.fence.retire()
+        self.runner.drop_all()
+        try:
+            self.dispatcher.cast(self.watchdog.hand_over())
+        except Exception:  # noqa: BLE001 - the others take them over
+            LOG.exception(
+                "Engine %s could not hand over its work", self.engine_id
+            )
+        self.heartbeat.stop()
         self.scheduler.stop()
         try:
-            db_api.service_delete(self.engine_id)
+            db_api.service_delete(self.engine_id, self.fence.epoch)
         except Exception:  # noqa: BLE001 - best effort on shutdown
             LOG.exception("Could not unregister engine %s", self.engine_id)
+        LOG.info("Engine %s stopped", self.engine_id)

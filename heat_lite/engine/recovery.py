@@ -1,24 +1,35 @@
-"""Keep every stack moving: heartbeats, dead engines, stalls, timeouts.
+"""Keep every stack moving: dead engines, stale locks, stalls, timeouts.
 
-Each engine process runs ``Watchdog.tick`` every ``heartbeat_interval``:
+Each engine process runs ``Watchdog.tick`` every ``heartbeat_interval``
+(its heartbeat runs on a thread of its own, see ``engine.fencing``):
 
-* it refreshes its own row in ``service``;
 * it claims engines whose heartbeat is older than
-  ``engine_life_check_timeout`` (one claimer per dead engine; only once its
-  own heartbeats have been regular that long, so a database outage does
-  not make every engine look dead to the others), takes their
-  record locks, marks those records FAILED ("Engine went down during
-  resource <ACTION>") and re-drives them in their stack's newest traversal,
-  where a failed record is replaced;
-* it re-drives the ready nodes of traversals that made no progress for
-  ``stall_timeout`` (a lost RPC message, or an engine that died between a
-  commit and a cast), and finishes stacks whose join already fired;
-* it fails stacks whose action outlived its timeout.
+  ``engine_life_check_timeout`` (one claimer per dead engine);
+* it takes over locks that belong to no live engine life -- a claimed or
+  stopped engine, or an earlier epoch of a restarted one -- and the locks
+  of its own that no action of it runs for. Such a record is marked
+  FAILED ("Engine went down during resource <ACTION>") and re-driven in
+  its stack's newest traversal, where the plugin is asked whether an
+  interrupted create made anything before it is created again;
+* it watches its share of the in-progress stacks: each stack is watched
+  by one live engine (rendezvous hashing of the stack id over the live
+  engine ids), which fails it when its action timed out and re-drives its
+  ready nodes when the traversal made no progress for ``stall_timeout``
+  (a lost RPC message) or at once when the set of live engines changed
+  (an engine that died may have taken messages with it). Progress is a
+  per-stack mark read for all watched stacks in one query: record writes
+  bump ``atomic_key``, so a traversal whose records did not change made
+  no progress; a node whose lock is held by a live engine (a long polled
+  action) is not re-driven, and is never reported as a stall.
 
+Cost per pass and engine: a handful of statements whatever the number of
+stacks (services, locks, stacks, progress marks per 500 watched stacks),
+plus one ``ready_nodes`` read per watched stack that looks stalled.
 Everything it re-drives is idempotent, so doing it twice is harmless.
 """
 
 import datetime
+import hashlib
 import logging
 import threading
 import time
@@ -27,30 +38,48 @@ from heat_lite import conf
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
+from heat_lite.engine import redrive
+from heat_lite.engine.actions import WENT_DOWN
 from heat_lite.engine.planner import BARRIER, STACK
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 
+INTERNAL = "Internal error during resource %s"
+
+
+def watcher(stack_id, engine_ids):
+    """The engine (of ``engine_ids``) that watches ``stack_id``."""
+    return max(
+        engine_ids,
+        key=lambda e: hashlib.md5(("%s/%s" % (stack_id, e)).encode()).digest(),
+    )
+
 
 class Watchdog:
     """Periodic recovery for one engine process."""
 
-    def __init__(self, engine_id, stack_ops, dispatcher):
-        self.engine_id = engine_id
+    def __init__(self, fence, stack_ops, dispatcher):
+        self.fence = fence
         self.ops = stack_ops
         self.dispatcher = dispatcher
         self._stop = threading.Event()
         self._thread = None
         self._suspects = {}
-        # Monotonic times of our last heartbeat and of the start of the
-        # current run of regular heartbeats (see _may_judge_peers).
-        self._last_beat = None
-        self._beating_since = None
+        self.redrives = redrive.RedriveLimiter(dispatcher)
+        self._members = None
+        # {stack_id: (progress mark, monotonic time it was first seen)}
+        self._progress = {}
+        self.passes = 0
+
+    @property
+    def engine_id(self):
+        return self.fence.engine_id
 
     def start(self):
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name="heat-lite-watchdog")
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name="heat-lite-watchdog"
+        )
         self._thread.start()
 
     def stop(self):
@@ -66,8 +95,10 @@ class Watchdog:
                     LOG.exception("Watchdog pass failed")
                 elif not db_down:
                     # Once per outage, not a traceback every tick.
-                    LOG.warning("Database unavailable; the watchdog waits "
-                                "for it: %s", exc)
+                    LOG.warning(
+                        "Database unavailable; the watchdog waits for it: %s",
+                        exc,
+                    )
                 db_down = db_down or db_api.is_unavailable(exc)
                 continue
             if db_down:
@@ -76,86 +107,138 @@ class Watchdog:
 
     def tick(self):
         """One pass; returns the nodes it re-drove (for tests)."""
-        db_api.service_heartbeat(self.engine_id)
-        now = models.utcnow()
-        dead_before = now - datetime.timedelta(
-            seconds=CONF.engine.engine_life_check_timeout)
-        redriven = self._release_orphans()
-        if self._may_judge_peers():
-            for engine_id in db_api.service_claim_dead(dead_before):
-                redriven += self.recover_engine(engine_id)
-        for stack in conv.stacks_in_progress():
-            redriven += self._check_stack(stack, now)
+        if not self.fence.lease_valid():
+            return []  # fenced, retiring or cut off: act on nothing
+        timeout = CONF.engine.engine_life_check_timeout
+        dead_before = models.utcnow() - datetime.timedelta(seconds=timeout)
+        services = db_api.service_get_all()
+        if self.fence.healthy_for(timeout) and db_api.service_claim_dead(
+            dead_before, services
+        ):
+            services = db_api.service_get_all()
+        members = sorted(
+            (s["engine_id"], s["epoch"])
+            for s in services
+            if s["updated_at"] >= dead_before
+        )
+        engines = sorted({e for e, _ in members} | {self.engine_id})
+        changed = members != self._members
+        if changed and self._members is not None:
+            LOG.info("Live engines changed: %d now", len(members))
+        self._members = members
+        self.passes += 1
+        redriven = self._recover_locks(engines)
+        redriven += self._watch(engines, changed)
         if redriven:
             self.dispatcher.cast(redriven)
         return redriven
 
-    def _may_judge_peers(self):
-        """True once this engine has itself heartbeaten regularly for a
-        whole ``engine_life_check_timeout``.
-
-        While the database is unreachable (a restart, a failover) no
-        engine can heartbeat; when it is back, every peer's heartbeat is
-        old. Declaring them dead then would steal locks of actions that
-        are alive and run them twice. So after a gap in our own
-        heartbeats (or at start) peers get a full timeout to show up.
-        """
-        beat = time.monotonic()
-        timeout = CONF.engine.engine_life_check_timeout
-        if self._last_beat is None or beat - self._last_beat > timeout / 2:
-            self._beating_since = beat
-        self._last_beat = beat
-        return beat - self._beating_since >= timeout
-
-    def recover_engine(self, engine_id):
-        """Take over the locks of a dead engine; return nodes to re-drive.
-        """
-        LOG.warning("Engine %s is dead; taking over its work", engine_id)
-        return self._take_over(engine_id, conv.resources_locked_by(engine_id),
-                               "Engine went down during resource %s")
-
-    def _release_orphans(self):
-        """Locks this process holds in the database but no action of it
-        runs for (an unexpected error lost it): fail and re-drive them."""
+    # Locks ---------------------------------------------------------------
+    def _recover_locks(self, engines):
+        """Take over stale locks (of stacks this engine watches, or of its
+        own earlier lives) and its own orphaned ones."""
         active = self.dispatcher.runner.active_records()
-        seen = {r["id"]: r for r in conv.resources_locked_by(self.engine_id)
-                if r["id"] not in active}
+        stale, seen = [], {}
+        for record in conv.locks_to_recover(self.engine_id):
+            if not record["holder_live"]:
+                if (
+                    record["engine_id"] == self.engine_id
+                    or watcher(record["stack_id"], engines) == self.engine_id
+                ):
+                    stale.append(record)
+            elif record["id"] not in active:
+                seen[record["id"]] = record
         # Only a lock unchanged (same atomic_key) since the previous pass
         # is an orphan: a new action may take a lock between two reads.
-        orphans = [r for r in seen.values()
-                   if self._suspects.get(r["id"]) == r["atomic_key"]]
+        orphans = [
+            r
+            for r in seen.values()
+            if self._suspects.get(r["id"]) == r["atomic_key"]
+        ]
         self._suspects = {i: r["atomic_key"] for i, r in seen.items()}
-        return self._take_over(self.engine_id, orphans,
-                               "Internal error during resource %s")
+        if stale:
+            LOG.info(
+                "Taking over %d locks of engines that went down", len(stale)
+            )
+        return self.take_over(stale, WENT_DOWN) + self.take_over(
+            orphans, INTERNAL
+        )
 
-    def _take_over(self, engine_id, records, reason_format):
+    def hand_over(self):
+        """Stopping: give up every lock this engine holds so that another
+        engine re-drives those records at once; return their nodes."""
+        records = [
+            r
+            for r in conv.locks_to_recover(self.engine_id)
+            if r["engine_id"] == self.engine_id
+        ]
+        if records:
+            LOG.info("Handing over %d resource actions", len(records))
+        return self.take_over(records, WENT_DOWN)
+
+    def take_over(self, records, reason_format):
+        """Fail and release the locks of ``records`` (each as read, guarded
+        by its atomic_key); return their nodes in the newest traversal."""
         nodes = []
         for record in records:
             action = record["action"]
             reason = reason_format % action
             event = db_api.event_values(
-                record["stack_id"], record["name"],
-                record["physical_resource_id"], action, "FAILED", reason,
-                record["type"])
-            if conv.resource_steal(record["id"], engine_id,
-                                   record["atomic_key"],
-                                   {"status": "FAILED",
-                                    "status_reason": reason}, [event]):
+                record["stack_id"],
+                record["name"],
+                record["physical_resource_id"],
+                action,
+                "FAILED",
+                reason,
+                record["type"],
+            )
+            if conv.resource_steal(
+                record["id"],
+                record["engine_id"],
+                record["atomic_key"],
+                {"status": "FAILED", "status_reason": reason},
+                [event],
+            ):
                 nodes += self.dispatcher.runner.retrigger(record["id"])
         return nodes
 
-    def _check_stack(self, stack, now):
-        timeout = (stack["timeout"] * 60 if stack["timeout"]
-                   else CONF.engine.stack_action_timeout)
-        if (now - stack["action_started_at"]).total_seconds() > timeout:
-            LOG.warning("Stack %s timed out", stack["id"])
-            self.ops.mark_failed(stack, "Timed out")
-            return []
-        last = db_api.event_last_time(stack["id"]) or stack[
-            "action_started_at"]
-        if (now - last).total_seconds() < CONF.engine.stall_timeout:
-            return []
-        return self._redrive(stack)
+    # Stacks --------------------------------------------------------------
+    def _watch(self, engines, members_changed):
+        stacks = [
+            s
+            for s in conv.stacks_in_progress()
+            if watcher(s["id"], engines) == self.engine_id
+        ]
+        marks = conv.progress_marks([s["id"] for s in stacks])
+        progress, self._progress = self._progress, {}
+        nodes = []
+        for stack in stacks:
+            mark = (stack["current_traversal"], marks.get(stack["id"]))
+            seen, since = progress.get(stack["id"], (None, None))
+            now = time.monotonic()
+            if mark != seen:
+                since = now
+            self._progress[stack["id"]] = (mark, since)
+            if self._timed_out(stack):
+                continue
+            if members_changed or (now - since >= CONF.engine.stall_timeout):
+                # Look again only after another stall_timeout.
+                self._progress[stack["id"]] = (mark, now)
+                nodes += self._redrive(stack, stalled=not members_changed)
+        return nodes
+
+    def _timed_out(self, stack):
+        timeout = (
+            stack["timeout"] * 60
+            if stack["timeout"]
+            else CONF.engine.stack_action_timeout
+        )
+        elapsed = models.utcnow() - stack["action_started_at"]
+        if elapsed.total_seconds() <= timeout:
+            return False
+        LOG.warning("Stack %s timed out", stack["id"])
+        self.ops.mark_failed(stack, "Timed out")
+        return True
 
     @staticmethod
     def _converged(record_id, traversal):
@@ -164,24 +247,34 @@ class Watchdog:
         while record is not None and record["replaced_by"]:
             record = conv.resource_load(record["replaced_by"])
         return record is not None and (
-            record["converged_traversal"] == traversal)
+            record["converged_traversal"] == traversal
+        )
 
-    def _redrive(self, stack):
+    def _redrive(self, stack, stalled=True):
         traversal = stack["current_traversal"]
         if not traversal or conv.traversal_get(traversal) is None:
             LOG.warning("Stack %s has no traversal; failing it", stack["id"])
-            self.ops.mark_failed(stack, "Engine went down during stack %s" %
-                                 stack["action"])
+            self.ops.mark_failed(
+                stack, "Engine went down during stack %s" % stack["action"]
+            )
             return []
-        nodes = [(stack["id"], traversal, entity, phase)
-                 for entity, phase, replaced_by in conv.ready_nodes(traversal)
-                 if not replaced_by or not self._converged(replaced_by,
-                                                           traversal)]
+        nodes = [
+            (stack["id"], traversal, entity, phase)
+            for entity, phase, replaced_by in conv.ready_nodes(traversal)
+            if not replaced_by or not self._converged(replaced_by, traversal)
+        ]
         joins = [n for n in nodes if n[3] in (BARRIER, STACK)]
         if joins:
             self.dispatcher.drive(joins)
         nodes = [n for n in nodes if n[3] not in (BARRIER, STACK)]
+        # Capped and backed off: see engine/redrive.py.
+        nodes = self.redrives.admit(stack, nodes)
         if nodes:
-            LOG.warning("Re-driving %d stalled nodes of stack %s",
-                        len(nodes), stack["id"])
+            log = LOG.warning if stalled else LOG.info
+            log(
+                "Re-driving %d %s nodes of stack %s",
+                len(nodes),
+                "stalled" if stalled else "ready",
+                stack["id"],
+            )
         return nodes

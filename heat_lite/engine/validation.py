@@ -21,19 +21,25 @@ ValidationScope = hot.ParamScope
 
 def check_stack_name(name):
     if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise exception.Invalid(message='Invalid stack name %s must contain '
-                                'only alphanumeric or "_-." characters, '
-                                'must start with alpha and must be 255 '
-                                'characters or less.' % name)
+        raise exception.Invalid(
+            message="Invalid stack name %s must contain "
+            'only alphanumeric or "_-." characters, '
+            "must start with alpha and must be 255 "
+            "characters or less." % name
+        )
 
 
 def check_template_size(template):
-    size = len(json.dumps(template)) if not isinstance(template, str) \
+    size = (
+        len(json.dumps(template))
+        if not isinstance(template, str)
         else len(template)
+    )
     if size > CONF.max_template_size:
         raise exception.RequestLimitExceeded(
             message="Template size (%d bytes) exceeds maximum allowed size "
-            "(%d bytes)." % (size, CONF.max_template_size))
+            "(%d bytes)." % (size, CONF.max_template_size)
+        )
 
 
 def environment(env, params, environment_files=None, files=None):
@@ -47,8 +53,9 @@ def environment(env, params, environment_files=None, files=None):
     if params is not None and not isinstance(params, dict):
         raise exception.Invalid(message="parameters must be a map")
     if environment_files:
-        return env_merge.merge_files({"parameters": params or {}},
-                                     environment_files, files or {})
+        return env_merge.merge_files(
+            {"parameters": params or {}}, environment_files, files or {}
+        )
     env = env_mod.parse(env)
     env["parameters"].update(params or {})
     return env
@@ -61,22 +68,25 @@ def bind(template, env, files, stack_info):
     """
     if not isinstance(template, dict):
         raise exception.InvalidTemplateVersion(
-            explanation="Template format version not found.")
+            explanation="Template format version not found."
+        )
     check_template_size(template)
     bound = definitions.bind(template, env, files or {}, stack_info)
     limit = CONF.max_resources_per_stack
     if limit != -1 and len(bound.resources) > limit:
         raise exception.RequestLimitExceeded(
-            message="Maximum resources per stack exceeded.")
+            message="Maximum resources per stack exceeded."
+        )
     for name, defn in bound.resources.items():
         try:
-            cls = definitions.plugin_class(bound.environment, name,
-                                           defn.type, bound.files)
+            cls = definitions.plugin_class(
+                bound.environment, name, defn.type, bound.files
+            )
         except exception.ResourceTypeUnavailable:
             raise exception.StackValidationFailed(
                 path="resources.%s" % name,
-                msg="The Resource Type (%s) could not be found." %
-                defn.type) from None
+                msg="The Resource Type (%s) could not be found." % defn.type,
+            ) from None
         _check_literal_properties(bound, defn, cls)
     return bound
 

@@ -75,8 +75,12 @@ class StackResource(PollsStack, base.Resource):
     def handle_create(self):
         template, params = self.child_template()
         child_id = self.nested_stacks.create(
-            self.stack["id"], self._parent_template_id(), self.name,
-            template, params)
+            self.stack["id"],
+            self._parent_template_id(),
+            self.name,
+            template,
+            params,
+        )
         self.resource_id_set(child_id)
         return "CREATE"
 
@@ -85,17 +89,26 @@ class StackResource(PollsStack, base.Resource):
         (a new child stack, whose own resources are adopted)."""
         template, params = self.child_template()
         child_id = self.nested_stacks.create(
-            self.stack["id"], self._parent_template_id(), self.name,
-            template, params, adopt=resource_data.get("resources") or {})
+            self.stack["id"],
+            self._parent_template_id(),
+            self.name,
+            template,
+            params,
+            adopt=resource_data.get("resources") or {},
+        )
         self.resource_id_set(child_id)
         return "ADOPT"
 
     def handle_update(self, new_props, prop_diff):
         self.properties = new_props
         template, params = self.child_template()
-        self.nested_stacks.update(self.resource_id,
-                                  self._parent_template_id(), self.name,
-                                  template, params)
+        self.nested_stacks.update(
+            self.resource_id,
+            self._parent_template_id(),
+            self.name,
+            template,
+            params,
+        )
         return "UPDATE"
 
     def handle_delete(self):
@@ -120,16 +133,22 @@ class StackResource(PollsStack, base.Resource):
     def _stack_done(self, action):
         if not self.resource_id:
             return True
-        return stack_done(self.nested_stacks.state(self.resource_id),
-                          action, self.default_poll_interval,
-                          "Nested stack %s is gone" % self.resource_id)
+        return stack_done(
+            self.nested_stacks.state(self.resource_id),
+            action,
+            self.default_poll_interval,
+            "Nested stack %s is gone" % self.resource_id,
+        )
 
     def get_reference_id(self):
         """The child stack's ARN, as Heat's get_resource returns it."""
         if not self.resource_id:
             return self.name
-        return _ARN % (self.stack.get("tenant", ""), self._child_name(),
-                       self.resource_id)
+        return _ARN % (
+            self.stack.get("tenant", ""),
+            self._child_name(),
+            self.resource_id,
+        )
 
     def _child_name(self):
         return self.nested_stacks.name(self.resource_id)

@@ -39,15 +39,22 @@ def engine(tmp_path_factory):
     CONF([], project="heat_lite")
     suffix = uuid.uuid4().hex[:8]
     CONF.set_override("transport_url", "fake://")
-    CONF.set_override("connection", "sqlite:///%s/db.sqlite" % workdir,
-                      group="database")
+    CONF.set_override(
+        "connection", "sqlite:///%s/db.sqlite" % workdir, group="database"
+    )
     CONF.set_override("topic", "engine-" + suffix, group="engine")
     CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
     CONF.set_override("heartbeat_interval", 0.2, group="engine")
     CONF.set_override("stall_timeout", 1.0, group="engine")
+    CONF.set_override("engine_life_check_timeout", 3.0, group="engine")
     migration.upgrade()
     proc = process.EngineProcess(binary="test")
     proc.start()
+    # The watchdog's first pass re-drives every stack at once (a fresh
+    # engine may follow one that stopped): let it pass before the tests.
+    deadline = time.time() + 10
+    while proc.watchdog.passes == 0 and time.time() < deadline:
+        time.sleep(0.05)
     yield proc
     proc.stop()
 
@@ -59,8 +66,9 @@ def _wait(stack_id, expected, timeout=30):
         if "%s_%s" % (stack["action"], stack["status"]) == expected:
             return stack
         time.sleep(0.05)
-    raise AssertionError("stack %s is %s_%s" % (stack_id, stack["action"],
-                                               stack["status"]))
+    raise AssertionError(
+        "stack %s is %s_%s" % (stack_id, stack["action"], stack["status"])
+    )
 
 
 def test_lost_messages_are_redriven(engine):
@@ -68,11 +76,16 @@ def test_lost_messages_are_redriven(engine):
     engine.dispatcher.worker_api = losing
     try:
         ctxt = context.RequestContext(project_id="p", user_id="u")
-        tmpl = {"heat_template_version": "2018-08-31", "resources": {
-            "a": {"type": "OS::Heat::None"},
-            "b": {"type": "OS::Heat::None", "depends_on": "a"}}}
+        tmpl = {
+            "heat_template_version": "2018-08-31",
+            "resources": {
+                "a": {"type": "OS::Heat::None"},
+                "b": {"type": "OS::Heat::None", "depends_on": "a"},
+            },
+        }
         ident = service.EngineService(engine.ops).create_stack(
-            ctxt, "lost", tmpl, {}, {}, None, None, {})
+            ctxt, "lost", tmpl, {}, {}, None, None, {}
+        )
         started = time.time()
         _wait(ident["stack_id"], "CREATE_COMPLETE")
         assert losing.lost, "the first cast was not lost"
@@ -84,9 +97,17 @@ def test_lost_messages_are_redriven(engine):
 
 def test_watchdog_claims_dead_engines(engine):
     stale = str(uuid.uuid4())
-    db_api.service_create({"engine_id": stale, "host": "h", "hostname": "h",
-                           "binary": "b", "topic": "t", "pid": 1,
-                           "report_interval": 1})
+    db_api.service_create(
+        {
+            "engine_id": stale,
+            "host": "h",
+            "hostname": "h",
+            "binary": "b",
+            "topic": "t",
+            "pid": 1,
+            "report_interval": 1,
+        }
+    )
     deadline = time.time() + 30
     while time.time() < deadline:
         alive = {s["engine_id"] for s in db_api.service_get_all()}
@@ -94,8 +115,9 @@ def test_watchdog_claims_dead_engines(engine):
             break
         time.sleep(0.2)
     assert stale not in {s["engine_id"] for s in db_api.service_get_all()}
-    assert engine.engine_id in {s["engine_id"]
-                                for s in db_api.service_get_all()}
+    assert engine.engine_id in {
+        s["engine_id"] for s in db_api.service_get_all()
+    }
 
 
 @pytest.fixture
@@ -109,26 +131,40 @@ TOKEN = "gAAAAAB-the-callers-token"
 
 
 def _as_caller():
-    return context.RequestContext(project_id="p", user_id="u",
-                                  auth_token=TOKEN, overwrite=False)
+    return context.RequestContext(
+        project_id="p", user_id="u", auth_token=TOKEN, overwrite=False
+    )
 
 
 def _create(engine, name, resources, **args):
     tmpl = {"heat_template_version": "2018-08-31", "resources": resources}
     return service.EngineService(engine.ops).create_stack(
-        _as_caller(), name, tmpl, {}, {}, None, None, args)["stack_id"]
+        _as_caller(), name, tmpl, {}, {}, None, None, args
+    )["stack_id"]
 
 
 def _in_progress(stack_id, action):
     stack = _wait(stack_id, action + "_IN_PROGRESS")
-    return stack, {"stack_id": stack_id, "stack_tenant": stack["tenant"],
-                   "name": "r"}
+    return stack, {
+        "stack_id": stack_id,
+        "stack_tenant": stack["tenant"],
+        "name": "r",
+    }
 
 
-def test_the_callers_token_lives_as_long_as_the_operation(engine,
-                                                           encryption_key):
-    stack_id = _create(engine, "tok", {"slow": {
-        "type": "OS::Heat::TestResource", "properties": {"wait_secs": 2}}})
+def test_the_callers_token_lives_as_long_as_the_operation(
+    engine, encryption_key
+):
+    stack_id = _create(
+        engine,
+        "tok",
+        {
+            "slow": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"wait_secs": 2},
+            }
+        },
+    )
     stack, record = _in_progress(stack_id, "CREATE")
     traversal = stack["current_traversal"]
     kept = caller_tokens.traversal_token(traversal)
@@ -145,18 +181,31 @@ def test_the_callers_token_lives_as_long_as_the_operation(engine,
 
 
 def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
-        engine, encryption_key):
-    parent_id = _create(engine, "tok-nested", {"group": {
-        "type": "OS::Heat::ResourceGroup", "properties": {
-            "count": 1, "resource_def": {
-                "type": "OS::Heat::TestResource",
-                "properties": {"wait_secs": 2}}}}})
+    engine, encryption_key
+):
+    parent_id = _create(
+        engine,
+        "tok-nested",
+        {
+            "group": {
+                "type": "OS::Heat::ResourceGroup",
+                "properties": {
+                    "count": 1,
+                    "resource_def": {
+                        "type": "OS::Heat::TestResource",
+                        "properties": {"wait_secs": 2},
+                    },
+                },
+            }
+        },
+    )
     _in_progress(parent_id, "CREATE")
     deadline = time.time() + 30
     children = []
     while not children and time.time() < deadline:
-        children = [s for s in conv.stacks_in_progress()
-                    if s["owner_id"] == parent_id]
+        children = [
+            s for s in conv.stacks_in_progress() if s["owner_id"] == parent_id
+        ]
         time.sleep(0.05)
     child, record = _in_progress(children[0]["id"], "CREATE")
     # The engine started the child: its own traversal keeps nothing.
@@ -166,12 +215,21 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
     _wait(parent_id, "CREATE_COMPLETE")
 
     # A failed create rolls back with the token of the create.
-    stack_id = _create(engine, "tok-rollback", {
-        "bad": {"type": "OS::Heat::TestResource",
-                "properties": {"fail": True}},
-        "slow": {"type": "OS::Heat::TestResource",
-                 "properties": {"action_wait_secs": {"delete": 2}}}},
-        disable_rollback=False)
+    stack_id = _create(
+        engine,
+        "tok-rollback",
+        {
+            "bad": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"fail": True},
+            },
+            "slow": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"action_wait_secs": {"delete": 2}},
+            },
+        },
+        disable_rollback=False,
+    )
     stack, record = _in_progress(stack_id, "ROLLBACK")
     ctxt = caller.request_context(record, stack["current_traversal"])
     assert ctxt.auth_token == TOKEN
@@ -179,8 +237,16 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
 
 
 def test_nothing_is_kept_without_a_key_or_a_token(engine):
-    stack_id = _create(engine, "no-key", {"slow": {
-        "type": "OS::Heat::TestResource", "properties": {"wait_secs": 1}}})
+    stack_id = _create(
+        engine,
+        "no-key",
+        {
+            "slow": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"wait_secs": 1},
+            }
+        },
+    )
     stack, _ = _in_progress(stack_id, "CREATE")
     assert caller_tokens.traversal_token(stack["current_traversal"]) is None
     assert caller.keep(_as_caller()) is None
