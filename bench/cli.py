@@ -18,11 +18,23 @@ import sys
 import tempfile
 import time
 
-from bench import api, plots, report, scenarios, stats, throughput, topology
+from bench import (
+    api,
+    plots,
+    report,
+    scenarios,
+    soak,
+    stats,
+    throughput,
+    topology,
+)
 from bench.results import Results
 
 OTHER_SCENARIOS = ("throughput", "resource_group")
-ALL_SCENARIOS = scenarios.SIZE_SCENARIOS + OTHER_SCENARIOS
+# Long runs that only run when named in --scenarios.
+OPT_IN_SCENARIOS = ("soak",)
+DEFAULT_SCENARIOS = scenarios.SIZE_SCENARIOS + OTHER_SCENARIOS
+ALL_SCENARIOS = DEFAULT_SCENARIOS + OPT_IN_SCENARIOS
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOG = logging.getLogger("bench")
 
@@ -35,6 +47,9 @@ DEFAULTS = {
     "throughput_threads": (16, 4),
     "throughput_seconds": (60.0, 0.0),
     "group_sizes": ("1000,100", "10,5"),
+    "soak_stacks": (100, 4),
+    "soak_updates": (10000, 40),
+    "soak_rounds": (10, 2),
 }
 
 
@@ -74,8 +89,9 @@ def parser():
     )
     p.add_argument(
         "--scenarios",
-        default=",".join(ALL_SCENARIOS),
-        help="comma separated subset of: %s" % ", ".join(ALL_SCENARIOS),
+        default=",".join(DEFAULT_SCENARIOS),
+        help="comma separated subset of: %s (default all but "
+        "%s)" % (", ".join(ALL_SCENARIOS), ", ".join(OPT_IN_SCENARIOS)),
     )
     p.add_argument(
         "--full-max",
@@ -104,6 +120,17 @@ def parser():
     p.add_argument(
         "--group-sizes",
         help="ResourceGroup scale targets from 0 (default 1000,100)",
+    )
+    p.add_argument(
+        "--soak-stacks", type=int, help="soak: K stacks (default 100)"
+    )
+    p.add_argument(
+        "--soak-updates", type=int, help="soak: updates in all (default 10000)"
+    )
+    p.add_argument(
+        "--soak-rounds",
+        type=int,
+        help="soak: rounds, each ended by purge_deleted (default 10)",
     )
     p.add_argument(
         "--op-timeout",
@@ -208,6 +235,18 @@ def _run_topology(topo, opts, results):
             results,
             big,
             small,
+            opts.op_timeout,
+        )
+    if "soak" in opts.scenarios:
+        _guarded(
+            topo,
+            soak.run_soak,
+            topo,
+            results,
+            opts.soak_stacks,
+            opts.soak_updates,
+            opts.soak_rounds,
+            opts.throughput_threads,
             opts.op_timeout,
         )
 

@@ -1,5 +1,7 @@
-"""heat-lite-manage: database migrations and service listing."""
+"""heat-lite-manage: database migrations, service listing and the purge
+of soft-deleted stacks."""
 
+import datetime
 import os
 import sys
 
@@ -80,6 +82,84 @@ def _service_list(args):
         )
 
 
+_GRANULARITY = ("days", "hours", "minutes", "seconds")
+
+
+def _purge_deleted(args):
+    """Hard-delete the stacks deleted more than ``age`` units ago."""
+    from heat_lite.db import models, purge
+
+    age = args.age_option if args.age_option is not None else args.age
+    if age < 0:
+        raise ValueError("age should be a positive integer")
+    if args.batch_size < 1:
+        raise ValueError("batch_size should be a positive integer")
+    older_than = models.utcnow() - datetime.timedelta(
+        **{args.granularity: age}
+    )
+    counts = purge.purge_deleted(
+        older_than, tenant=args.project_id, batch_size=args.batch_size
+    )
+    print(
+        "Purged %s"
+        % ", ".join(
+            "%d %s" % (counts[k], k.replace("_", " ")) for k in purge.PURGED
+        )
+    )
+
+
+def _add_purge(subparsers):
+    # heat-manage's spelling: purge_deleted [-g G] [-p P] [-b B] [age];
+    # --age and --batch-size are accepted too.
+    purge = subparsers.add_parser(
+        "purge_deleted",
+        help="hard-delete the stacks soft-deleted more "
+        "than AGE (default 90) days ago, with the stacks nested in them "
+        "and their records, events, templates, sync points and "
+        "traversals, and the engine services deleted before then",
+    )
+    purge.add_argument(
+        "age",
+        nargs="?",
+        type=int,
+        default=90,
+        help="how old a deleted stack must be (default 90)",
+    )
+    purge.add_argument(
+        "--age",
+        dest="age_option",
+        type=int,
+        default=None,
+        metavar="AGE",
+        help="the same as the positional age",
+    )
+    purge.add_argument(
+        "-g",
+        "--granularity",
+        choices=_GRANULARITY,
+        default="days",
+        help="unit of AGE (default days)",
+    )
+    purge.add_argument(
+        "-p",
+        "--project-id",
+        "--project_id",
+        dest="project_id",
+        default=None,
+        help="only the stacks of this project",
+    )
+    purge.add_argument(
+        "-b",
+        "--batch_size",
+        "--batch-size",
+        dest="batch_size",
+        type=int,
+        default=20,
+        help="stacks deleted per transaction (default 20)",
+    )
+    purge.set_defaults(func=_purge_deleted)
+
+
 def _add_commands(subparsers):
     db = subparsers.add_parser("db", help="database schema")
     db_sub = db.add_subparsers(dest="db_command")
@@ -104,6 +184,7 @@ def _add_commands(subparsers):
     svc_sub.add_parser("list", help="list engine services").set_defaults(
         func=_service_list
     )
+    _add_purge(subparsers)
 
 
 @common.reports_startup_errors

@@ -32,6 +32,14 @@ class Role(enum.StrEnum):
     CURRENT = "current"  # represents the resource in the goal template
     REPLACED = "replaced"  # superseded by a replacement, kept for rollback
     PENDING_DELETE = "pending-delete"  # not in the goal; to be deleted
+    # deleted and kept as history (``/versions``) once the stack finished;
+    # never chosen, revived or listed as a live resource again
+    HISTORY = "history"
+
+
+# Roles of the records a resource list may show: a resource being deleted
+# stays visible (with its DELETE_* status) until its stack finishes.
+LISTED_ROLES = (Role.CURRENT, Role.REPLACED, Role.PENDING_DELETE)
 
 
 # Which stack action may start while the stack is in a given action.

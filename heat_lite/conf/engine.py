@@ -137,6 +137,17 @@ engine_opts = [
         help="Number of ready resource checks sent in one RPC cast when a "
         "traversal fans out.",
     ),
+    cfg.IntOpt(
+        "max_record_versions",
+        default=5,
+        min=1,
+        max=1000,
+        help="Versions of each resource kept in the database, the live one "
+        "included: deleted versions (replaced, removed) stay as history "
+        "rows, shown by GET .../resources/{name}/versions, until a resource "
+        "has more than this many; then the oldest are deleted when the "
+        "stack's operation ends. 1 keeps no history.",
+    ),
 ]
 
 

@@ -18,8 +18,10 @@ import sqlalchemy as sa
 from oslo_db import api as oslo_db_api
 
 from heat_lite.common import exception
+from heat_lite.common.states import Role
 from heat_lite.db import api as db_api
 from heat_lite.db import models, statements
+from heat_lite.db import purge as db_purge
 from heat_lite.db import session as db_session
 from heat_lite.db.session import retry_read, transaction
 
@@ -76,9 +78,11 @@ def traversal_begin(
 
     In one transaction: compare-and-swap ``current_traversal`` from
     ``expected`` to ``stack_values['current_traversal']``; read the live
-    records; let ``planner.choose(records)`` say which records to insert
-    and which roles change; let ``planner.build(ids_by_name)`` return the
-    graph document and the sync point counts; store them; drop the sync
+    records (history rows left out: ``planner.choose`` asks for their
+    newest versions only when it makes new records) and let it say which
+    records to insert and which roles change; let
+    ``planner.build(ids_by_name)`` return the graph document and the sync
+    point counts; store them; drop the sync
     points of older traversals. ``new_template`` (template, environment,
     files) is stored first and becomes the stack's template and the
     planner's ``goal_template_id``. ``caller_token`` (encrypted, see
@@ -107,11 +111,16 @@ def traversal_begin(
             _row(r)
             for r in session.execute(
                 RESOURCE.select()
-                .where(RESOURCE.c.stack_id == stack_id)
+                .where(
+                    RESOURCE.c.stack_id == stack_id,
+                    RESOURCE.c.role != Role.HISTORY,
+                )
                 .order_by(RESOURCE.c.id)
             )
         ]
-        plan = planner.choose(records)
+        plan = planner.choose(
+            records, lambda: _history_versions(session, stack_id)
+        )
         for record_id, values in sorted(plan.updates.items()):
             session.execute(
                 RESOURCE.update()
@@ -136,6 +145,21 @@ def traversal_begin(
         )
         _insert_sync_points(session, stack_id, traversal, built.counts)
         return built
+
+
+def _history_versions(session, stack_id):
+    """{name: newest version} of the stack's history rows: a new record
+    must be numbered after them, though they are never chosen."""
+    return dict(
+        session.execute(
+            sa.select(RESOURCE.c.name, sa.func.max(RESOURCE.c.version))
+            .where(
+                RESOURCE.c.stack_id == stack_id,
+                RESOURCE.c.role == Role.HISTORY,
+            )
+            .group_by(RESOURCE.c.name)
+        ).all()
+    )
 
 
 def _insert_records(session, rows):
@@ -705,10 +729,13 @@ def ready_nodes(traversal):
 def stack_finish(stack_id, traversal, values, events, purge, delete=False):
     """Set the stack's final state for ``traversal`` and purge.
 
-    :param purge: drop DELETE_COMPLETE records, sync points and
-        traversals; when the stack is COMPLETE (no record can be locked
-        any more) also the templates no longer referenced.
-    :param delete: soft-delete the stack and drop all its records.
+    :param purge: turn DELETE_COMPLETE records into history (trimmed
+        to ``max_record_versions``), trim the events to
+        ``max_events_per_stack``, drop sync points and traversals; when
+        the stack is COMPLETE (no record can be locked any more) also the
+        templates no longer referenced.
+    :param delete: soft-delete the stack; all its records become history
+        (``heat-lite-manage purge_deleted`` removes them).
     :returns: False if the traversal was superseded.
     """
     with transaction() as session:
@@ -720,9 +747,8 @@ def stack_finish(stack_id, traversal, values, events, purge, delete=False):
             return False
         db_api.event_insert(session, *events)
         if delete:
-            session.execute(
-                RESOURCE.delete().where(RESOURCE.c.stack_id == stack_id)
-            )
+            # Its records stay as history until purge_deleted.
+            db_purge.records_to_history(session, stack_id, every=True)
         if purge or delete:
             _purge(
                 session, stack_id, templates=values.get("status") == "COMPLETE"
@@ -731,24 +757,25 @@ def stack_finish(stack_id, traversal, values, events, purge, delete=False):
 
 
 def _purge(session, stack_id, templates):
-    session.execute(
-        RESOURCE.delete().where(
-            RESOURCE.c.stack_id == stack_id,
-            RESOURCE.c.action == "DELETE",
-            RESOURCE.c.status == "COMPLETE",
-        )
-    )
+    # Deleted versions are kept as history (see db.purge), the oldest
+    # events beyond the stack's limit go.
+    db_purge.records_to_history(session, stack_id)
     session.execute(SYNC.delete().where(SYNC.c.stack_id == stack_id))
     session.execute(TRAVERSAL.delete().where(TRAVERSAL.c.stack_id == stack_id))
     if not templates:
         # A failed or cancelled traversal may still have actions running
-        # that will record the template they worked for.
+        # that will record the template they worked for. (Its events are
+        # trimmed when the stack next completes.)
         return
+    # The event count rides on a read made anyway: no statement more.
     stack = session.execute(
-        sa.select(STACK.c.raw_template_id, STACK.c.prev_raw_template_id).where(
-            STACK.c.id == stack_id
-        )
+        sa.select(
+            STACK.c.raw_template_id,
+            STACK.c.prev_raw_template_id,
+            db_purge.event_count(stack_id).label("events"),
+        ).where(STACK.c.id == stack_id)
     ).first()
+    db_purge.events_trim(session, stack_id, stack.events)
     keep = {stack.raw_template_id, stack.prev_raw_template_id} | set(
         session.execute(
             sa.select(RESOURCE.c.template_id)

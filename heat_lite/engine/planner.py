@@ -76,20 +76,33 @@ class TraversalPlanner:
         # SUSPEND walks the records without a goal: nothing is demoted.
         self.keep_roles = keep_roles
 
-    def choose(self, records):
-        """Pick one record per goal resource; mark the rest."""
+    def choose(self, records, history_versions=None):
+        """Pick one record per goal resource; mark the rest.
+
+        :param records: the stack's records but its ``history`` ones,
+            which are never chosen or revived.
+        :param history_versions: a callable returning {name: newest
+            version among the history rows}, so that a new record is
+            numbered after them; called only if a record is to be made.
+        """
         if self.keep_roles and not self.definitions:
             return Plan({}, [], {})
-        live = [r for r in records if not _deleted(r)]
+        live = [
+            r for r in records if not _deleted(r) and r["role"] != Role.HISTORY
+        ]
         by_name = collections.defaultdict(list)
+        for record in live:
+            if record["action"] != "DELETE":
+                by_name[record["name"]].append(record)
         versions = collections.defaultdict(int)
+        if history_versions is not None and not set(self.definitions) <= set(
+            by_name
+        ):
+            versions.update(history_versions())
         for record in records:
             versions[record["name"]] = max(
                 versions[record["name"]], record["version"]
             )
-        for record in live:
-            if record["action"] != "DELETE":
-                by_name[record["name"]].append(record)
         chosen, inserts, updates = {}, [], {}
         for name, defn in self.definitions.items():
             candidates = by_name.get(name)

@@ -200,7 +200,9 @@ class ReadEndpoint:
             [stack["id"]], max_depth=depth + 1
         )
         listed = [s for level, s in levels if level <= depth]
-        records = db_api.resources_of_stacks([s["id"] for s in listed])
+        records = db_api.resources_of_stacks(
+            [s["id"] for s in listed], roles=states.LISTED_ROLES
+        )
         children = {s["id"]: s for level, s in levels if level}
         result = []
         for member in listed:
@@ -218,9 +220,8 @@ class ReadEndpoint:
     def _resources_of(self, stack, records, children, with_detail, filters):
         deps = required_by(stack)
         descriptions = self._descriptions(stack) if with_detail else {}
-        current = {r["name"]: r for r in records}  # the newest wins
         result = []
-        for record in current.values():
+        for record in listed_by_name(records).values():
             if not _matches(record, filters):
                 continue
             item = views.resource(
@@ -248,7 +249,7 @@ class ReadEndpoint:
         self, ctxt, stack_identity, resource_name, with_attr=None
     ):
         stack = find_stack(ctxt, stack_identity)
-        record = find_record(stack, resource_name)
+        record = _shown_record(stack, resource_name)
         deps = required_by(stack).get(resource_name, ())
         result = views.resource(record, stack, deps, detail=True)
         _nested_links(
@@ -318,6 +319,40 @@ class ReadEndpoint:
         if resource_name is not None and row["resource_name"] != resource_name:
             raise exception.EventNotFound(event_id=event_id)
         return views.event(row, stack)
+
+
+def listed_by_name(records):
+    """{name: the record a resource list shows} of a stack's records with
+    the ``LISTED_ROLES``: the newest current one, else (a resource being
+    deleted: removed from the template, or the whole stack deleted) its
+    newest other version, with its DELETE_* status, as Heat shows it until
+    the stack's operation ends. History rows are never passed in."""
+
+    def rank(record):
+        return record["role"] == states.Role.CURRENT, record["version"]
+
+    result = {}
+    for record in records:
+        seen = result.get(record["name"])
+        if seen is None or rank(record) > rank(seen):
+            result[record["name"]] = record
+    return result
+
+
+def _shown_record(stack, name):
+    """The record ``resource show`` describes: the current one, or the
+    version being deleted the list shows."""
+    try:
+        return find_record(stack, name)
+    except exception.ResourceNotFound:
+        records = [
+            r
+            for r in conv.resource_versions(stack["id"], name)
+            if r["role"] in states.LISTED_ROLES
+        ]
+        if not records:
+            raise
+        return dict(listed_by_name(records)[name], stack_name=stack["name"])
 
 
 def _tree(stack, depth):

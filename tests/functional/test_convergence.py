@@ -26,13 +26,17 @@ def _statuses(heat, stack_id):
     }
 
 
-def _versions(deployment, heat, stack_id, name):
+def _versions(deployment, heat, stack_id, name, history=False):
+    """The resource's versions; deleted ones kept as history only with
+    ``history``."""
     stack = heat.stacks.get(stack_id, resolve_outputs=False)
     resp = heat.http_client.get(
         "/stacks/%s/%s/resources/%s/versions"
         % (stack.stack_name, stack_id, name)
     )
-    return resp.json()["versions"]
+    return [
+        v for v in resp.json()["versions"] if history or v["role"] != "history"
+    ]
 
 
 def test_update_in_place_keeps_physical_ids(deployment, heat):
@@ -85,9 +89,11 @@ def test_replacement_changes_physical_id_and_cleans_up(deployment, heat):
     after = _physical(heat, stack_id)
     assert after["a"] != before["a"]
     assert after["b"] == before["b"]
-    versions = _versions(deployment, heat, stack_id, "a")
-    assert [v["role"] for v in versions] == ["current"]
-    assert versions[0]["version"] == 2
+    versions = _versions(deployment, heat, stack_id, "a", history=True)
+    assert [v["role"] for v in versions] == ["history", "current"]
+    assert versions[1]["version"] == 2
+    assert versions[0]["physical_resource_id"] == before["a"]
+    assert versions[0]["resource_status"] == "DELETE_COMPLETE"
     events = list(heat.events.list(stack_id, sort_dir="asc"))
     order = [(e.resource_name, e.resource_status) for e in events]
     # create-before-delete: the replacement exists, b moves onto it, and

@@ -172,3 +172,32 @@ def test_adopt_prefills_new_records_with_the_data():
         .choose([])
         .inserts
     )
+
+
+def test_history_rows_are_never_chosen_and_numbered_after():
+    # a's only record is history (deleted, kept for /versions) and the
+    # database leaves it out: a comes back as a new record, version 4.
+    plan = planner.TraversalPlanner("s", 5, _defs({"a": NONE}))
+    chosen = plan.choose([], lambda: {"a": 3})
+    assert chosen.chosen == {}
+    assert [(r["name"], r["version"]) for r in chosen.inserts] == [("a", 4)]
+
+
+def test_history_versions_are_read_only_to_make_records():
+    def unexpected():
+        raise AssertionError("history read for nothing")
+
+    plan = planner.TraversalPlanner("s", 5, _defs({"a": NONE}))
+    chosen = plan.choose([_record(1, "a")], unexpected)
+    assert chosen.chosen == {"a": 1} and chosen.inserts == []
+
+
+def test_a_history_row_passed_in_is_not_revived():
+    # Even made for the goal template, a history row is not a candidate.
+    records = [_record(1, "a", template_id=5, role="history", action="DELETE")]
+    chosen = planner.TraversalPlanner("s", 5, _defs({"a": NONE})).choose(
+        records
+    )
+    assert chosen.chosen == {}
+    assert chosen.inserts[0]["version"] == 2
+    assert chosen.updates == {}
