@@ -28,13 +28,13 @@ def expected(fn):
             raise
         except Exception as exc:
             if db_api.is_unavailable(exc):
-                LOG.warning("Database unavailable in %s: %s", fn.__name__,
-                            exc)
+                LOG.warning("Database unavailable in %s: %s", fn.__name__, exc)
                 raise exception.DatabaseUnavailable() from exc
             raise
 
     return messaging.expected_exceptions(exception.HeatLiteException)(
-        translated)
+        translated
+    )
 
 
 def find_stack(ctxt, stack_identity, live=False):
