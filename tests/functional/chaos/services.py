@@ -10,6 +10,7 @@ is timed (``start_seconds``) so a slow machine shows up in the report.
 
 import os
 import pwd
+import random
 import shutil
 import signal
 import socket
@@ -20,11 +21,24 @@ import uuid
 
 from tests import backends
 
+# Below the kernel's ephemeral range (32768-60999 by default): a server
+# that restarts must find its port free again, and an outgoing connection
+# from the same address could otherwise take it meanwhile.
+_PORTS = (20000, 32767)
+
 
 def spare_port(host):
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+    """A port on ``host`` that nothing listens on, outside the ephemeral
+    range."""
+    for _ in range(200):
+        port = random.randint(*_PORTS)
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no spare port on %s" % host)
 
 
 def _wait(predicate, timeout, what, proc=None, log=None):
@@ -194,8 +208,6 @@ class RabbitMQ(Server):
             os.environ,
             HOME=base,
             RABBITMQ_NODENAME=self.node,
-            RABBITMQ_NODE_IP_ADDRESS=self.host,
-            RABBITMQ_NODE_PORT=str(self.port),
             RABBITMQ_DIST_PORT=str(self.dist_port),
             ERL_EPMD_PORT=str(self.epmd_port),
             ERL_EPMD_ADDRESS="127.0.0.1",
