@@ -228,15 +228,11 @@ def _lock_holders(chaos):
         engine.dispose()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="needs engine fencing: when the partition heals, the engine "
-    "declared dead still runs its old actions, and a finish guarded only "
-    "by engine_id passes under a newer lock the same engine took for the "
-    "cleanup DELETE of that record (seen on MariaDB: a successor's sync "
-    "point decremented twice, 'Out of range value for column remaining')",
-)
 def test_partition_of_one_engine_host_mid_create(chaos):
+    # Before engine fencing, the engine declared dead went on with its old
+    # actions when the partition healed, and a finish guarded by engine_id
+    # alone passed under a newer lock that engine had taken for the
+    # cleanup DELETE of the record (a sync point decremented twice).
     heat = chaos.client()
     victim = chaos.engine_pid("engine_b")
     # A traversal's nodes travel in batches, so which engine runs them is
