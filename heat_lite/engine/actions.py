@@ -106,6 +106,8 @@ class ActionRunner:
                 job.plugin.request_context = caller.request_context(
                     job.record, job.traversal
                 )
+            if getattr(job.plugin, "announces_start", False):
+                self._write_progress(job)
             job.cookie = handle()
         except base.UpdateReplace:
             if on_replace is None:

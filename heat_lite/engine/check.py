@@ -200,7 +200,7 @@ class NodeRunner(
             if props.get(k) != old_props.get(k)
         }
         replace = (
-            record["type"] != defn.type
+            not definitions.keeps_kind(record, defn.type, cls)
             or record["action"] == "DELETE"
             or (failed and plugin.needs_replace_failed(record["action"]))
             or (diff and plugin.needs_replace(props, diff))

@@ -108,6 +108,24 @@ def plugin_class(environment, resource_name, type_name, files=None):
     return registry.get_class(impl)
 
 
+def keeps_kind(record, new_type, new_cls):
+    """Whether ``record`` can be updated in place into a resource of
+    ``new_type`` (plugin class ``new_cls``), or must be replaced.
+
+    The same type keeps its kind. Two template resources are one kind
+    whatever their templates (as in Heat): a resource whose template file
+    changed is an update of its child stack, not a replacement. The old
+    class is resolved only when the type names differ, so an in-place
+    update costs nothing more.
+    """
+    if record["type"] == new_type:
+        return True
+    template = template_resource.TemplateResource
+    return issubclass(new_cls, template) and issubclass(
+        _record_class(record), template
+    )
+
+
 def _record_class(record):
     """The plugin class of a stored record, resolved through the
     environment of the template the record was made with."""

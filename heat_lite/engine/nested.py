@@ -20,10 +20,40 @@ from heat_lite.engine import definitions, validation
 from heat_lite.engine.template import registry as type_registry
 
 CONF = conf.CONF
+_ARN = "arn:openstack:heat::%s:stacks/%s/%s"
 
 
 def _short_id():
     return base64.b32encode(uuid.uuid4().bytes).decode()[:12].lower()
+
+
+def child_environment(environment, resource_name, params):
+    """The environment of resource ``resource_name``'s child stack:
+    ``parameter_defaults`` and the registry (with this resource's own
+    entries) of the parent's, and ``params`` as its parameters."""
+    child_env = type_registry.nested_environment(environment, resource_name)
+    child_env["parameters"] = dict(params)
+    return child_env
+
+
+def referenced_files(files, text):
+    """The entries of ``files`` that ``text`` names, directly or through
+    the content of another named entry (a nested template that uses a
+    further template or ``get_file``), so that every level of a tree
+    finds the files of the levels below it."""
+    found = {}
+    pending = [text]
+    while pending:
+        chunk = pending.pop()
+        for key, value in files.items():
+            if key not in found and key in chunk:
+                found[key] = value
+                pending.append(
+                    value
+                    if isinstance(value, str)
+                    else json.dumps(value, default=str)
+                )
+    return found
 
 
 class NestedStacks:
@@ -46,15 +76,11 @@ class NestedStacks:
         bound = definitions.get(
             parent_template_id, definitions.stack_info(parent)
         )
-        child_env = type_registry.nested_environment(
-            bound.environment, resource_name
-        )
-        child_env["parameters"] = dict(params)
+        child_env = child_environment(bound.environment, resource_name, params)
         text = json.dumps(template, default=str) + json.dumps(
             child_env["resource_registry"], default=str
         )
-        files = {k: v for k, v in (bound.files or {}).items() if k in text}
-        return child_env, files
+        return child_env, referenced_files(bound.files or {}, text)
 
     def create(
         self,
@@ -136,8 +162,11 @@ class NestedStacks:
         )
 
     @staticmethod
-    def name(stack_id):
-        return db_api.stack_get(stack_id)["name"]
+    def arn(stack_id):
+        """The stack's ARN, as get_resource of a template resource gives
+        it and ``GET /stacks/<arn>`` resolves it."""
+        stack = db_api.stack_get(stack_id)
+        return _ARN % (stack["tenant"], stack["name"], stack["id"])
 
     def delete(self, stack_id):
         """Start deleting the child; False if it is already gone."""

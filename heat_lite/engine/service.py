@@ -320,7 +320,11 @@ class EngineService(
         except exception.HeatLiteException:
             old_bound = None
         return preview.update_changes(
-            stack, bound, old_bound, records_by_name(stack)
+            stack,
+            bound,
+            old_bound,
+            records_by_name(stack),
+            show_nested=show_nested,
         )
 
     @staticmethod

@@ -12,6 +12,7 @@ from heat_lite.engine.template import merge as env_merge
 
 CONF = conf.CONF
 _NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
+_PSEUDO_PARAMETERS = ("OS::stack_name", "OS::stack_id", "OS::project_id")
 
 
 # Resolves with no resource state (references give names, attributes
@@ -77,9 +78,10 @@ def bind(template, env, files, stack_info):
         raise exception.RequestLimitExceeded(
             message="Maximum resources per stack exceeded."
         )
+    classes = {}
     for name, defn in bound.resources.items():
         try:
-            cls = definitions.plugin_class(
+            classes[name] = definitions.plugin_class(
                 bound.environment, name, defn.type, bound.files
             )
         except exception.ResourceTypeUnavailable:
@@ -87,8 +89,22 @@ def bind(template, env, files, stack_info):
                 path="resources.%s" % name,
                 msg="The Resource Type (%s) could not be found." % defn.type,
             ) from None
-        _check_literal_properties(bound, defn, cls)
+    _check_duplicate_names(bound)
+    for name, defn in bound.resources.items():
+        _check_literal_properties(bound, defn, classes[name])
     return bound
+
+
+def _check_duplicate_names(bound):
+    """A parameter (pseudo parameters included) and a resource may not
+    share a name; Heat's message prints the names as a Python set."""
+    names = set(bound.template.parameters) | set(_PSEUDO_PARAMETERS)
+    duplicates = sorted(names & set(bound.resources))
+    if duplicates:
+        raise exception.StackValidationFailed(
+            message="Duplicate names {%s}"
+            % ", ".join(repr(n) for n in duplicates)
+        )
 
 
 def _check_literal_properties(bound, defn, cls):
@@ -101,17 +117,17 @@ def _check_literal_properties(bound, defn, cls):
     props = defn.properties
     if not isinstance(props, dict):
         return
-    literal = {k: v for k, v in props.items() if not _has_function(v)}
+    literal = {k: v for k, v in props.items() if not has_function(v)}
     unresolved = [k for k in props if k not in literal]
     values = functions.resolve(literal, ValidationScope(bound))
     cls.validate_properties(values, path, unresolved)
 
 
-def _has_function(value):
+def has_function(value):
     if isinstance(value, functions.Function):
         return True
     if isinstance(value, dict):
-        return any(_has_function(v) for v in value.values())
+        return any(has_function(v) for v in value.values())
     if isinstance(value, list):
-        return any(_has_function(v) for v in value)
+        return any(has_function(v) for v in value)
     return False

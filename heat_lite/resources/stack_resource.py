@@ -10,8 +10,6 @@ worker thread never waits and engines never call each other.
 from heat_lite.common import exception
 from heat_lite.resources import base
 
-_ARN = "arn:openstack:heat::%s:stacks/%s/%s"
-
 
 class NestedStackFailed(exception.HeatLiteException):
     msg_fmt = "%(reason)s"
@@ -64,6 +62,10 @@ class StackResource(PollsStack, base.Resource):
     # Every update is pushed into the child: its template may change
     # without the resource's own properties changing.
     always_update = True
+    # The handlers start an action on the child stack, which writes its
+    # own "Stack <ACTION> started" event: this resource's IN_PROGRESS
+    # event is written first, so that nested event lists read in order.
+    announces_start = True
 
     def child_template(self):
         """Return (template, parameters) of the child stack."""
@@ -140,18 +142,14 @@ class StackResource(PollsStack, base.Resource):
             "Nested stack %s is gone" % self.resource_id,
         )
 
-    def get_reference_id(self):
-        """The child stack's ARN, as Heat's get_resource returns it."""
-        if not self.resource_id:
-            return self.name
-        return _ARN % (
-            self.stack.get("tenant", ""),
-            self._child_name(),
-            self.resource_id,
-        )
-
-    def _child_name(self):
-        return self.nested_stacks.name(self.resource_id)
+    def child_arn(self):
+        """The child stack's ARN (``arn:openstack:heat::<project>:stacks/
+        <name>/<id>``), read from the child's own row so that it names
+        the real project however this plugin was loaded; None before the
+        child exists."""
+        if not self.resource_id or self.nested_stacks is None:
+            return None
+        return self.nested_stacks.arn(self.resource_id)
 
     def child_outputs(self):
         if not self.resource_id or self.nested_stacks is None:

@@ -75,11 +75,14 @@ class TemplateResource(stack_resource.StackResource):
         return attrs.get(parts[1]) if len(parts) > 1 else reference
 
     def get_reference_id(self):
-        """The child's ``OS::stack_id`` output if it has one, else ARN."""
+        """The child's ``OS::stack_id`` output if it has one, else its
+        ARN (a group's get_resource, by contrast, is its child's id)."""
+        if not self.resource_id:
+            return self.name
         outputs = self.template.get("outputs") or {}
-        if "OS::stack_id" in outputs and self.resource_id:
+        if "OS::stack_id" in outputs:
             return self.child_outputs().get("OS::stack_id")
-        return super().get_reference_id()
+        return self.child_arn()
 
 
 def for_template(key, content):

@@ -169,11 +169,16 @@ class TestResource(base.Resource):
         return {"start": time.time(), "wait": 0, "action": "update"}
 
     def needs_replace(self, new_props, prop_diff):
+        """A changed ``update_replace_value``, or a changed ``value`` with
+        ``update_replace`` set (as Heat decides it, before any handler
+        runs, so that preview update reports it as replaced)."""
         if new_props.get("poison") == "needs_replace":
             raise ZeroDivisionError(
                 "poisoned needs_replace of %s" % new_props.get("value")
             )
-        return "update_replace_value" in prop_diff
+        return "update_replace_value" in prop_diff or (
+            "value" in prop_diff and bool(new_props.get("update_replace"))
+        )
 
     def handle_adopt(self, resource_data):
         """Take over a physical ID: with a ledger, only one it created

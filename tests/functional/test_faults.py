@@ -71,12 +71,13 @@ def _count_tracebacks(lines, wanted):
 
 
 def _assert_visible(deployment, heat, stack_id, action, text):
-    if action != "DELETE":
-        # (A delete's goal has no resources: the record is not current.)
-        resource = heat.resources.get(stack_id, "bad")
-        assert resource.resource_status == action + "_FAILED"
-        assert text in resource.resource_status_reason
-        assert "ZeroDivisionError" in resource.resource_status_reason
+    # As in Heat, a resource whose delete failed is still listed.
+    resource = heat.resources.get(stack_id, "bad")
+    assert resource.resource_status == action + "_FAILED"
+    assert text in resource.resource_status_reason
+    assert "ZeroDivisionError" in resource.resource_status_reason
+    listed = {r.resource_name: r for r in heat.resources.list(stack_id)}
+    assert listed["bad"].resource_status == action + "_FAILED"
     events = [
         e
         for e in heat.events.list(stack_id, resource_name="bad")

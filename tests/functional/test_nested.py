@@ -95,6 +95,36 @@ def test_template_resource_updates_in_place(deployment, heat):
     assert_no_leaks(deployment)
 
 
+def test_a_new_template_file_updates_the_child_in_place(deployment, heat):
+    """As in Heat, a template resource whose type names another template
+    file is an update of the same child stack, not a replacement; the
+    preview says so too."""
+    files = {"child.yaml": CHILD, "child-v2.yaml": CHILD + "\n"}
+    stack_id = helpers.create(heat, "retype", _parent("one"), files=files)
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    [child] = _children(heat, stack_id)
+    leaf = heat.resources.get(child.id, "leaf").physical_resource_id
+    changed = _parent("one", rtype="child-v2.yaml")
+
+    preview = heat.stacks.preview_update(
+        stack_id, template=changed, files=files
+    )["resource_changes"]
+    assert [r["resource_name"] for r in preview["updated"]] == ["r"]
+    assert preview["replaced"] == []
+
+    heat.stacks.update(stack_id, template=changed, files=files)
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    assert [c.id for c in _children(heat, stack_id)] == [child.id]
+    resource = heat.resources.get(stack_id, "r")
+    assert resource.physical_resource_id == child.id
+    assert resource.resource_type == "child-v2.yaml"
+    assert heat.resources.get(child.id, "leaf").physical_resource_id == leaf
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    assert_no_leaks(deployment)
+
+
 def test_three_levels_through_the_registry(deployment, heat):
     level3 = CHILD
     level2 = yaml.safe_dump(
