@@ -222,6 +222,13 @@ class ServiceUnavailable(HeatLiteException):
     msg_fmt = "%(message)s"
 
 
+class DatabaseUnavailable(ServiceUnavailable):
+    """The engine could not reach its database (restart, failover,
+    partition): the request may succeed when retried later."""
+
+    msg_fmt = "The database is unavailable; try again later."
+
+
 # Engine-internal signals (never reach the API) ----------------------------
 class UpdateReplace(Exception):
     """Raised by a plugin's handle_update: "replace me instead"."""

@@ -14,13 +14,20 @@ from oslo_db import exception as db_exc
 
 from heat_lite.common import counters, exception
 from heat_lite.db import models, statements
-from heat_lite.db.session import transaction
+from heat_lite.db import session as db_session
+from heat_lite.db.session import retry_read, transaction
 
 STACK = models.Stack.__table__
 TEMPLATE = models.RawTemplate.__table__
 EVENT = models.Event.__table__
 SERVICE = models.Service.__table__
 RESOURCE = models.Resource.__table__
+
+
+def is_unavailable(exc):
+    """True if ``exc`` says the database is unreachable or dropped the
+    connection (the same call may succeed later), not that it failed."""
+    return db_session.is_unavailable(exc)
 
 
 def _row(row):
@@ -42,6 +49,7 @@ def raw_template_insert(session, stack_id, template, environment, files):
     return result.inserted_primary_key[0]
 
 
+@retry_read
 def raw_template_get(template_id):
     """Return {id, template, environment, files} with JSON decoded.
 
@@ -86,6 +94,7 @@ def stack_create(values, template, environment, files):
     return stack_get(values["id"])
 
 
+@retry_read
 def stack_get(stack_id, tenant=None, show_deleted=True):
     """Return the stack with ``stack_id``.
 
@@ -102,6 +111,7 @@ def stack_get(stack_id, tenant=None, show_deleted=True):
     return _row(row)
 
 
+@retry_read
 def stack_state(stack_id):
     """(current_traversal, action, status) of a stack, or None."""
     with transaction(writer=False) as session:
@@ -113,6 +123,7 @@ def stack_state(stack_id):
     return tuple(row) if row is not None else None
 
 
+@retry_read
 def stack_get_by_name(tenant, name):
     """Return the live stack named ``name`` in project ``tenant``.
 
@@ -142,6 +153,7 @@ _SORT_KEYS = {
 }
 
 
+@retry_read
 def stack_get_all(
     tenant=None,
     limit=None,
@@ -198,6 +210,7 @@ def stack_get_all(
         return [_row(r) for r in session.execute(query)]
 
 
+@retry_read
 def stack_count_all(
     tenant=None,
     show_deleted=False,
@@ -281,6 +294,7 @@ def _after(ref, columns, sort_dir):
     return sa.or_(*clauses)
 
 
+@retry_read
 def stack_count(tenant):
     """Number of live stacks of ``tenant``."""
     query = (
@@ -371,6 +385,7 @@ def event_create(values):
         event_insert(session, values)
 
 
+@retry_read
 def event_get_all(
     stack_id,
     resource_name=None,
@@ -420,6 +435,7 @@ def event_get_all(
         return [_row(r) for r in session.execute(query)]
 
 
+@retry_read
 def event_get(stack_id, event_uuid):
     """Return one event.
 
@@ -436,6 +452,7 @@ def event_get(stack_id, event_uuid):
     return _row(row)
 
 
+@retry_read
 def event_last_time(stack_id):
     """created_at of the newest event of the stack (progress marker)."""
     with transaction(writer=False) as session:
@@ -642,6 +659,7 @@ def service_purge_deleted(older_than):
 
 
 # Resource data for plugins -------------------------------------------------
+@retry_read
 def resource_data_by_name(stack_id, name):
     """The stored plugin data of a stack's resource (read only).
 
@@ -670,6 +688,7 @@ def resource_data_by_name(stack_id, name):
 
 
 # Stack trees ---------------------------------------------------------------
+@retry_read
 def stack_descendants(stack_ids, max_depth=None):
     """Live stacks nested (at any level, or down to ``max_depth``) under
     ``stack_ids``, one query per level.
@@ -696,6 +715,7 @@ def stack_descendants(stack_ids, max_depth=None):
     return result
 
 
+@retry_read
 def resources_of_stacks(stack_ids, roles=("current",)):
     """The records with one of ``roles`` of several stacks, one query.
 

@@ -22,7 +22,8 @@ from heat_lite.common.states import Role
 from heat_lite.db import api as db_api
 from heat_lite.db import models, statements, verifications
 from heat_lite.db import purge as db_purge
-from heat_lite.db.session import transaction
+from heat_lite.db import session as db_session
+from heat_lite.db.session import retry_read, transaction
 
 STACK = models.Stack.__table__
 SERVICE = models.Service.__table__
@@ -33,15 +34,17 @@ TEMPLATE = models.RawTemplate.__table__
 EVENT = models.Event.__table__
 
 # Deadlocks are rare (locks are taken in one order) but possible on
-# PostgreSQL and MySQL, and a pooled connection may have been dropped by a
-# database restart (connections are not pinged before use); every writer
-# here is a whole transaction, safe to run again.
+# PostgreSQL and MySQL, and the database may be restarting (a dropped
+# connection, or none to be had: oslo.db does not recognise every driver's
+# "connection refused"); every writer here is a whole transaction, safe to
+# run again. The retries wait about 30 s in all, longer than a restart.
 _retry = oslo_db_api.wrap_db_retry(
     max_retries=10,
     retry_on_deadlock=True,
     retry_on_disconnect=True,
     retry_interval=0.05,
     inc_retry_interval=True,
+    exception_checker=db_session.is_unavailable,
 )
 
 BARRIER = "barrier"
@@ -209,6 +212,7 @@ def _insert_sync_points(session, stack_id, traversal, counts):
         session.execute(SYNC.insert(), chunk)
 
 
+@retry_read
 def traversal_get(traversal_id):
     """Return the traversal's graph documents, or None if it is gone."""
     with transaction(writer=False) as session:
@@ -275,6 +279,7 @@ def cleanup_begin(stack_id, traversal, planner):
         return graph
 
 
+@retry_read
 def sync_point_remaining(traversal, entity_id, phase):
     """The predecessors a node still waits for; None if it has no row."""
     with transaction(writer=False) as session:
@@ -327,6 +332,7 @@ def _load(session, record_id):
     )
 
 
+@retry_read
 def resource_load(record_id):
     """Return the record joined with its stack's traversal and template.
 
@@ -336,6 +342,7 @@ def resource_load(record_id):
         return _load(session, record_id)
 
 
+@retry_read
 def node_load(record_id, traversal, depends_on):
     """Read what an update node needs in one read transaction.
 
@@ -367,6 +374,7 @@ def _converged(session, stack_id, names, traversal):
     return {r.name: _row(r) for r in rows}
 
 
+@retry_read
 def resources_converged(stack_id, names, traversal):
     """Return {name: record} of records converged in ``traversal``."""
     if not names:
@@ -591,6 +599,7 @@ def resource_hook_swap(record_id, expected, new, events=()):
         return result.rowcount == 1
 
 
+@retry_read
 def resource_pending_hook(stack_id, name, hook):
     """The record of resource ``name`` waiting on ``hook``, or None."""
     with transaction(writer=False) as session:
@@ -604,6 +613,7 @@ def resource_pending_hook(stack_id, name, hook):
     return _row(row)
 
 
+@retry_read
 def resource_get_all(stack_id, roles=("current",)):
     """Return the stack's records with one of ``roles``, by name."""
     with transaction(writer=False) as session:
@@ -615,6 +625,7 @@ def resource_get_all(stack_id, roles=("current",)):
         return [_row(r) for r in rows]
 
 
+@retry_read
 def resource_versions(stack_id, name):
     """Every stored version of the resource ``name``, oldest first."""
     with transaction(writer=False) as session:
@@ -626,6 +637,7 @@ def resource_versions(stack_id, name):
         return [_row(r) for r in rows]
 
 
+@retry_read
 def resources_locked_by(engine_id):
     """Records whose lock is held by ``engine_id``."""
     with transaction(writer=False) as session:
@@ -683,6 +695,7 @@ def resource_steal(record_id, dead_engine_id, atomic_key, values, events=()):
         return result.rowcount == 1
 
 
+@retry_read
 def ready_nodes(traversal):
     """Nodes of ``traversal`` that are ready but neither done nor locked.
 
@@ -785,6 +798,7 @@ def _purge(session, stack_id, templates):
     )
 
 
+@retry_read
 def stacks_in_progress():
     """Live stacks with an action in progress (for the watchdog)."""
     with transaction(writer=False) as session:

@@ -9,10 +9,13 @@ committed rows and take no gap locks.
 """
 
 import contextlib
+import functools
 import os
 import threading
+import time
 
 import sqlalchemy as sa
+from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 
 from heat_lite import conf
@@ -53,6 +56,116 @@ def _count_commit(conn):
     counters.incr("sql_commits")
 
 
+# A pooled connection idle for longer than this is pinged before it is
+# handed out. A busy engine reuses its connections within milliseconds, so
+# the hot path pays nothing; a connection that sat in the pool across a
+# database restart (which takes longer than this) is replaced instead of
+# failing the transaction that gets it.
+_PING_IF_IDLE_SECONDS = 0.5
+
+# MySQL client errors that mean "no server" or "the connection is gone":
+# can't connect (2002, 2003), gone away / lost (2006, 2013, 2055),
+# shutdown in progress (1053), connection killed (1927), disconnected for
+# inactivity (4031).
+_MYSQL_GONE = frozenset({1053, 1927, 2002, 2003, 2006, 2013, 2055, 4031})
+# PostgreSQL: connection exceptions (class 08), admin or crash shutdown,
+# "the database system is starting up / shutting down" (57P01-57P03).
+_PG_GONE = ("08", "57P01", "57P02", "57P03")
+
+
+def _checked_in(dbapi_conn, record):
+    record.info["idle_since"] = time.monotonic()
+
+
+def _checked_out(dbapi_conn, record, proxy):
+    idle_since = record.info.get("idle_since")
+    if idle_since is None or (
+        time.monotonic() - idle_since < _PING_IF_IDLE_SECONDS
+    ):
+        return
+    try:
+        cursor = dbapi_conn.cursor()
+        cursor.execute("SELECT 1")
+        cursor.close()
+    except Exception as exc:  # noqa: BLE001 - any failure: reconnect
+        # The pool drops this connection and hands out a new one.
+        raise sa.exc.DisconnectionError() from exc
+
+
+def install_idle_ping(engine):
+    """Ping pooled connections of ``engine`` that sat idle (see above)."""
+    sa.event.listen(engine, "checkin", _checked_in)
+    sa.event.listen(engine, "checkout", _checked_out)
+
+
+def _dbapi_error(exc):
+    """The driver's own exception behind ``exc`` (or None)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, sa.exc.DBAPIError):
+            if exc.connection_invalidated:
+                return exc
+            return exc.orig
+        exc = (
+            getattr(exc, "inner_exception", None)
+            or exc.__cause__
+            or exc.__context__
+        )
+    return None
+
+
+def is_unavailable(exc):
+    """True if ``exc`` means the database could not be reached or dropped
+    the connection (a restart, a failover, a partition): the same work may
+    succeed later. False for errors of the statement itself.
+    """
+    if isinstance(exc, (db_exc.DBConnectionError, sa.exc.DisconnectionError)):
+        return True
+    orig = _dbapi_error(exc)
+    if orig is None:
+        return False
+    if isinstance(orig, sa.exc.DBAPIError):  # invalidated connection
+        return True
+    module = type(orig).__module__.split(".")[0]
+    name = type(orig).__name__
+    if module == "pymysql":
+        code = orig.args[0] if orig.args else None
+        return code in _MYSQL_GONE or (name == "InterfaceError")
+    if module == "psycopg2":
+        pgcode = getattr(orig, "pgcode", None)
+        if name in ("OperationalError", "InterfaceError") and not pgcode:
+            return True  # raised by libpq itself: no server answered
+        return bool(pgcode) and pgcode.startswith(_PG_GONE)
+    return False
+
+
+# Reads are always safe to run again: a couple of quick attempts cover the
+# one transaction per process that still meets a connection a restart
+# broke, without making a caller wait long while the database is down.
+_READ_ATTEMPTS = 3
+_READ_RETRY_SECONDS = 0.1
+
+
+def retry_read(fn):
+    """Decorator: run a read-only query function again (at most
+    ``_READ_ATTEMPTS`` times in all) while the database is unavailable;
+    then the last error propagates (see ``is_unavailable``)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        for _ in range(_READ_ATTEMPTS - 1):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - re-raised below
+                if not is_unavailable(exc):
+                    raise
+            time.sleep(_READ_RETRY_SECONDS)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def get_engine():
     """Return the writer engine, installing the dialect listeners once."""
     if not _SETUP["done"]:
@@ -67,8 +180,14 @@ def get_engine():
                 _SETUP["sqlite"] = True
             elif engine.dialect.name == "mysql":
                 sa.event.listen(engine, "connect", _on_mysql_connect)
-            # oslo.db hard-codes pool_pre_ping; honour our option instead.
+            # oslo.db hard-codes pool_pre_ping; honour our option instead,
+            # and ping only connections that sat idle (see above).
             engine.pool._pre_ping = CONF.database.pool_pre_ping
+            if (
+                not CONF.database.pool_pre_ping
+                and engine.dialect.name != "sqlite"
+            ):
+                install_idle_ping(engine)
             engine.dispose()
             _SETUP["done"] = True
     return engine

@@ -10,7 +10,7 @@ import json
 
 from heat_lite.common import exception
 from heat_lite.db import api, models
-from heat_lite.db.session import transaction
+from heat_lite.db.session import retry_read, transaction
 
 CONFIG = models.SoftwareConfig.__table__
 # The parts of a config kept together in its ``config`` column.
@@ -42,6 +42,7 @@ def software_config_create(values):
     return software_config_get(values["id"], values["tenant"])
 
 
+@retry_read
 def software_config_get(config_id, tenant):
     """Return {id, tenant, name, group, created_at, updated_at, config,
     options, inputs, outputs}.
@@ -59,6 +60,7 @@ def software_config_get(config_id, tenant):
     return _config(row)
 
 
+@retry_read
 def software_config_get_all(tenant, limit=None, marker=None):
     """The configs of ``tenant``, oldest first, as summaries (``id, name,
     group, created_at``).

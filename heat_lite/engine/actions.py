@@ -20,6 +20,9 @@ from heat_lite.resources import base
 LOG = logging.getLogger(__name__)
 
 EXTERNAL_ID = "external_id"
+# How long a polled action waits for an unreachable database before it
+# tries its step again.
+DB_RETRY_SECONDS = 1.0
 # The reason a record gets when its engine went down (or stopped) during
 # an action and another engine took the lock over: the outcome of that
 # action is unknown.
@@ -151,18 +154,83 @@ class ActionRunner:
         except base.PollDelay as wait:
             done, delay = False, wait.seconds
         except Exception as exc:  # noqa: BLE001 - plugin failures
+            if db_api.is_unavailable(exc):
+                return self._when_db_answers(job, lambda: self._poll(job))
             return self._job_failed(job, exc)
         if done:
-            try:
-                return self._job_done(job)
-            except Exception as exc:  # noqa: BLE001 - never keep the lock
-                return self._job_failed(job, exc)
-        if self._abandoned(job):
-            return self._job_failed(
-                job, exception.ActionAborted(action=job.action)
-            )
-        self._write_progress(job)
+            return self._finish_polled(job)
+        try:
+            if self._abandoned(job):
+                return self._job_failed(
+                    job, exception.ActionAborted(action=job.action)
+                )
+            self._write_progress(job)
+        except Exception as exc:
+            if not db_api.is_unavailable(exc):
+                raise
+            return self._when_db_answers(job, lambda: self._poll(job))
         self.scheduler.later(delay, lambda: self._poll(job), _node_of(job))
+        return []
+
+    def _finish_polled(self, job):
+        """The plugin says done: record it (once the database answers)."""
+        try:
+            return self._job_done(job)
+        except Exception as exc:  # noqa: BLE001 - never keep the lock
+            if db_api.is_unavailable(exc):
+                return self._when_db_answers(
+                    job, lambda: self._finish_polled(job)
+                )
+            return self._job_failed(job, exc)
+
+    def _when_db_answers(self, job, step):
+        """The database is unreachable in the middle of an action: keep
+        the action (and its lock, which stays ours) and run ``step`` again
+        later, instead of dropping it with the lock held or failing the
+        resource for what is not its fault."""
+        LOG.info(
+            "Database unavailable during %s of resource %s; trying "
+            "again in %ss",
+            job.action,
+            job.record["id"],
+            DB_RETRY_SECONDS,
+        )
+        self.scheduler.later(
+            DB_RETRY_SECONDS,
+            lambda: self._if_still_ours(job, step),
+            _node_of(job),
+        )
+        return []
+
+    def _if_still_ours(self, job, step):
+        """Run ``step`` if the job's lock survived the outage: an outage
+        long enough for this engine to be declared dead lets another one
+        take the record over, and this engine may even hold a newer lock
+        of it (for another action) by now."""
+        if self._stale(job):
+            return []
+        try:
+            record = conv.resource_load(job.record["id"])
+        except Exception as exc:
+            if not db_api.is_unavailable(exc):
+                raise
+            return self._when_db_answers(job, step)
+        owner = self.fence.owner
+        held = record is not None and (
+            record["engine_id"],
+            record.get("lock_epoch"),
+            record["lock_traversal"],
+            record["action"],
+        ) == (owner[0], owner[1], job.traversal, job.action)
+        if held:
+            return step()
+        LOG.warning(
+            "Lost the lock of resource %s while the database was unavailable",
+            job.record["id"],
+        )
+        if record is None or record["engine_id"] != owner[0]:
+            # (A newer action of ours on it keeps it active.)
+            self._unlocked(job.record["id"])
         return []
 
     @staticmethod
@@ -311,6 +379,16 @@ class ActionRunner:
         return self._next(job.record, job.traversal, fired, superseded)
 
     def _job_failed(self, job, exc):
+        try:
+            return self._record_failure(job, exc)
+        except Exception as db_exc:
+            if not db_api.is_unavailable(db_exc):
+                raise
+            return self._when_db_answers(
+                job, lambda: self._job_failed(job, exc)
+            )
+
+    def _record_failure(self, job, exc):
         reason = failures.reason_for(exc, job.record["name"])
         failures.log_unexpected(
             exc, "Resource %s %s" % (job.record["name"], job.action)
@@ -370,20 +448,26 @@ class ActionRunner:
             return False
         with self._active_lock:
             self._active.add(record["id"])
-        locked = conv.resource_lock(
-            record["id"],
-            record["atomic_key"],
-            self.fence.owner,
-            traversal,
-            dict(
-                {
-                    "action": action,
-                    "status": "IN_PROGRESS",
-                    "status_reason": "state changed",
-                },
-                **(extra or {}),
-            ),
-        )
+        try:
+            locked = conv.resource_lock(
+                record["id"],
+                record["atomic_key"],
+                self.fence.owner,
+                traversal,
+                dict(
+                    {
+                        "action": action,
+                        "status": "IN_PROGRESS",
+                        "status_reason": "state changed",
+                    },
+                    **(extra or {}),
+                ),
+            )
+        except Exception:
+            # Whether or not the lock was taken, no action runs for it: a
+            # lock that was taken is an orphan the watchdog releases.
+            self._unlocked(record["id"])
+            raise
         if not locked:
             self._unlocked(record["id"])
         return locked

@@ -18,9 +18,12 @@ from concurrent import futures
 
 from heat_lite import conf
 from heat_lite.common import context
+from heat_lite.db import api as db_api
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+# How long a node that met an unreachable database waits to run again.
+DB_RETRY_SECONDS = 1.0
 
 
 class Scheduler:
@@ -128,6 +131,10 @@ class Dispatcher:
         try:
             nodes = fn()
         except Exception as exc:  # noqa: BLE001 - fail it, never drop it
+            if db_api.is_unavailable(exc):
+                # Not the node's fault: the same step, once more, later.
+                self._when_db_answers(node, lambda: self.later(0, fn, node))
+                return
             nodes = self._failed(node, exc, "Polling node %s" % (node,))
         self.drive(nodes)
 
@@ -135,7 +142,22 @@ class Dispatcher:
         try:
             return self.runner.run(*node)
         except Exception as exc:  # noqa: BLE001 - fail it, never drop it
+            if db_api.is_unavailable(exc):
+                # Nodes are idempotent: running this one again is safe,
+                # and sooner than the watchdog's stall re-drive.
+                self._when_db_answers(node, lambda: self.drive([node]))
+                return []
             return self._failed(node, exc, "Checking node %s" % (node,))
+
+    def _when_db_answers(self, node, again):
+        """The database is unreachable (a restart, a failover): the node
+        is neither failed nor dropped; ``again`` runs in a second."""
+        LOG.info(
+            "Database unavailable for node %s; again in %ss",
+            node,
+            DB_RETRY_SECONDS,
+        )
+        self.scheduler.later(DB_RETRY_SECONDS, again)
 
     def _failed(self, node, exc, what):
         """Fail ``node`` because ``exc`` escaped it (one traceback).

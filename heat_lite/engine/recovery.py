@@ -86,11 +86,24 @@ class Watchdog:
         self._stop.set()
 
     def _loop(self):
+        db_down = False
         while not self._stop.wait(CONF.engine.heartbeat_interval):
             try:
                 self.tick()
-            except Exception:  # noqa: BLE001 - keep the watchdog alive
-                LOG.exception("Watchdog pass failed")
+            except Exception as exc:  # noqa: BLE001 - keep it alive
+                if not db_api.is_unavailable(exc):
+                    LOG.exception("Watchdog pass failed")
+                elif not db_down:
+                    # Once per outage, not a traceback every tick.
+                    LOG.warning(
+                        "Database unavailable; the watchdog waits for it: %s",
+                        exc,
+                    )
+                db_down = db_down or db_api.is_unavailable(exc)
+                continue
+            if db_down:
+                LOG.info("Database available again")
+                db_down = False
 
     def tick(self):
         """One pass; returns the nodes it re-drove (for tests)."""

@@ -3,16 +3,38 @@ the resource a request names, inside the caller's project, and marking
 typed exceptions as expected (they go back to the caller, not the log).
 """
 
+import functools
+import logging
+
 import oslo_messaging as messaging
 
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.engine import definitions
 
+LOG = logging.getLogger(__name__)
+
 
 def expected(fn):
-    """Typed heat_lite errors travel back to the RPC caller as such."""
-    return messaging.expected_exceptions(exception.HeatLiteException)(fn)
+    """Typed heat_lite errors travel back to the RPC caller as such; a
+    database that cannot be reached becomes DatabaseUnavailable (503)
+    here, since a driver's exception would reach the API as a 500."""
+
+    @functools.wraps(fn)
+    def translated(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except exception.HeatLiteException:
+            raise
+        except Exception as exc:
+            if db_api.is_unavailable(exc):
+                LOG.warning("Database unavailable in %s: %s", fn.__name__, exc)
+                raise exception.DatabaseUnavailable() from exc
+            raise
+
+    return messaging.expected_exceptions(exception.HeatLiteException)(
+        translated
+    )
 
 
 def find_stack(ctxt, stack_identity, live=False):
