@@ -7,6 +7,7 @@ RabbitMQ.
 
 import pytest
 
+from tests.functional import cloud as cloud_mod
 from tests.functional import deployment as deployment_mod
 
 KINDS = ["sqlite", "postgresql", "mysql"]
@@ -24,3 +25,9 @@ def deployment(request, tmp_path_factory):
 @pytest.fixture
 def heat(deployment):
     return deployment.client()
+
+
+@pytest.fixture(scope="session")
+def cloud(tmp_path_factory):
+    """The test cloud (see tests/functional/cloud.py), once per session."""
+    yield from cloud_mod.running(tmp_path_factory)

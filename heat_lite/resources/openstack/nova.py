@@ -1,0 +1,580 @@
+"""OS::Nova::Server, with Heat 27's property and attribute schemas.
+
+Create boots the server through openstacksdk (which negotiates the
+compute microversion), records its ID at once, and polls it: ACTIVE
+completes, ERROR fails the resource with Nova's fault (``Went to status
+ERROR due to "Message: ..., Code: ..."``, as Heat words it). Without a
+``networks`` property the server gets Nova's ``auto`` network (Heat
+fails such servers above microversion 2.36). ``name``, ``metadata`` and
+``tags`` update in place; for now any other change (flavor, image,
+networks, user_data unless ``user_data_update_policy`` is IGNORE)
+replaces the server: resize and rebuild are still to come. Delete polls
+until Nova no longer shows the server; a server already gone counts as
+deleted.
+
+``user_data`` is passed to Nova as it is, whatever ``user_data_format``
+says (the HEAT_CFNTOOLS and SOFTWARE_CONFIG packaging is still to come).
+"""
+
+import base64
+import json
+
+from openstack import exceptions as sdk_exc
+
+from heat_lite.common import exception
+from heat_lite.resources import base, constraints
+from heat_lite.resources import properties as p
+from heat_lite.resources.openstack import client
+
+# Statuses a server passes through on its way to ACTIVE (Heat's list).
+DEFERRED = frozenset(
+    [
+        "BUILD",
+        "HARD_REBOOT",
+        "PASSWORD",
+        "REBOOT",
+        "RESCUE",
+        "RESIZE",
+        "REVERT_RESIZE",
+        "SHUTOFF",
+        "SUSPENDED",
+        "VERIFY_RESIZE",
+    ]
+)
+IN_PLACE = frozenset(
+    [
+        "name",
+        "metadata",
+        "tags",
+        "flavor_update_policy",
+        "image_update_policy",
+        "user_data_update_policy",
+        "software_config_transport",
+    ]
+)
+
+
+def _custom(name):
+    return [constraints.CustomConstraint(name)]
+
+
+NETWORK_SCHEMA = {
+    "uuid": p.Schema(
+        p.STRING,
+        "ID of network to create a port on (deprecated: use network).",
+        constraints=_custom("neutron.network"),
+    ),
+    "network": p.Schema(
+        p.STRING,
+        "Name or ID of network to create a port on.",
+        constraints=_custom("neutron.network"),
+    ),
+    "allocate_network": p.Schema(
+        p.STRING,
+        "The special string values of network, auto: means "
+        "either a network that is already available to the project will "
+        "be used, or if one does not exist, will be automatically created "
+        "for the project; none: means no networking will be allocated for "
+        "the created server. This property can not be used with other "
+        "network keys.",
+        update_allowed=True,
+        constraints=[constraints.AllowedValues(["none", "auto"])],
+    ),
+    "fixed_ip": p.Schema(
+        p.STRING,
+        "Fixed IP address to specify for the "
+        "port created on the requested network.",
+        constraints=_custom("ip_addr"),
+    ),
+    "port": p.Schema(
+        p.STRING,
+        "ID of an existing port to associate with this server.",
+        constraints=_custom("neutron.port"),
+    ),
+    "subnet": p.Schema(
+        p.STRING,
+        "Subnet in which to allocate the IP "
+        "address for port (not supported yet).",
+    ),
+    "floating_ip": p.Schema(
+        p.STRING, "ID of the floating IP to associate (not supported yet)."
+    ),
+    "tag": p.Schema(
+        p.STRING,
+        "Port tag. Heat ignores any update on this "
+        "property as nova does not support it.",
+    ),
+}
+
+
+class Server(base.Resource):
+    """A Nova server; see the module docstring."""
+
+    properties_schema = {
+        "name": p.Schema(p.STRING, "Server name.", update_allowed=True),
+        "image": p.Schema(
+            p.STRING,
+            "The ID or name of the image to boot with.",
+            update_allowed=True,
+            constraints=_custom("glance.image"),
+        ),
+        "flavor": p.Schema(
+            p.STRING,
+            "The ID or name of the flavor to boot onto.",
+            required=True,
+            update_allowed=True,
+            constraints=_custom("nova.flavor"),
+        ),
+        "flavor_update_policy": p.Schema(
+            p.STRING,
+            "Policy on how to apply a flavor update; either by "
+            "requesting a server resize or by replacing the entire server.",
+            default="RESIZE",
+            update_allowed=True,
+            constraints=[constraints.AllowedValues(["RESIZE", "REPLACE"])],
+        ),
+        "image_update_policy": p.Schema(
+            p.STRING,
+            "Policy on how to apply an image-id update; either by "
+            "requesting a server rebuild or by replacing the entire server.",
+            default="REBUILD",
+            update_allowed=True,
+            constraints=[
+                constraints.AllowedValues(
+                    ["REBUILD", "REPLACE", "REBUILD_PRESERVE_EPHEMERAL"]
+                )
+            ],
+        ),
+        "key_name": p.Schema(
+            p.STRING,
+            "Name of keypair to inject into the server.",
+            constraints=_custom("nova.keypair"),
+        ),
+        "availability_zone": p.Schema(
+            p.STRING, "Name of the availability zone for server placement."
+        ),
+        "security_groups": p.Schema(
+            p.LIST,
+            "List of security group names or IDs. Cannot be used if "
+            "neutron ports are associated with this server; assign security "
+            "groups to the ports instead.",
+            default=[],
+        ),
+        "networks": p.Schema(
+            p.LIST,
+            "An ordered list of nics to be added to this server, "
+            "with information about connected networks, fixed ips, port "
+            "etc.",
+            schema=NETWORK_SCHEMA,
+            update_allowed=True,
+        ),
+        "scheduler_hints": p.Schema(
+            p.MAP,
+            "Arbitrary key-value pairs "
+            "specified by the client to help boot a "
+            "server.",
+        ),
+        "metadata": p.Schema(
+            p.MAP,
+            "Arbitrary key/value metadata to store for this server. "
+            "Both keys and values must be 255 characters or less. "
+            "Non-string values will be serialized to JSON (and the "
+            "serialized string must be 255 characters or less).",
+            default={},
+            update_allowed=True,
+        ),
+        "user_data_format": p.Schema(
+            p.STRING,
+            "How the user_data should be formatted for the server.",
+            default="HEAT_CFNTOOLS",
+            constraints=[
+                constraints.AllowedValues(
+                    ["HEAT_CFNTOOLS", "RAW", "SOFTWARE_CONFIG"]
+                )
+            ],
+        ),
+        "software_config_transport": p.Schema(
+            p.STRING,
+            "How the server should receive the metadata required "
+            "for software configuration.",
+            default="POLL_SERVER_CFN",
+            update_allowed=True,
+            constraints=[
+                constraints.AllowedValues(
+                    [
+                        "POLL_SERVER_CFN",
+                        "POLL_SERVER_HEAT",
+                        "POLL_TEMP_URL",
+                        "ZAQAR_MESSAGE",
+                    ]
+                )
+            ],
+        ),
+        "user_data_update_policy": p.Schema(
+            p.STRING,
+            "Policy on how to apply a user_data update; by "
+            "ignoring it, by replacing the entire server, or rebuild the "
+            "server.",
+            default="REPLACE",
+            update_allowed=True,
+            constraints=[
+                constraints.AllowedValues(["REPLACE", "IGNORE", "REBUILD"])
+            ],
+        ),
+        "user_data": p.Schema(
+            p.STRING,
+            "User data script to be executed by cloud-init or "
+            "CoreOS ignition. Changes cause replacement of the resource by "
+            "default, but can be ignored altogether by setting the "
+            "`user_data_update_policy` property.",
+            default="",
+            update_allowed=True,
+        ),
+        "reservation_id": p.Schema(
+            p.STRING, "A UUID for the set of servers being requested."
+        ),
+        "config_drive": p.Schema(
+            p.BOOLEAN, "If True, enable config drive on the server."
+        ),
+        "diskConfig": p.Schema(
+            p.STRING,
+            "Control how the disk is partitioned when the server is created.",
+            constraints=[constraints.AllowedValues(["AUTO", "MANUAL"])],
+        ),
+        "admin_pass": p.Schema(
+            p.STRING, "The administrator password for the server."
+        ),
+        "tags": p.Schema(p.LIST, "Server tags.", update_allowed=True),
+    }
+    attributes_schema = {
+        "name": p.Attribute("Name of the server.", "STRING"),
+        "addresses": p.Attribute(
+            "A dict of all network addresses with corresponding port_id and "
+            "subnets. Each network will have two keys in dict, they are "
+            "network name and network id.",
+            "MAP",
+        ),
+        "networks": p.Attribute(
+            'A dict of assigned network addresses of the form: {"public": '
+            '[ip1, ip2...], "private": [ip3, ip4], "public_uuid": [ip1, '
+            'ip2...], "private_uuid": [ip3, ip4]}. Each network will have '
+            "two keys in dict, they are network name and network id.",
+            "MAP",
+        ),
+        "first_address": p.Attribute(
+            "Convenience attribute to fetch the first assigned network "
+            "address, or an empty string if nothing has been assigned at "
+            "this time.",
+            "STRING",
+        ),
+        "instance_name": p.Attribute(
+            "AWS compatible instance name.", "STRING"
+        ),
+        "accessIPv4": p.Attribute(
+            "The manually assigned alternative public "
+            "IPv4 address of the server.",
+            "STRING",
+        ),
+        "accessIPv6": p.Attribute(
+            "The manually assigned alternative public "
+            "IPv6 address of the server.",
+            "STRING",
+        ),
+        "tags": p.Attribute("Tags from the server.", "LIST"),
+    }
+    _live = None
+    _ports = None
+
+    @property
+    def default_poll_interval(self):
+        return client.CONF.openstack.poll_interval
+
+    @classmethod
+    def validate_properties(cls, values, path, unresolved=()):
+        props = super().validate_properties(values, path, unresolved)
+        for i, net in enumerate(props.get("networks") or []):
+            where = "%s.networks[%d]" % (path, i)
+            given = {k for k, v in net.items() if v is not None}
+            if "allocate_network" in given and given - {"allocate_network"}:
+                raise exception.StackValidationFailed(
+                    path=where,
+                    msg="Can not specify 'allocate_network' "
+                    "with other keys of networks at the same time.",
+                )
+            for key in ("subnet", "floating_ip"):
+                if key in given:
+                    raise exception.StackValidationFailed(
+                        path="%s.%s" % (where, key),
+                        msg="%s is not supported yet" % key,
+                    )
+        return props
+
+    def _conn(self):
+        return client.connection(self)
+
+    # Create --------------------------------------------------------------
+    def _nics(self, networks):
+        """Nova's ``networks`` request value for the property."""
+        if not networks:
+            return "auto"
+        if len(networks) == 1 and networks[0].get("allocate_network"):
+            return networks[0]["allocate_network"]
+        nics = []
+        for net in networks:
+            nic = {}
+            if net.get("port"):
+                nic["port"] = net["port"]
+            else:
+                name = net.get("network") or net.get("uuid")
+                if name:
+                    nic["uuid"] = (
+                        self._conn()
+                        .network.find_network(name, ignore_missing=False)
+                        .id
+                    )
+                if net.get("fixed_ip"):
+                    nic["fixed_ip"] = net["fixed_ip"]
+            if net.get("tag"):
+                nic["tag"] = net["tag"]
+            nics.append(nic)
+        return nics
+
+    def _server_name(self, props=None):
+        return (props or self.properties).get(
+            "name"
+        ) or self.physical_resource_name()
+
+    def _create_args(self):
+        props = self.properties
+        conn = self._conn()
+        args = {
+            "name": self._server_name(),
+            "flavor_id": conn.compute.find_flavor(
+                props["flavor"], ignore_missing=False
+            ).id,
+            "networks": self._nics(props.get("networks")),
+            "metadata": serialize_metadata(props.get("metadata") or {}),
+        }
+        if props.get("image"):
+            args["image_id"] = conn.image.find_image(
+                props["image"], ignore_missing=False
+            ).id
+        if props.get("user_data"):
+            args["user_data"] = base64.b64encode(
+                props["user_data"].encode()
+            ).decode()
+        if props.get("security_groups"):
+            args["security_groups"] = [
+                {"name": sg} for sg in props["security_groups"]
+            ]
+        for prop, arg in (
+            ("key_name", "key_name"),
+            ("availability_zone", "availability_zone"),
+            ("config_drive", "config_drive"),
+            ("admin_pass", "admin_password"),
+            ("diskConfig", "disk_config"),
+            ("reservation_id", "reservation_id"),
+            ("scheduler_hints", "scheduler_hints"),
+            ("tags", "tags"),
+        ):
+            if props.get(prop) not in (None, "", [], {}):
+                args[arg] = props[prop]
+        return args
+
+    def handle_create(self):
+        server = self._conn().compute.create_server(**self._create_args())
+        self.resource_id_set(server.id)
+        return server.id
+
+    def check_create_complete(self, server_id):
+        server = self._get()
+        if server is None:
+            return False
+        return _active(server)
+
+    # Update --------------------------------------------------------------
+    def needs_replace(self, new_props, prop_diff):
+        changed = set(prop_diff) - IN_PLACE
+        if new_props.get("user_data_update_policy") == "IGNORE":
+            changed.discard("user_data")
+        return bool(changed) or super().needs_replace(new_props, changed)
+
+    def handle_update(self, new_props, prop_diff):
+        compute = self._conn().compute
+        if "name" in prop_diff:
+            compute.update_server(
+                self.resource_id, name=self._server_name(new_props)
+            )
+        if "metadata" in prop_diff:
+            wanted = serialize_metadata(new_props.get("metadata") or {})
+            compute.set_server_metadata(self.resource_id, **wanted)
+            old = compute.get_server_metadata(self.resource_id).metadata
+            gone = sorted(set(old or {}) - set(wanted))
+            if gone:
+                compute.delete_server_metadata(self.resource_id, gone)
+        if "tags" in prop_diff:
+            server = compute.get_server(self.resource_id)
+            server.set_tags(compute, list(new_props.get("tags") or []))
+        self.properties = new_props
+        return True
+
+    # Delete --------------------------------------------------------------
+    def handle_delete(self):
+        if not self.resource_id:
+            return False
+        try:
+            self._conn().compute.delete_server(self.resource_id)
+        except sdk_exc.NotFoundException:
+            return False
+        return True
+
+    def check_delete_complete(self, deleting):
+        if not deleting:
+            return True
+        server = self._get()
+        if server is None or server.status == "DELETED":
+            return True
+        if server.status == "SOFT_DELETED":
+            self._conn().compute.delete_server(self.resource_id, force=True)
+        elif server.status == "ERROR" and server.task_state != "deleting":
+            fault = server.fault or {}
+            raise client.ResourceInError(
+                resource_status="ERROR",
+                status_reason="Server %s delete failed: (%s) %s"
+                % (
+                    server.name,
+                    fault.get("code"),
+                    fault.get("message", "Unknown"),
+                ),
+            )
+        return False
+
+    # Attributes ----------------------------------------------------------
+    def _get(self):
+        """The server (cached for this action), or None if it is gone."""
+        try:
+            self._live = self._conn().compute.get_server(self.resource_id)
+        except sdk_exc.NotFoundException:
+            self._live = None
+        return self._live
+
+    def _server(self):
+        if not self.resource_id:
+            return None
+        return self._live if self._live is not None else self._get()
+
+    def _port_networks(self, server):
+        """{port id: (network id, [subnet ids])} of the server's ports."""
+        if self._ports is None:
+            self._ports = {
+                port.id: (
+                    port.network_id,
+                    [ip["subnet_id"] for ip in port.fixed_ips or ()],
+                )
+                for port in self._conn().network.ports(device_id=server.id)
+            }
+        return self._ports
+
+    def _resolve_attribute(self, name):
+        if name == "name":
+            return self._server_name()
+        server = self._server()
+        if server is None:
+            return "" if name == "first_address" else None
+        if name == "first_address":
+            return first_address(server.addresses)
+        if name == "networks":
+            return self._networks(server)
+        if name == "addresses":
+            return self._addresses(server)
+        if name == "instance_name":
+            return server.instance_name
+        if name == "accessIPv4":
+            return server.access_ipv4
+        if name == "accessIPv6":
+            return server.access_ipv6
+        if name == "tags":
+            return server.tags
+        return None
+
+    def _net_ids(self, server):
+        """{network name: network id} of the networks the server is on."""
+        ids = {}
+        by_port = self._port_networks(server)
+        for net_name, addrs in (server.addresses or {}).items():
+            for addr in addrs:
+                port = by_port.get(addr.get("port_id") or "")
+                if port:
+                    ids[net_name] = port[0]
+        return ids
+
+    def _networks(self, server):
+        nets = {}
+        ids = self._net_ids(server)
+        for net_name, addrs in (server.addresses or {}).items():
+            ips = [a["addr"] for a in addrs]
+            nets[net_name] = ips
+            if net_name in ids:
+                nets[ids[net_name]] = ips
+        return nets
+
+    def _addresses(self, server):
+        """Nova's addresses with each entry's port, network and subnets
+        (under both the network name and its ID, as Heat gives them)."""
+        result = {}
+        ports = self._port_networks(server)
+        ids = self._net_ids(server)
+        for net_name, addrs in (server.addresses or {}).items():
+            entries = []
+            for addr in addrs:
+                entry = dict(addr, port=addr.get("port_id"))
+                port = ports.get(addr.get("port_id") or "")
+                if port:
+                    entry["network"] = port[0]
+                    entry["subnets"] = [{"id": s} for s in port[1]]
+                entries.append(entry)
+            result[net_name] = entries
+            if net_name in ids:
+                result[ids[net_name]] = entries
+        return result
+
+    def _show_resource(self):
+        server = self._server()
+        return server.to_dict() if server is not None else None
+
+
+def serialize_metadata(metadata):
+    """Nova takes strings only: other values are sent as JSON."""
+    return {
+        k: v if isinstance(v, str) else json.dumps(v)
+        for k, v in metadata.items()
+    }
+
+
+def first_address(addresses):
+    """The first address of the last network by name (Heat's choice)."""
+    for net_name in sorted(addresses or {}, reverse=True):
+        if addresses[net_name]:
+            return addresses[net_name][0]["addr"]
+    return ""
+
+
+def _active(server):
+    """True once ACTIVE; raise if the server failed or is in a state
+    it will not leave by itself."""
+    if server.status == "ACTIVE":
+        return True
+    if server.status in DEFERRED:
+        return False
+    if server.status == "ERROR":
+        fault = server.fault or {}
+        raise client.ResourceInError(
+            resource_status="ERROR",
+            status_reason="Message: %s, Code: %s"
+            % (fault.get("message", "Unknown"), fault.get("code", "Unknown")),
+        )
+    raise client.ResourceUnknownStatus(
+        result="Server is not active",
+        resource_status=server.status,
+        status_reason="Unknown",
+    )

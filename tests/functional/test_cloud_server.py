@@ -1,0 +1,202 @@
+"""OS::Neutron::Net, OS::Neutron::Subnet and OS::Nova::Server against the
+test cloud.
+
+heat-lite-all (noauth) acts in the cloud as its non-admin ``demo`` user
+(``[openstack] cloud = minicloud-demo``). Every check of the cloud's side
+goes through openstacksdk as that user: what the stack says exists must
+exist, and nothing may be left after a delete.
+"""
+
+import ipaddress
+
+import pytest
+
+from tests.functional import cloud as cloud_mod
+from tests.functional import deployment as deployment_mod
+from tests.functional import helpers
+
+pytestmark = [pytest.mark.functional, pytest.mark.cloud]
+CIDR = "10.77.0.0/24"
+
+
+@pytest.fixture(scope="module")
+def heat_on_cloud(cloud, tmp_path_factory):
+    dep = deployment_mod.Deployment(
+        "sqlite",
+        tmp_path_factory.mktemp("heat-on-cloud"),
+        extra_conf=cloud.heat_conf("demo"),
+    )
+    cloud.register_orchestration(dep.url)
+    dep.start()
+    try:
+        yield dep
+    finally:
+        dep.stop()
+
+
+@pytest.fixture(scope="module")
+def sdk(cloud):
+    conn = cloud.connect("demo")
+    yield conn
+    conn.close()
+
+
+def _template(cloud, name, metadata):
+    return helpers.template(
+        {
+            "net": {"type": "OS::Neutron::Net"},
+            "subnet": {
+                "type": "OS::Neutron::Subnet",
+                "properties": {
+                    "network": {"get_resource": "net"},
+                    "cidr": CIDR,
+                },
+            },
+            "server": {
+                "type": "OS::Nova::Server",
+                "depends_on": "subnet",
+                "properties": {
+                    "name": name,
+                    "image": cloud.image,
+                    "flavor": cloud.flavor,
+                    "metadata": metadata,
+                    "user_data_format": "RAW",
+                    "user_data": "#!/bin/sh\necho hello\n",
+                    "networks": [{"network": {"get_resource": "net"}}],
+                },
+            },
+        },
+        outputs={
+            "ip": {"value": {"get_attr": ["server", "first_address"]}},
+            "networks": {"value": {"get_attr": ["server", "networks"]}},
+            "name": {"value": {"get_attr": ["server", "name"]}},
+            "net_name": {"value": {"get_attr": ["net", "name"]}},
+            "cidr": {"value": {"get_attr": ["subnet", "cidr"]}},
+        },
+    )
+
+
+def _outputs(heat, stack_id):
+    stack = heat.stacks.get(stack_id)
+    return {o["output_key"]: o["output_value"] for o in stack.outputs}
+
+
+def _physical(heat, stack_id):
+    return {
+        r.resource_name: r.physical_resource_id
+        for r in heat.resources.list(stack_id)
+    }
+
+
+def test_net_subnet_server_lifecycle(cloud, heat_on_cloud, sdk):
+    heat = heat_on_cloud.client()
+    stack_id = heat.stacks.create(
+        stack_name="cloudy",
+        template=_template(cloud, "web-1", {"role": "web", "n": 1}),
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    ids = _physical(heat, stack_id)
+    server = sdk.compute.get_server(ids["server"])
+    assert server.status == "ACTIVE"
+    assert server.name == "web-1"
+    assert server.metadata == {"role": "web", "n": "1"}
+    assert sdk.network.get_network(ids["net"]).subnet_ids == [ids["subnet"]]
+    outputs = _outputs(heat, stack_id)
+    assert ipaddress.ip_address(outputs["ip"]) in ipaddress.ip_network(CIDR)
+    assert outputs["networks"][outputs["net_name"]] == [outputs["ip"]]
+    assert outputs["networks"][ids["net"]] == [outputs["ip"]]
+    assert outputs["cidr"] == CIDR
+
+    # In place: a new name and new metadata keep the same server.
+    heat.stacks.update(
+        stack_id, template=_template(cloud, "web-2", {"role": "db"})
+    )
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    assert _physical(heat, stack_id) == ids
+    server = sdk.compute.get_server(ids["server"])
+    assert server.name == "web-2"
+    assert server.metadata == {"role": "db"}
+    assert _outputs(heat, stack_id)["name"] == "web-2"
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(ids["server"]))
+    assert sdk.network.find_network(ids["net"]) is None
+    assert sdk.network.find_subnet(ids["subnet"]) is None
+    assert not list(sdk.network.ports(network_id=ids["net"]))
+
+
+def test_server_in_error_fails_with_nova_fault(cloud, heat_on_cloud, sdk):
+    """No host can take the flavor: Nova's fault becomes the reason."""
+    admin = cloud.connect("admin")
+    flavor = admin.compute.find_flavor(
+        "mc-huge"
+    ) or admin.compute.create_flavor(
+        name="mc-huge", ram=64 * 1024 * 1024, vcpus=1, disk=1, is_public=True
+    )
+    admin.close()
+    heat = heat_on_cloud.client()
+    stack_id = heat.stacks.create(
+        stack_name="too-big",
+        template=(
+            helpers.template(
+                {
+                    "server": {
+                        "type": "OS::Nova::Server",
+                        "properties": {
+                            "image": cloud.image,
+                            "flavor": flavor.name,
+                            "networks": [{"network": cloud.network}],
+                        },
+                    }
+                }
+            )
+        ),
+    )["stack"]["id"]
+    with pytest.raises(AssertionError) as failed:
+        helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    assert "CREATE_FAILED" in str(failed.value)
+    reason = heat.resources.get(stack_id, "server").resource_status_reason
+    assert reason.startswith(
+        "ResourceInError: resources.server: Went to "
+        'status ERROR due to "Message: No valid host '
+        "was found"
+    ), reason
+    server_id = _physical(heat, stack_id)["server"]
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(server_id))
+
+
+def test_server_without_networks_gets_the_project_network(
+    cloud, heat_on_cloud, sdk
+):
+    """Heat fails this above microversion 2.36; Nova's ``auto`` picks
+    the one network the project can use (the shared mc-net)."""
+    heat = heat_on_cloud.client()
+    stack_id = heat.stacks.create(
+        stack_name="no-nets",
+        template=(
+            helpers.template(
+                {
+                    "server": {
+                        "type": "OS::Nova::Server",
+                        "properties": {
+                            "image": cloud.image,
+                            "flavor": cloud.flavor,
+                        },
+                    }
+                },
+                outputs={
+                    "ip": {"value": {"get_attr": ["server", "first_address"]}}
+                },
+            )
+        ),
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    server_id = _physical(heat, stack_id)["server"]
+    assert list(sdk.compute.get_server(server_id).addresses) == [cloud.network]
+    assert _outputs(heat, stack_id)["ip"].startswith("10.10.0.")
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(server_id))

@@ -1,0 +1,196 @@
+"""The OpenStack types' schemas, request building and identity choice.
+
+Everything that talks to a cloud runs against the real test cloud in
+tests/functional/test_cloud_server.py; this covers what needs none.
+"""
+
+import pytest
+from openstack import exceptions as sdk_exc
+
+from heat_lite import conf
+from heat_lite.common import exception
+from heat_lite.resources import registry
+from heat_lite.resources.openstack import client, neutron, nova
+
+CONF = conf.CONF
+PATH = "resources.r.properties"
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    client.reset()
+    yield
+    client.reset()
+    for name in ("cloud", "clouds_yaml", "auth_type"):
+        CONF.clear_override(name, group="openstack")
+    CONF.clear_override("auth_strategy", group="api")
+
+
+def _server(**props):
+    props.setdefault("flavor", "f")
+    values = nova.Server.validate_properties(props, PATH)
+    return nova.Server(
+        "r",
+        "OS::Nova::Server",
+        values,
+        stack={"name": "s", "id": "i", "record_uuid": "0123456789abcdef"},
+    )
+
+
+def test_types_are_registered():
+    types = registry.load()
+    for name in (
+        "OS::Neutron::Net",
+        "OS::Neutron::Subnet",
+        "OS::Nova::Server",
+    ):
+        assert name in types
+
+
+def test_value_specs_may_not_override_properties():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron.Net.validate_properties(
+            {"value_specs": {"shared": True, "name": "x", "mtu": 1400}}, PATH
+        )
+    assert "name, shared not allowed in value_specs" in str(err.value)
+
+
+def test_subnet_needs_a_network_and_a_cidr_or_pool():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron.Subnet.validate_properties({"cidr": "10.0.0.0/24"}, PATH)
+    assert 'Property "network" not assigned' in str(err.value)
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron.Subnet.validate_properties({"network": "n"}, PATH)
+    assert "cidr, subnetpool" in str(err.value)
+    # A network from another resource is checked once it is resolved.
+    neutron.Subnet.validate_properties(
+        {"cidr": "10.0.0.0/24"}, PATH, unresolved=("network",)
+    )
+
+
+def test_net_body_renames_and_merges_value_specs():
+    values = neutron.Net.validate_properties(
+        {"tenant_id": "p1", "value_specs": {"mtu": 1400}}, PATH
+    )
+    net = neutron.Net(
+        "r",
+        "OS::Neutron::Net",
+        values,
+        stack={"name": "s", "record_uuid": "0123456789ab"},
+    )
+    body = net._prepare_create(values)
+    assert body == {
+        "name": "s-r-0123456789ab",
+        "admin_state_up": True,
+        "shared": False,
+        "project_id": "p1",
+        "mtu": 1400,
+    }
+
+
+def test_allocate_network_is_alone():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        _server(networks=[{"allocate_network": "auto", "network": "n"}])
+    assert "allocate_network" in str(err.value)
+
+
+def test_nics_without_networks_ask_nova_for_auto():
+    assert _server()._nics(None) == "auto"
+    none = _server(networks=[{"allocate_network": "none"}])
+    assert none._nics(none.properties["networks"]) == "none"
+    port = _server(networks=[{"port": "p1", "tag": "t"}])
+    assert port._nics(port.properties["networks"]) == [
+        {"port": "p1", "tag": "t"}
+    ]
+
+
+def test_metadata_values_are_strings_for_nova():
+    assert nova.serialize_metadata({"a": "x", "n": 1, "l": [1]}) == {
+        "a": "x",
+        "n": "1",
+        "l": "[1]",
+    }
+
+
+def test_first_address_takes_the_last_network_by_name():
+    addresses = {
+        "a-net": [{"addr": "10.0.0.5"}],
+        "b-net": [{"addr": "10.1.0.7"}],
+        "c-net": [],
+    }
+    assert nova.first_address(addresses) == "10.1.0.7"
+    assert nova.first_address({}) == ""
+
+
+def test_only_name_metadata_and_tags_update_in_place():
+    server = _server()
+    assert not server.needs_replace({}, {"name", "metadata", "tags"})
+    assert server.needs_replace({}, {"flavor"})
+    assert server.needs_replace({}, {"user_data"})
+    assert not server.needs_replace(
+        {"user_data_update_policy": "IGNORE"}, {"user_data"}
+    )
+
+
+class _Server:
+    def __init__(self, status, fault=None):
+        self.status = status
+        self.fault = fault
+
+
+def test_error_status_carries_novas_fault():
+    assert nova._active(_Server("ACTIVE"))
+    assert not nova._active(_Server("BUILD"))
+    with pytest.raises(client.ResourceInError) as err:
+        nova._active(
+            _Server("ERROR", {"message": "No valid host", "code": 500})
+        )
+    assert str(err.value) == (
+        'Went to status ERROR due to "Message: No valid host, Code: 500"'
+    )
+    with pytest.raises(client.ResourceUnknownStatus):
+        nova._active(_Server("PAUSED"))
+
+
+def test_no_configured_cloud_says_what_to_set():
+    with pytest.raises(client.CloudUnavailable) as err:
+        client.connection()
+    assert "[openstack] cloud" in str(err.value)
+
+
+def test_unknown_clouds_yaml_entry(tmp_path):
+    path = tmp_path / "clouds.yaml"
+    path.write_text("clouds: {}\n")
+    CONF.set_override("cloud", "nowhere", group="openstack")
+    CONF.set_override("clouds_yaml", str(path), group="openstack")
+    with pytest.raises(client.CloudUnavailable) as err:
+        client.connection()
+    assert "[openstack] cloud nowhere" in str(err.value)
+
+
+def test_one_connection_per_identity(tmp_path):
+    path = tmp_path / "clouds.yaml"
+    path.write_text(
+        "clouds:\n  c:\n    auth_type: none\n"
+        "    auth: {endpoint: 'http://127.0.0.1:9'}\n"
+    )
+    CONF.set_override("cloud", "c", group="openstack")
+    CONF.set_override("clouds_yaml", str(path), group="openstack")
+    assert client.connection() is client.connection()
+
+
+def test_keystone_mode_refuses_until_trusts_exist():
+    CONF.set_override("auth_strategy", "keystone", group="api")
+    with pytest.raises(client.CloudUnavailable) as err:
+        client.connection()
+    assert "trust" in str(err.value)
+
+
+def test_sdk_not_found_is_a_deleted_resource():
+    class Gone(neutron.Net):
+        def _request(self, method, path, body=None):
+            raise sdk_exc.NotFoundException("gone")
+
+    net = Gone("r", "OS::Neutron::Net", {}, resource_id="x")
+    assert net.handle_delete() is False
+    assert net.check_delete_complete(False) is True
