@@ -104,7 +104,8 @@ class Deployment:
                 if self.kind == "sqlite" or self.engines_up() >= \
                         self.engine_workers:
                     return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
+                # A busy machine: the API accepted but has not answered.
                 pass
             time.sleep(0.2)
         raise RuntimeError("API did not start:\n%s" % "\n".join(

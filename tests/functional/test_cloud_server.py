@@ -69,6 +69,7 @@ def _template(cloud, name, metadata):
         outputs={
             "ip": {"value": {"get_attr": ["server", "first_address"]}},
             "networks": {"value": {"get_attr": ["server", "networks"]}},
+            "addresses": {"value": {"get_attr": ["server", "addresses"]}},
             "name": {"value": {"get_attr": ["server", "name"]}},
             "net_name": {"value": {"get_attr": ["net", "name"]}},
             "cidr": {"value": {"get_attr": ["subnet", "cidr"]}},
@@ -106,6 +107,12 @@ def test_net_subnet_server_lifecycle(cloud, heat_on_cloud, sdk):
     assert outputs["networks"][outputs["net_name"]] == [outputs["ip"]]
     assert outputs["networks"][ids["net"]] == [outputs["ip"]]
     assert outputs["cidr"] == CIDR
+    address = outputs["addresses"][outputs["net_name"]][0]
+    assert address["addr"] == outputs["ip"]
+    assert address["network"] == ids["net"]
+    assert address["subnets"] == [{"id": ids["subnet"]}]
+    (port,) = sdk.network.ports(device_id=ids["server"])
+    assert address["port"] == port.id
 
     # In place: a new name and new metadata keep the same server.
     heat.stacks.update(
@@ -132,7 +139,7 @@ def test_server_in_error_fails_with_nova_fault(cloud, heat_on_cloud, sdk):
     flavor = admin.compute.find_flavor(
         "mc-huge"
     ) or admin.compute.create_flavor(
-        name="mc-huge", ram=64 * 1024 * 1024, vcpus=1, disk=1, is_public=True
+        name="mc-huge", ram=64, vcpus=1, disk=10**7, is_public=True
     )
     admin.close()
     heat = heat_on_cloud.client()
@@ -173,6 +180,11 @@ def test_server_without_networks_gets_the_project_network(
 ):
     """Heat fails this above microversion 2.36; Nova's ``auto`` picks
     the one network the project can use (the shared mc-net)."""
+    visible = sorted(n.name for n in sdk.network.networks())
+    assert visible == [cloud.network], (
+        "auto needs exactly one network available to the project; a "
+        "test left networks behind? %s" % visible
+    )
     heat = heat_on_cloud.client()
     stack_id = heat.stacks.create(
         stack_name="no-nets",

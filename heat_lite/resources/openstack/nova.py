@@ -463,17 +463,25 @@ class Server(base.Resource):
             return None
         return self._live if self._live is not None else self._get()
 
-    def _port_networks(self, server):
-        """{port id: (network id, [subnet ids])} of the server's ports."""
+    def _ports_by_mac(self, server):
+        """{MAC: {"port", "network", "subnets"}} of the server's ports
+        (Nova's addresses name a port only by its MAC)."""
         if self._ports is None:
             self._ports = {
-                port.id: (
-                    port.network_id,
-                    [ip["subnet_id"] for ip in port.fixed_ips or ()],
-                )
+                port.mac_address: {
+                    "port": port.id,
+                    "network": port.network_id,
+                    "subnets": [
+                        {"id": ip["subnet_id"]} for ip in port.fixed_ips or ()
+                    ],
+                }
                 for port in self._conn().network.ports(device_id=server.id)
             }
         return self._ports
+
+    def _port_of(self, server, addr):
+        mac = addr.get("OS-EXT-IPS-MAC:mac_addr")
+        return self._ports_by_mac(server).get(mac) or {}
 
     def _resolve_attribute(self, name):
         if name == "name":
@@ -500,12 +508,11 @@ class Server(base.Resource):
     def _net_ids(self, server):
         """{network name: network id} of the networks the server is on."""
         ids = {}
-        by_port = self._port_networks(server)
         for net_name, addrs in (server.addresses or {}).items():
             for addr in addrs:
-                port = by_port.get(addr.get("port_id") or "")
-                if port:
-                    ids[net_name] = port[0]
+                network = self._port_of(server, addr).get("network")
+                if network:
+                    ids[net_name] = network
         return ids
 
     def _networks(self, server):
@@ -522,17 +529,11 @@ class Server(base.Resource):
         """Nova's addresses with each entry's port, network and subnets
         (under both the network name and its ID, as Heat gives them)."""
         result = {}
-        ports = self._port_networks(server)
         ids = self._net_ids(server)
         for net_name, addrs in (server.addresses or {}).items():
-            entries = []
-            for addr in addrs:
-                entry = dict(addr, port=addr.get("port_id"))
-                port = ports.get(addr.get("port_id") or "")
-                if port:
-                    entry["network"] = port[0]
-                    entry["subnets"] = [{"id": s} for s in port[1]]
-                entries.append(entry)
+            entries = [
+                dict(addr, **self._port_of(server, addr)) for addr in addrs
+            ]
             result[net_name] = entries
             if net_name in ids:
                 result[ids[net_name]] = entries
