@@ -15,7 +15,12 @@ from tests.functional import cloud as cloud_mod
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 
-pytestmark = [pytest.mark.functional, pytest.mark.cloud]
+# The first test also waits for the cloud: its venv install and start.
+pytestmark = [
+    pytest.mark.functional,
+    pytest.mark.cloud,
+    pytest.mark.timeout(1500),
+]
 CIDR = "10.77.0.0/24"
 
 
