@@ -8,6 +8,7 @@ exist, and nothing may be left after a delete.
 """
 
 import ipaddress
+import time
 
 import pytest
 
@@ -217,3 +218,73 @@ def test_server_without_networks_gets_the_project_network(
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
     cloud_mod.wait_gone(lambda: sdk.compute.find_server(server_id))
+
+
+def _status(heat, stack_id, name):
+    return heat.resources.get(stack_id, name)
+
+
+def _wait_server(sdk, server_id, status, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if sdk.compute.get_server(server_id).status == status:
+            return
+        time.sleep(0.3)
+    raise AssertionError(
+        "server %s not %s after %ss" % (server_id, status, timeout)
+    )
+
+
+def test_suspend_resume_check_and_replace_after_out_of_band_stop(
+    cloud, heat_on_cloud, sdk
+):
+    heat = heat_on_cloud.client()
+    tmpl = helpers.template(
+        {
+            "server": {
+                "type": "OS::Nova::Server",
+                "properties": {
+                    "image": cloud.image,
+                    "flavor": cloud.flavor,
+                    "networks": [{"network": cloud.network}],
+                },
+            }
+        }
+    )
+    stack_id = heat.stacks.create(stack_name="lifecycle", template=tmpl)[
+        "stack"
+    ]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    server_id = _physical(heat, stack_id)["server"]
+
+    heat.actions.suspend(stack_id)
+    helpers.wait_for_status(heat, stack_id, "SUSPEND_COMPLETE", timeout=120)
+    assert sdk.compute.get_server(server_id).status == "SUSPENDED"
+    heat.actions.resume(stack_id)
+    helpers.wait_for_status(heat, stack_id, "RESUME_COMPLETE", timeout=120)
+    assert sdk.compute.get_server(server_id).status == "ACTIVE"
+    heat.actions.check(stack_id)
+    helpers.wait_for_status(heat, stack_id, "CHECK_COMPLETE", timeout=120)
+
+    # Stopped behind heat_lite's back: the check says so ...
+    sdk.compute.stop_server(server_id)
+    _wait_server(sdk, server_id, "SHUTOFF")
+    heat.actions.check(stack_id)
+    with pytest.raises(AssertionError):
+        helpers.wait_for_status(heat, stack_id, "CHECK_COMPLETE", timeout=120)
+    res = _status(heat, stack_id, "server")
+    assert res.resource_status == "CHECK_FAILED"
+    assert res.resource_status_reason == (
+        "Error: resources.server: 'status': expected 'ACTIVE', got 'SHUTOFF'"
+    )
+    # ... and the next update replaces it.
+    heat.stacks.update(stack_id, template=tmpl)
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    new_id = _physical(heat, stack_id)["server"]
+    assert new_id != server_id
+    assert sdk.compute.get_server(new_id).status == "ACTIVE"
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(server_id))
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(new_id))

@@ -57,6 +57,18 @@ class ResourceUnknownStatus(exception.HeatLiteException):
     )
 
 
+class Error(exception.HeatLiteException):
+    """An action on a cloud resource cannot go on (Heat's ``Error``)."""
+
+    msg_fmt = "%(message)s"
+
+
+class NotFound(exception.HeatLiteException):
+    """The cloud resource an action needs is gone."""
+
+    msg_fmt = "%(message)s"
+
+
 def identity(plugin=None):
     """The cache key of the identity ``plugin`` acts as (see above).
 

@@ -10,7 +10,8 @@ fails such servers above microversion 2.36). ``name``, ``metadata`` and
 networks, user_data unless ``user_data_update_policy`` is IGNORE)
 replaces the server: resize and rebuild are still to come. Delete polls
 until Nova no longer shows the server; a server already gone counts as
-deleted.
+deleted. Suspend and resume map to Nova's and poll for SUSPENDED and
+ACTIVE; a stack check fails a server that is gone or not ACTIVE.
 
 ``user_data`` is passed to Nova as it is, whatever ``user_data_format``
 says (the HEAT_CFNTOOLS and SOFTWARE_CONFIG packaging is still to come).
@@ -417,6 +418,63 @@ class Server(base.Resource):
             server.set_tags(compute, list(new_props.get("tags") or []))
         self.properties = new_props
         return True
+
+    # Suspend, resume, check --------------------------------------------
+    def _existing(self, action):
+        """The server, for an action that needs it to exist."""
+        if not self.resource_id:
+            raise client.Error(
+                message="Cannot %s %s, resource_id not set"
+                % (action, self.name)
+            )
+        server = self._get()
+        if server is None:
+            raise client.NotFound(
+                message="Failed to find server %s" % self.resource_id
+            )
+        return server
+
+    def handle_suspend(self):
+        if self._existing("suspend").status != "SUSPENDED":
+            self._conn().compute.suspend_server(self.resource_id)
+        return True
+
+    def check_suspend_complete(self, cookie):
+        server = self._get()
+        if server is None:
+            return False
+        if server.status in DEFERRED | {"ACTIVE"}:
+            return server.status == "SUSPENDED"
+        raise client.ResourceUnknownStatus(
+            result="Suspend of server %s failed" % server.name,
+            resource_status=server.status,
+            status_reason="Unknown",
+        )
+
+    def handle_resume(self):
+        if self._existing("resume").status != "ACTIVE":
+            self._conn().compute.resume_server(self.resource_id)
+        return True
+
+    def check_resume_complete(self, cookie):
+        server = self._get()
+        return server is not None and _active(server)
+
+    def handle_check(self):
+        """A server deleted, stopped or broken out of band fails the
+        check (and the next update replaces it)."""
+        if not self.resource_id:
+            return
+        server = self._get()
+        if server is None:
+            raise client.NotFound(
+                message="The server (%s) could not be found."
+                % self.resource_id
+            )
+        if server.status != "ACTIVE":
+            raise client.Error(
+                message="'status': expected 'ACTIVE', got '%s'" % server.status
+            )
 
     # Delete --------------------------------------------------------------
     def handle_delete(self):
