@@ -288,3 +288,67 @@ def test_suspend_resume_check_and_replace_after_out_of_band_stop(
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
     cloud_mod.wait_gone(lambda: sdk.compute.find_server(new_id))
+
+
+def test_flavor_change_resizes_and_image_change_rebuilds(
+    cloud, heat_on_cloud, sdk
+):
+    """Heat's default policies: RESIZE (confirmed) and REBUILD, in place;
+    with REPLACE a new server replaces the old one."""
+    admin = cloud.connect("admin")
+    other = admin.image.find_image("mc-image-2") or admin.image.create_image(
+        name="mc-image-2",
+        disk_format="raw",
+        container_format="bare",
+        visibility="public",
+        data=b"\1" * 4096,
+    )
+    admin.close()
+
+    def tmpl(flavor, image, flavor_policy="RESIZE"):
+        return helpers.template(
+            {
+                "server": {
+                    "type": "OS::Nova::Server",
+                    "properties": {
+                        "image": image,
+                        "flavor": flavor,
+                        "flavor_update_policy": flavor_policy,
+                        "networks": [{"network": cloud.network}],
+                    },
+                }
+            }
+        )
+
+    heat = heat_on_cloud.client()
+    stack_id = heat.stacks.create(
+        stack_name="resizer", template=tmpl(cloud.flavor, cloud.image)
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    server_id = _physical(heat, stack_id)["server"]
+
+    heat.stacks.update(stack_id, template=tmpl("mc-small", cloud.image))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    assert _physical(heat, stack_id)["server"] == server_id
+    server = sdk.compute.get_server(server_id)
+    assert (server.status, server.flavor.name) == ("ACTIVE", "mc-small")
+
+    heat.stacks.update(stack_id, template=tmpl("mc-small", "mc-image-2"))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    assert _physical(heat, stack_id)["server"] == server_id
+    server = sdk.compute.get_server(server_id)
+    assert (server.status, server.image.id) == ("ACTIVE", other.id)
+
+    heat.stacks.update(
+        stack_id,
+        template=tmpl(cloud.flavor, "mc-image-2", flavor_policy="REPLACE"),
+    )
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    new_id = _physical(heat, stack_id)["server"]
+    assert new_id != server_id
+    assert sdk.compute.get_server(new_id).flavor.name == cloud.flavor
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(server_id))
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(new_id))

@@ -6,9 +6,11 @@ completes, ERROR fails the resource with Nova's fault (``Went to status
 ERROR due to "Message: ..., Code: ..."``, as Heat words it). Without a
 ``networks`` property the server gets Nova's ``auto`` network (Heat
 fails such servers above microversion 2.36). ``name``, ``metadata`` and
-``tags`` update in place; for now any other change (flavor, image,
-networks, user_data unless ``user_data_update_policy`` is IGNORE)
-replaces the server: resize and rebuild are still to come. Delete polls
+``tags`` update in place; a new flavor resizes (and confirms) the server
+and a new image rebuilds it, or each replaces it, as
+``flavor_update_policy`` and ``image_update_policy`` say (see
+``server_update``); ``user_data`` follows ``user_data_update_policy``;
+a change of ``networks`` replaces the server for now. Delete polls
 until Nova no longer shows the server; a server already gone counts as
 deleted. Suspend and resume map to Nova's and poll for SUSPENDED and
 ACTIVE; a stack check fails a server that is gone or not ACTIVE.
@@ -25,7 +27,7 @@ from openstack import exceptions as sdk_exc
 from heat_lite.common import exception
 from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
-from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack import client, server_update
 
 # Statuses a server passes through on its way to ACTIVE (Heat's list).
 DEFERRED = frozenset(
@@ -395,10 +397,11 @@ class Server(base.Resource):
 
     # Update --------------------------------------------------------------
     def needs_replace(self, new_props, prop_diff):
-        changed = set(prop_diff) - IN_PLACE
-        if new_props.get("user_data_update_policy") == "IGNORE":
-            changed.discard("user_data")
-        return bool(changed) or super().needs_replace(new_props, changed)
+        """Replace for changes Nova cannot apply in place (``networks``,
+        for now) and as the ``*_update_policy`` properties say."""
+        return bool(
+            server_update.replaces(new_props, set(prop_diff) - IN_PLACE)
+        )
 
     def handle_update(self, new_props, prop_diff):
         compute = self._conn().compute
@@ -416,8 +419,17 @@ class Server(base.Resource):
         if "tags" in prop_diff:
             server = compute.get_server(self.resource_id)
             server.set_tags(compute, list(new_props.get("tags") or []))
+        steps = server_update.plan(self._conn(), new_props, set(prop_diff))
         self.properties = new_props
-        return True
+        return {"steps": steps}
+
+    def check_update_complete(self, cookie):
+        done = server_update.advance(
+            self._conn().compute, self.resource_id, cookie["steps"]
+        )
+        if done:
+            self._live = None
+        return done
 
     # Suspend, resume, check --------------------------------------------
     def _existing(self, action):

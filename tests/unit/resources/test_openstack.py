@@ -122,14 +122,27 @@ def test_first_address_takes_the_last_network_by_name():
     assert nova.first_address({}) == ""
 
 
-def test_only_name_metadata_and_tags_update_in_place():
+def test_update_policies_decide_replace_or_in_place():
     server = _server()
-    assert not server.needs_replace({}, {"name", "metadata", "tags"})
-    assert server.needs_replace({}, {"flavor"})
-    assert server.needs_replace({}, {"user_data"})
-    assert not server.needs_replace(
-        {"user_data_update_policy": "IGNORE"}, {"user_data"}
+    props = server.properties
+    assert not server.needs_replace(props, {"name", "metadata", "tags"})
+    # Heat's defaults: RESIZE, REBUILD, and REPLACE for user_data.
+    assert not server.needs_replace(dict(props, image="i"), {"flavor"})
+    assert not server.needs_replace(dict(props, image="i"), {"image"})
+    assert server.needs_replace(props, {"user_data"})
+    assert server.needs_replace(props, {"networks"})
+    replace = dict(
+        props,
+        flavor_update_policy="REPLACE",
+        image_update_policy="REPLACE",
+        image="i",
     )
+    assert server.needs_replace(replace, {"flavor"})
+    assert server.needs_replace(replace, {"image"})
+    for policy in ("IGNORE", "REBUILD"):
+        assert not server.needs_replace(
+            dict(props, user_data_update_policy=policy), {"user_data"}
+        )
 
 
 class _Server:

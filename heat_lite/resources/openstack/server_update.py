@@ -1,0 +1,139 @@
+"""The long in-place updates of OS::Nova::Server: resize and rebuild.
+
+``plan`` turns the changed properties into steps; ``advance`` runs them
+one after the other from ``check_update_complete``: each call starts the
+next Nova task or looks at the one running and returns at once, so no
+worker waits. A step is a small dict (it lives in the update's cookie)
+that records how far it got. The replace-or-update decision (the
+``*_update_policy`` properties) is ``Server.needs_replace``'s; a step is
+only planned for a change that is applied in place.
+"""
+
+import base64
+
+from heat_lite.resources.openstack import client
+
+
+def replaces(new_props, prop_diff):
+    """The changed properties that need a new server (Heat's policies,
+    read from the new properties)."""
+    changed = set(prop_diff)
+    if new_props.get("flavor_update_policy") == "RESIZE":
+        changed.discard("flavor")
+    if new_props.get("image") and (
+        new_props.get("image_update_policy") != "REPLACE"
+    ):
+        changed.discard("image")
+    if new_props.get("user_data_update_policy") in ("IGNORE", "REBUILD"):
+        changed.discard("user_data")
+    return changed
+
+
+def plan(conn, new_props, prop_diff):
+    """The steps for the changes of ``prop_diff`` applied in place."""
+    steps = []
+    if "flavor" in prop_diff:
+        flavor = conn.compute.find_flavor(
+            new_props["flavor"], ignore_missing=False
+        )
+        steps.append(
+            {
+                "kind": "resize",
+                "flavor": new_props["flavor"],
+                "flavor_id": flavor.id,
+                "phase": "start",
+            }
+        )
+    user_data = (
+        "user_data" in prop_diff
+        and new_props.get("user_data_update_policy") == "REBUILD"
+    )
+    if "image" in prop_diff or user_data:
+        image = conn.image.find_image(new_props["image"], ignore_missing=False)
+        step = {
+            "kind": "rebuild",
+            "image_id": image.id,
+            "phase": "start",
+            "preserve_ephemeral": new_props.get("image_update_policy")
+            == "REBUILD_PRESERVE_EPHEMERAL",
+        }
+        if new_props.get("admin_pass"):
+            step["admin_password"] = new_props["admin_pass"]
+        if user_data:
+            step["user_data"] = base64.b64encode(
+                (new_props.get("user_data") or "").encode()
+            ).decode()
+        steps.append(step)
+    return steps
+
+
+def advance(compute, server_id, steps):
+    """Move the first unfinished step on; True once all are done."""
+    while steps:
+        if not _STEPS[steps[0]["kind"]](compute, server_id, steps[0]):
+            return False
+        steps.pop(0)
+    return True
+
+
+def _get(compute, server_id):
+    return compute.find_server(server_id, ignore_missing=True)
+
+
+def _resize(compute, server_id, step):
+    if step["phase"] == "start":
+        compute.resize_server(server_id, step["flavor_id"])
+        step["phase"] = "resizing"
+        return False
+    server = _get(compute, server_id)
+    if server is None:
+        return False
+    if step["phase"] == "resizing":
+        # The task may not have started yet: ACTIVE still means "wait".
+        if server.status in ("RESIZE", "ACTIVE"):
+            return False
+        if server.status != "VERIFY_RESIZE":
+            raise client.Error(
+                message="Resizing to '%s' failed, status '%s'"
+                % (step["flavor"], server.status)
+            )
+        compute.confirm_server_resize(server_id)
+        step["phase"] = "confirming"
+        return False
+    if server.status == "ACTIVE":
+        return True
+    if server.status == "VERIFY_RESIZE" or "resize" in (
+        server.task_state or ""
+    ):
+        return False
+    raise client.ResourceUnknownStatus(
+        result="Confirm resize for server %s failed" % server_id,
+        resource_status=server.status,
+        status_reason="Unknown",
+    )
+
+
+def _rebuild(compute, server_id, step):
+    if step["phase"] == "start":
+        args = {
+            k: step[k] for k in ("admin_password", "user_data") if k in step
+        }
+        compute.rebuild_server(
+            server_id,
+            step["image_id"],
+            preserve_ephemeral=step["preserve_ephemeral"],
+            **args,
+        )
+        step["phase"] = "rebuilding"
+        return False
+    server = _get(compute, server_id)
+    if server is None or server.status == "REBUILD":
+        return False
+    if server.status == "ERROR":
+        raise client.Error(
+            message="Rebuilding server failed, status '%s'" % server.status
+        )
+    return True
+
+
+_STEPS = {"resize": _resize, "rebuild": _rebuild}
