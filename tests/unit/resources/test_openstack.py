@@ -10,7 +10,7 @@ from openstack import exceptions as sdk_exc
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.resources import registry
-from heat_lite.resources.openstack import client, neutron, nova
+from heat_lite.resources.openstack import client, neutron, neutron_subnet, nova
 
 CONF = conf.CONF
 PATH = "resources.r.properties"
@@ -57,13 +57,15 @@ def test_value_specs_may_not_override_properties():
 
 def test_subnet_needs_a_network_and_a_cidr_or_pool():
     with pytest.raises(exception.StackValidationFailed) as err:
-        neutron.Subnet.validate_properties({"cidr": "10.0.0.0/24"}, PATH)
+        neutron_subnet.Subnet.validate_properties(
+            {"cidr": "10.0.0.0/24"}, PATH
+        )
     assert 'Property "network" not assigned' in str(err.value)
     with pytest.raises(exception.StackValidationFailed) as err:
-        neutron.Subnet.validate_properties({"network": "n"}, PATH)
+        neutron_subnet.Subnet.validate_properties({"network": "n"}, PATH)
     assert "cidr, subnetpool" in str(err.value)
     # A network from another resource is checked once it is resolved.
-    neutron.Subnet.validate_properties(
+    neutron_subnet.Subnet.validate_properties(
         {"cidr": "10.0.0.0/24"}, PATH, unresolved=("network",)
     )
 
