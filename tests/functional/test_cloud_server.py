@@ -352,3 +352,64 @@ def test_flavor_change_resizes_and_image_change_rebuilds(
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
     cloud_mod.wait_gone(lambda: sdk.compute.find_server(new_id))
+
+
+def test_server_on_a_port_of_the_stack(cloud, heat_on_cloud, sdk):
+    heat = heat_on_cloud.client()
+    tmpl = helpers.template(
+        {
+            "net": {"type": "OS::Neutron::Net"},
+            "subnet": {
+                "type": "OS::Neutron::Subnet",
+                "properties": {
+                    "network": {"get_resource": "net"},
+                    "cidr": "10.78.0.0/24",
+                },
+            },
+            "port": {
+                "type": "OS::Neutron::Port",
+                "properties": {
+                    "network": {"get_resource": "net"},
+                    "fixed_ips": [
+                        {
+                            "subnet": {"get_resource": "subnet"},
+                            "ip_address": "10.78.0.200",
+                        }
+                    ],
+                },
+            },
+            "server": {
+                "type": "OS::Nova::Server",
+                "properties": {
+                    "image": cloud.image,
+                    "flavor": cloud.flavor,
+                    "networks": [{"port": {"get_resource": "port"}}],
+                },
+            },
+        },
+        outputs={
+            "ip": {"value": {"get_attr": ["server", "first_address"]}},
+            "subnets": {"value": {"get_attr": ["port", "subnets"]}},
+            "mac": {"value": {"get_attr": ["port", "mac_address"]}},
+        },
+    )
+    stack_id = heat.stacks.create(stack_name="ported", template=tmpl)["stack"][
+        "id"
+    ]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    ids = _physical(heat, stack_id)
+    port = sdk.network.get_port(ids["port"])
+    assert port.device_id == ids["server"]
+    assert port.fixed_ips == [
+        {"subnet_id": ids["subnet"], "ip_address": "10.78.0.200"}
+    ]
+    outputs = _outputs(heat, stack_id)
+    assert outputs["ip"] == "10.78.0.200"
+    assert outputs["mac"] == port.mac_address
+    assert [s["id"] for s in outputs["subnets"]] == [ids["subnet"]]
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(ids["server"]))
+    assert sdk.network.find_port(ids["port"]) is None
+    assert sdk.network.find_network(ids["net"]) is None

@@ -10,7 +10,13 @@ from openstack import exceptions as sdk_exc
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.resources import registry
-from heat_lite.resources.openstack import client, neutron, neutron_subnet, nova
+from heat_lite.resources.openstack import (
+    client,
+    neutron,
+    neutron_port,
+    neutron_subnet,
+    nova,
+)
 
 CONF = conf.CONF
 PATH = "resources.r.properties"
@@ -40,6 +46,7 @@ def _server(**props):
 def test_types_are_registered():
     types = registry.load()
     for name in (
+        "OS::Neutron::Port",
         "OS::Neutron::Net",
         "OS::Neutron::Subnet",
         "OS::Nova::Server",
@@ -209,3 +216,14 @@ def test_sdk_not_found_is_a_deleted_resource():
     net = Gone("r", "OS::Neutron::Net", {}, resource_id="x")
     assert net.handle_delete() is False
     assert net.check_delete_complete(False) is True
+
+
+def test_port_needs_a_network():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron_port.Port.validate_properties({}, PATH)
+    assert 'Property "network" not assigned' in str(err.value)
+    values = neutron_port.Port.validate_properties(
+        {"network": "n", "replacement_policy": "REPLACE_ALWAYS"}, PATH
+    )
+    port = neutron_port.Port("r", "OS::Neutron::Port", values)
+    assert port.needs_replace(values, {"name"})
