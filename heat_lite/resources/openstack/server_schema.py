@@ -111,7 +111,7 @@ PROPERTIES = {
         "An ordered list of nics to be added to this server, "
         "with information about connected networks, fixed ips, port "
         "etc.",
-        schema=NETWORK_SCHEMA,
+        schema=p.Schema(p.MAP, schema=NETWORK_SCHEMA),
         update_allowed=True,
     ),
     "scheduler_hints": p.Schema(
