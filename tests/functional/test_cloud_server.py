@@ -413,3 +413,59 @@ def test_server_on_a_port_of_the_stack(cloud, heat_on_cloud, sdk):
     cloud_mod.wait_gone(lambda: sdk.compute.find_server(ids["server"]))
     assert sdk.network.find_port(ids["port"]) is None
     assert sdk.network.find_network(ids["net"]) is None
+
+
+def _rules(sdk, sg_id):
+    return sorted(
+        (r.direction, r.protocol, r.port_range_min)
+        for r in sdk.network.security_group_rules(security_group_id=sg_id)
+    )
+
+
+def test_security_group_rules_and_a_server_in_it(cloud, heat_on_cloud, sdk):
+    def tmpl(ports):
+        rules = [
+            {"protocol": "tcp", "port_range_min": port, "port_range_max": port}
+            for port in ports
+        ]
+        return helpers.template(
+            {
+                "sg": {
+                    "type": "OS::Neutron::SecurityGroup",
+                    "properties": {"description": "web", "rules": rules},
+                },
+                "server": {
+                    "type": "OS::Nova::Server",
+                    "properties": {
+                        "image": cloud.image,
+                        "flavor": cloud.flavor,
+                        "security_groups": [{"get_resource": "sg"}],
+                        "networks": [{"network": cloud.network}],
+                    },
+                },
+            }
+        )
+
+    heat = heat_on_cloud.client()
+    stack_id = heat.stacks.create(stack_name="guarded", template=tmpl([22]))[
+        "stack"
+    ]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    ids = _physical(heat, stack_id)
+    egress = [("egress", None, None)] * 2
+    assert _rules(sdk, ids["sg"]) == egress + [("ingress", "tcp", 22)]
+    (port,) = sdk.network.ports(device_id=ids["server"])
+    assert port.security_group_ids == [ids["sg"]]
+
+    heat.stacks.update(stack_id, template=tmpl([22, 80]))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    assert _physical(heat, stack_id) == ids
+    assert _rules(sdk, ids["sg"]) == egress + [
+        ("ingress", "tcp", 22),
+        ("ingress", "tcp", 80),
+    ]
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(ids["server"]))
+    assert sdk.network.find_security_group(ids["sg"]) is None

@@ -44,6 +44,8 @@ class NeutronResource(base.Resource):
 
     # The REST collection ("networks") and the body key ("network").
     entity = None
+    # The REST collection when it is not ``entity + "s"``.
+    collection = None
     # Template properties that are not Neutron fields.
     local_props = ("value_specs", "tags")
     # Template property -> Neutron field, where they differ.
@@ -73,10 +75,13 @@ class NeutronResource(base.Resource):
 
     def _request(self, method, path, body=None):
         response = self._api().request(
-            "/%s%s" % (self.entity + "s", path), method, json=body
+            "/%s%s" % (self._collection(), path), method, json=body
         )
         sdk_exc.raise_from_response(response)
         return response.json() if response.content else {}
+
+    def _collection(self):
+        return self.collection or self.entity + "s"
 
     def _fetch(self):
         """Neutron's view of the resource (cached for this action)."""
@@ -165,7 +170,7 @@ class NeutronResource(base.Resource):
 
     def _set_tags(self, tags):
         response = self._api().request(
-            "/%ss/%s/tags" % (self.entity, self.resource_id),
+            "/%s/%s/tags" % (self._collection(), self.resource_id),
             "PUT",
             json={"tags": list(tags)},
         )

@@ -14,6 +14,7 @@ from heat_lite.resources.openstack import (
     client,
     neutron,
     neutron_port,
+    neutron_security_group,
     neutron_subnet,
     nova,
 )
@@ -47,6 +48,7 @@ def test_types_are_registered():
     types = registry.load()
     for name in (
         "OS::Neutron::Port",
+        "OS::Neutron::SecurityGroup",
         "OS::Neutron::Net",
         "OS::Neutron::Subnet",
         "OS::Nova::Server",
@@ -227,3 +229,33 @@ def test_port_needs_a_network():
     )
     port = neutron_port.Port("r", "OS::Neutron::Port", values)
     assert port.needs_replace(values, {"name"})
+
+
+def test_security_group_rules_in_neutrons_form():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron_security_group.SecurityGroup.validate_properties(
+            {"name": "default"}, PATH
+        )
+    assert 'cannot be assigned the name "default"' in str(err.value)
+    cls = neutron_security_group.SecurityGroup
+    values = cls.validate_properties(
+        {
+            "rules": [
+                {"protocol": "tcp", "port_range_min": 22},
+                {"remote_mode": "remote_group_id"},
+            ]
+        },
+        PATH,
+    )
+    sg = cls("r", "OS::Neutron::SecurityGroup", values, resource_id="sg1")
+    tcp, group = (sg._rule(r) for r in values["rules"])
+    assert tcp == {
+        "direction": "ingress",
+        "ethertype": "IPv4",
+        "protocol": "tcp",
+        "port_range_min": 22,
+        "security_group_id": "sg1",
+    }
+    # A remote group defaults to the group itself.
+    assert group["remote_group_id"] == "sg1"
+    assert "remote_ip_prefix" not in group
