@@ -10,8 +10,8 @@ at the end. A cloud that cannot start makes the tests skip, except under
 
 Each test session sees an admin (``admin`` on project ``admin``) and a
 non-admin (``demo``, role ``member`` on project ``demo``), the public
-image ``mc-image``, flavors ``mc-tiny`` and ``mc-small`` and the network
-``mc-net`` shared with every project.
+image ``mc-image``, flavors ``mc-tiny`` and ``mc-small``, the network
+``mc-net`` shared with every project and the external network ``public``.
 """
 
 import os

@@ -186,7 +186,9 @@ def test_server_without_networks_gets_the_project_network(
 ):
     """Heat fails this above microversion 2.36; Nova's ``auto`` picks
     the one network the project can use (the shared mc-net)."""
-    visible = sorted(n.name for n in sdk.network.networks())
+    visible = sorted(
+        n.name for n in sdk.network.networks() if not n.is_router_external
+    )
     assert visible == [cloud.network], (
         "auto needs exactly one network available to the project; a "
         "test left networks behind? %s" % visible
@@ -469,3 +471,80 @@ def test_security_group_rules_and_a_server_in_it(cloud, heat_on_cloud, sdk):
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
     cloud_mod.wait_gone(lambda: sdk.compute.find_server(ids["server"]))
     assert sdk.network.find_security_group(ids["sg"]) is None
+
+
+def test_router_interface_and_floating_ip(cloud, heat_on_cloud, sdk):
+    heat = heat_on_cloud.client()
+    tmpl = helpers.template(
+        {
+            "net": {"type": "OS::Neutron::Net"},
+            "subnet": {
+                "type": "OS::Neutron::Subnet",
+                "properties": {
+                    "network": {"get_resource": "net"},
+                    "cidr": "10.79.0.0/24",
+                },
+            },
+            "router": {
+                "type": "OS::Neutron::Router",
+                "properties": {"external_gateway_info": {"network": "public"}},
+            },
+            "iface": {
+                "type": "OS::Neutron::RouterInterface",
+                "properties": {
+                    "router": {"get_resource": "router"},
+                    "subnet": {"get_resource": "subnet"},
+                },
+            },
+            "port": {
+                "type": "OS::Neutron::Port",
+                "properties": {
+                    "network": {"get_resource": "net"},
+                    "fixed_ips": [{"subnet": {"get_resource": "subnet"}}],
+                },
+            },
+            "server": {
+                "type": "OS::Nova::Server",
+                "properties": {
+                    "image": cloud.image,
+                    "flavor": cloud.flavor,
+                    "networks": [{"port": {"get_resource": "port"}}],
+                },
+            },
+            "fip": {
+                "type": "OS::Neutron::FloatingIP",
+                "depends_on": "iface",
+                "properties": {
+                    "floating_network": "public",
+                    "port_id": {"get_resource": "port"},
+                },
+            },
+        },
+        outputs={
+            "fip": {"value": {"get_attr": ["fip", "floating_ip_address"]}}
+        },
+    )
+    stack_id = heat.stacks.create(stack_name="routed", template=tmpl)["stack"][
+        "id"
+    ]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    ids = _physical(heat, stack_id)
+    public = sdk.network.find_network("public")
+    router = sdk.network.get_router(ids["router"])
+    assert router.external_gateway_info["network_id"] == public.id
+    assert ids["iface"] == "%s:subnet_id=%s" % (ids["router"], ids["subnet"])
+    (iface_port,) = sdk.network.ports(
+        device_id=ids["router"], network_id=ids["net"]
+    )
+    assert iface_port.fixed_ips[0]["subnet_id"] == ids["subnet"]
+    fip = sdk.network.get_ip(ids["fip"])
+    assert fip.port_id == ids["port"]
+    assert _outputs(heat, stack_id)["fip"] == fip.floating_ip_address
+    assert fip.floating_ip_address.startswith("172.24.4.")
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(ids["server"]))
+    assert sdk.network.find_ip(ids["fip"]) is None
+    assert sdk.network.find_router(ids["router"]) is None
+    assert sdk.network.find_network(ids["net"]) is None

@@ -1,8 +1,10 @@
 """What a fresh test cloud offers its users: an image, a flavor, a network.
 
 Made as admin: a public 4 KiB raw image (the fake virt driver never reads
-it), a small public flavor, and a network shared with every project, with
-one IPv4 subnet, so a non-admin project can boot servers on it.
+it), small public flavors, a network shared with every project, with one
+IPv4 subnet, so a non-admin project can boot servers on it, and an
+external network ``public`` (flat, physical network ``public``) for
+router gateways and floating IPs.
 """
 
 from tools.minicloud import catalog
@@ -13,6 +15,8 @@ FLAVOR_BIG = "mc-small"
 NETWORK = "mc-net"
 SUBNET = "mc-subnet"
 CIDR = "10.10.0.0/24"
+PUBLIC = "public"
+PUBLIC_CIDR = "172.24.4.0/24"
 
 
 def seed(layout):
@@ -34,5 +38,24 @@ def seed(layout):
     conn.network.create_subnet(
         name=SUBNET, network_id=net.id, ip_version=4, cidr=CIDR
     )
+    public(conn)
     conn.close()
     return {"image": image.id, "network": net.id}
+
+
+def public(conn):
+    """The external network and its subnet (no DHCP: no agents)."""
+    net = conn.network.create_network(
+        name=PUBLIC,
+        is_router_external=True,
+        provider_network_type="flat",
+        provider_physical_network=PUBLIC,
+    )
+    conn.network.create_subnet(
+        name=PUBLIC + "-subnet",
+        network_id=net.id,
+        ip_version=4,
+        cidr=PUBLIC_CIDR,
+        is_dhcp_enabled=False,
+    )
+    return net

@@ -13,7 +13,9 @@ from heat_lite.resources import registry
 from heat_lite.resources.openstack import (
     client,
     neutron,
+    neutron_floating_ip,
     neutron_port,
+    neutron_router,
     neutron_security_group,
     neutron_subnet,
     nova,
@@ -48,6 +50,9 @@ def test_types_are_registered():
     types = registry.load()
     for name in (
         "OS::Neutron::Port",
+        "OS::Neutron::Router",
+        "OS::Neutron::RouterInterface",
+        "OS::Neutron::FloatingIP",
         "OS::Neutron::SecurityGroup",
         "OS::Neutron::Net",
         "OS::Neutron::Subnet",
@@ -259,3 +264,30 @@ def test_security_group_rules_in_neutrons_form():
     # A remote group defaults to the group itself.
     assert group["remote_group_id"] == "sg1"
     assert "remote_ip_prefix" not in group
+
+
+def test_router_interface_takes_a_subnet_or_a_port():
+    cls = neutron_router.RouterInterface
+    for props in (
+        {"router": "r"},
+        {"router": "r", "subnet": "s", "port": "p"},
+    ):
+        with pytest.raises(exception.StackValidationFailed) as err:
+            cls.validate_properties(props, PATH)
+        assert "Exactly one of the following properties" in str(err.value)
+    cls.validate_properties({"router": "r"}, PATH, unresolved=("port",))
+
+
+def test_router_refuses_l3_agents():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron_router.Router.validate_properties(
+            {"l3_agent_ids": ["a"]}, PATH
+        )
+    assert "no L3 agents" in str(err.value)
+
+
+def test_floating_ip_update_can_disassociate():
+    cls = neutron_floating_ip.FloatingIP
+    values = cls.validate_properties({"floating_network": "public"}, PATH)
+    fip = cls("r", "OS::Neutron::FloatingIP", values, resource_id="f")
+    assert fip._prepare_update(values, {"port_id"}) == {"port_id": None}
