@@ -548,3 +548,58 @@ def test_router_interface_and_floating_ip(cloud, heat_on_cloud, sdk):
     assert sdk.network.find_ip(ids["fip"]) is None
     assert sdk.network.find_router(ids["router"]) is None
     assert sdk.network.find_network(ids["net"]) is None
+
+
+def test_key_pair_and_server_group(cloud, heat_on_cloud, sdk):
+    heat = heat_on_cloud.client()
+    tmpl = helpers.template(
+        {
+            "key": {
+                "type": "OS::Nova::KeyPair",
+                "properties": {
+                    "name": "heat-lite-key",
+                    "save_private_key": True,
+                },
+            },
+            "group": {
+                "type": "OS::Nova::ServerGroup",
+                "properties": {"policies": ["anti-affinity"]},
+            },
+            "server": {
+                "type": "OS::Nova::Server",
+                "properties": {
+                    "image": cloud.image,
+                    "flavor": cloud.flavor,
+                    "key_name": {"get_resource": "key"},
+                    "scheduler_hints": {"group": {"get_resource": "group"}},
+                    "networks": [{"network": cloud.network}],
+                },
+            },
+        },
+        outputs={
+            "private": {"value": {"get_attr": ["key", "private_key"]}},
+            "public": {"value": {"get_attr": ["key", "public_key"]}},
+        },
+    )
+    stack_id = heat.stacks.create(stack_name="keyed", template=tmpl)["stack"][
+        "id"
+    ]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    ids = _physical(heat, stack_id)
+    assert ids["key"] == "heat-lite-key"
+    keypair = sdk.compute.get_keypair("heat-lite-key")
+    outputs = _outputs(heat, stack_id)
+    assert outputs["public"] == keypair.public_key
+    assert "PRIVATE KEY" in outputs["private"]
+    assert sdk.compute.get_server(ids["server"]).key_name == "heat-lite-key"
+    group = sdk.compute.get_server_group(ids["group"])
+    assert (group.policy, group.member_ids) == (
+        "anti-affinity",
+        [ids["server"]],
+    )
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(ids["server"]))
+    assert sdk.compute.find_keypair("heat-lite-key") is None
+    assert sdk.compute.find_server_group(ids["group"]) is None

@@ -50,6 +50,8 @@ def test_types_are_registered():
     types = registry.load()
     for name in (
         "OS::Neutron::Port",
+        "OS::Nova::KeyPair",
+        "OS::Nova::ServerGroup",
         "OS::Neutron::Router",
         "OS::Neutron::RouterInterface",
         "OS::Neutron::FloatingIP",
