@@ -7,6 +7,8 @@ goes through openstacksdk as that user: what the stack says exists must
 exist, and nothing may be left after a delete.
 """
 
+import base64
+import email
 import ipaddress
 import time
 
@@ -603,3 +605,55 @@ def test_key_pair_and_server_group(cloud, heat_on_cloud, sdk):
     cloud_mod.wait_gone(lambda: sdk.compute.find_server(ids["server"]))
     assert sdk.compute.find_keypair("heat-lite-key") is None
     assert sdk.compute.find_server_group(ids["group"]) is None
+
+
+def test_server_boots_with_a_multipart_user_data(cloud, heat_on_cloud, sdk):
+    heat = heat_on_cloud.client()
+    tmpl = helpers.template(
+        {
+            "cc": {
+                "type": "OS::Heat::CloudConfig",
+                "properties": {"cloud_config": {"packages": ["httpd"]}},
+            },
+            "boot": {
+                "type": "OS::Heat::MultipartMime",
+                "properties": {
+                    "parts": [
+                        {"config": {"get_resource": "cc"}},
+                        {
+                            "config": "#!/bin/sh\necho hi\n",
+                            "subtype": "x-shellscript",
+                        },
+                    ]
+                },
+            },
+            "server": {
+                "type": "OS::Nova::Server",
+                "properties": {
+                    "image": cloud.image,
+                    "flavor": cloud.flavor,
+                    "user_data_format": "RAW",
+                    "user_data": {"get_resource": "boot"},
+                    "networks": [{"network": cloud.network}],
+                },
+            },
+        }
+    )
+    stack_id = heat.stacks.create(stack_name="booted", template=tmpl)["stack"][
+        "id"
+    ]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    server_id = _physical(heat, stack_id)["server"]
+    admin = cloud.connect("admin")
+    try:
+        raw = admin.compute.get_server(server_id).user_data
+    finally:
+        admin.close()
+    message = email.message_from_bytes(base64.b64decode(raw))
+    assert [p.get_payload() for p in message.get_payload()] == [
+        "#cloud-config\npackages:\n- httpd\n",
+        "#!/bin/sh\necho hi\n",
+    ]
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(server_id))

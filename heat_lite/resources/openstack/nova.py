@@ -16,7 +16,10 @@ deleted. Suspend and resume map to Nova's and poll for SUSPENDED and
 ACTIVE; a stack check fails a server that is gone or not ACTIVE.
 
 ``user_data`` is passed to Nova as it is, whatever ``user_data_format``
-says (the HEAT_CFNTOOLS and SOFTWARE_CONFIG packaging is still to come).
+says (the HEAT_CFNTOOLS and SOFTWARE_CONFIG packaging is still to come),
+except that with RAW and SOFTWARE_CONFIG the ID of a software config
+(``OS::Heat::CloudConfig``, ``MultipartMime``, ``SoftwareConfig``)
+stands for its config.
 """
 
 import base64
@@ -25,7 +28,8 @@ import json
 from openstack import exceptions as sdk_exc
 
 from heat_lite.common import exception
-from heat_lite.resources import base
+from heat_lite.db import software_configs
+from heat_lite.resources import base, cloud_config
 from heat_lite.resources.openstack import client, server_schema, server_update
 
 # Statuses a server passes through on its way to ACTIVE (Heat's list).
@@ -140,7 +144,7 @@ class Server(base.Resource):
             ).id
         if props.get("user_data"):
             args["user_data"] = base64.b64encode(
-                props["user_data"].encode()
+                self._user_data(props).encode()
             ).decode()
         if props.get("security_groups"):
             args["security_groups"] = [
@@ -159,6 +163,16 @@ class Server(base.Resource):
             if props.get(prop) not in (None, "", [], {}):
                 args[arg] = props[prop]
         return args
+
+    def _user_data(self, props):
+        """The user data text: with the RAW and SOFTWARE_CONFIG formats,
+        a software config's ID stands for its config (as in Heat)."""
+        value = props["user_data"]
+        if props.get("user_data_format") in ("RAW", "SOFTWARE_CONFIG"):
+            value = cloud_config.stored_config(
+                software_configs, value, self.stack.get("tenant") or ""
+            )
+        return value
 
     def handle_create(self):
         server = self._conn().compute.create_server(**self._create_args())
