@@ -657,3 +657,55 @@ def test_server_boots_with_a_multipart_user_data(cloud, heat_on_cloud, sdk):
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
     cloud_mod.wait_gone(lambda: sdk.compute.find_server(server_id))
+
+
+def test_constraints_ask_the_cloud(cloud, heat_on_cloud):
+    heat = heat_on_cloud.client()
+    bad_flavor = helpers.template(
+        {
+            "server": {
+                "type": "OS::Nova::Server",
+                "properties": {
+                    "image": cloud.image,
+                    "flavor": "no-such-flavor",
+                    "networks": [{"network": cloud.network}],
+                },
+            }
+        }
+    )
+    error = helpers.http_error(
+        lambda: heat.stacks.create(
+            stack_name="bad-flavor", template=bad_flavor
+        )
+    )
+    assert error.code == 400
+    assert '"no-such-flavor" does not validate nova.flavor' in str(error)
+    with_param = helpers.template(
+        {
+            "server": {
+                "type": "OS::Nova::Server",
+                "properties": {
+                    "image": {"get_param": "image"},
+                    "flavor": cloud.flavor,
+                    "networks": [{"network": cloud.network}],
+                },
+            }
+        },
+        parameters={
+            "image": {
+                "type": "string",
+                "constraints": [{"custom_constraint": "glance.image"}],
+            }
+        },
+    )
+    error = helpers.http_error(
+        lambda: heat.stacks.validate(
+            template=with_param, parameters={"image": "no-such-image"}
+        )
+    )
+    assert error.code == 400
+    assert "glance.image" in str(error)
+    valid = heat.stacks.validate(
+        template=with_param, parameters={"image": cloud.image}
+    )
+    assert "Parameters" in valid

@@ -12,6 +12,7 @@ from heat_lite.common import exception
 from heat_lite.resources import registry
 from heat_lite.resources.openstack import (
     client,
+    cloud_constraints,
     neutron,
     neutron_floating_ip,
     neutron_port,
@@ -293,3 +294,25 @@ def test_floating_ip_update_can_disassociate():
     values = cls.validate_properties({"floating_network": "public"}, PATH)
     fip = cls("r", "OS::Neutron::FloatingIP", values, resource_id="f")
     assert fip._prepare_update(values, {"port_id"}) == {"port_id": None}
+
+
+def test_cloud_constraints_accept_without_a_cloud():
+    from heat_lite.engine.template import constraints as tc
+
+    cloud_constraints.forget()
+    check = tc.custom_checker("nova.flavor")
+    assert check is not None
+    assert check("anything")
+
+
+def test_cloud_constraint_answers_are_cached(monkeypatch):
+    cloud_constraints.forget()
+    asked = []
+    monkeypatch.setattr(
+        cloud_constraints, "_exists", lambda *args: asked.append(args) or False
+    )
+    check = cloud_constraints.checker("glance.image")
+    assert not check("img")
+    assert not check("img")
+    assert asked == [("image", "find_image", "img")]
+    cloud_constraints.forget()
