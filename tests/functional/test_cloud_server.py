@@ -709,3 +709,52 @@ def test_constraints_ask_the_cloud(cloud, heat_on_cloud):
         template=with_param, parameters={"image": cloud.image}
     )
     assert "Parameters" in valid
+
+
+def test_networks_change_swaps_interfaces_in_place(cloud, heat_on_cloud, sdk):
+    def tmpl(network):
+        return helpers.template(
+            {
+                "net": {"type": "OS::Neutron::Net"},
+                "subnet": {
+                    "type": "OS::Neutron::Subnet",
+                    "properties": {
+                        "network": {"get_resource": "net"},
+                        "cidr": "10.81.0.0/24",
+                    },
+                },
+                "server": {
+                    "type": "OS::Nova::Server",
+                    "depends_on": "subnet",
+                    "properties": {
+                        "image": cloud.image,
+                        "flavor": cloud.flavor,
+                        "networks": [{"network": network}],
+                    },
+                },
+            },
+            outputs={
+                "ip": {"value": {"get_attr": ["server", "first_address"]}}
+            },
+        )
+
+    heat = heat_on_cloud.client()
+    stack_id = heat.stacks.create(
+        stack_name="rewired", template=tmpl(cloud.network)
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    ids = _physical(heat, stack_id)
+    (old_port,) = sdk.network.ports(device_id=ids["server"])
+
+    heat.stacks.update(stack_id, template=tmpl({"get_resource": "net"}))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    assert _physical(heat, stack_id) == ids
+    (port,) = sdk.network.ports(device_id=ids["server"])
+    assert port.network_id == ids["net"]
+    assert sdk.network.find_port(old_port.id) is None
+    assert _outputs(heat, stack_id)["ip"].startswith("10.81.0.")
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(ids["server"]))
+    assert sdk.network.find_network(ids["net"]) is None

@@ -10,7 +10,8 @@ fails such servers above microversion 2.36). ``name``, ``metadata`` and
 and a new image rebuilds it, or each replaces it, as
 ``flavor_update_policy`` and ``image_update_policy`` say (see
 ``server_update``); ``user_data`` follows ``user_data_update_policy``;
-a change of ``networks`` replaces the server for now. Delete polls
+a change of ``networks`` detaches and attaches interfaces (to or from
+Nova's auto/none allocation it replaces the server). Delete polls
 until Nova no longer shows the server; a server already gone counts as
 deleted. Suspend and resume map to Nova's and poll for SUSPENDED and
 ACTIVE; a stack check fails a server that is gone or not ACTIVE.
@@ -187,10 +188,13 @@ class Server(base.Resource):
 
     # Update --------------------------------------------------------------
     def needs_replace(self, new_props, prop_diff):
-        """Replace for changes Nova cannot apply in place (``networks``,
-        for now) and as the ``*_update_policy`` properties say."""
+        """Replace for changes Nova cannot apply in place (``networks``
+        to or from auto/none) and as the ``*_update_policy`` properties
+        say."""
         return bool(
-            server_update.replaces(new_props, set(prop_diff) - IN_PLACE)
+            server_update.replaces(
+                self.properties, new_props, set(prop_diff) - IN_PLACE
+            )
         )
 
     def handle_update(self, new_props, prop_diff):
@@ -209,7 +213,15 @@ class Server(base.Resource):
         if "tags" in prop_diff:
             server = compute.get_server(self.resource_id)
             server.set_tags(compute, list(new_props.get("tags") or []))
-        steps = server_update.plan(self._conn(), new_props, set(prop_diff))
+        interfaces = None
+        if "networks" in prop_diff:
+            interfaces = server_update.interfaces_step(
+                self._nics(self.properties.get("networks")),
+                self._nics(new_props.get("networks")),
+            )
+        steps = server_update.plan(
+            self._conn(), new_props, set(prop_diff), interfaces
+        )
         self.properties = new_props
         return {"steps": steps}
 

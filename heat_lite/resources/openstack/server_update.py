@@ -1,12 +1,15 @@
-"""The long in-place updates of OS::Nova::Server: resize and rebuild.
+"""The long in-place updates of OS::Nova::Server: resize, rebuild and
+interface changes.
 
-``plan`` turns the changed properties into steps; ``advance`` runs them
-one after the other from ``check_update_complete``: each call starts the
-next Nova task or looks at the one running and returns at once, so no
-worker waits. A step is a small dict (it lives in the update's cookie)
-that records how far it got. The replace-or-update decision (the
-``*_update_policy`` properties) is ``Server.needs_replace``'s; a step is
-only planned for a change that is applied in place.
+``plan`` turns the changed properties into steps (a change of
+``networks`` between two lists of nics detaches and attaches
+interfaces); ``advance`` runs them one after the other from
+``check_update_complete``: each call starts the next Nova task or looks
+at the one running and returns at once, so no worker waits. A step is a
+small dict (it lives in the update's cookie) that records how far it
+got. The replace-or-update decision (the ``*_update_policy`` properties)
+is ``Server.needs_replace``'s; a step is only planned for a change that
+is applied in place.
 """
 
 import base64
@@ -14,7 +17,14 @@ import base64
 from heat_lite.resources.openstack import client
 
 
-def replaces(new_props, prop_diff):
+def _explicit(networks):
+    """True for a list of nics (not empty, no ``allocate_network``)."""
+    return bool(networks) and not any(
+        n.get("allocate_network") for n in networks
+    )
+
+
+def replaces(old_props, new_props, prop_diff):
     """The changed properties that need a new server (Heat's policies,
     read from the new properties)."""
     changed = set(prop_diff)
@@ -26,12 +36,41 @@ def replaces(new_props, prop_diff):
         changed.discard("image")
     if new_props.get("user_data_update_policy") in ("IGNORE", "REBUILD"):
         changed.discard("user_data")
+    # Interfaces attach and detach in place between two lists of nics;
+    # to or from Nova's auto/none allocation the server is replaced.
+    if _explicit(old_props.get("networks")) and _explicit(
+        new_props.get("networks")
+    ):
+        changed.discard("networks")
     return changed
 
 
-def plan(conn, new_props, prop_diff):
-    """The steps for the changes of ``prop_diff`` applied in place."""
-    steps = []
+def _nic_key(nic):
+    return (nic.get("port"), nic.get("uuid"), nic.get("fixed_ip"))
+
+
+def interfaces_step(old_nics, new_nics):
+    """The step that detaches the nics only in ``old_nics`` and attaches
+    those only in ``new_nics`` (Nova's request form, see _nics), or
+    None when they are the same."""
+    old = {_nic_key(n): n for n in old_nics}
+    new = {_nic_key(n): n for n in new_nics}
+    detach = [n for k, n in old.items() if k not in new]
+    attach = [n for k, n in new.items() if k not in old]
+    if not detach and not attach:
+        return None
+    return {
+        "kind": "interfaces",
+        "detach": detach,
+        "attach": attach,
+        "phase": "start",
+    }
+
+
+def plan(conn, new_props, prop_diff, interfaces=None):
+    """The steps for the changes of ``prop_diff`` applied in place
+    (``interfaces``: the step of a ``networks`` change, if any)."""
+    steps = [interfaces] if interfaces else []
     if "flavor" in prop_diff:
         flavor = conn.compute.find_flavor(
             new_props["flavor"], ignore_missing=False
@@ -136,4 +175,44 @@ def _rebuild(compute, server_id, step):
     return True
 
 
-_STEPS = {"resize": _resize, "rebuild": _rebuild}
+def _matching(interfaces, nic, taken):
+    """The port of the server interface that ``nic`` made."""
+    for iface in interfaces:
+        if iface.port_id in taken:
+            continue
+        ips = [f.get("ip_address") for f in iface.fixed_ips or ()]
+        if nic.get("port"):
+            if iface.port_id == nic["port"]:
+                return iface.port_id
+        elif iface.net_id == nic.get("uuid") and (
+            not nic.get("fixed_ip") or nic["fixed_ip"] in ips
+        ):
+            return iface.port_id
+    return None
+
+
+def _interfaces(compute, server_id, step):
+    if step["phase"] == "start":
+        current = list(compute.server_interfaces(server_id))
+        gone = []
+        for nic in step["detach"]:
+            port_id = _matching(current, nic, gone)
+            if port_id:
+                compute.delete_server_interface(port_id, server=server_id)
+                gone.append(port_id)
+        for nic in step["attach"]:
+            args = (
+                {"port_id": nic["port"]}
+                if nic.get("port")
+                else {"net_id": nic["uuid"]}
+            )
+            if nic.get("fixed_ip"):
+                args["fixed_ips"] = [{"ip_address": nic["fixed_ip"]}]
+            compute.create_server_interface(server_id, **args)
+        step.update(phase="detaching", gone=gone)
+        return False
+    attached = {i.port_id for i in compute.server_interfaces(server_id)}
+    return not attached.intersection(step["gone"])
+
+
+_STEPS = {"resize": _resize, "rebuild": _rebuild, "interfaces": _interfaces}

@@ -149,7 +149,14 @@ def test_update_policies_decide_replace_or_in_place():
     assert not server.needs_replace(dict(props, image="i"), {"flavor"})
     assert not server.needs_replace(dict(props, image="i"), {"image"})
     assert server.needs_replace(props, {"user_data"})
-    assert server.needs_replace(props, {"networks"})
+    # No networks (Nova's auto) to a list of nics: a new server.
+    assert server.needs_replace(
+        dict(props, networks=[{"port": "p"}]), {"networks"}
+    )
+    nics = _server(networks=[{"network": "a"}])
+    assert not nics.needs_replace(
+        dict(nics.properties, networks=[{"network": "b"}]), {"networks"}
+    )
     replace = dict(
         props,
         flavor_update_policy="REPLACE",
@@ -316,3 +323,17 @@ def test_cloud_constraint_answers_are_cached(monkeypatch):
     assert not check("img")
     assert asked == [("image", "find_image", "img")]
     cloud_constraints.forget()
+
+
+def test_interfaces_step_detaches_and_attaches_the_difference():
+    from heat_lite.resources.openstack import server_update
+
+    step = server_update.interfaces_step(
+        [{"uuid": "a"}, {"port": "p1", "tag": "x"}],
+        [{"port": "p1"}, {"uuid": "b", "fixed_ip": "10.0.0.9"}],
+    )
+    assert step["detach"] == [{"uuid": "a"}]
+    assert step["attach"] == [{"uuid": "b", "fixed_ip": "10.0.0.9"}]
+    assert (
+        server_update.interfaces_step([{"uuid": "a"}], [{"uuid": "a"}]) is None
+    )
