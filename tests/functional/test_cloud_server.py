@@ -758,3 +758,67 @@ def test_networks_change_swaps_interfaces_in_place(cloud, heat_on_cloud, sdk):
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
     cloud_mod.wait_gone(lambda: sdk.compute.find_server(ids["server"]))
     assert sdk.network.find_network(ids["net"]) is None
+
+
+def test_external_server_is_used_not_owned(cloud, heat_on_cloud, sdk):
+    """external_id adopts a server made elsewhere; deleting the stack
+    leaves it."""
+    made = sdk.compute.create_server(
+        name="made-elsewhere",
+        image_id=sdk.image.find_image(cloud.image).id,
+        flavor_id=sdk.compute.find_flavor(cloud.flavor).id,
+        networks=[{"uuid": sdk.network.find_network(cloud.network).id}],
+    )
+    sdk.compute.wait_for_server(made, wait=120, interval=0.5)
+    heat = heat_on_cloud.client()
+    tmpl = helpers.template(
+        {
+            "server": {
+                "type": "OS::Nova::Server",
+                "external_id": made.id,
+                "properties": {"image": cloud.image, "flavor": cloud.flavor},
+            }
+        },
+        outputs={"ip": {"value": {"get_attr": ["server", "first_address"]}}},
+    )
+    stack_id = heat.stacks.create(stack_name="adopted", template=tmpl)[
+        "stack"
+    ]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    assert _physical(heat, stack_id)["server"] == made.id
+    assert _outputs(heat, stack_id)["ip"].startswith("10.10.0.")
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    assert sdk.compute.get_server(made.id).status == "ACTIVE"
+    sdk.compute.delete_server(made)
+    cloud_mod.wait_gone(lambda: sdk.compute.find_server(made.id))
+
+
+def test_check_finds_a_network_deleted_out_of_band(cloud, heat_on_cloud, sdk):
+    heat = heat_on_cloud.client()
+    stack_id = heat.stacks.create(
+        stack_name="checked",
+        template=(helpers.template({"net": {"type": "OS::Neutron::Net"}})),
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    net_id = _physical(heat, stack_id)["net"]
+    sdk.network.delete_network(net_id)
+    heat.actions.check(stack_id)
+    with pytest.raises(AssertionError):
+        helpers.wait_for_status(heat, stack_id, "CHECK_COMPLETE", timeout=120)
+    res = heat.resources.get(stack_id, "net")
+    assert res.resource_status == "CHECK_FAILED"
+    assert res.resource_status_reason == (
+        "NotFound: resources.net: The network (%s) could not be found."
+        % net_id
+    )
+    heat.stacks.update(
+        stack_id,
+        template=helpers.template({"net": {"type": "OS::Neutron::Net"}}),
+    )
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    new_id = _physical(heat, stack_id)["net"]
+    assert new_id != net_id and sdk.network.get_network(new_id)
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    assert sdk.network.find_network(new_id) is None

@@ -168,6 +168,19 @@ class NeutronResource(base.Resource):
             return True
         return False
 
+    def handle_check(self):
+        """A resource deleted out of band, or in an error status, fails
+        the stack check (and the next update replaces it)."""
+        if not self.resource_id:
+            return
+        try:
+            self._built(self._fetch())
+        except sdk_exc.NotFoundException:
+            raise client.NotFound(
+                message="The %s (%s) could not be found."
+                % (self.entity, self.resource_id)
+            ) from None
+
     def _set_tags(self, tags):
         response = self._api().request(
             "/%s/%s/tags" % (self._collection(), self.resource_id),
