@@ -47,6 +47,16 @@ opts = [
         help="Seconds between two looks at a cloud resource (a server "
         "booting, a server being deleted) while an action waits for it.",
     ),
+    cfg.FloatOpt(
+        "transient_retry_timeout",
+        default=60.0,
+        min=0,
+        max=3600,
+        help="Seconds during which a delete that the cloud answers with "
+        "409 Conflict or 503 (e.g. a network whose ports Nova is still "
+        "removing) is tried again, with growing pauses, before the "
+        "resource fails with the cloud's message. 0: no retry.",
+    ),
 ]
 
 

@@ -822,3 +822,24 @@ def test_check_finds_a_network_deleted_out_of_band(cloud, heat_on_cloud, sdk):
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
     assert sdk.network.find_network(new_id) is None
+
+
+def test_network_delete_waits_out_a_port_in_use(cloud, heat_on_cloud, sdk):
+    """Neutron answers 409 while a port is on the network: the delete
+    tries again (without a worker asleep) and ends once the port goes."""
+    heat = heat_on_cloud.client()
+    stack_id = heat.stacks.create(
+        stack_name="busy",
+        template=(helpers.template({"net": {"type": "OS::Neutron::Net"}})),
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    net_id = _physical(heat, stack_id)["net"]
+    stray = sdk.network.create_port(network_id=net_id)
+    heat.stacks.delete(stack_id)
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        assert heat.stacks.get(stack_id).stack_status == "DELETE_IN_PROGRESS"
+        time.sleep(0.3)
+    sdk.network.delete_port(stray)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
+    assert sdk.network.find_network(net_id) is None

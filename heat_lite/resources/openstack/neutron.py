@@ -11,12 +11,17 @@ longer shows the resource. Attributes are the fields of Neutron's own
 representation, read once per action.
 """
 
+import time
+
 from openstack import exceptions as sdk_exc
 
 from heat_lite.common import exception
 from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client
+
+# HTTP statuses a delete tries again for a while.
+TRANSIENT = (409, 503)
 
 
 def _value_specs_schema():
@@ -151,16 +156,41 @@ class NeutronResource(base.Resource):
 
     def handle_delete(self):
         if not self.resource_id:
-            return False
+            return None
+        limit = client.CONF.openstack.transient_retry_timeout
+        return self._try_delete(
+            {"until": time.monotonic() + limit, "wait": 0.5}
+        )
+
+    def _try_delete(self, state):
+        """Ask Neutron to delete; a 409 or 503 (a port still being
+        removed by Nova, a busy server) is tried again later by
+        check_delete_complete until ``until``, then fails with Neutron's
+        message."""
         try:
             self._request("DELETE", "/" + self.resource_id)
         except sdk_exc.NotFoundException:
-            return False
-        return True
+            return None
+        except sdk_exc.HttpException as exc:
+            if exc.status_code not in TRANSIENT or (
+                time.monotonic() > state["until"]
+            ):
+                raise
+            state["pending"] = True
+            return state
+        state["pending"] = False
+        return state
 
-    def check_delete_complete(self, deleting):
-        if not deleting:
+    def check_delete_complete(self, state):
+        if not state:
             return True
+        if state["pending"]:
+            wait = state["wait"]
+            state["wait"] = min(wait * 2, 5.0)
+            if self._try_delete(state) is None:
+                return True
+            if state["pending"]:
+                raise base.PollDelay(wait)
         try:
             self._live = None
             self._fetch()

@@ -9,7 +9,7 @@ from openstack import exceptions as sdk_exc
 
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.resources import registry
+from heat_lite.resources import base, registry
 from heat_lite.resources.openstack import (
     client,
     cloud_constraints,
@@ -231,8 +231,9 @@ def test_sdk_not_found_is_a_deleted_resource():
             raise sdk_exc.NotFoundException("gone")
 
     net = Gone("r", "OS::Neutron::Net", {}, resource_id="x")
-    assert net.handle_delete() is False
-    assert net.check_delete_complete(False) is True
+    cookie = net.handle_delete()
+    assert not cookie
+    assert net.check_delete_complete(cookie) is True
 
 
 def test_port_needs_a_network():
@@ -337,3 +338,26 @@ def test_interfaces_step_detaches_and_attaches_the_difference():
     assert (
         server_update.interfaces_step([{"uuid": "a"}], [{"uuid": "a"}]) is None
     )
+
+
+def test_a_conflicting_delete_is_tried_again_until_the_deadline():
+    answers = [sdk_exc.ConflictException("in use", http_status=409)] * 2
+
+    class Busy(neutron.Net):
+        def _request(self, method, path, body=None):
+            if answers:
+                raise answers.pop(0)
+            if method == "GET":
+                raise sdk_exc.NotFoundException("gone")
+
+    net = Busy("r", "OS::Neutron::Net", {}, resource_id="x")
+    cookie = net.handle_delete()
+    assert cookie["pending"]
+    with pytest.raises(base.PollDelay):
+        net.check_delete_complete(cookie)
+    assert net.check_delete_complete(cookie) is True
+    # Past the deadline the conflict fails the delete.
+    answers.append(sdk_exc.ConflictException("in use", http_status=409))
+    cookie = {"until": 0, "wait": 0.5, "pending": True}
+    with pytest.raises(sdk_exc.ConflictException):
+        net.check_delete_complete(cookie)
