@@ -43,6 +43,22 @@ def heat_on_cloud(cloud, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def heat_as_admin(cloud, tmp_path_factory):
+    """A second heat_lite acting as the cloud's admin (for admin-only
+    types); the catalog keeps pointing at the demo one."""
+    dep = deployment_mod.Deployment(
+        "sqlite",
+        tmp_path_factory.mktemp("heat-as-admin"),
+        extra_conf=cloud.heat_conf("admin"),
+    )
+    dep.start()
+    try:
+        yield dep
+    finally:
+        dep.stop()
+
+
+@pytest.fixture(scope="module")
 def sdk(cloud):
     conn = cloud.connect("demo")
     yield conn
@@ -843,3 +859,66 @@ def test_network_delete_waits_out_a_port_in_use(cloud, heat_on_cloud, sdk):
     sdk.network.delete_port(stray)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
     assert sdk.network.find_network(net_id) is None
+
+
+def test_flavor_as_admin_and_refused_to_a_member(
+    cloud, heat_as_admin, heat_on_cloud
+):
+    admin = cloud.connect("admin")
+    demo_project = admin.identity.find_project("demo").id
+
+    def tmpl(specs):
+        return helpers.template(
+            {
+                "flavor": {
+                    "type": "OS::Nova::Flavor",
+                    "properties": {
+                        "ram": 128,
+                        "vcpus": 1,
+                        "disk": 1,
+                        "is_public": False,
+                        "tenants": [demo_project],
+                        "extra_specs": specs,
+                    },
+                }
+            },
+            outputs={
+                "specs": {"value": {"get_attr": ["flavor", "extra_specs"]}}
+            },
+        )
+
+    heat = heat_as_admin.client(project="admin")
+    stack_id = heat.stacks.create(
+        stack_name="flavored", template=tmpl({"hw:cpu_policy": "shared"})
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    flavor_id = _physical(heat, stack_id)["flavor"]
+    flavor = admin.compute.get_flavor(flavor_id)
+    assert not flavor.is_public
+    assert [
+        a["tenant_id"] for a in admin.compute.get_flavor_access(flavor_id)
+    ] == [demo_project]
+    heat.stacks.update(stack_id, template=tmpl({"hw:mem_page_size": "any"}))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    assert _physical(heat, stack_id)["flavor"] == flavor_id
+    assert admin.compute.fetch_flavor_extra_specs(flavor_id).extra_specs == {
+        "hw:mem_page_size": "any"
+    }
+    assert _outputs(heat, stack_id)["specs"] == {"hw:mem_page_size": "any"}
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    assert admin.compute.find_flavor(flavor_id, ignore_missing=True) is None
+    admin.close()
+
+    # A member's heat_lite gets Nova's refusal.
+    member = heat_on_cloud.client()
+    stack_id = member.stacks.create(stack_name="not-mine", template=tmpl({}))[
+        "stack"
+    ]["id"]
+    with pytest.raises(AssertionError) as failed:
+        helpers.wait_for_status(
+            member, stack_id, "CREATE_COMPLETE", timeout=120
+        )
+    assert "ForbiddenException: resources.flavor" in str(failed.value)
+    member.stacks.delete(stack_id)
+    helpers.wait_for_status(member, stack_id, "DELETE_COMPLETE", timeout=120)

@@ -1,11 +1,15 @@
-"""OS::Nova::KeyPair and OS::Nova::ServerGroup, with Heat 27's schemas.
+"""OS::Nova::KeyPair, OS::Nova::ServerGroup and OS::Nova::Flavor, with
+Heat 27's schemas.
 
 A key pair's physical ID is its name. Without ``public_key`` Nova makes
 the pair (openstacksdk talks microversion 2.10 to key pairs, below the
 2.92 that stopped that); the private key is kept in the resource's data
 only with ``save_private_key``, and is the ``private_key`` attribute.
 A server group takes the first of ``policies`` (Nova allows one) and
-``rules``. Neither type changes in place: any change replaces it.
+``rules``. Neither changes in place: any change replaces it. A flavor
+updates ``extra_specs`` and (when private) ``tenants`` in place; Nova
+lets only administrators make flavors, so as a non-admin identity the
+create fails with Nova's 403.
 """
 
 from heat_lite.resources import base, constraints
@@ -162,3 +166,140 @@ class ServerGroup(base.Resource):
             return None
         found = self._compute().find_server_group(self.resource_id)
         return found.to_dict() if found is not None else None
+
+
+class Flavor(base.Resource):
+    """A Nova flavor (administrators only, by Nova's default policy)."""
+
+    properties_schema = {
+        "tenants": p.Schema(
+            p.LIST,
+            "List of tenants.",
+            default=[],
+            update_allowed=True,
+            schema=p.Schema(p.STRING),
+        ),
+        "flavorid": p.Schema(
+            p.STRING,
+            "Unique ID of the flavor. If not "
+            "specified, an UUID will be auto generated and "
+            "used.",
+        ),
+        "name": p.Schema(p.STRING, "Name of the flavor."),
+        "ram": p.Schema(
+            p.INTEGER, "Memory in MB for the flavor.", required=True
+        ),
+        "vcpus": p.Schema(
+            p.INTEGER, "Number of VCPUs for the flavor.", required=True
+        ),
+        "disk": p.Schema(p.INTEGER, "Size of local disk in GB.", default=0),
+        "swap": p.Schema(p.INTEGER, "Swap space in MB.", default=0),
+        "ephemeral": p.Schema(
+            p.INTEGER,
+            "Size of a secondary ephemeral data disk in GB.",
+            default=0,
+        ),
+        "rxtx_factor": p.Schema(p.NUMBER, "RX/TX factor.", default=1.0),
+        "extra_specs": p.Schema(
+            p.MAP,
+            "Key/Value pairs to extend the capabilities of the flavor.",
+            update_allowed=True,
+        ),
+        "is_public": p.Schema(
+            p.BOOLEAN,
+            "Scope of flavor accessibility. Public or private.",
+            default=True,
+        ),
+    }
+    attributes_schema = {
+        "is_public": p.Attribute(
+            "Whether the flavor is shared across all projects.", "BOOLEAN"
+        ),
+        "extra_specs": p.Attribute(
+            "Extra specs of the flavor in key-value pairs.", "MAP"
+        ),
+    }
+
+    def _compute(self):
+        return client.connection(self).compute
+
+    def handle_create(self):
+        props = self.properties
+        args = {
+            k: props[k]
+            for k in (
+                "ram",
+                "vcpus",
+                "disk",
+                "swap",
+                "ephemeral",
+                "rxtx_factor",
+                "is_public",
+            )
+        }
+        args["name"] = props.get("name") or self.physical_resource_name()
+        if props.get("flavorid"):
+            args["id"] = props["flavorid"]
+        flavor = self._compute().create_flavor(**args)
+        self.resource_id_set(flavor.id)
+        if props.get("extra_specs"):
+            self._compute().create_flavor_extra_specs(
+                flavor.id, _strings(props["extra_specs"])
+            )
+        if not props["is_public"]:
+            # Without tenants, the stack's own project gets the flavor.
+            for tenant in props["tenants"] or [self.stack.get("tenant")]:
+                self._compute().flavor_add_tenant_access(flavor.id, tenant)
+
+    def handle_update(self, new_props, prop_diff):
+        compute = self._compute()
+        if "extra_specs" in prop_diff:
+            new = _strings(new_props.get("extra_specs") or {})
+            old = compute.fetch_flavor_extra_specs(self.resource_id)
+            for key in set(old.extra_specs or {}) - set(new):
+                compute.delete_flavor_extra_specs_property(
+                    self.resource_id, key
+                )
+            if new:
+                compute.create_flavor_extra_specs(self.resource_id, new)
+        if "tenants" in prop_diff and not new_props["is_public"]:
+            old = set(self.properties.get("tenants") or [])
+            new = set(new_props.get("tenants") or [])
+            for tenant in new - old:
+                compute.flavor_add_tenant_access(self.resource_id, tenant)
+            for tenant in old - new:
+                compute.flavor_remove_tenant_access(self.resource_id, tenant)
+        self.properties = new_props
+
+    def handle_delete(self):
+        if self.resource_id:
+            self._compute().delete_flavor(
+                self.resource_id, ignore_missing=True
+            )
+
+    def _flavor(self):
+        if not self.resource_id:
+            return None
+        return self._compute().find_flavor(
+            self.resource_id, ignore_missing=True
+        )
+
+    def _resolve_attribute(self, name):
+        flavor = self._flavor()
+        if flavor is None:
+            return None
+        if name == "is_public":
+            return flavor.is_public
+        if name == "extra_specs":
+            return (
+                self._compute().fetch_flavor_extra_specs(flavor.id).extra_specs
+            )
+        return None
+
+    def _show_resource(self):
+        flavor = self._flavor()
+        return flavor.to_dict() if flavor is not None else None
+
+
+def _strings(specs):
+    return {k: str(v) for k, v in specs.items()}
