@@ -922,3 +922,98 @@ def test_flavor_as_admin_and_refused_to_a_member(
     assert "ForbiddenException: resources.flavor" in str(failed.value)
     member.stacks.delete(stack_id)
     helpers.wait_for_status(member, stack_id, "DELETE_COMPLETE", timeout=120)
+
+
+def _assigned(admin, **query):
+    return sorted(
+        (a.role["id"], a.scope["project"]["id"])
+        for a in admin.identity.role_assignments(**query)
+    )
+
+
+def test_keystone_types_as_admin(cloud, heat_as_admin):
+    admin = cloud.connect("admin")
+    member = admin.identity.find_role("member").id
+    demo = admin.identity.find_user("demo").id
+
+    def tmpl(user_roles):
+        return helpers.template(
+            {
+                "project": {
+                    "type": "OS::Keystone::Project",
+                    "properties": {"description": "made by heat_lite"},
+                },
+                "role": {"type": "OS::Keystone::Role"},
+                "group": {
+                    "type": "OS::Keystone::Group",
+                    "properties": {
+                        "roles": [
+                            {
+                                "role": {"get_resource": "role"},
+                                "project": {"get_resource": "project"},
+                            }
+                        ]
+                    },
+                },
+                "user": {
+                    "type": "OS::Keystone::User",
+                    "properties": {
+                        "password": "s3cret",
+                        "groups": [{"get_resource": "group"}],
+                        "default_project": {"get_resource": "project"},
+                        "roles": [
+                            {"role": r, "project": {"get_resource": "project"}}
+                            for r in user_roles
+                        ],
+                    },
+                },
+                "grant": {
+                    "type": "OS::Keystone::UserRoleAssignment",
+                    "properties": {
+                        "user": "demo",
+                        "roles": [
+                            {
+                                "role": {"get_resource": "role"},
+                                "project": {"get_resource": "project"},
+                            }
+                        ],
+                    },
+                },
+            }
+        )
+
+    heat = heat_as_admin.client(project="admin")
+    stack_id = heat.stacks.create(
+        stack_name="people", template=tmpl(["member"])
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    ids = _physical(heat, stack_id)
+    project = admin.identity.get_project(ids["project"])
+    assert project.description == "made by heat_lite"
+    assert _assigned(admin, user_id=ids["user"]) == [(member, project.id)]
+    assert _assigned(admin, group_id=ids["group"]) == [
+        (ids["role"], project.id)
+    ]
+    assert _assigned(admin, user_id=demo, scope_project_id=project.id) == [
+        (ids["role"], project.id)
+    ]
+    assert [g.id for g in admin.identity.user_groups(ids["user"])] == [
+        ids["group"]
+    ]
+    assert (
+        admin.identity.get_user(ids["user"]).default_project_id == project.id
+    )
+
+    heat.stacks.update(stack_id, template=tmpl([]))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    assert _physical(heat, stack_id) == ids
+    assert _assigned(admin, user_id=ids["user"]) == []
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+    assert admin.identity.find_project(ids["project"]) is None
+    assert admin.identity.find_user(ids["user"]) is None
+    assert admin.identity.find_group(ids["group"]) is None
+    assert admin.identity.find_role(ids["role"]) is None
+    assert _assigned(admin, user_id=demo, scope_project_id=project.id) == []
+    admin.close()

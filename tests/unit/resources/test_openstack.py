@@ -13,6 +13,7 @@ from heat_lite.resources import base, registry
 from heat_lite.resources.openstack import (
     client,
     cloud_constraints,
+    keystone,
     neutron,
     neutron_floating_ip,
     neutron_port,
@@ -51,6 +52,10 @@ def test_types_are_registered():
     types = registry.load()
     for name in (
         "OS::Neutron::Port",
+        "OS::Keystone::Project",
+        "OS::Keystone::User",
+        "OS::Keystone::UserRoleAssignment",
+        "OS::Nova::Flavor",
         "OS::Nova::KeyPair",
         "OS::Nova::ServerGroup",
         "OS::Neutron::Router",
@@ -361,3 +366,13 @@ def test_a_conflicting_delete_is_tried_again_until_the_deadline():
     cookie = {"until": 0, "wait": 0.5, "pending": True}
     with pytest.raises(sdk_exc.ConflictException):
         net.check_delete_complete(cookie)
+
+
+def test_a_role_needs_a_project_or_a_domain():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        keystone.User.validate_properties(
+            {"roles": [{"role": "member"}]}, PATH
+        )
+    assert "Either project or domain must be specified for role member" in (
+        str(err.value)
+    )
