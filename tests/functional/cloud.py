@@ -19,6 +19,7 @@ import secrets
 import time
 
 from tests import backends
+from tests.functional import deployment as deployment_mod
 from tools.minicloud import catalog, layout, seed, venv
 from tools.minicloud import cloud as cloud_mod
 
@@ -102,3 +103,44 @@ def wait_gone(find, timeout=60):
             return
         time.sleep(0.3)
     raise AssertionError("still there after %ss: %s" % (timeout, find()))
+
+
+def outputs(heat, stack_id):
+    """{output key: value} of a stack."""
+    stack = heat.stacks.get(stack_id)
+    return {o["output_key"]: o["output_value"] for o in stack.outputs}
+
+
+def physical(heat, stack_id):
+    """{resource name: physical ID} of a stack."""
+    return {
+        r.resource_name: r.physical_resource_id
+        for r in heat.resources.list(stack_id)
+    }
+
+
+def wait_server(conn, server_id, status, timeout=60):
+    """Poll until Nova shows the server in ``status``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if conn.compute.get_server(server_id).status == status:
+            return
+        time.sleep(0.3)
+    raise AssertionError(
+        "server %s not %s after %ss" % (server_id, status, timeout)
+    )
+
+
+def heat_deployment(cloud, workdir, user):
+    """A heat-lite-all (noauth, SQLite) acting in ``cloud`` as ``user``:
+    the body of a fixture."""
+    dep = deployment_mod.Deployment(
+        "sqlite", workdir, extra_conf=cloud.heat_conf(user)
+    )
+    if user == "demo":
+        cloud.register_orchestration(dep.url)
+    dep.start()
+    try:
+        yield dep
+    finally:
+        dep.stop()

@@ -64,6 +64,12 @@ flavor = keystone
 config_file = {dir}/etc/glance/glance-api-paste.ini
 [oslo_concurrency]
 lock_path = {dir}/glance/lock
+# web-download (OS::Glance::WebImage) from a test's own HTTP server on
+# loopback, on any port: Glance refuses loopback and ports other than
+# 80/443 unless told.
+[import_filtering_opts]
+allowed_hosts = [127.0.0.1]
+allowed_ports = []
 """
     + _AUTHTOKEN
 )

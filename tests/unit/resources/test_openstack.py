@@ -52,6 +52,7 @@ def test_types_are_registered():
     types = registry.load()
     for name in (
         "OS::Neutron::Port",
+        "OS::Glance::WebImage",
         "OS::Keystone::Project",
         "OS::Keystone::User",
         "OS::Keystone::UserRoleAssignment",
