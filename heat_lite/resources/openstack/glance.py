@@ -206,38 +206,7 @@ class WebImage(base.Resource):
         self._request("POST", "/%s/actions/%s" % (self.resource_id, verb))
 
     def handle_update(self, new_props, prop_diff):
-        ops = []
-        for key in sorted(set(prop_diff) & set(FIELDS) - {"tags"}):
-            ops.append(
-                {
-                    "op": "replace"
-                    if new_props.get(key) is not None
-                    else "remove",
-                    "path": "/" + key,
-                    "value": new_props.get(key),
-                }
-            )
-        if "tags" in prop_diff:
-            ops.append(
-                {
-                    "op": "replace",
-                    "path": "/tags",
-                    "value": list(new_props.get("tags") or []),
-                }
-            )
-        if "extra_properties" in prop_diff:
-            ops.extend(
-                _extra_ops(
-                    self.properties.get("extra_properties"),
-                    new_props.get("extra_properties"),
-                )
-            )
-        ops = [
-            op
-            if op["op"] != "remove"
-            else {"op": "remove", "path": op["path"]}
-            for op in ops
-        ]
+        ops = _patch_ops(self.properties, new_props, prop_diff)
         if ops:
             self._request(
                 "PATCH",
@@ -279,6 +248,34 @@ class WebImage(base.Resource):
             return self._image()
         except sdk_exc.NotFoundException:
             return None
+
+
+def _patch_ops(old_props, new_props, prop_diff):
+    """The JSON patch for the changed Glance fields of ``prop_diff``."""
+    ops = []
+    for key in sorted(set(prop_diff) & set(FIELDS) - {"tags"}):
+        if new_props.get(key) is None:
+            ops.append({"op": "remove", "path": "/" + key})
+        else:
+            ops.append(
+                {"op": "replace", "path": "/" + key, "value": new_props[key]}
+            )
+    if "tags" in prop_diff:
+        ops.append(
+            {
+                "op": "replace",
+                "path": "/tags",
+                "value": list(new_props.get("tags") or []),
+            }
+        )
+    if "extra_properties" in prop_diff:
+        ops.extend(
+            _extra_ops(
+                old_props.get("extra_properties"),
+                new_props.get("extra_properties"),
+            )
+        )
+    return ops
 
 
 def _extra_ops(old, new):

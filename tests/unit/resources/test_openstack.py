@@ -377,3 +377,24 @@ def test_a_role_needs_a_project_or_a_domain():
     assert "Either project or domain must be specified for role member" in (
         str(err.value)
     )
+
+
+def test_web_image_update_is_a_json_patch():
+    from heat_lite.resources.openstack import glance
+
+    ops = glance._patch_ops(
+        {"extra_properties": {"a": "1", "b": "2"}},
+        {
+            "tags": ["x"],
+            "os_distro": None,
+            "extra_properties": {"b": "3", "c": 4},
+        },
+        {"tags", "os_distro", "extra_properties"},
+    )
+    assert ops == [
+        {"op": "remove", "path": "/os_distro"},
+        {"op": "replace", "path": "/tags", "value": ["x"]},
+        {"op": "remove", "path": "/a"},
+        {"op": "replace", "path": "/b", "value": "3"},
+        {"op": "add", "path": "/c", "value": "4"},
+    ]
