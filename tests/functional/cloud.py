@@ -139,8 +139,9 @@ def heat_deployment(cloud, workdir, user):
     )
     if user == "demo":
         cloud.register_orchestration(dep.url)
-    dep.start()
     try:
+        # Stopped even when the start fails half-way.
+        dep.start()
         yield dep
     finally:
         dep.stop()
