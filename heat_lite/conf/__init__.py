@@ -10,6 +10,7 @@ from heat_lite.conf import (
     database,
     engine,
     limits,
+    openstack,
     remote_stack,
     resources,
 )
@@ -19,7 +20,7 @@ CONF = cfg.CONF
 EMBEDDED_TRANSPORT = "fake://"
 
 # Every heat_lite option module: registered here, listed by opts.list_opts.
-MODULES = (api, database, engine, limits, remote_stack, resources)
+MODULES = (api, database, engine, limits, openstack, remote_stack, resources)
 
 for _module in MODULES:
     _module.register_opts(CONF)

@@ -7,6 +7,7 @@ RabbitMQ.
 
 import pytest
 
+from tests.functional import cloud as cloud_mod
 from tests.functional import deployment as deployment_mod
 
 KINDS = ["sqlite", "postgresql", "mysql"]
@@ -25,3 +26,34 @@ def deployment(request, tmp_path_factory):
 @pytest.fixture
 def heat(deployment):
     return deployment.client()
+
+
+@pytest.fixture(scope="session")
+def cloud(tmp_path_factory):
+    """The test cloud (see tests/functional/cloud.py), once per session."""
+    yield from cloud_mod.running(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def heat_on_cloud(cloud, tmp_path_factory):
+    """heat-lite-all acting in the test cloud as its member ``demo``;
+    the catalog's orchestration endpoint."""
+    yield from cloud_mod.heat_deployment(
+        cloud, tmp_path_factory.mktemp("heat-on-cloud"), "demo"
+    )
+
+
+@pytest.fixture(scope="session")
+def heat_as_admin(cloud, tmp_path_factory):
+    """heat-lite-all acting in the test cloud as ``admin``."""
+    yield from cloud_mod.heat_deployment(
+        cloud, tmp_path_factory.mktemp("heat-as-admin"), "admin"
+    )
+
+
+@pytest.fixture(scope="session")
+def cloud_sdk(cloud):
+    """openstacksdk as the test cloud's member ``demo``."""
+    conn = cloud.connect("demo")
+    yield conn
+    conn.close()

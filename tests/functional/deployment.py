@@ -119,7 +119,8 @@ class Deployment:
                     or self.engines_up() >= self.engine_workers
                 ):
                     return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
+                # A busy machine: the API accepted but has not answered.
                 pass
             time.sleep(0.2)
         raise RuntimeError(

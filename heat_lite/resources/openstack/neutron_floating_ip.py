@@ -1,0 +1,118 @@
+"""OS::Neutron::FloatingIP (Heat 27's schema; see ``neutron`` for how
+requests are made and polled).
+
+``floating_network`` and ``floating_subnet`` are found by name or ID.
+``port_id`` and ``fixed_ip_address`` change in place: removing
+``port_id`` disassociates the address. A floating IP stays DOWN in a
+cloud without an L3 agent, which counts as built (as in Heat).
+"""
+
+from heat_lite.resources import constraints
+from heat_lite.resources import properties as p
+from heat_lite.resources.openstack import client, neutron
+
+
+def _custom(name):
+    return [constraints.CustomConstraint(name)]
+
+
+class FloatingIP(neutron.NeutronResource):
+    """A Neutron floating IP."""
+
+    entity = "floatingip"
+    local_props = neutron.NeutronResource.local_props + (
+        "floating_network",
+        "floating_subnet",
+    )
+    properties_schema = {
+        "floating_network": p.Schema(
+            p.STRING,
+            "Network to allocate floating IP from.",
+            required=True,
+            constraints=_custom("neutron.network"),
+        ),
+        "floating_subnet": p.Schema(
+            p.STRING,
+            "Subnet to allocate floating IP from.",
+            constraints=_custom("neutron.subnet"),
+        ),
+        "value_specs": p.Schema(
+            p.MAP,
+            "Extra parameters to include in the "
+            '"floatingip" object in the creation '
+            "request.",
+            default={},
+        ),
+        "port_id": p.Schema(
+            p.STRING,
+            "ID of an existing port with at least "
+            "one IP address to associate with this floating "
+            "IP.",
+            update_allowed=True,
+            constraints=_custom("neutron.port"),
+        ),
+        "fixed_ip_address": p.Schema(
+            p.STRING,
+            "IP address to use if the port has multiple addresses.",
+            update_allowed=True,
+            constraints=_custom("ip_addr"),
+        ),
+        "floating_ip_address": p.Schema(
+            p.STRING,
+            "IP address of the floating IP.",
+            constraints=_custom("ip_addr"),
+        ),
+        "dns_name": p.Schema(
+            p.STRING, "DNS name associated with floating ip."
+        ),
+        "dns_domain": p.Schema(
+            p.STRING,
+            "DNS domain associated with floating ip.",
+            constraints=_custom("dns_domain"),
+        ),
+    }
+    attributes_schema = {
+        "router_id": p.Attribute(
+            "ID of the router used as gateway, set when "
+            "associated with a port.",
+            "STRING",
+        ),
+        "tenant_id": p.Attribute(
+            "The tenant owning this floating IP.", "STRING"
+        ),
+        "floating_network_id": p.Attribute(
+            "ID of the network in which this IP is allocated.", "STRING"
+        ),
+        "fixed_ip_address": p.Attribute(
+            "IP address of the associated port, if specified.", "STRING"
+        ),
+        "floating_ip_address": p.Attribute(
+            "The allocated address of this IP.", "STRING"
+        ),
+        "port_id": p.Attribute(
+            "ID of the port associated with this IP.", "STRING"
+        ),
+    }
+
+    def _find(self, kind, name_or_id):
+        finder = getattr(client.connection(self).network, "find_" + kind)
+        return finder(name_or_id, ignore_missing=False).id
+
+    def _prepare_create(self, props):
+        body = super()._prepare_create(props)
+        # A floating IP has no name.
+        body.pop("name", None)
+        body["floating_network_id"] = self._find(
+            "network", props["floating_network"]
+        )
+        if props.get("floating_subnet"):
+            body["subnet_id"] = self._find("subnet", props["floating_subnet"])
+        return body
+
+    def _prepare_update(self, new_props, prop_diff):
+        # Sent even when unset: no port_id disassociates.
+        return {
+            k: new_props.get(k)
+            for k in ("port_id", "fixed_ip_address")
+            if k in prop_diff
+        }

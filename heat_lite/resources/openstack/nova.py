@@ -1,0 +1,453 @@
+"""OS::Nova::Server, with Heat 27's property and attribute schemas.
+
+Create boots the server through openstacksdk (which negotiates the
+compute microversion), records its ID at once, and polls it: ACTIVE
+completes, ERROR fails the resource with Nova's fault (``Went to status
+ERROR due to "Message: ..., Code: ..."``, as Heat words it). Without a
+``networks`` property the server gets Nova's ``auto`` network (Heat
+fails such servers above microversion 2.36). ``name``, ``metadata`` and
+``tags`` update in place; a new flavor resizes (and confirms) the server
+and a new image rebuilds it, or each replaces it, as
+``flavor_update_policy`` and ``image_update_policy`` say (see
+``server_update``); ``user_data`` follows ``user_data_update_policy``;
+a change of ``networks`` detaches and attaches interfaces (to or from
+Nova's auto/none allocation it replaces the server). Delete polls
+until Nova no longer shows the server; a server already gone counts as
+deleted. Suspend and resume map to Nova's and poll for SUSPENDED and
+ACTIVE; a stack check fails a server that is gone or not ACTIVE.
+
+``user_data`` is passed to Nova as it is, whatever ``user_data_format``
+says (the HEAT_CFNTOOLS and SOFTWARE_CONFIG packaging is still to come),
+except that with RAW and SOFTWARE_CONFIG the ID of a software config
+(``OS::Heat::CloudConfig``, ``MultipartMime``, ``SoftwareConfig``)
+stands for its config.
+"""
+
+import base64
+import json
+
+from openstack import exceptions as sdk_exc
+
+from heat_lite.common import exception
+from heat_lite.db import software_configs
+from heat_lite.resources import base, cloud_config
+from heat_lite.resources.openstack import client, server_schema, server_update
+
+# Statuses a server passes through on its way to ACTIVE (Heat's list).
+DEFERRED = frozenset(
+    [
+        "BUILD",
+        "HARD_REBOOT",
+        "PASSWORD",
+        "REBOOT",
+        "RESCUE",
+        "RESIZE",
+        "REVERT_RESIZE",
+        "SHUTOFF",
+        "SUSPENDED",
+        "VERIFY_RESIZE",
+    ]
+)
+IN_PLACE = frozenset(
+    [
+        "name",
+        "metadata",
+        "tags",
+        "flavor_update_policy",
+        "image_update_policy",
+        "user_data_update_policy",
+        "software_config_transport",
+    ]
+)
+
+
+class Server(base.Resource):
+    """A Nova server; see the module docstring."""
+
+    properties_schema = server_schema.PROPERTIES
+    attributes_schema = server_schema.ATTRIBUTES
+    _live = None
+    _ports = None
+
+    @property
+    def default_poll_interval(self):
+        return client.CONF.openstack.poll_interval
+
+    @classmethod
+    def validate_properties(cls, values, path, unresolved=()):
+        props = super().validate_properties(values, path, unresolved)
+        for i, net in enumerate(props.get("networks") or []):
+            where = "%s.networks[%d]" % (path, i)
+            given = {k for k, v in net.items() if v is not None}
+            if "allocate_network" in given and given - {"allocate_network"}:
+                raise exception.StackValidationFailed(
+                    path=where,
+                    msg="Can not specify 'allocate_network' "
+                    "with other keys of networks at the same time.",
+                )
+            for key in ("subnet", "floating_ip"):
+                if key in given:
+                    raise exception.StackValidationFailed(
+                        path="%s.%s" % (where, key),
+                        msg="%s is not supported yet" % key,
+                    )
+        return props
+
+    def _conn(self):
+        return client.connection(self)
+
+    # Create --------------------------------------------------------------
+    def _nics(self, networks):
+        """Nova's ``networks`` request value for the property."""
+        if not networks:
+            return "auto"
+        if len(networks) == 1 and networks[0].get("allocate_network"):
+            return networks[0]["allocate_network"]
+        nics = []
+        for net in networks:
+            nic = {}
+            if net.get("port"):
+                nic["port"] = net["port"]
+            else:
+                name = net.get("network") or net.get("uuid")
+                if name:
+                    nic["uuid"] = (
+                        self._conn()
+                        .network.find_network(name, ignore_missing=False)
+                        .id
+                    )
+                if net.get("fixed_ip"):
+                    nic["fixed_ip"] = net["fixed_ip"]
+            if net.get("tag"):
+                nic["tag"] = net["tag"]
+            nics.append(nic)
+        return nics
+
+    def _server_name(self, props=None):
+        return (props or self.properties).get(
+            "name"
+        ) or self.physical_resource_name()
+
+    def _create_args(self):
+        props = self.properties
+        conn = self._conn()
+        args = {
+            "name": self._server_name(),
+            "flavor_id": conn.compute.find_flavor(
+                props["flavor"], ignore_missing=False
+            ).id,
+            "networks": self._nics(props.get("networks")),
+            "metadata": serialize_metadata(props.get("metadata") or {}),
+        }
+        if props.get("image"):
+            args["image_id"] = conn.image.find_image(
+                props["image"], ignore_missing=False
+            ).id
+        if props.get("user_data"):
+            args["user_data"] = base64.b64encode(
+                self._user_data(props).encode()
+            ).decode()
+        if props.get("security_groups"):
+            args["security_groups"] = [
+                {"name": sg} for sg in props["security_groups"]
+            ]
+        for prop, arg in (
+            ("key_name", "key_name"),
+            ("availability_zone", "availability_zone"),
+            ("config_drive", "config_drive"),
+            ("admin_pass", "admin_password"),
+            ("diskConfig", "disk_config"),
+            ("reservation_id", "reservation_id"),
+            ("scheduler_hints", "scheduler_hints"),
+            ("tags", "tags"),
+        ):
+            if props.get(prop) not in (None, "", [], {}):
+                args[arg] = props[prop]
+        return args
+
+    def _user_data(self, props):
+        """The user data text: with the RAW and SOFTWARE_CONFIG formats,
+        a software config's ID stands for its config (as in Heat)."""
+        value = props["user_data"]
+        if props.get("user_data_format") in ("RAW", "SOFTWARE_CONFIG"):
+            value = cloud_config.stored_config(
+                software_configs, value, self.stack.get("tenant") or ""
+            )
+        return value
+
+    def handle_create(self):
+        server = self._conn().compute.create_server(**self._create_args())
+        self.resource_id_set(server.id)
+        return server.id
+
+    def check_create_complete(self, server_id):
+        server = self._get()
+        if server is None:
+            return False
+        return _active(server)
+
+    # Update --------------------------------------------------------------
+    def needs_replace(self, new_props, prop_diff):
+        """Replace for changes Nova cannot apply in place (``networks``
+        to or from auto/none) and as the ``*_update_policy`` properties
+        say."""
+        return bool(
+            server_update.replaces(
+                self.properties, new_props, set(prop_diff) - IN_PLACE
+            )
+        )
+
+    def handle_update(self, new_props, prop_diff):
+        compute = self._conn().compute
+        if "name" in prop_diff:
+            compute.update_server(
+                self.resource_id, name=self._server_name(new_props)
+            )
+        if "metadata" in prop_diff:
+            wanted = serialize_metadata(new_props.get("metadata") or {})
+            compute.set_server_metadata(self.resource_id, **wanted)
+            old = compute.get_server_metadata(self.resource_id).metadata
+            gone = sorted(set(old or {}) - set(wanted))
+            if gone:
+                compute.delete_server_metadata(self.resource_id, gone)
+        if "tags" in prop_diff:
+            server = compute.get_server(self.resource_id)
+            server.set_tags(compute, list(new_props.get("tags") or []))
+        interfaces = None
+        if "networks" in prop_diff:
+            interfaces = server_update.interfaces_step(
+                self._nics(self.properties.get("networks")),
+                self._nics(new_props.get("networks")),
+            )
+        steps = server_update.plan(
+            self._conn(), new_props, set(prop_diff), interfaces
+        )
+        self.properties = new_props
+        return {"steps": steps}
+
+    def check_update_complete(self, cookie):
+        done = server_update.advance(
+            self._conn().compute, self.resource_id, cookie["steps"]
+        )
+        if done:
+            self._live = None
+        return done
+
+    # Suspend, resume, check --------------------------------------------
+    def _existing(self, action):
+        """The server, for an action that needs it to exist."""
+        if not self.resource_id:
+            raise client.Error(
+                message="Cannot %s %s, resource_id not set"
+                % (action, self.name)
+            )
+        server = self._get()
+        if server is None:
+            raise client.NotFound(
+                message="Failed to find server %s" % self.resource_id
+            )
+        return server
+
+    def handle_suspend(self):
+        if self._existing("suspend").status != "SUSPENDED":
+            self._conn().compute.suspend_server(self.resource_id)
+        return True
+
+    def check_suspend_complete(self, cookie):
+        server = self._get()
+        if server is None:
+            return False
+        if server.status in DEFERRED | {"ACTIVE"}:
+            return server.status == "SUSPENDED"
+        raise client.ResourceUnknownStatus(
+            result="Suspend of server %s failed" % server.name,
+            resource_status=server.status,
+            status_reason="Unknown",
+        )
+
+    def handle_resume(self):
+        if self._existing("resume").status != "ACTIVE":
+            self._conn().compute.resume_server(self.resource_id)
+        return True
+
+    def check_resume_complete(self, cookie):
+        server = self._get()
+        return server is not None and _active(server)
+
+    def handle_check(self):
+        """A server deleted, stopped or broken out of band fails the
+        check (and the next update replaces it)."""
+        if not self.resource_id:
+            return
+        server = self._get()
+        if server is None:
+            raise client.NotFound(
+                message="The server (%s) could not be found."
+                % self.resource_id
+            )
+        if server.status != "ACTIVE":
+            raise client.Error(
+                message="'status': expected 'ACTIVE', got '%s'" % server.status
+            )
+
+    # Delete --------------------------------------------------------------
+    def handle_delete(self):
+        if not self.resource_id:
+            return False
+        try:
+            self._conn().compute.delete_server(self.resource_id)
+        except sdk_exc.NotFoundException:
+            return False
+        return True
+
+    def check_delete_complete(self, deleting):
+        if not deleting:
+            return True
+        server = self._get()
+        if server is None or server.status == "DELETED":
+            return True
+        if server.status == "SOFT_DELETED":
+            self._conn().compute.delete_server(self.resource_id, force=True)
+        elif server.status == "ERROR" and server.task_state != "deleting":
+            fault = server.fault or {}
+            raise client.ResourceInError(
+                resource_status="ERROR",
+                status_reason="Server %s delete failed: (%s) %s"
+                % (
+                    server.name,
+                    fault.get("code"),
+                    fault.get("message", "Unknown"),
+                ),
+            )
+        return False
+
+    # Attributes ----------------------------------------------------------
+    def _get(self):
+        """The server (cached for this action), or None if it is gone."""
+        try:
+            self._live = self._conn().compute.get_server(self.resource_id)
+        except sdk_exc.NotFoundException:
+            self._live = None
+        return self._live
+
+    def _server(self):
+        if not self.resource_id:
+            return None
+        return self._live if self._live is not None else self._get()
+
+    def _ports_by_mac(self, server):
+        """{MAC: {"port", "network", "subnets"}} of the server's ports
+        (Nova's addresses name a port only by its MAC)."""
+        if self._ports is None:
+            self._ports = {
+                port.mac_address: {
+                    "port": port.id,
+                    "network": port.network_id,
+                    "subnets": [
+                        {"id": ip["subnet_id"]} for ip in port.fixed_ips or ()
+                    ],
+                }
+                for port in self._conn().network.ports(device_id=server.id)
+            }
+        return self._ports
+
+    def _port_of(self, server, addr):
+        mac = addr.get("OS-EXT-IPS-MAC:mac_addr")
+        return self._ports_by_mac(server).get(mac) or {}
+
+    def _resolve_attribute(self, name):
+        if name == "name":
+            return self._server_name()
+        server = self._server()
+        if server is None:
+            return "" if name == "first_address" else None
+        if name == "first_address":
+            return first_address(server.addresses)
+        if name == "networks":
+            return self._networks(server)
+        if name == "addresses":
+            return self._addresses(server)
+        if name == "instance_name":
+            return server.instance_name
+        if name == "accessIPv4":
+            return server.access_ipv4
+        if name == "accessIPv6":
+            return server.access_ipv6
+        if name == "tags":
+            return server.tags
+        return None
+
+    def _net_ids(self, server):
+        """{network name: network id} of the networks the server is on."""
+        ids = {}
+        for net_name, addrs in (server.addresses or {}).items():
+            for addr in addrs:
+                network = self._port_of(server, addr).get("network")
+                if network:
+                    ids[net_name] = network
+        return ids
+
+    def _networks(self, server):
+        nets = {}
+        ids = self._net_ids(server)
+        for net_name, addrs in (server.addresses or {}).items():
+            ips = [a["addr"] for a in addrs]
+            nets[net_name] = ips
+            if net_name in ids:
+                nets[ids[net_name]] = ips
+        return nets
+
+    def _addresses(self, server):
+        """Nova's addresses with each entry's port, network and subnets
+        (under both the network name and its ID, as Heat gives them)."""
+        result = {}
+        ids = self._net_ids(server)
+        for net_name, addrs in (server.addresses or {}).items():
+            entries = [
+                dict(addr, **self._port_of(server, addr)) for addr in addrs
+            ]
+            result[net_name] = entries
+            if net_name in ids:
+                result[ids[net_name]] = entries
+        return result
+
+    def _show_resource(self):
+        server = self._server()
+        return server.to_dict() if server is not None else None
+
+
+def serialize_metadata(metadata):
+    """Nova takes strings only: other values are sent as JSON."""
+    return {
+        k: v if isinstance(v, str) else json.dumps(v)
+        for k, v in metadata.items()
+    }
+
+
+def first_address(addresses):
+    """The first address of the last network by name (Heat's choice)."""
+    for net_name in sorted(addresses or {}, reverse=True):
+        if addresses[net_name]:
+            return addresses[net_name][0]["addr"]
+    return ""
+
+
+def _active(server):
+    """True once ACTIVE; raise if the server failed or is in a state
+    it will not leave by itself."""
+    if server.status == "ACTIVE":
+        return True
+    if server.status in DEFERRED:
+        return False
+    if server.status == "ERROR":
+        fault = server.fault or {}
+        raise client.ResourceInError(
+            resource_status="ERROR",
+            status_reason="Message: %s, Code: %s"
+            % (fault.get("message", "Unknown"), fault.get("code", "Unknown")),
+        )
+    raise client.ResourceUnknownStatus(
+        result="Server is not active",
+        resource_status=server.status,
+        status_reason="Unknown",
+    )

@@ -1,0 +1,68 @@
+"""OS::Heat::CloudConfig and OS::Heat::MultipartMime build their config."""
+
+import email
+
+import pytest
+
+from heat_lite.resources import cloud_config
+from heat_lite.resources import software_config as sc
+from tests.unit.resources.test_software_config import STACK, FakeStore
+
+PATH = "resources.c.properties"
+
+
+@pytest.fixture(autouse=True)
+def store(monkeypatch):
+    fake = FakeStore()
+    monkeypatch.setattr(sc.SoftwareConfig, "store", fake)
+    return fake
+
+
+def _make(cls, **values):
+    props = cls.validate_properties(values, PATH)
+    plugin = cls("c", "OS::Heat::X", props, stack=dict(STACK))
+    plugin.handle_create()
+    return plugin
+
+
+def test_cloud_config_is_yaml_after_the_marker():
+    plugin = _make(
+        cloud_config.CloudConfig, cloud_config={"packages": ["httpd"]}
+    )
+    assert plugin.get_attribute("config") == (
+        "#cloud-config\npackages:\n- httpd\n"
+    )
+
+
+def test_multipart_takes_inline_parts_and_other_configs():
+    cc = _make(cloud_config.CloudConfig, cloud_config={"a": 1})
+    mime = _make(
+        cloud_config.MultipartMime,
+        parts=[
+            {"config": cc.resource_id},
+            {
+                "config": "#!/bin/sh\necho hi\n",
+                "subtype": "x-shellscript",
+                "filename": "boot.sh",
+            },
+        ],
+    )
+    message = email.message_from_string(mime.get_attribute("config"))
+    first, second = message.get_payload()
+    assert first.get_payload() == "#cloud-config\na: 1\n"
+    assert second.get_content_type() == "text/x-shellscript"
+    assert second.get_filename() == "boot.sh"
+    # A multipart part is taken apart into its own parts.
+    outer = _make(
+        cloud_config.MultipartMime,
+        parts=[{"config": mime.resource_id, "type": "multipart"}],
+    )
+    parts = email.message_from_string(outer.get_attribute("config"))
+    assert [p.get_content_type() for p in parts.get_payload()] == [
+        "text/plain",
+        "text/x-shellscript",
+    ]
+
+
+def test_inline_text_that_is_no_config_id_stays():
+    assert cloud_config.stored_config(FakeStore(), "echo", "p1") == "echo"

@@ -1,0 +1,400 @@
+"""The OpenStack types' schemas, request building and identity choice.
+
+Everything that talks to a cloud runs against the real test cloud in
+tests/functional/test_cloud_server.py; this covers what needs none.
+"""
+
+import pytest
+from openstack import exceptions as sdk_exc
+
+from heat_lite import conf
+from heat_lite.common import exception
+from heat_lite.resources import base, registry
+from heat_lite.resources.openstack import (
+    client,
+    cloud_constraints,
+    keystone,
+    neutron,
+    neutron_floating_ip,
+    neutron_port,
+    neutron_router,
+    neutron_security_group,
+    neutron_subnet,
+    nova,
+)
+
+CONF = conf.CONF
+PATH = "resources.r.properties"
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    client.reset()
+    yield
+    client.reset()
+    for name in ("cloud", "clouds_yaml", "auth_type"):
+        CONF.clear_override(name, group="openstack")
+    CONF.clear_override("auth_strategy", group="api")
+
+
+def _server(**props):
+    props.setdefault("flavor", "f")
+    values = nova.Server.validate_properties(props, PATH)
+    return nova.Server(
+        "r",
+        "OS::Nova::Server",
+        values,
+        stack={"name": "s", "id": "i", "record_uuid": "0123456789abcdef"},
+    )
+
+
+def test_types_are_registered():
+    types = registry.load()
+    for name in (
+        "OS::Neutron::Port",
+        "OS::Glance::WebImage",
+        "OS::Keystone::Project",
+        "OS::Keystone::User",
+        "OS::Keystone::UserRoleAssignment",
+        "OS::Nova::Flavor",
+        "OS::Nova::KeyPair",
+        "OS::Nova::ServerGroup",
+        "OS::Neutron::Router",
+        "OS::Neutron::RouterInterface",
+        "OS::Neutron::FloatingIP",
+        "OS::Neutron::SecurityGroup",
+        "OS::Neutron::Net",
+        "OS::Neutron::Subnet",
+        "OS::Nova::Server",
+    ):
+        assert name in types
+
+
+def test_value_specs_may_not_override_properties():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron.Net.validate_properties(
+            {"value_specs": {"shared": True, "name": "x", "mtu": 1400}}, PATH
+        )
+    assert "name, shared not allowed in value_specs" in str(err.value)
+
+
+def test_subnet_needs_a_network_and_a_cidr_or_pool():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron_subnet.Subnet.validate_properties(
+            {"cidr": "10.0.0.0/24"}, PATH
+        )
+    assert 'Property "network" not assigned' in str(err.value)
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron_subnet.Subnet.validate_properties({"network": "n"}, PATH)
+    assert "cidr, subnetpool" in str(err.value)
+    # A network from another resource is checked once it is resolved.
+    neutron_subnet.Subnet.validate_properties(
+        {"cidr": "10.0.0.0/24"}, PATH, unresolved=("network",)
+    )
+
+
+def test_net_body_renames_and_merges_value_specs():
+    values = neutron.Net.validate_properties(
+        {"tenant_id": "p1", "value_specs": {"mtu": 1400}}, PATH
+    )
+    net = neutron.Net(
+        "r",
+        "OS::Neutron::Net",
+        values,
+        stack={"name": "s", "record_uuid": "0123456789ab"},
+    )
+    body = net._prepare_create(values)
+    assert body == {
+        "name": "s-r-0123456789ab",
+        "admin_state_up": True,
+        "shared": False,
+        "project_id": "p1",
+        "mtu": 1400,
+    }
+
+
+def test_allocate_network_is_alone():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        _server(networks=[{"allocate_network": "auto", "network": "n"}])
+    assert "allocate_network" in str(err.value)
+
+
+def test_nics_without_networks_ask_nova_for_auto():
+    assert _server()._nics(None) == "auto"
+    none = _server(networks=[{"allocate_network": "none"}])
+    assert none._nics(none.properties["networks"]) == "none"
+    port = _server(networks=[{"port": "p1", "tag": "t"}])
+    assert port._nics(port.properties["networks"]) == [
+        {"port": "p1", "tag": "t"}
+    ]
+
+
+def test_metadata_values_are_strings_for_nova():
+    assert nova.serialize_metadata({"a": "x", "n": 1, "l": [1]}) == {
+        "a": "x",
+        "n": "1",
+        "l": "[1]",
+    }
+
+
+def test_first_address_takes_the_last_network_by_name():
+    addresses = {
+        "a-net": [{"addr": "10.0.0.5"}],
+        "b-net": [{"addr": "10.1.0.7"}],
+        "c-net": [],
+    }
+    assert nova.first_address(addresses) == "10.1.0.7"
+    assert nova.first_address({}) == ""
+
+
+def test_update_policies_decide_replace_or_in_place():
+    server = _server()
+    props = server.properties
+    assert not server.needs_replace(props, {"name", "metadata", "tags"})
+    # Heat's defaults: RESIZE, REBUILD, and REPLACE for user_data.
+    assert not server.needs_replace(dict(props, image="i"), {"flavor"})
+    assert not server.needs_replace(dict(props, image="i"), {"image"})
+    assert server.needs_replace(props, {"user_data"})
+    # No networks (Nova's auto) to a list of nics: a new server.
+    assert server.needs_replace(
+        dict(props, networks=[{"port": "p"}]), {"networks"}
+    )
+    nics = _server(networks=[{"network": "a"}])
+    assert not nics.needs_replace(
+        dict(nics.properties, networks=[{"network": "b"}]), {"networks"}
+    )
+    replace = dict(
+        props,
+        flavor_update_policy="REPLACE",
+        image_update_policy="REPLACE",
+        image="i",
+    )
+    assert server.needs_replace(replace, {"flavor"})
+    assert server.needs_replace(replace, {"image"})
+    for policy in ("IGNORE", "REBUILD"):
+        assert not server.needs_replace(
+            dict(props, user_data_update_policy=policy), {"user_data"}
+        )
+
+
+class _Server:
+    def __init__(self, status, fault=None):
+        self.status = status
+        self.fault = fault
+
+
+def test_error_status_carries_novas_fault():
+    assert nova._active(_Server("ACTIVE"))
+    assert not nova._active(_Server("BUILD"))
+    with pytest.raises(client.ResourceInError) as err:
+        nova._active(
+            _Server("ERROR", {"message": "No valid host", "code": 500})
+        )
+    assert str(err.value) == (
+        'Went to status ERROR due to "Message: No valid host, Code: 500"'
+    )
+    with pytest.raises(client.ResourceUnknownStatus):
+        nova._active(_Server("PAUSED"))
+
+
+def test_no_configured_cloud_says_what_to_set():
+    with pytest.raises(client.CloudUnavailable) as err:
+        client.connection()
+    assert "[openstack] cloud" in str(err.value)
+
+
+def test_unknown_clouds_yaml_entry(tmp_path):
+    path = tmp_path / "clouds.yaml"
+    path.write_text("clouds: {}\n")
+    CONF.set_override("cloud", "nowhere", group="openstack")
+    CONF.set_override("clouds_yaml", str(path), group="openstack")
+    with pytest.raises(client.CloudUnavailable) as err:
+        client.connection()
+    assert "[openstack] cloud nowhere" in str(err.value)
+
+
+def test_one_connection_per_identity(tmp_path):
+    path = tmp_path / "clouds.yaml"
+    path.write_text(
+        "clouds:\n  c:\n    auth_type: none\n"
+        "    auth: {endpoint: 'http://127.0.0.1:9'}\n"
+    )
+    CONF.set_override("cloud", "c", group="openstack")
+    CONF.set_override("clouds_yaml", str(path), group="openstack")
+    assert client.connection() is client.connection()
+
+
+def test_keystone_mode_refuses_until_trusts_exist():
+    CONF.set_override("auth_strategy", "keystone", group="api")
+    with pytest.raises(client.CloudUnavailable) as err:
+        client.connection()
+    assert "trust" in str(err.value)
+
+
+def test_sdk_not_found_is_a_deleted_resource():
+    class Gone(neutron.Net):
+        def _request(self, method, path, body=None):
+            raise sdk_exc.NotFoundException("gone")
+
+    net = Gone("r", "OS::Neutron::Net", {}, resource_id="x")
+    cookie = net.handle_delete()
+    assert not cookie
+    assert net.check_delete_complete(cookie) is True
+
+
+def test_port_needs_a_network():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron_port.Port.validate_properties({}, PATH)
+    assert 'Property "network" not assigned' in str(err.value)
+    values = neutron_port.Port.validate_properties(
+        {"network": "n", "replacement_policy": "REPLACE_ALWAYS"}, PATH
+    )
+    port = neutron_port.Port("r", "OS::Neutron::Port", values)
+    assert port.needs_replace(values, {"name"})
+
+
+def test_security_group_rules_in_neutrons_form():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron_security_group.SecurityGroup.validate_properties(
+            {"name": "default"}, PATH
+        )
+    assert 'cannot be assigned the name "default"' in str(err.value)
+    cls = neutron_security_group.SecurityGroup
+    values = cls.validate_properties(
+        {
+            "rules": [
+                {"protocol": "tcp", "port_range_min": 22},
+                {"remote_mode": "remote_group_id"},
+            ]
+        },
+        PATH,
+    )
+    sg = cls("r", "OS::Neutron::SecurityGroup", values, resource_id="sg1")
+    tcp, group = (sg._rule(r) for r in values["rules"])
+    assert tcp == {
+        "direction": "ingress",
+        "ethertype": "IPv4",
+        "protocol": "tcp",
+        "port_range_min": 22,
+        "security_group_id": "sg1",
+    }
+    # A remote group defaults to the group itself.
+    assert group["remote_group_id"] == "sg1"
+    assert "remote_ip_prefix" not in group
+
+
+def test_router_interface_takes_a_subnet_or_a_port():
+    cls = neutron_router.RouterInterface
+    for props in (
+        {"router": "r"},
+        {"router": "r", "subnet": "s", "port": "p"},
+    ):
+        with pytest.raises(exception.StackValidationFailed) as err:
+            cls.validate_properties(props, PATH)
+        assert "Exactly one of the following properties" in str(err.value)
+    cls.validate_properties({"router": "r"}, PATH, unresolved=("port",))
+
+
+def test_router_refuses_l3_agents():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        neutron_router.Router.validate_properties(
+            {"l3_agent_ids": ["a"]}, PATH
+        )
+    assert "no L3 agents" in str(err.value)
+
+
+def test_floating_ip_update_can_disassociate():
+    cls = neutron_floating_ip.FloatingIP
+    values = cls.validate_properties({"floating_network": "public"}, PATH)
+    fip = cls("r", "OS::Neutron::FloatingIP", values, resource_id="f")
+    assert fip._prepare_update(values, {"port_id"}) == {"port_id": None}
+
+
+def test_cloud_constraints_accept_without_a_cloud():
+    from heat_lite.engine.template import constraints as tc
+
+    cloud_constraints.forget()
+    check = tc.custom_checker("nova.flavor")
+    assert check is not None
+    assert check("anything")
+
+
+def test_cloud_constraint_answers_are_cached(monkeypatch):
+    cloud_constraints.forget()
+    asked = []
+    monkeypatch.setattr(
+        cloud_constraints, "_exists", lambda *args: asked.append(args) or False
+    )
+    check = cloud_constraints.checker("glance.image")
+    assert not check("img")
+    assert not check("img")
+    assert asked == [("image", "find_image", "img")]
+    cloud_constraints.forget()
+
+
+def test_interfaces_step_detaches_and_attaches_the_difference():
+    from heat_lite.resources.openstack import server_update
+
+    step = server_update.interfaces_step(
+        [{"uuid": "a"}, {"port": "p1", "tag": "x"}],
+        [{"port": "p1"}, {"uuid": "b", "fixed_ip": "10.0.0.9"}],
+    )
+    assert step["detach"] == [{"uuid": "a"}]
+    assert step["attach"] == [{"uuid": "b", "fixed_ip": "10.0.0.9"}]
+    assert (
+        server_update.interfaces_step([{"uuid": "a"}], [{"uuid": "a"}]) is None
+    )
+
+
+def test_a_conflicting_delete_is_tried_again_until_the_deadline():
+    answers = [sdk_exc.ConflictException("in use", http_status=409)] * 2
+
+    class Busy(neutron.Net):
+        def _request(self, method, path, body=None):
+            if answers:
+                raise answers.pop(0)
+            if method == "GET":
+                raise sdk_exc.NotFoundException("gone")
+
+    net = Busy("r", "OS::Neutron::Net", {}, resource_id="x")
+    cookie = net.handle_delete()
+    assert cookie["pending"]
+    with pytest.raises(base.PollDelay):
+        net.check_delete_complete(cookie)
+    assert net.check_delete_complete(cookie) is True
+    # Past the deadline the conflict fails the delete.
+    answers.append(sdk_exc.ConflictException("in use", http_status=409))
+    cookie = {"until": 0, "wait": 0.5, "pending": True}
+    with pytest.raises(sdk_exc.ConflictException):
+        net.check_delete_complete(cookie)
+
+
+def test_a_role_needs_a_project_or_a_domain():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        keystone.User.validate_properties(
+            {"roles": [{"role": "member"}]}, PATH
+        )
+    assert "Either project or domain must be specified for role member" in (
+        str(err.value)
+    )
+
+
+def test_web_image_update_is_a_json_patch():
+    from heat_lite.resources.openstack import glance
+
+    ops = glance._patch_ops(
+        {"extra_properties": {"a": "1", "b": "2"}},
+        {
+            "tags": ["x"],
+            "os_distro": None,
+            "extra_properties": {"b": "3", "c": 4},
+        },
+        {"tags", "os_distro", "extra_properties"},
+    )
+    assert ops == [
+        {"op": "remove", "path": "/os_distro"},
+        {"op": "replace", "path": "/tags", "value": ["x"]},
+        {"op": "remove", "path": "/a"},
+        {"op": "replace", "path": "/b", "value": "3"},
+        {"op": "add", "path": "/c", "value": "4"},
+    ]

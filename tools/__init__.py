@@ -1,0 +1,1 @@
+"""Developer tools of heat_lite (not shipped in the wheel)."""
