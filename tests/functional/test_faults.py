@@ -16,12 +16,28 @@ import uuid
 
 import pytest
 
-from tests.functional import helpers
+from tests.functional import conftest, helpers
+from tests.functional import deployment as deployment_mod
 
 TR = "OS::Heat::TestResource"
 # The deployment's stall_timeout is 10 s: a failure reached sooner was not
 # helped by the watchdog.
 FAST = 8
+
+
+@pytest.fixture(scope="module", params=conftest.KINDS)
+def deployment(request, tmp_path_factory):
+    """A deployment of this module's own: the stacks whose delete is
+    poisoned stay behind (with their physical resources in the ledger),
+    which must not fail the leak checks of other modules."""
+    yield from deployment_mod.running(
+        request.param, tmp_path_factory.mktemp("faults-" + request.param)
+    )
+
+
+@pytest.fixture
+def heat(deployment):
+    return deployment.client()
 
 
 def _token():
