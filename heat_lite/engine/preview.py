@@ -157,9 +157,11 @@ def child_preview(
         "parent_resource_name": defn.name,
         "nested_depth": depth,
     }
-    child_bound = validation.bind(
-        template, env, bound.files, definitions.stack_info(child)
-    )
+    info = definitions.stack_info(child)
+    # A property that is an attribute of a resource not created yet: the
+    # child's parameter shows as null, as in Heat's preview.
+    info["unknown_parameters"] = [k for k, v in props.items() if v is None]
+    child_bound = validation.bind(template, env, bound.files, info)
     budget.spend(len(child_bound.resources))
     return child, child_bound
 

@@ -365,3 +365,47 @@ def test_validate_rejects_parameter_and_resource_of_one_name(
         lambda: heat.stacks.create(stack_name="dup", template=template)
     )
     assert exc.code == 400 and "Duplicate names {'web'}" in str(exc)
+
+
+@BACKENDS
+def test_dry_run_create_with_a_parameter_from_an_attribute(
+    deployment, tmp_path
+):
+    """A template resource whose required parameter comes from another
+    resource's attribute previews, its parameter shown as null (as in
+    Heat) rather than "The Parameter (v) was not provided"."""
+    root = str(tmp_path)
+    _write(
+        os.path.join(root, "needs.yaml"),
+        helpers.template(
+            {
+                "inner": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"value": {"get_param": "v"}},
+                }
+            },
+            parameters={"v": {"type": "string"}},
+        ),
+    )
+    top = _write(
+        os.path.join(root, "top.yaml"),
+        helpers.template(
+            {
+                "source": {"type": "OS::Heat::RandomString"},
+                "user": {
+                    "type": "needs.yaml",
+                    "properties": {"v": {"get_attr": ["source", "value"]}},
+                },
+            }
+        ),
+    )
+    name = "attrparam-" + uuid.uuid4().hex[:8]
+    preview = _json(
+        deployment, "demo", "stack", "create", "--dry-run", "-t", top, name
+    )
+    resources = preview["resources"]
+    nested = [r for r in resources if isinstance(r, list)]
+    assert len(nested) == 1, resources
+    [inner] = nested[0]
+    assert inner["resource_name"] == "inner"
+    assert inner["properties"]["value"] is None

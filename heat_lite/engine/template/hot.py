@@ -239,6 +239,7 @@ class BoundTemplate:
             template.parameters,
             self.environment["parameters"],
             self.environment["parameter_defaults"],
+            self.stack_info.get("unknown_parameters", ()),
         )
         params = ParamScope(self)
         self.conditions = template.conditions.evaluate(params)

@@ -259,13 +259,15 @@ def parse_schema(section, version=versions.VERSIONS[-1]):
     }
 
 
-def resolve_values(schema, values, defaults=None):
+def resolve_values(schema, values, defaults=None, unknown=()):
     """Return {name: coerced value} for every declared parameter.
 
     :param values: values given by the user (``parameters``).
     :param defaults: ``parameter_defaults`` of the environment (names the
         template does not declare are ignored: they are for nested stacks).
     :raises UnknownUserParameter: for a value of an undeclared parameter.
+    :param unknown: names whose value cannot be known yet (a preview of a
+        nested stack whose parent passes an attribute): None, not an error.
     :raises UserParameterMissing: for a parameter with no value at all.
     :raises StackValidationFailed: for a value that does not fit.
     """
@@ -282,6 +284,8 @@ def resolve_values(schema, values, defaults=None):
             result[name] = param.coerce(defaults[name])
         elif param.has_default:
             result[name] = param.coerce(param.default)
+        elif name in unknown:
+            result[name] = None
         else:
             raise exception.UserParameterMissing(key=name)
     return result
