@@ -16,11 +16,15 @@ depends_on = None
 
 def upgrade():
     with op.batch_alter_table("service", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("epoch", sa.Integer(), nullable=False,
-                                      server_default="1"))
+        batch_op.add_column(
+            sa.Column(
+                "epoch", sa.Integer(), nullable=False, server_default="1"
+            )
+        )
     with op.batch_alter_table("resource", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("lock_epoch", sa.Integer(),
-                                      nullable=True))
+        batch_op.add_column(
+            sa.Column("lock_epoch", sa.Integer(), nullable=True)
+        )
 
 
 def downgrade():

@@ -90,11 +90,15 @@ class Fence:
         values = dict(self.values, engine_id=self.engine_id)
         row = db_api.service_register(values, may_take_over)
         if row is None:
-            LOG.info("Engine identity %s is held by a live process; "
-                     "using a random one", self.engine_id)
+            LOG.info(
+                "Engine identity %s is held by a live process; "
+                "using a random one",
+                self.engine_id,
+            )
             self.engine_id = str(uuid.uuid4())
             row = db_api.service_register(
-                dict(values, engine_id=self.engine_id), may_take_over)
+                dict(values, engine_id=self.engine_id), may_take_over
+            )
         with self._lock:
             self.epoch = row["epoch"]
             self._last_ok = self._healthy_since = time.monotonic()
@@ -156,8 +160,9 @@ class Heartbeat:
         self._failing = False
 
     def start(self):
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name="heat-lite-heartbeat")
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name="heat-lite-heartbeat"
+        )
         self._thread.start()
 
     def stop(self):
@@ -176,8 +181,7 @@ class Heartbeat:
             alive = db_api.service_heartbeat(fence.engine_id, fence.epoch)
         except Exception:  # noqa: BLE001 - keep beating
             if not self._failing:
-                LOG.exception("Heartbeat of engine %s failed",
-                              fence.engine_id)
+                LOG.exception("Heartbeat of engine %s failed", fence.engine_id)
             self._failing = True
             fence.lost()
             return
@@ -189,16 +193,23 @@ class Heartbeat:
             return
         if self._stop.is_set() or fence.retiring:
             return
-        LOG.warning("Engine %s (epoch %s) was claimed as dead: dropping "
-                    "its work and registering again", fence.engine_id,
-                    fence.epoch)
+        LOG.warning(
+            "Engine %s (epoch %s) was claimed as dead: dropping "
+            "its work and registering again",
+            fence.engine_id,
+            fence.epoch,
+        )
         fence.fenced()
         self.on_fenced()
         try:
             fence.register()
         except Exception:  # noqa: BLE001 - next beat tries again
-            LOG.exception("Engine %s could not register again",
-                          fence.engine_id)
+            LOG.exception(
+                "Engine %s could not register again", fence.engine_id
+            )
             return
-        LOG.info("Engine %s registered again in epoch %s", fence.engine_id,
-                 fence.epoch)
+        LOG.info(
+            "Engine %s registered again in epoch %s",
+            fence.engine_id,
+            fence.epoch,
+        )

@@ -49,8 +49,10 @@ INTERNAL = "Internal error during resource %s"
 
 def watcher(stack_id, engine_ids):
     """The engine (of ``engine_ids``) that watches ``stack_id``."""
-    return max(engine_ids, key=lambda e: hashlib.md5(
-        ("%s/%s" % (stack_id, e)).encode()).digest())
+    return max(
+        engine_ids,
+        key=lambda e: hashlib.md5(("%s/%s" % (stack_id, e)).encode()).digest(),
+    )
 
 
 class Watchdog:
@@ -73,8 +75,9 @@ class Watchdog:
         return self.fence.engine_id
 
     def start(self):
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name="heat-lite-watchdog")
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name="heat-lite-watchdog"
+        )
         self._thread.start()
 
     def stop(self):
@@ -95,10 +98,14 @@ class Watchdog:
         dead_before = models.utcnow() - datetime.timedelta(seconds=timeout)
         services = db_api.service_get_all()
         if self.fence.healthy_for(timeout) and db_api.service_claim_dead(
-                dead_before, services):
+            dead_before, services
+        ):
             services = db_api.service_get_all()
-        members = sorted((s["engine_id"], s["epoch"]) for s in services
-                         if s["updated_at"] >= dead_before)
+        members = sorted(
+            (s["engine_id"], s["epoch"])
+            for s in services
+            if s["updated_at"] >= dead_before
+        )
         engines = sorted({e for e, _ in members} | {self.engine_id})
         changed = members != self._members
         if changed and self._members is not None:
@@ -119,27 +126,37 @@ class Watchdog:
         stale, seen = [], {}
         for record in conv.locks_to_recover(self.engine_id):
             if not record["holder_live"]:
-                if record["engine_id"] == self.engine_id or watcher(
-                        record["stack_id"], engines) == self.engine_id:
+                if (
+                    record["engine_id"] == self.engine_id
+                    or watcher(record["stack_id"], engines) == self.engine_id
+                ):
                     stale.append(record)
             elif record["id"] not in active:
                 seen[record["id"]] = record
         # Only a lock unchanged (same atomic_key) since the previous pass
         # is an orphan: a new action may take a lock between two reads.
-        orphans = [r for r in seen.values()
-                   if self._suspects.get(r["id"]) == r["atomic_key"]]
+        orphans = [
+            r
+            for r in seen.values()
+            if self._suspects.get(r["id"]) == r["atomic_key"]
+        ]
         self._suspects = {i: r["atomic_key"] for i, r in seen.items()}
         if stale:
-            LOG.info("Taking over %d locks of engines that went down",
-                     len(stale))
-        return (self.take_over(stale, WENT_DOWN)
-                + self.take_over(orphans, INTERNAL))
+            LOG.info(
+                "Taking over %d locks of engines that went down", len(stale)
+            )
+        return self.take_over(stale, WENT_DOWN) + self.take_over(
+            orphans, INTERNAL
+        )
 
     def hand_over(self):
         """Stopping: give up every lock this engine holds so that another
         engine re-drives those records at once; return their nodes."""
-        records = [r for r in conv.locks_to_recover(self.engine_id)
-                   if r["engine_id"] == self.engine_id]
+        records = [
+            r
+            for r in conv.locks_to_recover(self.engine_id)
+            if r["engine_id"] == self.engine_id
+        ]
         if records:
             LOG.info("Handing over %d resource actions", len(records))
         return self.take_over(records, WENT_DOWN)
@@ -152,20 +169,31 @@ class Watchdog:
             action = record["action"]
             reason = reason_format % action
             event = db_api.event_values(
-                record["stack_id"], record["name"],
-                record["physical_resource_id"], action, "FAILED", reason,
-                record["type"])
-            if conv.resource_steal(record["id"], record["engine_id"],
-                                   record["atomic_key"],
-                                   {"status": "FAILED",
-                                    "status_reason": reason}, [event]):
+                record["stack_id"],
+                record["name"],
+                record["physical_resource_id"],
+                action,
+                "FAILED",
+                reason,
+                record["type"],
+            )
+            if conv.resource_steal(
+                record["id"],
+                record["engine_id"],
+                record["atomic_key"],
+                {"status": "FAILED", "status_reason": reason},
+                [event],
+            ):
                 nodes += self.dispatcher.runner.retrigger(record["id"])
         return nodes
 
     # Stacks --------------------------------------------------------------
     def _watch(self, engines, members_changed):
-        stacks = [s for s in conv.stacks_in_progress()
-                  if watcher(s["id"], engines) == self.engine_id]
+        stacks = [
+            s
+            for s in conv.stacks_in_progress()
+            if watcher(s["id"], engines) == self.engine_id
+        ]
         marks = conv.progress_marks([s["id"] for s in stacks])
         progress, self._progress = self._progress, {}
         nodes = []
@@ -178,17 +206,19 @@ class Watchdog:
             self._progress[stack["id"]] = (mark, since)
             if self._timed_out(stack):
                 continue
-            if members_changed or (
-                    now - since >= CONF.engine.stall_timeout):
+            if members_changed or (now - since >= CONF.engine.stall_timeout):
                 # Look again only after another stall_timeout.
                 self._progress[stack["id"]] = (mark, now)
                 nodes += self._redrive(stack, stalled=not members_changed)
         return nodes
 
     def _timed_out(self, stack):
-        timeout = (stack["timeout"] * 60 if stack["timeout"]
-                   else CONF.engine.stack_action_timeout)
-        elapsed = (models.utcnow() - stack["action_started_at"])
+        timeout = (
+            stack["timeout"] * 60
+            if stack["timeout"]
+            else CONF.engine.stack_action_timeout
+        )
+        elapsed = models.utcnow() - stack["action_started_at"]
         if elapsed.total_seconds() <= timeout:
             return False
         LOG.warning("Stack %s timed out", stack["id"])
@@ -202,25 +232,32 @@ class Watchdog:
         while record is not None and record["replaced_by"]:
             record = conv.resource_load(record["replaced_by"])
         return record is not None and (
-            record["converged_traversal"] == traversal)
+            record["converged_traversal"] == traversal
+        )
 
     def _redrive(self, stack, stalled=True):
         traversal = stack["current_traversal"]
         if not traversal or conv.traversal_get(traversal) is None:
             LOG.warning("Stack %s has no traversal; failing it", stack["id"])
-            self.ops.mark_failed(stack, "Engine went down during stack %s" %
-                                 stack["action"])
+            self.ops.mark_failed(
+                stack, "Engine went down during stack %s" % stack["action"]
+            )
             return []
-        nodes = [(stack["id"], traversal, entity, phase)
-                 for entity, phase, replaced_by in conv.ready_nodes(traversal)
-                 if not replaced_by or not self._converged(replaced_by,
-                                                           traversal)]
+        nodes = [
+            (stack["id"], traversal, entity, phase)
+            for entity, phase, replaced_by in conv.ready_nodes(traversal)
+            if not replaced_by or not self._converged(replaced_by, traversal)
+        ]
         joins = [n for n in nodes if n[3] in (BARRIER, STACK)]
         if joins:
             self.dispatcher.drive(joins)
         nodes = [n for n in nodes if n[3] not in (BARRIER, STACK)]
         if nodes:
             log = LOG.warning if stalled else LOG.info
-            log("Re-driving %d %s nodes of stack %s", len(nodes),
-                "stalled" if stalled else "ready", stack["id"])
+            log(
+                "Re-driving %d %s nodes of stack %s",
+                len(nodes),
+                "stalled" if stalled else "ready",
+                stack["id"],
+            )
         return nodes
