@@ -238,6 +238,9 @@ class Watchdog:
     def _redrive(self, stack, stalled=True):
         traversal = stack["current_traversal"]
         if not traversal or conv.traversal_get(traversal) is None:
+            age = models.utcnow() - stack["action_started_at"]
+            if age.total_seconds() < CONF.engine.stall_timeout:
+                return []  # its traversal is being stored right now
             LOG.warning("Stack %s has no traversal; failing it", stack["id"])
             self.ops.mark_failed(
                 stack, "Engine went down during stack %s" % stack["action"]
