@@ -424,7 +424,11 @@ def test_delete_while_an_engine_is_dead(deploy, kind):
         )
     finally:
         os.kill(victim, signal.SIGCONT)
+    woke = time.time()
     _wait(lambda: dep.engines_up() >= 2, what="the zombie re-registered")
+    # Give the zombie's old polls time to come round: they must not
+    # delete anything again.
+    _wait(lambda: time.time() - woke > 3, what="the zombie's old polls")
     assert_no_leaks(dep)
     _assert_deleted_once(dep)
     _assert_created_once(dep, "deldead", resources)

@@ -214,11 +214,11 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
             "CREATE", "status": "IN_PROGRESS", "current_traversal":
             str(uuid.uuid4()), "nested_depth": 0, "disable_rollback": True,
             "created_at": now, "action_started_at": now} for i in ids])
-    for n in range(3):
+    others = [str(uuid.uuid4()) for _ in range(3)]
+    for n, other in enumerate(others):
         db_api.service_create({
-            "engine_id": str(uuid.uuid4()), "host": "h%d" % n,
-            "hostname": "h%d" % n, "binary": "b", "topic": "t", "pid": 1,
-            "report_interval": 1})
+            "engine_id": other, "host": "h%d" % n, "hostname": "h%d" % n,
+            "binary": "b", "topic": "t", "pid": 1, "report_interval": 1})
     me = threading.get_ident()
     counted = []
 
@@ -229,6 +229,8 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
     watchdog = recovery.Watchdog(engine.fence, engine.ops, engine.dispatcher)
     try:
         watchdog.tick()  # the first pass looks at every watched stack
+        for other in others:  # alive: nobody claims them meanwhile
+            db_api.service_heartbeat(other)
         sa.event.listen(db, "before_cursor_execute", count)
         watchdog.tick()
         sa.event.remove(db, "before_cursor_execute", count)
