@@ -50,23 +50,30 @@ class Tally:
 class StackClient:
     """Create, update, delete and wait for stacks of one project."""
 
-    def __init__(self, endpoint, tally=None, poll_floor=0.01,
-                 user="bench"):
+    def __init__(self, endpoint, tally=None, poll_floor=0.01, user="bench"):
         self.endpoint = endpoint
         self.tally = tally if tally is not None else Tally()
         self.poll_floor = poll_floor
         self.last_accept = None  # seconds the last POST/PUT/DELETE took
         self.http = requests.Session()
-        self.http.headers.update({"X-Auth-User": user,
-                                  "Content-Type": "application/json",
-                                  "Accept": "application/json"})
+        self.http.headers.update(
+            {
+                "X-Auth-User": user,
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+            }
+        )
 
     def _request(self, method, path, body=None, expect=(200,)):
         start = time.monotonic()
         try:
-            resp = self.http.request(method, self.endpoint + path,
-                                     json=body, timeout=REQUEST_TIMEOUT,
-                                     allow_redirects=False)
+            resp = self.http.request(
+                method,
+                self.endpoint + path,
+                json=body,
+                timeout=REQUEST_TIMEOUT,
+                allow_redirects=False,
+            )
         except requests.RequestException as exc:
             # A dead or wedged API fails the operation, not the run.
             raise OpFailed("%s %s: %s" % (method, path, exc)) from None
@@ -75,31 +82,46 @@ class StackClient:
         if method != "GET":
             self.last_accept = elapsed
         if resp.status_code not in expect:
-            raise OpFailed("%s %s: HTTP %d %s" % (
-                method, path, resp.status_code, resp.text[:500]))
+            raise OpFailed(
+                "%s %s: HTTP %d %s"
+                % (method, path, resp.status_code, resp.text[:500])
+            )
         return resp
 
     # Operations ----------------------------------------------------------
     def create(self, name, template):
         """POST a stack; return its (name, id) once accepted."""
-        resp = self._request("POST", "/stacks", {
-            "stack_name": name, "template": template,
-            "disable_rollback": True}, expect=(201,))
+        resp = self._request(
+            "POST",
+            "/stacks",
+            {
+                "stack_name": name,
+                "template": template,
+                "disable_rollback": True,
+            },
+            expect=(201,),
+        )
         return name, resp.json()["stack"]["id"]
 
     def update(self, stack, template):
         """PUT a new template; return once the update is accepted."""
-        self._request("PUT", "/stacks/%s/%s" % stack,
-                      {"template": template}, expect=(202,))
+        self._request(
+            "PUT",
+            "/stacks/%s/%s" % stack,
+            {"template": template},
+            expect=(202,),
+        )
 
     def delete(self, stack):
-        self._request("DELETE", "/stacks/%s/%s" % stack,
-                      expect=(204, 404))
+        self._request("DELETE", "/stacks/%s/%s" % stack, expect=(204, 404))
 
     def status(self, stack):
         """Return (stack_status, reason), or None once it is gone."""
-        resp = self._request("GET", "/stacks/%s/%s?resolve_outputs=false"
-                             % stack, expect=(200, 404))
+        resp = self._request(
+            "GET",
+            "/stacks/%s/%s?resolve_outputs=false" % stack,
+            expect=(200, 404),
+        )
         if resp.status_code == 404:
             return None
         body = resp.json()["stack"]
@@ -107,14 +129,17 @@ class StackClient:
 
     def list_stacks(self, name=None):
         """(name, id) of the project's stacks, or of those named."""
-        resp = self._request("GET", "/stacks" + (
-            "?name=%s" % name if name else ""))
+        resp = self._request(
+            "GET", "/stacks" + ("?name=%s" % name if name else "")
+        )
         return [(s["stack_name"], s["id"]) for s in resp.json()["stacks"]]
 
     def resource_versions(self, stack, resource):
         """Every stored version of one resource (heat_lite's extension)."""
-        resp = self._request("GET", "/stacks/%s/%s/resources/%s/versions"
-                             % (stack + (resource,)))
+        resp = self._request(
+            "GET",
+            "/stacks/%s/%s/resources/%s/versions" % (stack + (resource,)),
+        )
         return resp.json()["versions"]
 
     # Waiting -------------------------------------------------------------
@@ -137,11 +162,15 @@ class StackClient:
             if status == expected:
                 return now - started
             if not status.endswith("IN_PROGRESS"):
-                raise OpFailed("stack %s is %s (%s), expected %s" % (
-                    stack[0], status, reason, expected))
+                raise OpFailed(
+                    "stack %s is %s (%s), expected %s"
+                    % (stack[0], status, reason, expected)
+                )
             if now > deadline:
-                raise OpTimeout("stack %s still %s after %.0f s" % (
-                    stack[0], status, timeout))
+                raise OpTimeout(
+                    "stack %s still %s after %.0f s"
+                    % (stack[0], status, timeout)
+                )
             interval = (now - started) * POLL_FRACTION
             time.sleep(min(POLL_MAX, max(self.poll_floor, interval)))
 

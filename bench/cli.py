@@ -18,11 +18,23 @@ import sys
 import tempfile
 import time
 
-from bench import api, plots, report, scenarios, stats, throughput, topology
+from bench import (
+    api,
+    plots,
+    report,
+    scenarios,
+    soak,
+    stats,
+    throughput,
+    topology,
+)
 from bench.results import Results
 
 OTHER_SCENARIOS = ("throughput", "resource_group")
-ALL_SCENARIOS = scenarios.SIZE_SCENARIOS + OTHER_SCENARIOS
+# Long runs that only run when named in --scenarios.
+OPT_IN_SCENARIOS = ("soak",)
+DEFAULT_SCENARIOS = scenarios.SIZE_SCENARIOS + OTHER_SCENARIOS
+ALL_SCENARIOS = DEFAULT_SCENARIOS + OPT_IN_SCENARIOS
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOG = logging.getLogger("bench")
 
@@ -35,6 +47,9 @@ DEFAULTS = {
     "throughput_threads": (16, 4),
     "throughput_seconds": (60.0, 0.0),
     "group_sizes": ("1000,100", "10,5"),
+    "soak_stacks": (100, 4),
+    "soak_updates": (10000, 40),
+    "soak_rounds": (10, 2),
 }
 
 
@@ -44,46 +59,101 @@ def _ints(text):
 
 def parser():
     p = argparse.ArgumentParser(
-        prog="python -m bench", description="Benchmark heat_lite over its "
-        "REST API in one or more topologies (see bench/README.rst).")
-    p.add_argument("--topology", action="append",
-                   choices=sorted(topology.KINDS),
-                   help="all (heat-lite-all, SQLite), postgresql or mysql "
-                   "(API + engines over RabbitMQ); repeat for several. "
-                   "Default: all three (--quick: all).")
-    p.add_argument("--workers", type=int, default=2,
-                   help="engine worker processes (default 2)")
-    p.add_argument("--sizes", help="stack sizes N, comma separated "
-                   "(default 10,100,1000,10000; --quick: 10,20)")
-    p.add_argument("--shapes", default="flat,chain",
-                   help="flat and/or chain (default both)")
-    p.add_argument("--scenarios", default=",".join(ALL_SCENARIOS),
-                   help="comma separated subset of: %s" %
-                   ", ".join(ALL_SCENARIOS))
-    p.add_argument("--full-max", type=int, default=1000,
-                   help="sizes above this run only the flat create and "
-                   "delete (default 1000)")
-    p.add_argument("--concurrent-sizes",
-                   help="sizes of the concurrent update (default 100,1000)")
-    p.add_argument("--throughput-stacks", type=int,
-                   help="K stacks of 10 resources (default 100)")
-    p.add_argument("--throughput-threads", type=int,
-                   help="T client threads (default 16)")
-    p.add_argument("--throughput-seconds", type=float,
-                   help="keep updating for at least this long (default 60)")
-    p.add_argument("--group-sizes", help="ResourceGroup scale targets "
-                   "from 0 (default 1000,100)")
-    p.add_argument("--op-timeout", type=float, default=300.0,
-                   help="seconds one operation may take before the "
-                   "harness gives up on that size (default 300)")
-    p.add_argument("--out", help="output folder (default "
-                   "bench/results/<timestamp>)")
-    p.add_argument("--render", nargs="+", metavar="RUN_DIR",
-                   help="run nothing: write the tables and plots of "
-                   "earlier runs' results.json together into --out")
-    p.add_argument("--quick", action="store_true",
-                   help="CI mode: all-in-one only, N <= 100, a short "
-                   "throughput run")
+        prog="python -m bench",
+        description="Benchmark heat_lite over its "
+        "REST API in one or more topologies (see bench/README.rst).",
+    )
+    p.add_argument(
+        "--topology",
+        action="append",
+        choices=sorted(topology.KINDS),
+        help="all (heat-lite-all, SQLite), postgresql or mysql "
+        "(API + engines over RabbitMQ); repeat for several. "
+        "Default: all three (--quick: all).",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="engine worker processes (default 2)",
+    )
+    p.add_argument(
+        "--sizes",
+        help="stack sizes N, comma separated "
+        "(default 10,100,1000,10000; --quick: 10,20)",
+    )
+    p.add_argument(
+        "--shapes",
+        default="flat,chain",
+        help="flat and/or chain (default both)",
+    )
+    p.add_argument(
+        "--scenarios",
+        default=",".join(DEFAULT_SCENARIOS),
+        help="comma separated subset of: %s (default all but "
+        "%s)" % (", ".join(ALL_SCENARIOS), ", ".join(OPT_IN_SCENARIOS)),
+    )
+    p.add_argument(
+        "--full-max",
+        type=int,
+        default=1000,
+        help="sizes above this run only the flat create and "
+        "delete (default 1000)",
+    )
+    p.add_argument(
+        "--concurrent-sizes",
+        help="sizes of the concurrent update (default 100,1000)",
+    )
+    p.add_argument(
+        "--throughput-stacks",
+        type=int,
+        help="K stacks of 10 resources (default 100)",
+    )
+    p.add_argument(
+        "--throughput-threads", type=int, help="T client threads (default 16)"
+    )
+    p.add_argument(
+        "--throughput-seconds",
+        type=float,
+        help="keep updating for at least this long (default 60)",
+    )
+    p.add_argument(
+        "--group-sizes",
+        help="ResourceGroup scale targets from 0 (default 1000,100)",
+    )
+    p.add_argument(
+        "--soak-stacks", type=int, help="soak: K stacks (default 100)"
+    )
+    p.add_argument(
+        "--soak-updates", type=int, help="soak: updates in all (default 10000)"
+    )
+    p.add_argument(
+        "--soak-rounds",
+        type=int,
+        help="soak: rounds, each ended by purge_deleted (default 10)",
+    )
+    p.add_argument(
+        "--op-timeout",
+        type=float,
+        default=300.0,
+        help="seconds one operation may take before the "
+        "harness gives up on that size (default 300)",
+    )
+    p.add_argument(
+        "--out", help="output folder (default bench/results/<timestamp>)"
+    )
+    p.add_argument(
+        "--render",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="run nothing: write the tables and plots of "
+        "earlier runs' results.json together into --out",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="CI mode: all-in-one only, N <= 100, a short throughput run",
+    )
     return p
 
 
@@ -99,8 +169,10 @@ def parse(argv=None):
     opts.scenarios = [s for s in opts.scenarios.split(",") if s]
     unknown = set(opts.scenarios) - set(ALL_SCENARIOS)
     if unknown or not set(opts.shapes) <= {"flat", "chain"}:
-        parser().error("unknown scenario or shape: %s" % ", ".join(
-            sorted(unknown) or opts.shapes))
+        parser().error(
+            "unknown scenario or shape: %s"
+            % ", ".join(sorted(unknown) or opts.shapes)
+        )
     if opts.quick and max(opts.sizes) > 100:
         parser().error("--quick runs sizes up to 100")
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -127,8 +199,14 @@ def run_topology(name, opts, results, data, workroot):
         data["topologies"][name] = topo.describe()
     except Exception as exc:  # noqa: BLE001 - keep the other topologies
         LOG.exception("Benchmark of %s stopped", name)
-        results.add(name, "all", "-", 0, "failed", reason="%s: %s" % (
-            type(exc).__name__, exc))
+        results.add(
+            name,
+            "all",
+            "-",
+            0,
+            "failed",
+            reason="%s: %s" % (type(exc).__name__, exc),
+        )
         data["topologies"][name] = topo.describe()
     finally:
         topo.stop()
@@ -138,13 +216,39 @@ def run_topology(name, opts, results, data, workroot):
 def _run_topology(topo, opts, results):
     _run_sizes(topo, opts, results)
     if "throughput" in opts.scenarios:
-        _guarded(topo, throughput.run_throughput, topo, results,
-                 opts.throughput_stacks, opts.throughput_threads,
-                 opts.throughput_seconds, opts.op_timeout)
+        _guarded(
+            topo,
+            throughput.run_throughput,
+            topo,
+            results,
+            opts.throughput_stacks,
+            opts.throughput_threads,
+            opts.throughput_seconds,
+            opts.op_timeout,
+        )
     if "resource_group" in opts.scenarios:
         big, small = max(opts.group_sizes), min(opts.group_sizes)
-        _guarded(topo, throughput.run_resource_group, topo, results, big,
-                 small, opts.op_timeout)
+        _guarded(
+            topo,
+            throughput.run_resource_group,
+            topo,
+            results,
+            big,
+            small,
+            opts.op_timeout,
+        )
+    if "soak" in opts.scenarios:
+        _guarded(
+            topo,
+            soak.run_soak,
+            topo,
+            results,
+            opts.soak_stacks,
+            opts.soak_updates,
+            opts.soak_rounds,
+            opts.throughput_threads,
+            opts.op_timeout,
+        )
 
 
 def _guarded(topo, fn, *args):
@@ -155,17 +259,29 @@ def _guarded(topo, fn, *args):
 
 
 def _run_sizes(topo, opts, results):
-    ctx = scenarios.Context(topo, results, opts.scenarios, opts.op_timeout,
-                            opts.full_max, opts.concurrent_sizes)
+    ctx = scenarios.Context(
+        topo,
+        results,
+        opts.scenarios,
+        opts.op_timeout,
+        opts.full_max,
+        opts.concurrent_sizes,
+    )
     if not ctx.wanted(*scenarios.SIZE_SCENARIOS):
         return
     gave_up = {}
     for n in opts.sizes:
         for shape in opts.shapes:
             if shape in gave_up:
-                results.add(topo.name, "all", shape, n, "skipped",
-                            reason="gave up: N=%d overran --op-timeout "
-                            "%.0f s" % (gave_up[shape], opts.op_timeout))
+                results.add(
+                    topo.name,
+                    "all",
+                    shape,
+                    n,
+                    "skipped",
+                    reason="gave up: N=%d overran --op-timeout "
+                    "%.0f s" % (gave_up[shape], opts.op_timeout),
+                )
                 continue
             try:
                 scenarios.run_size(ctx, shape, n)
@@ -181,9 +297,13 @@ def _run_sizes(topo, opts, results):
 def _meta(opts, started):
     def _git(*args):
         try:
-            return subprocess.run(["git", *args], capture_output=True,
-                                  text=True, cwd=HERE,
-                                  timeout=10).stdout.strip()
+            return subprocess.run(
+                ["git", *args],
+                capture_output=True,
+                text=True,
+                cwd=HERE,
+                timeout=10,
+            ).stdout.strip()
         except OSError:
             return ""
 
@@ -196,12 +316,20 @@ def _meta(opts, started):
         revision = _git("rev-parse", "--short", "HEAD") or "unknown"
         if _git("status", "--porcelain", "--", "heat_lite"):
             revision += "+local changes"
-    return {"started": started, "argv": sys.argv[1:], "quick": opts.quick,
-            "workers": opts.workers, "sizes": opts.sizes,
-            "shapes": opts.shapes, "scenarios": opts.scenarios,
-            "op_timeout_s": opts.op_timeout, "revision": revision,
-            "cpus": os.cpu_count(), "memory_gib": round(mem_kb / 2**20),
-            "python": sys.version.split()[0]}
+    return {
+        "started": started,
+        "argv": sys.argv[1:],
+        "quick": opts.quick,
+        "workers": opts.workers,
+        "sizes": opts.sizes,
+        "shapes": opts.shapes,
+        "scenarios": opts.scenarios,
+        "op_timeout_s": opts.op_timeout,
+        "revision": revision,
+        "cpus": os.cpu_count(),
+        "memory_gib": round(mem_kb / 2**20),
+        "python": sys.version.split()[0],
+    }
 
 
 def render(opts):
@@ -246,12 +374,14 @@ def _write(opts, data, results, elapsed):
     data["records"] = results.records
     data["fits"] = stats.fits(results.records)
     if plots.available():
-        data["plots"] = plots.write_all(results.records,
-                                        list(data["topologies"]), opts.out)
+        data["plots"] = plots.write_all(
+            results.records, list(data["topologies"]), opts.out
+        )
     else:
         data["plots"] = []
-        data["meta"]["plots_skipped"] = ("matplotlib is not installed "
-                                         "(pip install .[bench])")
+        data["meta"]["plots_skipped"] = (
+            "matplotlib is not installed (pip install .[bench])"
+        )
     report.write_json(opts.out, data)
     report.write_markdown(opts.out, data)
     print("results: %s" % opts.out)

@@ -11,9 +11,13 @@ import os
 
 from bench import stats
 
-COST_KEYS = (("sql_statements", "SQL/res"), ("sql_commits", "txn/res"),
-             ("rpc_casts", "casts/res"), ("rpc_calls", "calls/res"),
-             ("events", "events/res"))
+COST_KEYS = (
+    ("sql_statements", "SQL/res"),
+    ("sql_commits", "txn/res"),
+    ("rpc_casts", "casts/res"),
+    ("rpc_calls", "calls/res"),
+    ("events", "events/res"),
+)
 CPU_KEYS = ("cpu_ms_engine", "cpu_ms_all")
 
 
@@ -40,8 +44,10 @@ def _fmt(value, pattern="%.2f"):
 
 
 def _table(header, rows):
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return lines + [""]
 
@@ -54,20 +60,26 @@ def _engine_cpu(per):
 def _main_rows(records):
     rows = []
     for rec in records:
-        if rec["status"] != "ok" or rec["scenario"].startswith(
-                "throughput"):
+        if rec["status"] != "ok" or rec["scenario"].startswith("throughput"):
             continue
         per = rec["per_resource"]
         resources = rec.get("resources") or rec["n"]
         ms = 1000.0 * rec["seconds"] / resources if resources else None
         accept = (rec.get("extra") or {}).get("accept_seconds")
-        rows.append([rec["topology"], rec["scenario"], rec["shape"],
-                     rec["n"], _fmt(rec["seconds"], "%.3f"),
-                     _fmt(accept, "%.3f"), _fmt(ms, "%.1f")]
-                    + [_fmt(per.get(k, 0.0)) for k, _ in COST_KEYS]
-                    + [_fmt(_engine_cpu(per)), _fmt(per.get("cpu_ms_api"))]
-                    + [_fmt(engine_rss_mb(rec), "%.0f"),
-                       _fmt(api_rss_mb(rec), "%.0f")])
+        rows.append(
+            [
+                rec["topology"],
+                rec["scenario"],
+                rec["shape"],
+                rec["n"],
+                _fmt(rec["seconds"], "%.3f"),
+                _fmt(accept, "%.3f"),
+                _fmt(ms, "%.1f"),
+            ]
+            + [_fmt(per.get(k, 0.0)) for k, _ in COST_KEYS]
+            + [_fmt(_engine_cpu(per)), _fmt(per.get("cpu_ms_api"))]
+            + [_fmt(engine_rss_mb(rec), "%.0f"), _fmt(api_rss_mb(rec), "%.0f")]
+        )
     return rows
 
 
@@ -76,12 +88,18 @@ def _concurrent_rows(records):
     for rec in records:
         if rec["scenario"] == "concurrent_update" and rec["status"] == "ok":
             extra = rec["extra"]
-            rows.append([rec["topology"], rec["shape"], rec["n"],
-                         _fmt(rec["seconds"], "%.3f"),
-                         _fmt(extra["alone_seconds"], "%.3f"),
-                         _fmt(extra["ratio"]),
-                         extra.get("first_update_status_at_second"),
-                         extra.get("converged")])
+            rows.append(
+                [
+                    rec["topology"],
+                    rec["shape"],
+                    rec["n"],
+                    _fmt(rec["seconds"], "%.3f"),
+                    _fmt(extra["alone_seconds"], "%.3f"),
+                    _fmt(extra["ratio"]),
+                    extra.get("first_update_status_at_second"),
+                    extra.get("converged"),
+                ]
+            )
     return rows
 
 
@@ -95,82 +113,180 @@ def _latency(extra, kind):
 def _throughput_rows(records):
     rows = []
     for rec in records:
-        if rec["scenario"].startswith("throughput") and \
-                rec["status"] == "ok":
+        if rec["scenario"].startswith("throughput") and rec["status"] == "ok":
             extra = rec["extra"]
-            kind = {"throughput_create": "POST", "throughput_update": "PUT",
-                    "throughput_delete": "DELETE"}[rec["scenario"]]
-            rows.append([rec["topology"], rec["scenario"].split("_")[1],
-                         extra["stacks"], extra["threads"], rec["n"],
-                         _fmt(rec["seconds"], "%.1f"),
-                         _fmt(extra["stacks_per_second"]),
-                         _latency(extra, kind), _latency(extra, "GET"),
-                         _fmt(rec["per_resource"].get("sql_statements")),
-                         _fmt(engine_rss_mb(rec), "%.0f")])
+            kind = {
+                "throughput_create": "POST",
+                "throughput_update": "PUT",
+                "throughput_delete": "DELETE",
+            }[rec["scenario"]]
+            rows.append(
+                [
+                    rec["topology"],
+                    rec["scenario"].split("_")[1],
+                    extra["stacks"],
+                    extra["threads"],
+                    rec["n"],
+                    _fmt(rec["seconds"], "%.1f"),
+                    _fmt(extra["stacks_per_second"]),
+                    _latency(extra, kind),
+                    _latency(extra, "GET"),
+                    _fmt(rec["per_resource"].get("sql_statements")),
+                    _fmt(engine_rss_mb(rec), "%.0f"),
+                ]
+            )
     return rows
 
 
 def markdown(data):
     meta = data["meta"]
     records = data["records"]
-    out = ["# heat_lite benchmark %s" % meta["started"], "",
-           "Topologies: %s; engine workers: %s; sizes: %s; heat_lite %s; "
-           "machine: %s cores, %s GiB; run took %.0f s." % (
-               ", ".join(data["topologies"]), meta["workers"],
-               ", ".join(str(n) for n in meta["sizes"]),
-               meta["revision"], meta["cpus"], meta["memory_gib"],
-               meta["elapsed_s"]), "",
-           ] + (["Merged from the runs in %s." % ", ".join(
-               os.path.basename(p.rstrip("/")) for p in meta["merged_from"]),
-               ""] if meta.get("merged_from") else []) + [
-           "## Operations", "",
-           "Seconds from the request to the poll that saw COMPLETE "
-           "(accept s: until the API answered the request); "
-           "costs are net counts per resource; CPU is what the kernel "
-           "charged the heat_lite processes (engine: all workers, or "
-           "heat-lite-all); RSS is the peak so far.", ""]
-    out += _table(["topology", "scenario", "shape", "N", "seconds",
-                   "accept s", "ms/res"] + [label for _, label in COST_KEYS]
-                  + ["engine CPU ms/res", "api CPU ms/res", "engine MB",
-                     "api MB"], _main_rows(records))
-    out += ["## Scaling: log-log slope of time vs N", "",
-            "1.0: doubling N doubles the time. The fit covers every "
-            "size; each step's slope is between two consecutive sizes.",
-            ""]
-    out += _table(["topology", "scenario", "shape", "sizes", "slope",
-                   "slope of each step"], [
-        [f["topology"], f["scenario"], f["shape"],
-         ",".join(str(n) for n in f["sizes"]), _fmt(f["slope"]),
-         " ".join(_fmt(x) for x in f.get("step_slopes", []))]
-        for f in data["fits"]])
+    out = (
+        [
+            "# heat_lite benchmark %s" % meta["started"],
+            "",
+            "Topologies: %s; engine workers: %s; sizes: %s; heat_lite %s; "
+            "machine: %s cores, %s GiB; run took %.0f s."
+            % (
+                ", ".join(data["topologies"]),
+                meta["workers"],
+                ", ".join(str(n) for n in meta["sizes"]),
+                meta["revision"],
+                meta["cpus"],
+                meta["memory_gib"],
+                meta["elapsed_s"],
+            ),
+            "",
+        ]
+        + (
+            [
+                "Merged from the runs in %s."
+                % ", ".join(
+                    os.path.basename(p.rstrip("/"))
+                    for p in meta["merged_from"]
+                ),
+                "",
+            ]
+            if meta.get("merged_from")
+            else []
+        )
+        + [
+            "## Operations",
+            "",
+            "Seconds from the request to the poll that saw COMPLETE "
+            "(accept s: until the API answered the request); "
+            "costs are net counts per resource; CPU is what the kernel "
+            "charged the heat_lite processes (engine: all workers, or "
+            "heat-lite-all); RSS is the peak so far.",
+            "",
+        ]
+    )
+    out += _table(
+        ["topology", "scenario", "shape", "N", "seconds", "accept s", "ms/res"]
+        + [label for _, label in COST_KEYS]
+        + ["engine CPU ms/res", "api CPU ms/res", "engine MB", "api MB"],
+        _main_rows(records),
+    )
+    out += [
+        "## Scaling: log-log slope of time vs N",
+        "",
+        "1.0: doubling N doubles the time. The fit covers every "
+        "size; each step's slope is between two consecutive sizes.",
+        "",
+    ]
+    out += _table(
+        [
+            "topology",
+            "scenario",
+            "shape",
+            "sizes",
+            "slope",
+            "slope of each step",
+        ],
+        [
+            [
+                f["topology"],
+                f["scenario"],
+                f["shape"],
+                ",".join(str(n) for n in f["sizes"]),
+                _fmt(f["slope"]),
+                " ".join(_fmt(x) for x in f.get("step_slopes", [])),
+            ]
+            for f in data["fits"]
+        ],
+    )
     rows = _concurrent_rows(records)
     if rows:
-        out += ["## Concurrent update", "",
-                "Update #2 sent while #1 runs: seconds from #2 accepted "
-                "to COMPLETE, against the same update alone.", ""]
-        out += _table(["topology", "shape", "N", "#2 during #1 s",
-                       "#2 alone s", "ratio", "#1 when #2 sent",
-                       "converged"], rows)
+        out += [
+            "## Concurrent update",
+            "",
+            "Update #2 sent while #1 runs: seconds from #2 accepted "
+            "to COMPLETE, against the same update alone.",
+            "",
+        ]
+        out += _table(
+            [
+                "topology",
+                "shape",
+                "N",
+                "#2 during #1 s",
+                "#2 alone s",
+                "ratio",
+                "#1 when #2 sent",
+                "converged",
+            ],
+            rows,
+        )
     rows = _throughput_rows(records)
     if rows:
-        out += ["## Throughput (stacks of 10 OS::Heat::None)", "",
-                "Latency columns are p50 / p90 / p99 in ms.", ""]
-        out += _table(["topology", "phase", "stacks", "threads", "ops",
-                       "seconds", "stacks/s", "request ms", "poll GET ms",
-                       "SQL/res", "engine MB"], rows)
+        out += [
+            "## Throughput (stacks of 10 OS::Heat::None)",
+            "",
+            "Latency columns are p50 / p90 / p99 in ms.",
+            "",
+        ]
+        out += _table(
+            [
+                "topology",
+                "phase",
+                "stacks",
+                "threads",
+                "ops",
+                "seconds",
+                "stacks/s",
+                "request ms",
+                "poll GET ms",
+                "SQL/res",
+                "engine MB",
+            ],
+            rows,
+        )
     out += ["## Targets of issue 7", ""]
-    out += _table(["topology", "target", "measured", "met"], [
-        [topo, target, measured, "yes" if met else "**no**"]
-        for topo in data["topologies"]
-        for target, measured, met in stats.targets(records, topo)])
+    out += _table(
+        ["topology", "target", "measured", "met"],
+        [
+            [topo, target, measured, "yes" if met else "**no**"]
+            for topo in data["topologies"]
+            for target, measured, met in stats.targets(records, topo)
+        ],
+    )
     others = [r for r in records if r["status"] != "ok"]
     if others:
         out += ["## Not run, failed or timed out", ""]
-        out += _table(["topology", "scenario", "shape", "N", "status",
-                       "reason"], [
-            [r["topology"], r["scenario"], r["shape"], r["n"], r["status"],
-             (r.get("reason") or "").replace("|", "/")[:200]]
-            for r in others])
+        out += _table(
+            ["topology", "scenario", "shape", "N", "status", "reason"],
+            [
+                [
+                    r["topology"],
+                    r["scenario"],
+                    r["shape"],
+                    r["n"],
+                    r["status"],
+                    (r.get("reason") or "").replace("|", "/")[:200],
+                ]
+                for r in others
+            ],
+        )
     if data.get("plots"):
         out += ["## Plots", ""]
         out += ["![%s](%s)" % (name[:-4], name) for name in data["plots"]]

@@ -34,8 +34,9 @@ DELAY_FRACTION = 0.3
 class Context:
     """What the scenarios of one topology share."""
 
-    def __init__(self, topo, results, selected, timeout, full_max,
-                 concurrent_sizes):
+    def __init__(
+        self, topo, results, selected, timeout, full_max, concurrent_sizes
+    ):
         self.topo = topo
         self.results = results
         self.selected = set(selected)
@@ -59,20 +60,30 @@ class Context:
         try:
             seconds, costs = self.topo.measure(fn)
         except api.OpTimeout as exc:
-            self.results.add(self.topo.name, scenario, shape, n, "timeout",
-                             reason=str(exc))
+            self.results.add(
+                self.topo.name, scenario, shape, n, "timeout", reason=str(exc)
+            )
             raise
         except api.OpFailed as exc:
-            self.results.add(self.topo.name, scenario, shape, n, "failed",
-                             reason=str(exc))
+            self.results.add(
+                self.topo.name, scenario, shape, n, "failed", reason=str(exc)
+            )
             raise
         if record:
             # How long the API took to accept the request: the engine
             # stores the whole traversal before it answers.
-            extra.setdefault("accept_seconds", round(
-                self.client.last_accept or 0.0, 4))
-            self.results.add(self.topo.name, scenario, shape, n,
-                             seconds=seconds, costs=costs, **extra)
+            extra.setdefault(
+                "accept_seconds", round(self.client.last_accept or 0.0, 4)
+            )
+            self.results.add(
+                self.topo.name,
+                scenario,
+                shape,
+                n,
+                seconds=seconds,
+                costs=costs,
+                **extra,
+            )
         return seconds
 
     def wanted(self, *scenarios):
@@ -91,8 +102,11 @@ def run_size(ctx, shape, n):
         if shape == "flat" and ctx.wanted("create", "delete"):
             _stack_a(ctx, shape, n, big=True)
         return
-    steps = ((STACK_A, _stack_a), (("update_replace",), _stack_r),
-             (("concurrent_update",), _concurrent))
+    steps = (
+        (STACK_A, _stack_a),
+        (("update_replace",), _stack_r),
+        (("concurrent_update",), _concurrent),
+    )
     for scenarios, step in steps:
         if not ctx.wanted(*scenarios):
             continue
@@ -107,22 +121,39 @@ def _stack_a(ctx, shape, n, big=False):
 
     def _create():
         holder["stack"], seconds = client.create_and_wait(
-            ctx.name("a", shape, n), templates.none_stack(shape, n, 1),
-            timeout)
+            ctx.name("a", shape, n), templates.none_stack(shape, n, 1), timeout
+        )
         return seconds
 
     ctx.op("create", shape, n, _create, record="create" in sel)
     stack = holder["stack"]
     if not big:
-        seconds = ctx.op("update_inplace", shape, n, lambda: (
-            client.update_and_wait(stack, templates.none_stack(
-                shape, n, 2), timeout)), record="update_inplace" in sel)
+        seconds = ctx.op(
+            "update_inplace",
+            shape,
+            n,
+            lambda: client.update_and_wait(
+                stack, templates.none_stack(shape, n, 2), timeout
+            ),
+            record="update_inplace" in sel,
+        )
         ctx.inplace_seconds[shape, n] = seconds
         if "update_half" in sel:
-            ctx.op("update_half", shape, n, lambda: client.update_and_wait(
-                stack, templates.half_replaced(shape, n, 2), timeout))
-    ctx.op("delete", shape, n, lambda: client.delete_and_wait(
-        stack, timeout), record="delete" in sel)
+            ctx.op(
+                "update_half",
+                shape,
+                n,
+                lambda: client.update_and_wait(
+                    stack, templates.half_replaced(shape, n, 2), timeout
+                ),
+            )
+    ctx.op(
+        "delete",
+        shape,
+        n,
+        lambda: client.delete_and_wait(stack, timeout),
+        record="delete" in sel,
+    )
 
 
 def _stack_r(ctx, shape, n):
@@ -131,17 +162,31 @@ def _stack_r(ctx, shape, n):
 
     def _create():
         holder["stack"], seconds = client.create_and_wait(
-            ctx.name("r", shape, n), templates.test_stack(shape, n, "a"),
-            timeout)
+            ctx.name("r", shape, n),
+            templates.test_stack(shape, n, "a"),
+            timeout,
+        )
         return seconds
 
     created = ctx.op("update_replace", shape, n, _create, record=False)
     stack = holder["stack"]
-    ctx.op("update_replace", shape, n, lambda: client.update_and_wait(
-        stack, templates.test_stack(shape, n, "b"), timeout),
-        resource_type=templates.TEST, create_seconds=round(created, 4))
-    ctx.op("update_replace", shape, n, lambda: client.delete_and_wait(
-        stack, timeout), record=False)
+    ctx.op(
+        "update_replace",
+        shape,
+        n,
+        lambda: client.update_and_wait(
+            stack, templates.test_stack(shape, n, "b"), timeout
+        ),
+        resource_type=templates.TEST,
+        create_seconds=round(created, 4),
+    )
+    ctx.op(
+        "update_replace",
+        shape,
+        n,
+        lambda: client.delete_and_wait(stack, timeout),
+        record=False,
+    )
 
 
 def _concurrent(ctx, shape, n):
@@ -151,13 +196,14 @@ def _concurrent(ctx, shape, n):
 
     def _create(key):
         stacks[key], seconds = client.create_and_wait(
-            ctx.name(key, shape, n), tmpl(shape, n, 1), timeout)
+            ctx.name(key, shape, n), tmpl(shape, n, 1), timeout
+        )
         return seconds
 
-    created = ctx.op("concurrent_update", shape, n, lambda: _create("b"),
-                     record=False)
-    ctx.op("concurrent_update", shape, n, lambda: _create("c"),
-           record=False)
+    created = ctx.op(
+        "concurrent_update", shape, n, lambda: _create("b"), record=False
+    )
+    ctx.op("concurrent_update", shape, n, lambda: _create("c"), record=False)
     delay = DELAY_FRACTION * ctx.inplace_seconds.get((shape, n), created)
     info = {"value": 1}
 
@@ -173,8 +219,9 @@ def _concurrent(ctx, shape, n):
             time.sleep(info["delay"])
             info["first"] = client.status(stacks["b"])[0]
             client.update(stacks["b"], tmpl(shape, n, info["value"]))
-            seconds = client.wait(stacks["b"], "UPDATE_COMPLETE", timeout,
-                                  time.monotonic())
+            seconds = client.wait(
+                stacks["b"], "UPDATE_COMPLETE", timeout, time.monotonic()
+            )
             if info["first"].endswith("IN_PROGRESS"):
                 break
         return seconds
@@ -183,18 +230,34 @@ def _concurrent(ctx, shape, n):
     # and the same caches; "alone" updates the fresh stack C to the same
     # template #2 sent.
     second, costs = _metered(ctx, "concurrent_update", shape, n, _both)
-    alone = ctx.op("concurrent_update", shape, n, lambda: client.wait(
-        stacks["c"], "UPDATE_COMPLETE", timeout,
-        _accepted(client, stacks["c"], tmpl(shape, n, info["value"]))),
-        record=False)
+    alone = ctx.op(
+        "concurrent_update",
+        shape,
+        n,
+        lambda: client.wait(
+            stacks["c"],
+            "UPDATE_COMPLETE",
+            timeout,
+            _accepted(client, stacks["c"], tmpl(shape, n, info["value"])),
+        ),
+        record=False,
+    )
     ctx.results.add(
-        ctx.topo.name, "concurrent_update", shape, n, seconds=second,
-        costs=costs, alone_seconds=round(alone, 4),
+        ctx.topo.name,
+        "concurrent_update",
+        shape,
+        n,
+        seconds=second,
+        costs=costs,
+        alone_seconds=round(alone, 4),
         ratio=round(second / alone, 3) if alone else None,
-        delay_seconds=round(info["delay"], 4), attempts=info["attempt"],
+        delay_seconds=round(info["delay"], 4),
+        attempts=info["attempt"],
         first_update_status_at_second=info["first"],
-        converged=_converged(client, stacks["b"], "r%d" % (n - 1),
-                             info["value"]))
+        converged=_converged(
+            client, stacks["b"], "r%d" % (n - 1), info["value"]
+        ),
+    )
 
     def _delete_both():
         for stack in stacks.values():
@@ -217,8 +280,9 @@ def _metered(ctx, scenario, shape, n, fn):
         return ctx.topo.measure(fn)
     except (api.OpTimeout, api.OpFailed) as exc:
         status = "timeout" if isinstance(exc, api.OpTimeout) else "failed"
-        ctx.results.add(ctx.topo.name, scenario, shape, n, status,
-                        reason=str(exc))
+        ctx.results.add(
+            ctx.topo.name, scenario, shape, n, status, reason=str(exc)
+        )
         raise
 
 
@@ -229,5 +293,7 @@ def _converged(client, stack, resource, value):
     except api.OpFailed:
         return None
     current = [v for v in versions if v.get("role") == "current"]
-    return (len(current) == 1
-            and (current[0].get("properties") or {}).get("v") == value)
+    return (
+        len(current) == 1
+        and (current[0].get("properties") or {}).get("v") == value
+    )

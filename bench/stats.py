@@ -36,10 +36,14 @@ def percentile(values, pct):
 
 def latency_summary(seconds):
     """p50/p90/p99/max in milliseconds, and the request count."""
-    return {"count": len(seconds),
-            **{"p%d" % p: round(percentile(seconds, p) * 1000, 2)
-               for p in (50, 90, 99)},
-            "max": round(max(seconds) * 1000, 2)}
+    return {
+        "count": len(seconds),
+        **{
+            "p%d" % p: round(percentile(seconds, p) * 1000, 2)
+            for p in (50, 90, 99)
+        },
+        "max": round(max(seconds) * 1000, 2),
+    }
 
 
 def fits(records):
@@ -48,7 +52,8 @@ def fits(records):
     series = {}
     for rec in records:
         if rec["status"] != "ok" or rec["scenario"].startswith(
-                ("throughput", "resource_group")):
+            ("throughput", "resource_group")
+        ):
             continue
         key = (rec["topology"], rec["scenario"], rec["shape"])
         series.setdefault(key, []).append((rec["n"], rec["seconds"]))
@@ -57,18 +62,27 @@ def fits(records):
         points.sort()
         # The overall fit hides where the scaling changes (a fixed cost
         # at small N, a growing one at large N): give each step too.
-        steps = [loglog_slope(points[i:i + 2])
-                 for i in range(len(points) - 1)]
-        out.append({"topology": topology, "scenario": scenario,
-                    "shape": shape, "sizes": [n for n, _ in points],
-                    "slope": loglog_slope(points), "step_slopes": steps})
+        steps = [
+            loglog_slope(points[i : i + 2]) for i in range(len(points) - 1)
+        ]
+        out.append(
+            {
+                "topology": topology,
+                "scenario": scenario,
+                "shape": shape,
+                "sizes": [n for n, _ in points],
+                "slope": loglog_slope(points),
+                "step_slopes": steps,
+            }
+        )
     return out
 
 
 def _one(records, **match):
     for rec in records:
-        if rec["status"] == "ok" and all(rec.get(k) == v
-                                         for k, v in match.items()):
+        if rec["status"] == "ok" and all(
+            rec.get(k) == v for k, v in match.items()
+        ):
             return rec
     return None
 
@@ -76,45 +90,83 @@ def _one(records, **match):
 def targets(records, topology):
     """Issue 7's targets for one topology: (target, measured, met)."""
     rows = []
-    chain = [r for r in records if r["topology"] == topology
-             and r["shape"] == "chain" and r["scenario"] == "create"
-             and r["status"] == "ok"]
+    chain = [
+        r
+        for r in records
+        if r["topology"] == topology
+        and r["shape"] == "chain"
+        and r["scenario"] == "create"
+        and r["status"] == "ok"
+    ]
     if chain:
         big = max(chain, key=lambda r: r["n"])
         step = 1000.0 * big["seconds"] / big["n"]
-        rows.append(("chain create <= 5 ms per step (N=%d)" % big["n"],
-                     "%.1f ms" % step, step <= 5))
+        rows.append(
+            (
+                "chain create <= 5 ms per step (N=%d)" % big["n"],
+                "%.1f ms" % step,
+                step <= 5,
+            )
+        )
     for n, limit in ((1000, 5), (10000, 60)):
-        rec = _one(records, topology=topology, scenario="create",
-                   shape="flat", n=n)
+        rec = _one(
+            records, topology=topology, scenario="create", shape="flat", n=n
+        )
         if rec:
-            rows.append(("flat %d create <= %d s" % (n, limit),
-                         "%.1f s" % rec["seconds"], rec["seconds"] <= limit))
-    rec = _one(records, topology=topology, scenario="create", shape="flat",
-               n=10000)
+            rows.append(
+                (
+                    "flat %d create <= %d s" % (n, limit),
+                    "%.1f s" % rec["seconds"],
+                    rec["seconds"] <= limit,
+                )
+            )
+    rec = _one(
+        records, topology=topology, scenario="create", shape="flat", n=10000
+    )
     if rec:
         rss = max(v for k, v in rec["rss_kb"].items() if k != "api") / 1024
-        rows.append(("flat 10000 engine RSS <= 500 MB", "%.0f MB" % rss,
-                     rss <= 500))
+        rows.append(
+            ("flat 10000 engine RSS <= 500 MB", "%.0f MB" % rss, rss <= 500)
+        )
     rows.extend(_cost_targets(records, topology))
     for rec in records:
-        if (rec["topology"] == topology and rec["status"] == "ok"
-                and rec["scenario"] == "concurrent_update"):
+        if (
+            rec["topology"] == topology
+            and rec["status"] == "ok"
+            and rec["scenario"] == "concurrent_update"
+        ):
             ratio = rec["extra"]["ratio"]
-            rows.append(("concurrent update %s %d <= 1.2x alone" % (
-                rec["shape"], rec["n"]), "%.2fx" % ratio, ratio <= 1.2))
+            rows.append(
+                (
+                    "concurrent update %s %d <= 1.2x alone"
+                    % (rec["shape"], rec["n"]),
+                    "%.2fx" % ratio,
+                    ratio <= 1.2,
+                )
+            )
     rec = _one(records, topology=topology, scenario="throughput_update")
     if rec:
         rate = rec["extra"]["stacks_per_second"]
-        rows.append((">= 20 updates/s of 10-resource stacks (%.0f s)" %
-                     rec["seconds"], "%.1f/s" % rate, rate >= 20))
+        rows.append(
+            (
+                ">= 20 updates/s of 10-resource stacks (%.0f s)"
+                % rec["seconds"],
+                "%.1f/s" % rate,
+                rate >= 20,
+            )
+        )
     return rows
 
 
 def _cost_targets(records, topology):
     rows = []
-    creates = [r for r in records if r["topology"] == topology
-               and r["scenario"] == "create" and r["status"] == "ok"]
+    creates = [
+        r
+        for r in records
+        if r["topology"] == topology
+        and r["scenario"] == "create"
+        and r["status"] == "ok"
+    ]
     if not creates:
         return rows
     # At the largest N, where the per-stack fixed cost is amortised.
@@ -125,16 +177,32 @@ def _cost_targets(records, topology):
         big = max(sized, key=lambda r: r["n"])
         sql = big["per_resource"].get("sql_statements", 0)
         casts = big["per_resource"].get("rpc_casts", 0)
-        rows.append(("<= 6 SQL statements per resource create (%s %d)" % (
-            shape, big["n"]), "%.2f" % sql, sql <= 6))
-        rows.append(("<= 1 RPC cast per resource create (%s %d)" % (
-            shape, big["n"]), "%.3f" % casts, casts <= 1))
+        rows.append(
+            (
+                "<= 6 SQL statements per resource create (%s %d)"
+                % (shape, big["n"]),
+                "%.2f" % sql,
+                sql <= 6,
+            )
+        )
+        rows.append(
+            (
+                "<= 1 RPC cast per resource create (%s %d)"
+                % (shape, big["n"]),
+                "%.3f" % casts,
+                casts <= 1,
+            )
+        )
     for fit in fits(creates):
         if fit["slope"] is not None:
             # Doubling N multiplies the time by 2 ** slope: within +/-20 %
             # of 2 means a slope between log2(1.6) and log2(2.4).
             factor = 2 ** fit["slope"]
-            rows.append(("create %s: 2x N -> 2x time +/-20 %%" %
-                         fit["shape"], "slope %.2f (x%.2f)" % (
-                             fit["slope"], factor), 1.6 <= factor <= 2.4))
+            rows.append(
+                (
+                    "create %s: 2x N -> 2x time +/-20 %%" % fit["shape"],
+                    "slope %.2f (x%.2f)" % (fit["slope"], factor),
+                    1.6 <= factor <= 2.4,
+                )
+            )
     return rows

@@ -57,14 +57,25 @@ def test_stack(shape, n, replace_value="a"):
     replaced on a type change, so the replacement scenario uses Heat's
     test resource and its ``update_replace_value`` property instead.
     """
-    return build(shape, _names(0, n), rtype=TEST,
-                 props=lambda name: {"value": "x",
-                                     "update_replace_value": replace_value})
+    return build(
+        shape,
+        _names(0, n),
+        rtype=TEST,
+        props=lambda name: {
+            "value": "x",
+            "update_replace_value": replace_value,
+        },
+    )
 
 
 def resource_group(count):
     """An OS::Heat::ResourceGroup of ``count`` OS::Heat::None."""
-    return {"heat_template_version": VERSION, "resources": {"group": {
-        "type": "OS::Heat::ResourceGroup",
-        "properties": {"count": count,
-                       "resource_def": {"type": NONE}}}}}
+    return {
+        "heat_template_version": VERSION,
+        "resources": {
+            "group": {
+                "type": "OS::Heat::ResourceGroup",
+                "properties": {"count": count, "resource_def": {"type": NONE}},
+            }
+        },
+    }

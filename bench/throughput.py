@@ -30,15 +30,19 @@ def run_throughput(topo, results, stacks, threads, seconds, timeout):
     def _create(client, mine, deadline):
         for name in mine:
             created[name], _ = client.create_and_wait(
-                name, templates.none_stack("flat", STACK_SIZE, 1), timeout)
+                name, templates.none_stack("flat", STACK_SIZE, 1), timeout
+            )
         return len(mine)
 
     def _update(client, mine, deadline):
         done, value = 0, 2
         while True:
             for name in mine:
-                client.update_and_wait(created[name], templates.none_stack(
-                    "flat", STACK_SIZE, value), timeout)
+                client.update_and_wait(
+                    created[name],
+                    templates.none_stack("flat", STACK_SIZE, value),
+                    timeout,
+                )
                 done += 1
             value += 1
             if time.monotonic() >= deadline:
@@ -49,9 +53,11 @@ def run_throughput(topo, results, stacks, threads, seconds, timeout):
             client.delete_and_wait(created[name], timeout)
         return len(mine)
 
-    for phase, work, duration in (("create", _create, 0),
-                                  ("update", _update, seconds),
-                                  ("delete", _delete, 0)):
+    for phase, work, duration in (
+        ("create", _create, 0),
+        ("update", _update, seconds),
+        ("delete", _delete, 0),
+    ):
         _phase(topo, results, phase, work, names, threads, duration)
 
 
@@ -64,9 +70,16 @@ def _phase(topo, results, phase, work, names, threads, duration):
         start = time.monotonic()
         deadline = start + duration
         with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-            futures = [pool.submit(work, api.StackClient(
-                endpoint, tally, poll_floor=0.1), mine, deadline)
-                for mine in shares if mine]
+            futures = [
+                pool.submit(
+                    work,
+                    api.StackClient(endpoint, tally, poll_floor=0.1),
+                    mine,
+                    deadline,
+                )
+                for mine in shares
+                if mine
+            ]
             done = sum(f.result() for f in futures)
         return done, time.monotonic() - start
 
@@ -75,16 +88,28 @@ def _phase(topo, results, phase, work, names, threads, duration):
         (done, elapsed), costs = topo.measure(_run, tally)
     except (api.OpFailed, api.OpTimeout) as exc:
         status = "timeout" if isinstance(exc, api.OpTimeout) else "failed"
-        results.add(topo.name, scenario, "flat", len(names), status,
-                    reason=str(exc))
+        results.add(
+            topo.name, scenario, "flat", len(names), status, reason=str(exc)
+        )
         raise
-    latency = {kind: stats.latency_summary(values)
-               for kind, values in sorted(tally.latencies.items())}
-    results.add(topo.name, scenario, "flat", done, seconds=elapsed,
-                costs=costs, resources=done * STACK_SIZE,
-                stacks_per_second=round(done / elapsed, 2),
-                threads=threads, stack_size=STACK_SIZE,
-                stacks=len(names), latency_ms=latency)
+    latency = {
+        kind: stats.latency_summary(values)
+        for kind, values in sorted(tally.latencies.items())
+    }
+    results.add(
+        topo.name,
+        scenario,
+        "flat",
+        done,
+        seconds=elapsed,
+        costs=costs,
+        resources=done * STACK_SIZE,
+        stacks_per_second=round(done / elapsed, 2),
+        threads=threads,
+        stack_size=STACK_SIZE,
+        stacks=len(names),
+        latency_ms=latency,
+    )
 
 
 def run_resource_group(topo, results, big, small, timeout):
@@ -95,7 +120,8 @@ def run_resource_group(topo, results, big, small, timeout):
 
     def _create():
         holder["stack"], seconds = client.create_and_wait(
-            name, templates.resource_group(0), timeout)
+            name, templates.resource_group(0), timeout
+        )
         return seconds
 
     try:
@@ -105,29 +131,58 @@ def run_resource_group(topo, results, big, small, timeout):
         # ("The Resource Type (...) could not be found / is not
         # available"), naming the type.
         if "HTTP 400" in str(exc) and GROUP in str(exc):
-            results.add(topo.name, "resource_group", "scale", big,
-                        "skipped", reason="not available: "
-                        "OS::Heat::ResourceGroup not implemented")
+            results.add(
+                topo.name,
+                "resource_group",
+                "scale",
+                big,
+                "skipped",
+                reason="not available: "
+                "OS::Heat::ResourceGroup not implemented",
+            )
             _drop(topo, name)
             return
-        results.add(topo.name, "resource_group", "scale", big, "failed",
-                    reason=str(exc))
+        results.add(
+            topo.name,
+            "resource_group",
+            "scale",
+            big,
+            "failed",
+            reason=str(exc),
+        )
         _drop(topo, name)
         return
     stack = holder["stack"]
-    for shape, count, changed in (("scale_up", big, big),
-                                  ("scale_down", small, big - small)):
+    for shape, count, changed in (
+        ("scale_up", big, big),
+        ("scale_down", small, big - small),
+    ):
         try:
-            seconds, costs = topo.measure(lambda c=count: (
-                client.update_and_wait(stack, templates.resource_group(c),
-                                       timeout)))
+            seconds, costs = topo.measure(
+                lambda c=count: client.update_and_wait(
+                    stack, templates.resource_group(c), timeout
+                )
+            )
         except (api.OpFailed, api.OpTimeout) as exc:
-            results.add(topo.name, "resource_group", shape, count,
-                        "failed", reason=str(exc))
+            results.add(
+                topo.name,
+                "resource_group",
+                shape,
+                count,
+                "failed",
+                reason=str(exc),
+            )
             _drop(topo, name)
             raise
-        results.add(topo.name, "resource_group", shape, count,
-                    seconds=seconds, costs=costs, resources=changed)
+        results.add(
+            topo.name,
+            "resource_group",
+            shape,
+            count,
+            seconds=seconds,
+            costs=costs,
+            resources=changed,
+        )
     topo.measure(lambda: client.delete_and_wait(stack, timeout))
 
 

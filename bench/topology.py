@@ -72,7 +72,8 @@ class Snapshot:
         self.rss = {}
         for role, role_pids in (pids or {}).items():
             self.totals["cpu_ms_" + role] = sum(
-                _cpu_ms(pid) for pid in role_pids)
+                _cpu_ms(pid) for pid in role_pids
+            )
         for path in glob.glob(os.path.join(directory, "*.json")):
             role = os.path.basename(path).rsplit("-", 1)[0]
             try:
@@ -88,8 +89,9 @@ class Snapshot:
 
     def minus(self, other):
         keys = set(self.totals) | set(other.totals)
-        return {k: self.totals.get(k, 0) - other.totals.get(k, 0)
-                for k in keys}
+        return {
+            k: self.totals.get(k, 0) - other.totals.get(k, 0) for k in keys
+        }
 
 
 class Topology:
@@ -116,13 +118,17 @@ class Topology:
         :raises Unavailable: a backing service is not reachable.
         """
         self.generation += 1
-        workdir = os.path.join(self.workdir, "%s-%d" % (
-            self.name, self.generation))
+        workdir = os.path.join(
+            self.workdir, "%s-%d" % (self.name, self.generation)
+        )
         os.makedirs(workdir, exist_ok=True)
         self.counters_dir = os.path.join(workdir, "counters")
-        dep = Deployment(self.kind, workdir, engine_workers=self.workers,
-                         extra_conf=EXTRA_CONF.format(
-                             counters=self.counters_dir))
+        dep = Deployment(
+            self.kind,
+            workdir,
+            engine_workers=self.workers,
+            extra_conf=EXTRA_CONF.format(counters=self.counters_dir),
+        )
         try:
             dep.start()
         except (pytest.skip.Exception, pytest.fail.Exception) as exc:
@@ -183,8 +189,10 @@ class Topology:
             return {}
         if self.kind == "sqlite":
             return {"all": [self.deployment.procs["all"].pid]}
-        return {"engine": self.deployment.engine_pids(),
-                "api": [self.deployment.procs["api"].pid]}
+        return {
+            "engine": self.deployment.engine_pids(),
+            "api": [self.deployment.procs["api"].pid],
+        }
 
     def measure(self, fn, tally=None):
         """Run ``fn()``; return (its result, the costs it caused).
@@ -207,11 +215,18 @@ class Topology:
         window = after.time - before.time
         net = {}
         for key, value in raw.items():
-            noise = (self.idle_rate.get(key, 0.0) * window
-                     + self.per_poll.get(key, 0.0) * polls)
+            noise = (
+                self.idle_rate.get(key, 0.0) * window
+                + self.per_poll.get(key, 0.0) * polls
+            )
             net[key] = max(0.0, value - noise)
-        return {"raw": raw, "net": net, "window_s": window, "polls": polls,
-                "rss_kb": dict(after.rss)}
+        return {
+            "raw": raw,
+            "net": net,
+            "window_s": window,
+            "polls": polls,
+            "rss_kb": dict(after.rss),
+        }
 
     def _calibrate(self):
         """Count the idle rate and the cost of one status poll."""
@@ -220,36 +235,49 @@ class Topology:
         time.sleep(IDLE_SECONDS)
         after = self._settle()
         window = after.time - before.time
-        self.idle_rate = {k: v / window
-                          for k, v in after.minus(before).items()}
+        self.idle_rate = {
+            k: v / window for k, v in after.minus(before).items()
+        }
         client = self.client
-        (stack, _), _ = self.measure(lambda: client.create_and_wait(
-            "calibrate-%d" % self.generation,
-            {"heat_template_version": "2018-08-31",
-             "resources": {"r0": {"type": "OS::Heat::None"}}}, 60))
+        (stack, _), _ = self.measure(
+            lambda: client.create_and_wait(
+                "calibrate-%d" % self.generation,
+                {
+                    "heat_template_version": "2018-08-31",
+                    "resources": {"r0": {"type": "OS::Heat::None"}},
+                },
+                60,
+            )
+        )
 
         def _polls():
             for _ in range(CALIBRATION_POLLS):
                 client.status(stack)
 
         _, costs = self.measure(_polls)
-        self.per_poll = {k: v / CALIBRATION_POLLS
-                         for k, v in costs["net"].items()}
+        self.per_poll = {
+            k: v / CALIBRATION_POLLS for k, v in costs["net"].items()
+        }
         self.measure(lambda: client.delete_and_wait(stack, 60))
 
     def describe(self):
         """What the JSON output records about this topology."""
-        return {"kind": self.kind, "workers": self.workers,
-                "idle_rate_per_s": _rounded(self.idle_rate),
-                "cost_per_poll": _rounded(self.per_poll),
-                "services": self.services.splitlines(),
-                "restarts": self.generation - 1}
+        return {
+            "kind": self.kind,
+            "workers": self.workers,
+            "idle_rate_per_s": _rounded(self.idle_rate),
+            "cost_per_poll": _rounded(self.per_poll),
+            "services": self.services.splitlines(),
+            "restarts": self.generation - 1,
+        }
 
     def logs(self, out_dir):
         """Copy the processes' logs of every generation to ``out_dir``."""
         for path in glob.glob(os.path.join(self.workdir, "*", "*.log")):
-            name = "%s-%s" % (os.path.basename(os.path.dirname(path)),
-                              os.path.basename(path))
+            name = "%s-%s" % (
+                os.path.basename(os.path.dirname(path)),
+                os.path.basename(path),
+            )
             shutil.copy(path, os.path.join(out_dir, name))
 
 

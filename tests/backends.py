@@ -15,10 +15,12 @@ import uuid
 import pytest
 
 RUN_ID = uuid.uuid4().hex[:10]
-PG_URL = os.environ.get("HEAT_LITE_TEST_PG",
-                        "postgresql+psycopg2://postgres@127.0.0.1:5432")
-MYSQL_URL = os.environ.get("HEAT_LITE_TEST_MYSQL",
-                           "mysql+pymysql://root@127.0.0.1:3306")
+PG_URL = os.environ.get(
+    "HEAT_LITE_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432"
+)
+MYSQL_URL = os.environ.get(
+    "HEAT_LITE_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306"
+)
 RABBIT = os.environ.get("HEAT_LITE_TEST_RABBIT", "guest:guest@127.0.0.1:5672")
 
 
@@ -45,12 +47,14 @@ def _reachable(host, port):
 def create_database(kind):
     """Create a private database; return (sqlalchemy url, drop callable)."""
     import sqlalchemy as sa
+
     name = "heat_lite_%s_%s" % (RUN_ID, uuid.uuid4().hex[:6])
     if kind == "postgresql":
         if not _reachable("127.0.0.1", 5432):
             unavailable("PostgreSQL", "127.0.0.1:5432 refused")
-        admin = sa.create_engine(PG_URL + "/postgres",
-                                 isolation_level="AUTOCOMMIT")
+        admin = sa.create_engine(
+            PG_URL + "/postgres", isolation_level="AUTOCOMMIT"
+        )
         create = "CREATE DATABASE %s" % name
         drop = "DROP DATABASE IF EXISTS %s WITH (FORCE)" % name
         url = "%s/%s" % (PG_URL, name)
@@ -86,10 +90,12 @@ def create_vhost():
         # No admin tool: isolate by exchange and topics on the default
         # vhost instead (the caller sets a unique control_exchange).
         return "rabbit://%s/" % RABBIT, lambda: None
-    subprocess.run([ctl, "add_vhost", vhost], check=True,
-                   capture_output=True)
-    subprocess.run([ctl, "set_permissions", "-p", vhost, "guest", ".*",
-                    ".*", ".*"], check=True, capture_output=True)
+    subprocess.run([ctl, "add_vhost", vhost], check=True, capture_output=True)
+    subprocess.run(
+        [ctl, "set_permissions", "-p", vhost, "guest", ".*", ".*", ".*"],
+        check=True,
+        capture_output=True,
+    )
 
     def _drop():
         subprocess.run([ctl, "delete_vhost", vhost], capture_output=True)

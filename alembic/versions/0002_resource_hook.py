@@ -16,8 +16,9 @@ depends_on = None
 
 def upgrade():
     with op.batch_alter_table("resource", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("hook", sa.String(length=64),
-                                      nullable=True))
+        batch_op.add_column(
+            sa.Column("hook", sa.String(length=64), nullable=True)
+        )
 
 
 def downgrade():

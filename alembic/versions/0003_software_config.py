@@ -23,15 +23,21 @@ def upgrade():
         sa.Column("id", sa.String(length=36), nullable=False),
         sa.Column("name", sa.String(length=255), nullable=True),
         sa.Column("group", sa.String(length=255), nullable=True),
-        sa.Column("config", sa.Text().with_variant(mysql.LONGTEXT(),
-                                                   "mysql"), nullable=True),
+        sa.Column(
+            "config",
+            sa.Text().with_variant(mysql.LONGTEXT(), "mysql"),
+            nullable=True,
+        ),
         sa.Column("tenant", sa.String(length=64), nullable=False),
         sa.Column("created_at", _DATETIME, nullable=False),
         sa.Column("updated_at", _DATETIME, nullable=True),
         sa.PrimaryKeyConstraint("id"),
     )
-    op.create_index("ix_software_config_tenant", "software_config",
-                    ["tenant", "created_at", "id"])
+    op.create_index(
+        "ix_software_config_tenant",
+        "software_config",
+        ["tenant", "created_at", "id"],
+    )
 
 
 def downgrade():

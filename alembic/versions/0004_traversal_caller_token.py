@@ -16,8 +16,9 @@ depends_on = None
 
 def upgrade():
     with op.batch_alter_table("traversal", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("caller_token", sa.Text(),
-                                      nullable=True))
+        batch_op.add_column(
+            sa.Column("caller_token", sa.Text(), nullable=True)
+        )
 
 
 def downgrade():

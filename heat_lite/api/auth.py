@@ -36,8 +36,11 @@ class NoAuthContext:
         roles = _roles(environ.get("HTTP_X_ROLES")) or ["admin"]
         environ[ENV_KEY] = context.RequestContext(
             user_id=environ.get("HTTP_X_AUTH_USER") or "admin",
-            project_id=project, roles=roles, is_admin="admin" in roles,
-            request_id=environ.get("openstack.request_id"))
+            project_id=project,
+            roles=roles,
+            is_admin="admin" in roles,
+            request_id=environ.get("openstack.request_id"),
+        )
         return self.app(environ, start_response)
 
 
@@ -54,21 +57,27 @@ class KeystoneContext:
 
     def __call__(self, environ, start_response):
         if environ.get("HTTP_X_IDENTITY_STATUS") != "Confirmed":
-            response = faults.json_response(401, faults.error_body(
-                401, "HTTPUnauthorized",
-                "Authentication required"))
+            response = faults.json_response(
+                401,
+                faults.error_body(
+                    401, "HTTPUnauthorized", "Authentication required"
+                ),
+            )
             return response(environ, start_response)
         roles = _roles(environ.get("HTTP_X_ROLES"))
         ctxt = context.RequestContext(
             user_id=environ.get("HTTP_X_USER_ID"),
-            project_id=environ.get("HTTP_X_PROJECT_ID"), roles=roles,
-            is_admin="admin" in roles, auth_token=environ.get(
-                "HTTP_X_AUTH_TOKEN"),
-            request_id=environ.get("openstack.request_id"))
+            project_id=environ.get("HTTP_X_PROJECT_ID"),
+            roles=roles,
+            is_admin="admin" in roles,
+            auth_token=environ.get("HTTP_X_AUTH_TOKEN"),
+            request_id=environ.get("openstack.request_id"),
+        )
         tenant = url_tenant(environ.get("PATH_INFO", ""))
         if tenant and tenant != ctxt.project_id and not ctxt.is_admin:
-            exc = exception.InvalidTenant(target=tenant,
-                                          actual=ctxt.project_id)
+            exc = exception.InvalidTenant(
+                target=tenant, actual=ctxt.project_id
+            )
             return faults.exception_response(exc)(environ, start_response)
         if tenant and ctxt.is_admin:
             ctxt.project_id = tenant
@@ -80,7 +89,8 @@ def wrap(app):
     """Wrap ``app`` with the authentication chosen by configuration."""
     if CONF.api.auth_strategy == "keystone":
         from keystonemiddleware import auth_token
-        return auth_token.AuthProtocol(KeystoneContext(app),
-                                       {"oslo_config_config": CONF})
-    return NoAuthContext(app)
 
+        return auth_token.AuthProtocol(
+            KeystoneContext(app), {"oslo_config_config": CONF}
+        )
+    return NoAuthContext(app)

@@ -19,6 +19,9 @@ from heat_lite.common import exception
 
 LOG = logging.getLogger(__name__)
 _REMOTE = "_Remote"
+# Set by api.request when a body was left unread (kept here: faults is
+# the outermost layer and imports nothing of the API).
+CLOSE_CONNECTION = "heat_lite.close_connection"
 
 
 def _title_and_explanation(code):
@@ -28,14 +31,18 @@ def _title_and_explanation(code):
 
 def error_body(code, error_type, message):
     title, explanation = _title_and_explanation(code)
-    return {"code": code, "title": title, "explanation": explanation,
-            "error": {"type": error_type, "message": message,
-                      "traceback": None}}
+    return {
+        "code": code,
+        "title": title,
+        "explanation": explanation,
+        "error": {"type": error_type, "message": message, "traceback": None},
+    }
 
 
 def json_response(code, body, headers=None):
-    response = webob.Response(status=code, content_type="application/json",
-                              charset="UTF-8")
+    response = webob.Response(
+        status=code, content_type="application/json", charset="UTF-8"
+    )
     response.body = json.dumps(body).encode()
     for key, value in (headers or {}).items():
         response.headers[key] = value
@@ -47,26 +54,53 @@ def exception_response(exc):
     if isinstance(exc, exception.HeatLiteException):
         error_type = type(exc).__name__
         if error_type.endswith(_REMOTE):
-            error_type = error_type[:-len(_REMOTE)]
+            error_type = error_type[: -len(_REMOTE)]
         message = exc.args[0] if exc.args else exc.message
-        return json_response(exc.code, error_body(exc.code, error_type,
-                                                  message))
+        return json_response(
+            exc.code, error_body(exc.code, error_type, message)
+        )
     if isinstance(exc, messaging.MessagingTimeout):
-        return json_response(503, error_body(
-            503, "ServiceUnavailable",
-            "The orchestration engine did not answer in time."))
+        return json_response(
+            503,
+            error_body(
+                503,
+                "ServiceUnavailable",
+                "The orchestration engine did not answer in time.",
+            ),
+        )
     if isinstance(exc, webob.exc.HTTPException):
         headers = {}
         if exc.code == 405 and exc.headers.get("Allow"):
             headers["Allow"] = exc.headers["Allow"]
-        return json_response(exc.code, error_body(
-            exc.code, type(exc).__name__, exc.detail or exc.explanation),
-            headers)
+        return json_response(
+            exc.code,
+            error_body(
+                exc.code, type(exc).__name__, exc.detail or exc.explanation
+            ),
+            headers,
+        )
     LOG.exception("Unexpected error handling an API request")
-    return json_response(500, error_body(
-        500, "InternalServerError",
-        "An unexpected error prevented the server from fulfilling your "
-        "request."))
+    return json_response(
+        500,
+        error_body(
+            500,
+            "InternalServerError",
+            "An unexpected error prevented the server from fulfilling your "
+            "request.",
+        ),
+    )
+
+
+def _heat_error(response):
+    """Whether an error response already has Heat's shape (the framework's
+    own errors, HTML or pecan's JSON, do not)."""
+    if "json" not in (response.content_type or ""):
+        return False
+    try:
+        body = json.loads(response.body)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and isinstance(body.get("error"), dict)
 
 
 class FaultWrapper:
@@ -81,13 +115,19 @@ class FaultWrapper:
             response = request.get_response(self.app)
         except Exception as exc:  # noqa: BLE001 - the single fault barrier
             response = exception_response(exc)
-        if (response.status_int >= 400
-                and "json" not in (response.content_type or "")):
+        if response.status_int >= 400 and not _heat_error(response):
             code = response.status_int
-            cls = webob.exc.status_map.get(code,
-                                           webob.exc.HTTPInternalServerError)
-            headers = ({"Allow": response.headers["Allow"]}
-                       if "Allow" in response.headers else {})
-            response = json_response(code, error_body(
-                code, cls.__name__, cls.explanation), headers)
+            cls = webob.exc.status_map.get(
+                code, webob.exc.HTTPInternalServerError
+            )
+            headers = (
+                {"Allow": response.headers["Allow"]}
+                if "Allow" in response.headers
+                else {}
+            )
+            response = json_response(
+                code, error_body(code, cls.__name__, cls.explanation), headers
+            )
+        if environ.get(CLOSE_CONNECTION):
+            response.headers["Connection"] = "close"
         return response(environ, start_response)

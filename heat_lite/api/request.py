@@ -5,8 +5,8 @@ import json
 import webob
 
 from heat_lite import conf
-from heat_lite.api import auth
-from heat_lite.common import exception, policy
+from heat_lite.api import auth, faults
+from heat_lite.common import exception, policy, template_format
 
 CONF = conf.CONF
 _TRUE = ("true",)
@@ -16,10 +16,60 @@ _FALSE = ("false",)
 def rule(name):
     """Declare the policy rule a handler needs (checked by the router's
     dispatcher before the handler runs, on the URL's project)."""
+
     def wrap(handler):
         handler.policy_rule = name
         return handler
+
     return wrap
+
+
+def query(**params):
+    """Declare the query parameters a handler reads: {name: JSON schema}.
+
+    The OpenAPI document lists exactly these, and ``Request.params``
+    refuses to read any other (a handler reading an undeclared parameter
+    is a bug, found by any test that calls it).
+    """
+
+    def wrap(handler):
+        handler.query_params = dict(
+            getattr(handler, "query_params", {}), **params
+        )
+        return handler
+
+    return wrap
+
+
+class QueryParams:
+    """The query string, readable only by the names a handler declared
+    with ``query`` (iterating gives every name the client sent)."""
+
+    def __init__(self, multidict, declared, handler_name):
+        self._multidict = multidict
+        self._declared = declared
+        self._handler = handler_name
+
+    def _check(self, name):
+        if name not in self._declared:
+            raise RuntimeError(
+                "%s reads query parameter %r, which it does "
+                "not declare" % (self._handler, name)
+            )
+
+    def get(self, name, default=None):
+        self._check(name)
+        return self._multidict.get(name, default)
+
+    def getall(self, name):
+        self._check(name)
+        return self._multidict.getall(name)
+
+    def items(self):
+        return self._multidict.items()
+
+    def __iter__(self):
+        return iter(self._multidict)
 
 
 class Reply:
@@ -34,11 +84,15 @@ class Reply:
 class Request:
     """A thin view of the webob request for handlers."""
 
-    def __init__(self, webob_request, engine):
+    def __init__(self, webob_request, engine, handler=None):
         self.raw = webob_request
         self.engine = engine
         self.context = webob_request.environ.get(auth.ENV_KEY)
-        self.params = webob_request.GET
+        self.params = QueryParams(
+            webob_request.GET,
+            getattr(handler, "query_params", {}),
+            getattr(handler, "__name__", None),
+        )
 
     @property
     def app_url(self):
@@ -58,39 +112,66 @@ class Request:
     def sort_dir(self):
         value = self.params.get("sort_dir")
         if value not in (None, "asc", "desc"):
-            raise exception.Invalid(message="Invalid sort direction %s, "
-                                    "must be asc or desc" % value)
+            raise exception.Invalid(
+                message="Invalid sort direction %s, "
+                "must be asc or desc" % value
+            )
         return value
 
     def body(self, any_json=False):
         """The JSON body as a dict ({} when empty).
 
+        The size limit holds on the bytes read: at most one byte more
+        than ``max_json_body_size`` is read, whatever Content-Length (or
+        chunked encoding) says.
+
         :param any_json: accept any JSON document (None when empty).
 
         :raises RequestTooLarge: above ``max_json_body_size``.
-        :raises BadRequest: if the body is not a JSON object.
+        :raises BadRequest: if the body is not a UTF-8 JSON object, is
+            nested too deeply, or did not arrive in full.
         """
-        length = self.raw.content_length or 0
-        if length > CONF.max_json_body_size:
-            raise exception.RequestTooLarge(
-                message="JSON body size (%d bytes) exceeds maximum allowed "
-                "size (%d bytes)." % (length, CONF.max_json_body_size))
-        raw = self.raw.body
-        if len(raw) > CONF.max_json_body_size:
-            raise exception.RequestTooLarge(
-                message="JSON body size exceeds maximum allowed size "
-                "(%d bytes)." % CONF.max_json_body_size)
+        raw = self._read_body(CONF.max_json_body_size)
         if not raw.strip():
             return None if any_json else {}
         try:
-            body = json.loads(raw)
-        except (ValueError, RecursionError):
+            # A template or an environment is one level down.
+            body = template_format.loads_json(
+                raw, template_format.MAX_DEPTH + 2
+            )
+        except ValueError as exc:
             raise exception.BadRequest(
-                message="The request body is not valid JSON.") from None
+                message="The request body is not valid JSON: %s" % exc
+            ) from None
         if not isinstance(body, dict) and not any_json:
             raise exception.BadRequest(
-                message="The request body must be a JSON object.")
+                message="The request body must be a JSON object."
+            )
         return body
+
+    def _read_body(self, limit):
+        length = self.raw.content_length or 0
+        if length > limit:
+            self._close_connection()
+            raise _too_large(length, limit)
+        try:
+            raw = self.raw.body_file_raw.read(limit + 1)
+        except OSError:
+            # The client went away or stalled past the socket timeout:
+            # nothing to answer, nothing worth a traceback.
+            self._close_connection()
+            raise exception.BadRequest(
+                message="The request body was not received in full."
+            ) from None
+        if len(raw) > limit:
+            self._close_connection()
+            raise _too_large(None, limit)
+        return raw
+
+    def _close_connection(self):
+        """The rest of the body stays unread: the answer closes the
+        connection (see ``faults.FaultWrapper``)."""
+        self.raw.environ[faults.CLOSE_CONNECTION] = True
 
     def bool_param(self, name, default=False):
         value = self.params.get(name)
@@ -101,9 +182,10 @@ class Request:
             return True
         if lowered in _FALSE:
             return False
-        raise exception.Invalid(message='Unrecognized value "%s" for "%s", '
-                                'acceptable values are: true, false.' %
-                                (value, name))
+        raise exception.Invalid(
+            message='Unrecognized value "%s" for "%s", '
+            "acceptable values are: true, false." % (value, name)
+        )
 
     def int_param(self, name, minimum=0):
         value = self.params.get(name)
@@ -111,21 +193,31 @@ class Request:
             return None
         try:
             number = int(value)
-            if number > 2 ** 31:
+            if number > 2**31:
                 raise ValueError(value)
         except ValueError:
-            raise exception.Invalid(message="%s must be an integer" %
-                                    name) from None
+            raise exception.Invalid(
+                message="%s must be an integer" % name
+            ) from None
         if number < minimum:
-            raise exception.Invalid(message="%s must be >= %d" %
-                                    (name, minimum))
+            raise exception.Invalid(
+                message="%s must be >= %d" % (name, minimum)
+            )
         return number
 
 
+def _too_large(length, limit):
+    return exception.RequestTooLarge(
+        message="JSON body size (%s bytes) exceeds maximum allowed size "
+        "(%d bytes)."
+        % ("more than %d" % limit if length is None else length, limit)
+    )
+
+
 def to_response(reply):
-    response = webob.Response(status=reply.status,
-                              content_type="application/json",
-                              charset="UTF-8")
+    response = webob.Response(
+        status=reply.status, content_type="application/json", charset="UTF-8"
+    )
     if reply.body is not None or reply.status not in (204, 302):
         response.body = json.dumps(reply.body).encode()
     for key, value in reply.headers.items():

@@ -24,16 +24,21 @@ class Router:
         """
         for method, handler in handlers.items():
             if not getattr(handler, "policy_rule", None):
-                raise ValueError("%s %s has no policy rule" % (method,
-                                                               pattern))
+                raise ValueError(
+                    "%s %s has no policy rule" % (method, pattern)
+                )
         regex = re.sub(r"{(\w+)}", r"(?P<\1>[^/]+)", pattern)
         self._routes.append((re.compile(r"\A%s/?\Z" % regex), handlers))
         self._patterns.append(pattern)
 
     def routes(self):
         """[(pattern as added, {method: handler})] in matching order."""
-        return [(pattern, dict(handlers)) for pattern, (_regex, handlers)
-                in zip(self._patterns, self._routes, strict=True)]
+        return [
+            (pattern, dict(handlers))
+            for pattern, (_regex, handlers) in zip(
+                self._patterns, self._routes, strict=True
+            )
+        ]
 
     def match(self, method, path):
         """Return (handler, captured args).

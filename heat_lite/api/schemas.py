@@ -8,8 +8,11 @@ same shapes and answer 400 otherwise.
 
 
 def obj(required=(), additional=True, **props):
-    schema = {"type": "object", "properties": props,
-              "additionalProperties": additional}
+    schema = {
+        "type": "object",
+        "properties": props,
+        "additionalProperties": additional,
+    }
     if required:
         schema["required"] = list(required)
     return schema
@@ -31,99 +34,238 @@ TIME = nullable(STRING)
 STRINGS = array(STRING)
 LINK = obj(("href", "rel"), href=STRING, rel=STRING)
 LINKS = array(LINK)
-IDENTITY = obj(("tenant", "stack_name", "stack_id", "path"), tenant=STRING,
-               stack_name=STRING, stack_id=STRING, path=STRING)
+IDENTITY = obj(
+    ("tenant", "stack_name", "stack_id", "path"),
+    tenant=STRING,
+    stack_name=STRING,
+    stack_id=STRING,
+    path=STRING,
+)
 
-ERROR = obj(("code", "title", "explanation", "error"),
-            code=INTEGER, title=STRING, explanation=STRING,
-            error=obj(("type", "message"), type=STRING, message=STRING,
-                      traceback=nullable(STRING)))
+# Query parameters (what ``request.query`` declares).
+Q_BOOL = {"type": "string", "enum": ["true", "false", "True", "False"]}
+Q_INT = {"type": "integer", "minimum": 0}
+Q_SORT_DIR = {"type": "string", "enum": ["asc", "desc"]}
+Q_PAGE = {"limit": Q_INT, "marker": STRING}
+
+ERROR = obj(
+    ("code", "title", "explanation", "error"),
+    code=INTEGER,
+    title=STRING,
+    explanation=STRING,
+    error=obj(
+        ("type", "message"),
+        type=STRING,
+        message=STRING,
+        traceback=nullable(STRING),
+    ),
+)
 
 _STACK_COMMON = dict(
-    id=STRING, links=LINKS, stack_name=STRING, description=STRING,
-    stack_status=STRING, stack_status_reason=STRING, creation_time=TIME,
-    updated_time=TIME, deletion_time=TIME, stack_owner=nullable(STRING),
-    parent=nullable(STRING), stack_user_project_id=nullable(STRING),
-    tags=nullable(STRINGS), project=STRING)
-STACK_SUMMARY = obj(("id", "links", "stack_name", "stack_status",
-                     "creation_time"), **_STACK_COMMON)
-OUTPUT = obj(("output_key",), output_key=STRING,
-             description=nullable(STRING), output_value={},
-             output_error=STRING)
-STACK = obj(("id", "links", "stack_name", "stack_status", "parameters",
-             "disable_rollback"),
-            template_description=STRING,
-            parameters={"type": "object", "additionalProperties": STRING},
-            outputs=array(OUTPUT), disable_rollback=BOOLEAN,
-            timeout_mins=nullable(INTEGER), capabilities=array({}),
-            notification_topics=array({}), **_STACK_COMMON)
-STACK_LIST = obj(("stacks",), stacks=array(STACK_SUMMARY), links=LINKS,
-                 count=INTEGER)
-STACK_CREATED = obj(("stack",), stack=obj(("id", "links"), id=STRING,
-                                          links=LINKS))
+    id=STRING,
+    links=LINKS,
+    stack_name=STRING,
+    description=STRING,
+    stack_status=STRING,
+    stack_status_reason=STRING,
+    creation_time=TIME,
+    updated_time=TIME,
+    deletion_time=TIME,
+    stack_owner=nullable(STRING),
+    parent=nullable(STRING),
+    stack_user_project_id=nullable(STRING),
+    tags=nullable(STRINGS),
+    project=STRING,
+)
+STACK_SUMMARY = obj(
+    ("id", "links", "stack_name", "stack_status", "creation_time"),
+    **_STACK_COMMON,
+)
+OUTPUT = obj(
+    ("output_key",),
+    output_key=STRING,
+    description=nullable(STRING),
+    output_value={},
+    output_error=STRING,
+)
+STACK = obj(
+    (
+        "id",
+        "links",
+        "stack_name",
+        "stack_status",
+        "parameters",
+        "disable_rollback",
+    ),
+    template_description=STRING,
+    parameters={"type": "object", "additionalProperties": STRING},
+    outputs=array(OUTPUT),
+    disable_rollback=BOOLEAN,
+    timeout_mins=nullable(INTEGER),
+    capabilities=array({}),
+    notification_topics=array({}),
+    **_STACK_COMMON,
+)
+STACK_LIST = obj(
+    ("stacks",), stacks=array(STACK_SUMMARY), links=LINKS, count=INTEGER
+)
+STACK_CREATED = obj(
+    ("stack",), stack=obj(("id", "links"), id=STRING, links=LINKS)
+)
 
 ENGINE_RESOURCE = obj(
-    ("resource_name", "resource_action", "resource_status",
-     "resource_type"),
-    resource_name=STRING, resource_action=STRING, resource_status=STRING,
-    resource_status_reason=STRING, resource_type=STRING,
-    physical_resource_id=STRING, resource_identity=IDENTITY,
-    stack_identity=IDENTITY, required_by=STRINGS, properties=ANY_OBJECT,
-    metadata=ANY_OBJECT)
-STACK_PREVIEW = obj(("stack",), stack=obj(
-    ("stack_name", "resources"), stack_name=STRING, parameters=ANY_OBJECT,
-    resources=array({})))
-CHANGES = obj(("resource_changes",), resource_changes=obj(
-    ("added", "deleted", "replaced", "unchanged", "updated"),
-    **{k: array(ENGINE_RESOURCE) for k in (
-        "added", "deleted", "replaced", "unchanged", "updated")}))
+    ("resource_name", "resource_action", "resource_status", "resource_type"),
+    resource_name=STRING,
+    resource_action=STRING,
+    resource_status=STRING,
+    resource_status_reason=STRING,
+    resource_type=STRING,
+    physical_resource_id=STRING,
+    resource_identity=IDENTITY,
+    stack_identity=IDENTITY,
+    required_by=STRINGS,
+    properties=ANY_OBJECT,
+    metadata=ANY_OBJECT,
+)
+STACK_PREVIEW = obj(
+    ("stack",),
+    stack=obj(
+        ("stack_name", "resources"),
+        stack_name=STRING,
+        parameters=ANY_OBJECT,
+        resources=array({}),
+    ),
+)
+CHANGES = obj(
+    ("resource_changes",),
+    resource_changes=obj(
+        ("added", "deleted", "replaced", "unchanged", "updated"),
+        **{
+            k: array(ENGINE_RESOURCE)
+            for k in ("added", "deleted", "replaced", "unchanged", "updated")
+        },
+    ),
+)
 
 RESOURCE = obj(
-    ("resource_name", "logical_resource_id", "physical_resource_id",
-     "resource_type", "resource_status", "links", "required_by"),
-    resource_name=STRING, logical_resource_id=STRING,
-    physical_resource_id=STRING, resource_type=STRING,
-    resource_status=STRING, resource_status_reason=STRING,
-    creation_time=TIME, updated_time=TIME, required_by=STRINGS,
-    links=LINKS, description=STRING, attributes=ANY_OBJECT,
-    parent_resource=STRING)
+    (
+        "resource_name",
+        "logical_resource_id",
+        "physical_resource_id",
+        "resource_type",
+        "resource_status",
+        "links",
+        "required_by",
+    ),
+    resource_name=STRING,
+    logical_resource_id=STRING,
+    physical_resource_id=STRING,
+    resource_type=STRING,
+    resource_status=STRING,
+    resource_status_reason=STRING,
+    creation_time=TIME,
+    updated_time=TIME,
+    required_by=STRINGS,
+    links=LINKS,
+    description=STRING,
+    attributes=ANY_OBJECT,
+    parent_resource=STRING,
+)
 EVENT = obj(
     ("id", "links", "event_time", "resource_name", "resource_status"),
-    id=STRING, links=LINKS, event_time=STRING, resource_name=STRING,
-    logical_resource_id=STRING, physical_resource_id=STRING,
-    resource_status=STRING, resource_status_reason=STRING,
-    resource_type=STRING, resource_properties=ANY_OBJECT)
+    id=STRING,
+    links=LINKS,
+    event_time=STRING,
+    resource_name=STRING,
+    logical_resource_id=STRING,
+    physical_resource_id=STRING,
+    resource_status=STRING,
+    resource_status_reason=STRING,
+    resource_type=STRING,
+    resource_properties=ANY_OBJECT,
+)
 ABANDON_RESOURCE = obj(
-    ("name", "type", "action", "status", "resource_id", "resource_data",
-     "metadata"),
-    name=STRING, type=STRING, action=STRING, status=STRING,
-    resource_id=nullable(STRING), resource_data=ANY_OBJECT,
+    (
+        "name",
+        "type",
+        "action",
+        "status",
+        "resource_id",
+        "resource_data",
+        "metadata",
+    ),
+    name=STRING,
+    type=STRING,
+    action=STRING,
+    status=STRING,
+    resource_id=nullable(STRING),
+    resource_data=ANY_OBJECT,
     metadata=ANY_OBJECT,
     # A resource owning a nested stack: that stack's resources, alike.
-    resources={"type": "object", "additionalProperties": ANY_OBJECT})
+    resources={"type": "object", "additionalProperties": ANY_OBJECT},
+)
 ABANDON_DATA = obj(
-    ("name", "id", "action", "status", "template", "environment", "files",
-     "resources", "project_id"),
-    name=STRING, id=STRING, action=STRING, status=STRING,
-    template=ANY_OBJECT, environment=ANY_OBJECT,
+    (
+        "name",
+        "id",
+        "action",
+        "status",
+        "template",
+        "environment",
+        "files",
+        "resources",
+        "project_id",
+    ),
+    name=STRING,
+    id=STRING,
+    action=STRING,
+    status=STRING,
+    template=ANY_OBJECT,
+    environment=ANY_OBJECT,
     files={"type": "object", "additionalProperties": STRING},
     resources={"type": "object", "additionalProperties": ABANDON_RESOURCE},
-    project_id=STRING, stack_user_project_id=nullable(STRING),
-    tags=nullable(STRINGS))
-SERVICE = obj(("id", "host", "binary", "topic", "status"), id=STRING,
-              engine_id=STRING, host=STRING, hostname=STRING,
-              binary=STRING, topic=STRING, status=STRING,
-              report_interval={"type": "number"}, created_at=TIME,
-              updated_at=TIME, deleted_at=TIME)
-_CONFIG_COMMON = dict(id=STRING, name=nullable(STRING), group=STRING,
-                      creation_time=STRING)
-SOFTWARE_CONFIG_SUMMARY = obj(("id", "name", "group", "creation_time"),
-                              **_CONFIG_COMMON)
-SOFTWARE_CONFIG = obj(("id", "name", "group", "config", "inputs",
-                       "outputs", "options", "creation_time"),
-                      config=nullable(STRING), inputs=array(ANY_OBJECT),
-                      outputs=array(ANY_OBJECT), options=ANY_OBJECT,
-                      project=STRING, **_CONFIG_COMMON)
+    project_id=STRING,
+    stack_user_project_id=nullable(STRING),
+    tags=nullable(STRINGS),
+)
+SERVICE = obj(
+    ("id", "host", "binary", "topic", "status"),
+    id=STRING,
+    engine_id=STRING,
+    host=STRING,
+    hostname=STRING,
+    binary=STRING,
+    topic=STRING,
+    status=STRING,
+    report_interval={"type": "number"},
+    created_at=TIME,
+    updated_at=TIME,
+    deleted_at=TIME,
+)
+_CONFIG_COMMON = dict(
+    id=STRING, name=nullable(STRING), group=STRING, creation_time=STRING
+)
+SOFTWARE_CONFIG_SUMMARY = obj(
+    ("id", "name", "group", "creation_time"), **_CONFIG_COMMON
+)
+SOFTWARE_CONFIG = obj(
+    (
+        "id",
+        "name",
+        "group",
+        "config",
+        "inputs",
+        "outputs",
+        "options",
+        "creation_time",
+    ),
+    config=nullable(STRING),
+    inputs=array(ANY_OBJECT),
+    outputs=array(ANY_OBJECT),
+    options=ANY_OBJECT,
+    project=STRING,
+    **_CONFIG_COMMON,
+)
 
 # Successful answers, by handler name: (status, schema or None).
 RESPONSES = {
@@ -153,77 +295,154 @@ RESPONSES = {
     "mark_unhealthy": (200, None),
     "metadata": (200, obj(("metadata",), metadata={})),
     "signal": (200, None),
-    "resource_versions": (200, obj(("versions",), versions=array(
-        ANY_OBJECT))),
+    "resource_versions": (200, obj(("versions",), versions=array(ANY_OBJECT))),
     "list_resource_events": (200, obj(("events",), events=array(EVENT))),
     "list_events": (200, obj(("events",), events=array(EVENT))),
     "show_event": (200, obj(("event",), event=EVENT)),
     "validate": (200, ANY_OBJECT),
-    "list_versions": (200, obj(("template_versions",),
-                               template_versions=array(obj(
-                                   ("version", "type"), version=STRING,
-                                   type=STRING, aliases=STRINGS))),),
-    "list_functions": (200, obj(("template_functions",),
-                                template_functions=array(obj(
-                                    ("functions", "description"),
-                                    functions=STRING,
-                                    description=STRING)))),
-    "list_resource_types": (200, obj(("resource_types",),
-                                     resource_types=array({}))),
-    "resource_schema": (200, obj(("resource_type", "properties",
-                                  "attributes"), resource_type=STRING,
-                                 properties=ANY_OBJECT,
-                                 attributes=ANY_OBJECT,
-                                 support_status=ANY_OBJECT)),
+    "list_versions": (
+        200,
+        obj(
+            ("template_versions",),
+            template_versions=array(
+                obj(
+                    ("version", "type"),
+                    version=STRING,
+                    type=STRING,
+                    aliases=STRINGS,
+                )
+            ),
+        ),
+    ),
+    "list_functions": (
+        200,
+        obj(
+            ("template_functions",),
+            template_functions=array(
+                obj(
+                    ("functions", "description"),
+                    functions=STRING,
+                    description=STRING,
+                )
+            ),
+        ),
+    ),
+    "list_resource_types": (
+        200,
+        obj(("resource_types",), resource_types=array({})),
+    ),
+    "resource_schema": (
+        200,
+        obj(
+            ("resource_type", "properties", "attributes"),
+            resource_type=STRING,
+            properties=ANY_OBJECT,
+            attributes=ANY_OBJECT,
+            support_status=ANY_OBJECT,
+        ),
+    ),
     "generate_template": (200, ANY_OBJECT),
-    "build_info": (200, obj(("api", "engine"),
-                            api=obj(("revision",), revision=STRING),
-                            engine=obj(("revision",), revision=STRING))),
+    "build_info": (
+        200,
+        obj(
+            ("api", "engine"),
+            api=obj(("revision",), revision=STRING),
+            engine=obj(("revision",), revision=STRING),
+        ),
+    ),
     "list_services": (200, obj(("services",), services=array(SERVICE))),
-    "list_software_configs": (200, obj(
-        ("software_configs",),
-        software_configs=array(SOFTWARE_CONFIG_SUMMARY))),
-    "create_software_config": (200, obj(("software_config",),
-                                        software_config=SOFTWARE_CONFIG)),
-    "show_software_config": (200, obj(("software_config",),
-                                      software_config=SOFTWARE_CONFIG)),
+    "list_software_configs": (
+        200,
+        obj(
+            ("software_configs",),
+            software_configs=array(SOFTWARE_CONFIG_SUMMARY),
+        ),
+    ),
+    "create_software_config": (
+        200,
+        obj(("software_config",), software_config=SOFTWARE_CONFIG),
+    ),
+    "show_software_config": (
+        200,
+        obj(("software_config",), software_config=SOFTWARE_CONFIG),
+    ),
     "delete_software_config": (204, None),
 }
 
 _TEMPLATE = {"oneOf": [ANY_OBJECT, STRING]}
 _SOURCES = dict(
-    template=_TEMPLATE, template_url=STRING, parameters=ANY_OBJECT,
+    template=_TEMPLATE,
+    template_url=STRING,
+    parameters=ANY_OBJECT,
     environment={"oneOf": [ANY_OBJECT, STRING]},
     environment_files=STRINGS,
     files={"type": "object", "additionalProperties": STRING},
-    files_container=STRING)
+    files_container=STRING,
+)
 _OPTIONS = dict(
     timeout_mins={"type": "integer", "minimum": 0},
     # What ``openstack stack adopt --timeout`` sends; timeout_mins wins.
     timeout=nullable({"type": "integer", "minimum": 0}),
-    disable_rollback=BOOLEAN, tags={"oneOf": [STRING, STRINGS]})
-CREATE_BODY = obj(("stack_name",), additional=False,
-                  stack_name={"type": "string", "minLength": 1},
-                  adopt_stack_data={"oneOf": [STRING, ANY_OBJECT]},
-                  **_SOURCES, **_OPTIONS)
-UPDATE_BODY = obj(additional=False, clear_parameters=STRINGS,
-                  converge=BOOLEAN, existing=BOOLEAN, stack_name=STRING,
-                  adopt_stack_data=STRING, **_SOURCES, **_OPTIONS)
+    disable_rollback=BOOLEAN,
+    tags={"oneOf": [STRING, STRINGS]},
+)
+CREATE_BODY = obj(
+    ("stack_name",),
+    additional=False,
+    stack_name={"type": "string", "minLength": 1},
+    adopt_stack_data={"oneOf": [STRING, ANY_OBJECT]},
+    **_SOURCES,
+    **_OPTIONS,
+)
+UPDATE_BODY = obj(
+    additional=False,
+    clear_parameters=STRINGS,
+    converge=BOOLEAN,
+    existing=BOOLEAN,
+    stack_name=STRING,
+    adopt_stack_data=STRING,
+    **_SOURCES,
+    **_OPTIONS,
+)
 # Request bodies, by handler name.
 REQUESTS = {
-    "create_stack": CREATE_BODY, "preview_stack": CREATE_BODY,
-    "update_stack": UPDATE_BODY, "patch_stack": UPDATE_BODY,
-    "preview_update": UPDATE_BODY, "preview_update_patch": UPDATE_BODY,
+    "create_stack": CREATE_BODY,
+    "preview_stack": CREATE_BODY,
+    "update_stack": UPDATE_BODY,
+    "patch_stack": UPDATE_BODY,
+    "preview_update": UPDATE_BODY,
+    "preview_update_patch": UPDATE_BODY,
     "validate": obj(**_SOURCES),
-    "stack_action": dict(obj(additional=False, **{a: {} for a in (
-        "suspend", "resume", "check", "cancel_update",
-        "cancel_without_rollback")}), minProperties=1, maxProperties=1),
-    "mark_unhealthy": obj(("mark_unhealthy",), additional=False,
-                          mark_unhealthy=BOOLEAN,
-                          resource_status_reason=STRING),
+    "stack_action": dict(
+        obj(
+            additional=False,
+            **{
+                a: {}
+                for a in (
+                    "suspend",
+                    "resume",
+                    "check",
+                    "cancel_update",
+                    "cancel_without_rollback",
+                )
+            },
+        ),
+        minProperties=1,
+        maxProperties=1,
+    ),
+    "mark_unhealthy": obj(
+        ("mark_unhealthy",),
+        additional=False,
+        mark_unhealthy=BOOLEAN,
+        resource_status_reason=STRING,
+    ),
     "signal": {},
     "create_software_config": obj(
-        name=nullable(STRING), group=nullable(STRING),
-        config=nullable(STRING), inputs=array(ANY_OBJECT),
-        outputs=array(ANY_OBJECT), options=ANY_OBJECT),
+        name=nullable(STRING),
+        group=nullable(STRING),
+        config=nullable(STRING),
+        inputs=array(ANY_OBJECT),
+        outputs=array(ANY_OBJECT),
+        options=ANY_OBJECT,
+    ),
 }

@@ -5,10 +5,12 @@ from urllib import parse
 
 def stack_url(app_url, ident):
     return "%s/v1/%s/stacks/%s/%s%s" % (
-        app_url, parse.quote(ident["tenant"], safe=""),
+        app_url,
+        parse.quote(ident["tenant"], safe=""),
         parse.quote(ident["stack_name"], safe=""),
         parse.quote(ident["stack_id"], safe=""),
-        parse.quote(ident.get("path") or "", safe="/"))
+        parse.quote(ident.get("path") or "", safe="/"),
+    )
 
 
 def _link(href, rel):
@@ -26,11 +28,12 @@ def resource(app_url, item):
     stack_ident = item.pop("stack_identity")
     item.pop("stack_name", None)
     nested_ident = item.pop("nested_identity", None)
-    item["links"] = [_link(stack_url(app_url, res_ident), "self"),
-                     _link(stack_url(app_url, stack_ident), "stack")]
+    item["links"] = [
+        _link(stack_url(app_url, res_ident), "self"),
+        _link(stack_url(app_url, stack_ident), "stack"),
+    ]
     if nested_ident:
-        item["links"].append(_link(stack_url(app_url, nested_ident),
-                                   "nested"))
+        item["links"].append(_link(stack_url(app_url, nested_ident), "nested"))
     return item
 
 
@@ -40,14 +43,16 @@ def event(app_url, item, detail=False):
     ident = item.pop("event_identity")
     stack_ident = item.pop("stack_identity")
     root_ident = item.pop("root_stack_identity", None)
-    res_ident = dict(stack_ident, path="/resources/%s" %
-                     item["resource_name"])
-    item["links"] = [_link(stack_url(app_url, ident), "self"),
-                     _link(stack_url(app_url, res_ident), "resource"),
-                     _link(stack_url(app_url, stack_ident), "stack")]
+    res_ident = dict(stack_ident, path="/resources/%s" % item["resource_name"])
+    item["links"] = [
+        _link(stack_url(app_url, ident), "self"),
+        _link(stack_url(app_url, res_ident), "resource"),
+        _link(stack_url(app_url, stack_ident), "stack"),
+    ]
     if root_ident:
-        item["links"].append(_link(stack_url(app_url, root_ident),
-                                   "root_stack"))
+        item["links"].append(
+            _link(stack_url(app_url, root_ident), "root_stack")
+        )
     item.pop("resource_action", None)
     if not detail:
         item.pop("resource_properties", None)

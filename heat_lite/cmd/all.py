@@ -1,17 +1,17 @@
 """heat-lite-all: API and engine in one process (the embedded mode).
 
 Defaults: an SQLite file in the user's data directory, migrated on start;
-the in-process ``fake://`` transport; the API on 127.0.0.1:8004 with
-noauth. Every default can be changed with --config-file.
+the in-process ``fake://`` transport (no broker, no network connection but
+the API's listening socket); the API on 127.0.0.1:8004 with noauth. Every
+default can be changed with --config-file. One heat-lite-all per SQLite
+file: a second one on the same file refuses to start.
 """
 
 import logging
-import os
 import signal
 import sys
 
 from heat_lite.cmd import common
-from heat_lite.conf import paths
 
 CONF = common.CONF
 LOG = logging.getLogger(__name__)
@@ -30,22 +30,32 @@ Try it with python-openstackclient and python-heatclient:
 """
 
 
+@common.reports_startup_errors
 def main(argv=None):
     common.parse_args(argv)
     common.enable_counters("all")
-    if not CONF.transport_url:
-        CONF.set_default("transport_url", "fake://")
-    os.makedirs(paths.data_dir(), exist_ok=True)
     from heat_lite.api import app
-    from heat_lite.cmd import wsgi
+    from heat_lite.cmd import preflight, wsgi
     from heat_lite.db import migration
     from heat_lite.engine import process
+
+    if preflight.uses_broker():
+        preflight.check_broker()
+    preflight.check_database()
+    lock = preflight.lock_sqlite_file()  # noqa: F841 - held until exit
+    server = wsgi.make_server(app.setup_app())
+    preflight.listen(server)
     migration.upgrade()
     engine = process.EngineProcess(binary="heat-lite-all")
     engine.start()
-    server = wsgi.make_server(app.setup_app())
-    print(_BANNER.format(host=CONF.api.bind_host, port=CONF.api.bind_port,
-                         db=CONF.database.connection), flush=True)
+    print(
+        _BANNER.format(
+            host=CONF.api.bind_host,
+            port=CONF.api.bind_port,
+            db=CONF.database.connection,
+        ),
+        flush=True,
+    )
 
     def _terminate(signum, frame):
         # Leave the server loop (in the main thread) to stop gracefully.
@@ -53,7 +63,9 @@ def main(argv=None):
 
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        server.safe_start()
+        server.serve()
+    except KeyboardInterrupt:
+        pass
     finally:
         server.stop()
         engine.stop()

@@ -1,6 +1,7 @@
 """Start-up shared by the commands: config, logging, warnings."""
 
-import logging
+import functools
+import os
 import sys
 import warnings
 
@@ -9,7 +10,11 @@ import warnings
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
 
+from oslo_config import cfg  # noqa: E402
+from oslo_log import log as logging  # noqa: E402
+
 from heat_lite import conf, version  # noqa: E402
+from heat_lite.cmd import preflight  # noqa: E402
 from heat_lite.conf import database  # noqa: E402
 
 CONF = conf.CONF
@@ -19,30 +24,39 @@ def parse_args(argv=None, cli_opts=(), default_config_files=None):
     """Parse --config-file/--config-dir and command-line options."""
     if cli_opts:
         CONF.register_cli_opts(cli_opts)
-    CONF(sys.argv[1:] if argv is None else argv, project="heat_lite",
-         version=version.version_string(),
-         default_config_files=default_config_files)
+    CONF(
+        sys.argv[1:] if argv is None else argv,
+        project="heat_lite",
+        version=version.version_string(),
+        default_config_files=default_config_files,
+    )
     database.set_runtime_default(CONF)
+    logging.setup(CONF, "heat_lite", version=version.version_string())
+
+
+def reports_startup_errors(main):
+    """Turn a start-up failure into one line on stderr and exit code 1.
+
+    Only what an operator can fix (a config file, a port, a broker, a
+    database) is caught here; anything else is a bug and keeps its
+    traceback.
+    """
+
+    @functools.wraps(main)
+    def wrapper(argv=None):
+        try:
+            return main(argv)
+        except (preflight.StartupError, cfg.Error) as exc:
+            binary = os.path.basename(sys.argv[0]) or "heat-lite"
+            print("%s: %s" % (binary, exc), file=sys.stderr, flush=True)
+            return 1
+
+    return wrapper
 
 
 def enable_counters(name):
     """Start the cost counters of this process if configured."""
     if CONF.counters_dir:
         from heat_lite.common import counters
+
         counters.enable(CONF.counters_dir, name)
-    logging.basicConfig(
-        level=logging.DEBUG if CONF.debug else logging.INFO,
-        format="%(asctime)s %(process)d %(levelname)s %(name)s "
-        "%(message)s")
-    for noisy in ("oslo_messaging", "amqp", "kombu", "stevedore",
-                  "alembic", "oslo_db", "cheroot"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
-def register_debug():
-    from oslo_config import cfg
-    CONF.register_cli_opts([cfg.BoolOpt("debug", short="d", default=False,
-                                        help="Log at debug level.")])
-
-
-register_debug()

@@ -22,6 +22,7 @@ def run_one(index=0):
     """Run worker ``index`` (its identity, see ``engine.fencing``) until
     SIGTERM/SIGINT, then stop it gracefully."""
     from heat_lite.engine import process
+
     common.enable_counters("engine")
     engine = process.EngineProcess(worker_index=index)
     stop = {"requested": False}
@@ -77,16 +78,32 @@ def supervise(workers):
             continue
         index = children.pop(pid, None)
         if index is not None and not stopping["now"]:
-            LOG.warning("Engine process %d exited (%s); restarting", pid,
-                        status)
+            LOG.warning(
+                "Engine process %d exited (%s); restarting", pid, status
+            )
             time.sleep(1)
             children[_spawn(index)] = index
 
 
+@common.reports_startup_errors
 def main(argv=None):
-    common.parse_args(argv, cli_opts=[cfg.IntOpt(
-        "workers", min=1, max=64,
-        help="Engine worker processes to run (overrides [engine] workers).")])
+    common.parse_args(
+        argv,
+        cli_opts=[
+            cfg.IntOpt(
+                "workers",
+                min=1,
+                max=64,
+                help="Engine worker processes to run "
+                "(overrides [engine] workers).",
+            )
+        ],
+    )
+    from heat_lite.cmd import preflight
+
+    preflight.require_broker()
+    preflight.check_broker()
+    preflight.check_database()
     workers = CONF.workers or CONF.engine.workers
     if workers == 1:
         run_one()

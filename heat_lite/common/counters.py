@@ -29,14 +29,14 @@ def incr(key, amount=1):
 def snapshot():
     with _LOCK:
         counts = dict(_COUNTS)
-    counts["peak_rss_kb"] = resource.getrusage(
-        resource.RUSAGE_SELF).ru_maxrss
+    counts["peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return counts
 
 
 def _write():
-    path = os.path.join(_STATE["dir"], "%s-%d.json" % (_STATE["name"],
-                                                       os.getpid()))
+    path = os.path.join(
+        _STATE["dir"], "%s-%d.json" % (_STATE["name"], os.getpid())
+    )
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(snapshot(), f)
@@ -58,6 +58,7 @@ def enable(directory, name):
     with _LOCK:
         _COUNTS.clear()
     _STATE.update(dir=directory, name=name)
-    threading.Thread(target=_loop, daemon=True,
-                     name="heat-lite-counters").start()
+    threading.Thread(
+        target=_loop, daemon=True, name="heat-lite-counters"
+    ).start()
     atexit.register(_write)

@@ -25,13 +25,17 @@ _HKDF_INFO = b"heat_lite traversal caller token v1"
 
 
 class WeakKey(exception.HeatLiteException):
-    msg_fmt = ("[DEFAULT] auth_encryption_key must have at least "
-               "%(length)d characters")
+    msg_fmt = (
+        "[DEFAULT] auth_encryption_key must have at least "
+        "%(length)d characters"
+    )
 
 
 class Unreadable(exception.HeatLiteException):
-    msg_fmt = ("An encrypted value cannot be read with this "
-               "auth_encryption_key (is it the same on every engine?)")
+    msg_fmt = (
+        "An encrypted value cannot be read with this "
+        "auth_encryption_key (is it the same on every engine?)"
+    )
 
 
 def enabled():
@@ -51,8 +55,9 @@ def check_key():
 
 @functools.lru_cache(maxsize=2)
 def _fernet(key):
-    derived = hkdf.HKDF(algorithm=hashes.SHA256(), length=32, salt=None,
-                        info=_HKDF_INFO).derive(key.encode())
+    derived = hkdf.HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=None, info=_HKDF_INFO
+    ).derive(key.encode())
     return fernet.Fernet(base64.urlsafe_b64encode(derived))
 
 

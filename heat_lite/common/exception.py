@@ -49,10 +49,16 @@ class StackValidationFailed(Invalid):
         if message is None:
             inner = kwargs.get("msg", "")
             if path:
-                prefix = path if isinstance(path, str) else ".".join(
-                    str(p) for p in path)
+                prefix = (
+                    path
+                    if isinstance(path, str)
+                    else ".".join(str(p) for p in path)
+                )
                 message = "%s%s: %s" % (
-                    "%s: " % error if error else "", prefix, inner)
+                    "%s: " % error if error else "",
+                    prefix,
+                    inner,
+                )
             else:
                 message = "%s%s" % ("%s: " % error if error else "", inner)
         super().__init__(message, path=path, error=error, **kwargs)
@@ -63,12 +69,13 @@ class InvalidTemplateVersion(Invalid):
 
 
 class InvalidTemplateSection(Invalid):
-    msg_fmt = 'The template section is invalid: %(section)s'
+    msg_fmt = "The template section is invalid: %(section)s"
 
 
 class InvalidTemplateReference(Invalid):
-    msg_fmt = ('The specified reference "%(resource)s" (in %(key)s) '
-               'is incorrect.')
+    msg_fmt = (
+        'The specified reference "%(resource)s" (in %(key)s) is incorrect.'
+    )
 
 
 class CircularDependencyException(Invalid):
@@ -84,8 +91,10 @@ class UserParameterMissing(Invalid):
 
 
 class ImmutableParameterModified(Invalid):
-    msg_fmt = ("The following parameters are immutable and may not be "
-               "updated: %(keys)s")
+    msg_fmt = (
+        "The following parameters are immutable and may not be "
+        "updated: %(keys)s"
+    )
 
 
 class NotSupported(Invalid):
@@ -94,6 +103,17 @@ class NotSupported(Invalid):
 
 class ResourceTypeUnavailable(Invalid):
     msg_fmt = "The Resource Type (%(type_name)s) is not available."
+
+
+def feature_disabled(feature, option, group="DEFAULT"):
+    """The NotSupported error of a feature an option turns off; the
+    message names the option that turns it on."""
+    return NotSupported(
+        message="%s is not supported: it is disabled on this server (set "
+        "%s = true in the [%s] section of the configuration to enable it)."
+        % (feature, option, group),
+        feature=feature,
+    )
 
 
 class ResourceActionNotSupported(Invalid):
@@ -109,13 +129,16 @@ class InvalidRestrictedAction(Invalid):
 
 
 class InvalidMergeStrategyForParam(Invalid):
-    msg_fmt = ("Invalid merge strategy '%(strategy)s' for parameter "
-               "'%(param)s'.")
+    msg_fmt = (
+        "Invalid merge strategy '%(strategy)s' for parameter '%(param)s'."
+    )
 
 
 class ConflictingMergeStrategyForParam(Invalid):
-    msg_fmt = ("Conflicting merge strategy '%(strategy)s' for parameter "
-               "'%(param)s' in file '%(env_file)s'.")
+    msg_fmt = (
+        "Conflicting merge strategy '%(strategy)s' for parameter "
+        "'%(param)s' in file '%(env_file)s'."
+    )
 
 
 # 403 ----------------------------------------------------------------------
@@ -125,8 +148,7 @@ class Forbidden(HeatLiteException):
 
 
 class InvalidTenant(Forbidden):
-    msg_fmt = ("Searching Tenant %(target)s from Tenant %(actual)s "
-               "forbidden.")
+    msg_fmt = "Searching Tenant %(target)s from Tenant %(actual)s forbidden."
 
 
 # 404 family ---------------------------------------------------------------
@@ -146,8 +168,10 @@ class StackNotFound(EntityNotFound):
 
 
 class ResourceNotFound(EntityNotFound):
-    msg_fmt = ("The Resource (%(resource_name)s) could not be found "
-               "in Stack %(stack_name)s.")
+    msg_fmt = (
+        "The Resource (%(resource_name)s) could not be found "
+        "in Stack %(stack_name)s."
+    )
 
 
 class EventNotFound(NotFound):
@@ -169,8 +193,9 @@ class StackExists(Conflict):
 
 
 class ActionInProgress(Conflict):
-    msg_fmt = "Stack %(stack_name)s already has an action (%(action)s) in "\
-        "progress."
+    msg_fmt = (
+        "Stack %(stack_name)s already has an action (%(action)s) in progress."
+    )
 
 
 # 413 ----------------------------------------------------------------------
@@ -191,13 +216,23 @@ class UpdateReplace(Exception):
 
     def __init__(self, resource_name="Unknown"):
         super().__init__(
-            "The Resource %s requires replacement." % resource_name)
+            "The Resource %s requires replacement." % resource_name
+        )
 
 
 class ResourceFailure(HeatLiteException):
     """A resource action failed; message is Heat's "Type: path: reason"."""
 
     msg_fmt = "%(exc_type)s: %(path)s: %(reason)s"
+
+
+class NodeStalled(HeatLiteException):
+    """The watchdog re-drove a node up to its limit without progress."""
+
+    msg_fmt = (
+        "No progress after %(count)d re-drives (a lost message, or an "
+        "engine that cannot run it)"
+    )
 
 
 class ActionAborted(HeatLiteException):

@@ -44,7 +44,8 @@ def _notifier():
             transport = messaging.get_notification_transport(CONF)
             host = CONF.host or socket.gethostname()
             _STATE["notifier"] = messaging.Notifier(
-                transport, publisher_id="%s.%s" % (PUBLISHER, host))
+                transport, publisher_id="%s.%s" % (PUBLISHER, host)
+            )
         return _STATE["notifier"]
 
 
@@ -74,14 +75,18 @@ def stack_payload(stack, action, status, reason, description=None):
     """Heat's notification body for a stack row in state action_status."""
     tags = json.loads(stack["tags"]) if stack.get("tags") else None
     return {
-        "tenant_id": stack["tenant"], "user_id": stack.get("username"),
-        "stack_id": stack["id"], "stack_name": stack["name"],
-        "stack_identity": "arn:openstack:heat::%s:stacks/%s/%s" % (
-            stack["tenant"], stack["name"], stack["id"]),
-        "state": "%s_%s" % (action, status), "state_reason": reason,
+        "tenant_id": stack["tenant"],
+        "user_id": stack.get("username"),
+        "stack_id": stack["id"],
+        "stack_name": stack["name"],
+        "stack_identity": "arn:openstack:heat::%s:stacks/%s/%s"
+        % (stack["tenant"], stack["name"], stack["id"]),
+        "state": "%s_%s" % (action, status),
+        "state_reason": reason,
         "create_at": _time(stack.get("created_at")),
         "updated_at": _time(stack.get("updated_at")),
-        "tags": tags, "description": description,
+        "tags": tags,
+        "description": description,
     }
 
 
@@ -91,15 +96,29 @@ def stack_event(stack, action, phase, status=None, reason=None):
     :param phase: ``start``, ``end`` or ``error`` (the last at ERROR
         priority).
     """
-    status = status or {"start": "IN_PROGRESS", "end": "COMPLETE",
-                        "error": "FAILED"}[phase]
-    reason = reason or "Stack %s %s" % (action, {
-        "start": "started", "end": "completed successfully",
-        "error": "failed"}[phase])
+    status = (
+        status
+        or {"start": "IN_PROGRESS", "end": "COMPLETE", "error": "FAILED"}[
+            phase
+        ]
+    )
+    reason = reason or "Stack %s %s" % (
+        action,
+        {
+            "start": "started",
+            "end": "completed successfully",
+            "error": "failed",
+        }[phase],
+    )
     if not enabled():
         return
-    _send("stack", action, phase, lambda: stack_payload(
-        stack, action, status, reason), stack.get("id"))
+    _send(
+        "stack",
+        action,
+        phase,
+        lambda: stack_payload(stack, action, status, reason),
+        stack.get("id"),
+    )
 
 
 def _send(kind, action, phase, make_payload, what):
@@ -107,8 +126,10 @@ def _send(kind, action, phase, make_payload, what):
     ERROR priority); log, never raise, if that fails."""
     try:
         payload = make_payload()
-        ctxt = {"project_id": payload["tenant_id"],
-                "user_id": payload["user_id"]}
+        ctxt = {
+            "project_id": payload["tenant_id"],
+            "user_id": payload["user_id"],
+        }
         event_type = "%s.%s.%s.%s" % (PUBLISHER, kind, action.lower(), phase)
         notifier = _notifier()
         if phase == "error":
@@ -116,8 +137,7 @@ def _send(kind, action, phase, make_payload, what):
         else:
             notifier.info(ctxt, event_type, payload)
     except Exception:  # noqa: BLE001 - a notification never fails a stack
-        LOG.exception("Could not send a notification for %s %s", kind,
-                      what)
+        LOG.exception("Could not send a notification for %s %s", kind, what)
 
 
 def resource_payload(record, action, status, reason, physical_id=None):
@@ -126,26 +146,38 @@ def resource_payload(record, action, status, reason, physical_id=None):
     tenant = record.get("stack_tenant")
     name = record.get("stack_name")
     return {
-        "tenant_id": tenant, "user_id": None,
-        "stack_id": record["stack_id"], "stack_name": name,
-        "stack_identity": "arn:openstack:heat::%s:stacks/%s/%s" % (
-            tenant, name, record["stack_id"]),
-        "resource_name": record["name"], "resource_type": record["type"],
+        "tenant_id": tenant,
+        "user_id": None,
+        "stack_id": record["stack_id"],
+        "stack_name": name,
+        "stack_identity": "arn:openstack:heat::%s:stacks/%s/%s"
+        % (tenant, name, record["stack_id"]),
+        "resource_name": record["name"],
+        "resource_type": record["type"],
         "physical_resource_id": physical_id
-        or record.get("physical_resource_id") or "",
-        "state": "%s_%s" % (action, status), "state_reason": reason,
+        or record.get("physical_resource_id")
+        or "",
+        "state": "%s_%s" % (action, status),
+        "state_reason": reason,
         "create_at": _time(record.get("created_at")),
         "updated_at": _time(record.get("updated_at")),
     }
 
 
-def resource_event(record, action, phase, reason="state changed",
-                   physical_id=None):
+def resource_event(
+    record, action, phase, reason="state changed", physical_id=None
+):
     """Send ``orchestration.resource.<action>.<phase>`` for a record;
     nothing at all (not even a payload) without a driver."""
     if not enabled():
         return
-    status = {"start": "IN_PROGRESS", "end": "COMPLETE",
-              "error": "FAILED"}[phase]
-    _send("resource", action, phase, lambda: resource_payload(
-        record, action, status, reason, physical_id), record.get("id"))
+    status = {"start": "IN_PROGRESS", "end": "COMPLETE", "error": "FAILED"}[
+        phase
+    ]
+    _send(
+        "resource",
+        action,
+        phase,
+        lambda: resource_payload(record, action, status, reason, physical_id),
+        record.get("id"),
+    )

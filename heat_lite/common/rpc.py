@@ -39,7 +39,8 @@ def init():
     if _STATE["transport"] is None:
         messaging.set_transport_defaults("heat_lite")
         _STATE["transport"] = messaging.get_rpc_transport(
-            CONF, allowed_remote_exmods=ALLOWED_EXMODS)
+            CONF, allowed_remote_exmods=ALLOWED_EXMODS
+        )
     return _STATE["transport"]
 
 
@@ -70,17 +71,24 @@ class CountingClient:
 
 def get_client(topic, version, server=None, timeout=None):
     target = messaging.Target(topic=topic, version=version, server=server)
-    return CountingClient(messaging.get_rpc_client(
-        init(), target, serializer=ContextSerializer(), timeout=timeout))
+    return CountingClient(
+        messaging.get_rpc_client(
+            init(), target, serializer=ContextSerializer(), timeout=timeout
+        )
+    )
 
 
 def get_server(topic, server, endpoints, executor_threads):
     """A threading RPC server for ``endpoints`` on (topic, server)."""
     target = messaging.Target(topic=topic, server=server)
     server = messaging.get_rpc_server(
-        init(), target, endpoints, executor="threading",
+        init(),
+        target,
+        endpoints,
+        executor="threading",
         serializer=ContextSerializer(),
-        access_policy=dispatcher.DefaultRPCAccessPolicy)
+        access_policy=dispatcher.DefaultRPCAccessPolicy,
+    )
     # The option exists once a server is made; the pool is made at start.
     CONF.set_override("executor_thread_pool_size", executor_threads)
     return server

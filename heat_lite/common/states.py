@@ -32,6 +32,14 @@ class Role(enum.StrEnum):
     CURRENT = "current"  # represents the resource in the goal template
     REPLACED = "replaced"  # superseded by a replacement, kept for rollback
     PENDING_DELETE = "pending-delete"  # not in the goal; to be deleted
+    # deleted and kept as history (``/versions``) once the stack finished;
+    # never chosen, revived or listed as a live resource again
+    HISTORY = "history"
+
+
+# Roles of the records a resource list may show: a resource being deleted
+# stays visible (with its DELETE_* status) until its stack finishes.
+LISTED_ROLES = (Role.CURRENT, Role.REPLACED, Role.PENDING_DELETE)
 
 
 # Which stack action may start while the stack is in a given action.
@@ -41,20 +49,44 @@ _STACK_TRANSITIONS = {
     # from action: actions that may start next
     Action.INIT: {Action.CREATE, Action.ADOPT, Action.DELETE},
     # a create may be superseded by an update or a delete, or rolled back
-    Action.CREATE: {Action.UPDATE, Action.DELETE, Action.ROLLBACK,
-                    Action.SUSPEND, Action.CHECK},
+    Action.CREATE: {
+        Action.UPDATE,
+        Action.DELETE,
+        Action.ROLLBACK,
+        Action.SUSPEND,
+        Action.CHECK,
+    },
     Action.ADOPT: {Action.UPDATE, Action.DELETE, Action.ROLLBACK},
     # updates stack on updates: that is the point of convergence
-    Action.UPDATE: {Action.UPDATE, Action.DELETE, Action.ROLLBACK,
-                    Action.SUSPEND, Action.CHECK},
-    Action.ROLLBACK: {Action.UPDATE, Action.DELETE, Action.SUSPEND,
-                      Action.CHECK},
+    Action.UPDATE: {
+        Action.UPDATE,
+        Action.DELETE,
+        Action.ROLLBACK,
+        Action.SUSPEND,
+        Action.CHECK,
+    },
+    Action.ROLLBACK: {
+        Action.UPDATE,
+        Action.DELETE,
+        Action.SUSPEND,
+        Action.CHECK,
+    },
     # a suspended stack must be resumed (or deleted) before anything else
     Action.SUSPEND: {Action.RESUME, Action.DELETE, Action.SUSPEND},
-    Action.RESUME: {Action.UPDATE, Action.DELETE, Action.SUSPEND,
-                    Action.CHECK, Action.RESUME},
-    Action.CHECK: {Action.UPDATE, Action.DELETE, Action.SUSPEND,
-                   Action.CHECK, Action.ROLLBACK},
+    Action.RESUME: {
+        Action.UPDATE,
+        Action.DELETE,
+        Action.SUSPEND,
+        Action.CHECK,
+        Action.RESUME,
+    },
+    Action.CHECK: {
+        Action.UPDATE,
+        Action.DELETE,
+        Action.SUSPEND,
+        Action.CHECK,
+        Action.ROLLBACK,
+    },
     # a delete can only be retried
     Action.DELETE: {Action.DELETE},
 }

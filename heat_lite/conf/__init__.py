@@ -2,6 +2,7 @@
 
 import oslo_messaging
 from oslo_config import cfg
+from oslo_log import log as oslo_log
 from oslo_messaging import transport as messaging_transport
 
 from heat_lite.conf import (
@@ -15,14 +16,47 @@ from heat_lite.conf import (
 
 CONF = cfg.CONF
 
+EMBEDDED_TRANSPORT = "fake://"
+
 # Every heat_lite option module: registered here, listed by opts.list_opts.
 MODULES = (api, database, engine, limits, remote_stack, resources)
 
 for _module in MODULES:
     _module.register_opts(CONF)
 
-# transport_url must be known before the transport is made (heat-lite-all
-# picks fake:// when it is unset); oslo.messaging registers the same
-# option objects again later, which is a no-op.
+# transport_url must be known before the transport is made; oslo.messaging
+# registers the same option objects again later, which is a no-op.
 CONF.register_opts(messaging_transport._transport_opts)
 oslo_messaging.set_transport_defaults("heat_lite")
+# oslo.messaging defaults to rabbit:// on localhost: a heat-lite-all with no
+# config would hang without a broker, or silently join whatever broker the
+# host runs and answer another install's calls. The default is the
+# in-process transport; a broker is used only when a config names one
+# (heat-lite-api and heat-lite-engine refuse to start without one).
+cfg.set_defaults(
+    messaging_transport._transport_opts, transport_url=EMBEDDED_TRANSPORT
+)
+
+# Libraries that are chatty at INFO; oslo.log's own list is kept too.
+QUIET_LOGGERS = (
+    "oslo_messaging",
+    "amqp",
+    "kombu",
+    "stevedore",
+    "alembic",
+    "oslo_db",
+    "cheroot",
+    "oslo_policy",
+    "keystonemiddleware",
+)
+
+# oslo.log's options (log_file, use_syslog, log_config_append, debug, ...);
+# the commands call oslo_log.setup once their arguments are parsed.
+oslo_log.register_options(CONF)
+_levels = dict(
+    item.split("=", 1) for item in oslo_log.get_default_log_levels()
+)
+_levels.update(dict.fromkeys(QUIET_LOGGERS, "WARN"))
+oslo_log.set_defaults(
+    default_log_levels=["%s=%s" % item for item in _levels.items()]
+)

@@ -17,8 +17,11 @@ opts = [
         "auth_strategy",
         default="noauth",
         choices=[
-            ("noauth", "No authentication: the project comes from the "
-             "URL, the user from X-Auth-User. Loopback only."),
+            (
+                "noauth",
+                "No authentication: the project comes from the "
+                "URL, the user from X-Auth-User. Loopback only.",
+            ),
             ("keystone", "Tokens validated by keystonemiddleware."),
         ],
         help="How API requests are authenticated.",
@@ -35,6 +38,40 @@ opts = [
         min=1,
         max=1024,
         help="Number of threads serving HTTP requests.",
+    ),
+    cfg.IntOpt(
+        "client_socket_timeout",
+        default=30,
+        min=1,
+        max=3600,
+        help="Seconds a client may take to send a request (its head, and "
+        "a body of up to 32 KiB, before a thread is given to it; then "
+        "each further read of a larger body), and seconds an idle "
+        "kept-alive connection is kept.",
+    ),
+    cfg.IntOpt(
+        "backlog",
+        default=128,
+        min=1,
+        max=65535,
+        help="Connections the kernel may hold before the API accepts them "
+        "(the listen backlog).",
+    ),
+    cfg.IntOpt(
+        "max_queued_requests",
+        default=256,
+        min=1,
+        max=100000,
+        help="Requests that may wait for a free thread; past that a "
+        "request gets 503 at once.",
+    ),
+    cfg.IntOpt(
+        "max_waiting_connections",
+        default=2000,
+        min=1,
+        max=1000000,
+        help="Connections that may wait for their request to arrive in "
+        "full; past that the oldest is closed.",
     ),
     cfg.IntOpt(
         "rpc_timeout",

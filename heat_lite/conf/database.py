@@ -18,11 +18,12 @@ OPTS = [
         "pool_pre_ping",
         default=False,
         help="Test each pooled connection with a round trip before every "
-             "transaction (oslo.db always does). Off by default: it costs "
-             "one round trip per transaction, a large share of a resource "
-             "step. Without it, connections broken by a database restart "
-             "fail one transaction each: writers retry it and the engine's "
-             "watchdog re-drives any node that failed."),
+        "transaction (oslo.db always does). Off by default: it costs "
+        "one round trip per transaction, a large share of a resource "
+        "step. Without it, connections broken by a database restart "
+        "fail one transaction each: writers retry it and the engine's "
+        "watchdog re-drives any node that failed.",
+    ),
 ]
 
 

@@ -95,6 +95,28 @@ engine_opts = [
         "nodes are re-driven (recovers from lost RPC messages).",
     ),
     cfg.IntOpt(
+        "node_redrive_limit",
+        default=5,
+        min=0,
+        max=1000,
+        help="Times the watchdog re-drives one stalled node of a traversal "
+        "(a lost message, an engine that died before casting it) before it "
+        "fails that node visibly, with a reason and an event, and with it "
+        "the stack (or starts its rollback). The count is kept in the "
+        "database, so it holds across engines. 0: fail a stalled node at "
+        "once. A node waiting at a breakpoint hook is re-driven without "
+        "limit.",
+    ),
+    cfg.FloatOpt(
+        "node_redrive_backoff_max",
+        default=300.0,
+        min=1.0,
+        help="Upper bound, in seconds, of the wait between two re-drives "
+        "of one stalled node. The first re-drive comes after stall_timeout; "
+        "the wait then starts at stall_timeout and doubles after each "
+        "re-drive, up to this bound.",
+    ),
+    cfg.IntOpt(
         "stack_action_timeout",
         default=3600,
         min=1,
@@ -114,6 +136,17 @@ engine_opts = [
         max=10000,
         help="Number of ready resource checks sent in one RPC cast when a "
         "traversal fans out.",
+    ),
+    cfg.IntOpt(
+        "max_record_versions",
+        default=5,
+        min=1,
+        max=1000,
+        help="Versions of each resource kept in the database, the live one "
+        "included: deleted versions (replaced, removed) stay as history "
+        "rows, shown by GET .../resources/{name}/versions, until a resource "
+        "has more than this many; then the oldest are deleted when the "
+        "stack's operation ends. 1 keeps no history.",
     ),
 ]
 

@@ -38,7 +38,17 @@ opts = [
         "max_events_per_stack",
         default=1000,
         min=0,
-        help="Events kept per stack; older ones are purged. 0 keeps all.",
+        help="Events kept per stack: when a stack operation ends with "
+        "more, its oldest events are deleted (in multiples of "
+        "event_purge_batch_size). 0 keeps all.",
+    ),
+    cfg.IntOpt(
+        "event_purge_batch_size",
+        default=200,
+        min=1,
+        help="Number of events deleted at a time when a stack has more "
+        "than max_events_per_stack: its event count falls back to between "
+        "max_events_per_stack minus this and max_events_per_stack.",
     ),
 ]
 

@@ -17,9 +17,16 @@ def list_opts():
         if group is None:
             group = "DEFAULT"
         if group == "DEFAULT":
-            opts = [o for o in opts if o.name in ("transport_url",
-                                                  "control_exchange",
-                                                  "rpc_response_timeout")]
+            opts = [
+                o
+                for o in opts
+                if o.name
+                in (
+                    "transport_url",
+                    "control_exchange",
+                    "rpc_response_timeout",
+                )
+            ]
         elif group not in ("oslo_messaging_rabbit",):
             continue
         merged[group].extend(opts)

@@ -56,6 +56,9 @@ def register_opts(conf):
 
 
 def list_opts():
-    return {GROUP: opts + loading.get_auth_common_conf_options()
-            + loading.get_session_conf_options()
-            + loading.get_auth_plugin_conf_options("password")}
+    return {
+        GROUP: opts
+        + loading.get_auth_common_conf_options()
+        + loading.get_session_conf_options()
+        + loading.get_auth_plugin_conf_options("password")
+    }

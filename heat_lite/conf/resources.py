@@ -29,4 +29,3 @@ def register_opts(conf):
 
 def list_opts():
     return {"DEFAULT": opts}
-

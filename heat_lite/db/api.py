@@ -30,10 +30,15 @@ def _row(row):
 # Templates -----------------------------------------------------------------
 def raw_template_insert(session, stack_id, template, environment, files):
     """Insert a template inside a running transaction; return its id."""
-    result = session.execute(TEMPLATE.insert().values(
-        stack_id=stack_id, template=json.dumps(template),
-        environment=json.dumps(environment), files=json.dumps(files),
-        created_at=models.utcnow()))
+    result = session.execute(
+        TEMPLATE.insert().values(
+            stack_id=stack_id,
+            template=json.dumps(template),
+            environment=json.dumps(environment),
+            files=json.dumps(files),
+            created_at=models.utcnow(),
+        )
+    )
     return result.inserted_primary_key[0]
 
 
@@ -44,10 +49,10 @@ def raw_template_get(template_id):
     """
     with transaction(writer=False) as session:
         row = session.execute(
-            TEMPLATE.select().where(TEMPLATE.c.id == template_id)).first()
+            TEMPLATE.select().where(TEMPLATE.c.id == template_id)
+        ).first()
     if row is None:
-        raise exception.NotFound(message="Template %s not found" %
-                                 template_id)
+        raise exception.NotFound(message="Template %s not found" % template_id)
     row = _row(row)
     for key in ("template", "environment", "files"):
         row[key] = json.loads(row[key])
@@ -64,11 +69,17 @@ def stack_create(values, template, environment, files):
     """
     try:
         with transaction() as session:
-            tmpl_id = raw_template_insert(session, values["id"], template,
-                                          environment, files)
+            tmpl_id = raw_template_insert(
+                session, values["id"], template, environment, files
+            )
             now = models.utcnow()
-            row = dict(values, raw_template_id=tmpl_id, created_at=now,
-                       action_started_at=now, live_name=values["name"])
+            row = dict(
+                values,
+                raw_template_id=tmpl_id,
+                created_at=now,
+                action_started_at=now,
+                live_name=values["name"],
+            )
             session.execute(STACK.insert().values(**row))
     except db_exc.DBDuplicateEntry:
         raise exception.StackExists(stack_name=values["name"]) from None
@@ -83,8 +94,9 @@ def stack_get(stack_id, tenant=None, show_deleted=True):
     """
     query = statements.stack_select(tenant is not None, not show_deleted)
     with transaction(writer=False) as session:
-        row = session.execute(query, {"_id": stack_id,
-                                      "_tenant": tenant}).first()
+        row = session.execute(
+            query, {"_id": stack_id, "_tenant": tenant}
+        ).first()
     if row is None:
         raise exception.StackNotFound(name=stack_id)
     return _row(row)
@@ -93,9 +105,11 @@ def stack_get(stack_id, tenant=None, show_deleted=True):
 def stack_state(stack_id):
     """(current_traversal, action, status) of a stack, or None."""
     with transaction(writer=False) as session:
-        row = session.execute(sa.select(
-            STACK.c.current_traversal, STACK.c.action, STACK.c.status).where(
-            STACK.c.id == stack_id)).first()
+        row = session.execute(
+            sa.select(
+                STACK.c.current_traversal, STACK.c.action, STACK.c.status
+            ).where(STACK.c.id == stack_id)
+        ).first()
     return tuple(row) if row is not None else None
 
 
@@ -104,9 +118,15 @@ def stack_get_by_name(tenant, name):
 
     :raises StackNotFound: if there is none.
     """
-    query = STACK.select().where(
-        STACK.c.tenant == tenant, STACK.c.name == name,
-        STACK.c.deleted_at.is_(None)).order_by(STACK.c.created_at)
+    query = (
+        STACK.select()
+        .where(
+            STACK.c.tenant == tenant,
+            STACK.c.name == name,
+            STACK.c.deleted_at.is_(None),
+        )
+        .order_by(STACK.c.created_at)
+    )
     with transaction(writer=False) as session:
         row = session.execute(query).first()
     if row is None:
@@ -114,15 +134,29 @@ def stack_get_by_name(tenant, name):
     return _row(row)
 
 
-_SORT_KEYS = {"stack_name": STACK.c.name, "stack_status": STACK.c.status,
-              "creation_time": STACK.c.created_at,
-              "updated_time": STACK.c.updated_at}
+_SORT_KEYS = {
+    "stack_name": STACK.c.name,
+    "stack_status": STACK.c.status,
+    "creation_time": STACK.c.created_at,
+    "updated_time": STACK.c.updated_at,
+}
 
 
-def stack_get_all(tenant=None, limit=None, marker=None, sort_keys=None,
-                  sort_dir="desc", show_deleted=False, show_nested=False,
-                  filters=None, tags=None, tags_any=None, not_tags=None,
-                  not_tags_any=None, hidden_tags=None):
+def stack_get_all(
+    tenant=None,
+    limit=None,
+    marker=None,
+    sort_keys=None,
+    sort_dir="desc",
+    show_deleted=False,
+    show_nested=False,
+    filters=None,
+    tags=None,
+    tags_any=None,
+    not_tags=None,
+    not_tags_any=None,
+    hidden_tags=None,
+):
     """Return the stacks of ``tenant`` (every project when None).
 
     :param marker: id of the last stack of the previous page.
@@ -134,9 +168,18 @@ def stack_get_all(tenant=None, limit=None, marker=None, sort_keys=None,
     :param hidden_tags: stacks with any of these tags are left out.
     :raises Invalid: for a marker that is not a stack.
     """
-    query = _stack_query(STACK.select(), tenant, show_deleted, show_nested,
-                         filters, tags, tags_any, not_tags, not_tags_any,
-                         hidden_tags)
+    query = _stack_query(
+        STACK.select(),
+        tenant,
+        show_deleted,
+        show_nested,
+        filters,
+        tags,
+        tags_any,
+        not_tags,
+        not_tags_any,
+        hidden_tags,
+    )
     columns = [_SORT_KEYS[k] for k in (sort_keys or []) if k in _SORT_KEYS]
     columns = columns or [STACK.c.created_at]
     direction = sa.desc if sort_dir == "desc" else sa.asc
@@ -144,25 +187,41 @@ def stack_get_all(tenant=None, limit=None, marker=None, sort_keys=None,
     with transaction(writer=False) as session:
         if marker:
             ref = session.execute(
-                STACK.select().where(STACK.c.id == marker)).first()
+                STACK.select().where(STACK.c.id == marker)
+            ).first()
             if ref is None:
-                raise exception.Invalid(message="Invalid marker: %s" %
-                                        marker)
-            query = query.where(_after(ref, columns + [STACK.c.id],
-                                       sort_dir))
+                raise exception.Invalid(message="Invalid marker: %s" % marker)
+            query = query.where(_after(ref, columns + [STACK.c.id], sort_dir))
         query = query.order_by(*order)
         if limit is not None:
             query = query.limit(limit)
         return [_row(r) for r in session.execute(query)]
 
 
-def stack_count_all(tenant=None, show_deleted=False, show_nested=False,
-                    filters=None, tags=None, tags_any=None, not_tags=None,
-                    not_tags_any=None, hidden_tags=None):
+def stack_count_all(
+    tenant=None,
+    show_deleted=False,
+    show_nested=False,
+    filters=None,
+    tags=None,
+    tags_any=None,
+    not_tags=None,
+    not_tags_any=None,
+    hidden_tags=None,
+):
     """Number of stacks ``stack_get_all`` would return without paging."""
-    query = _stack_query(sa.select(sa.func.count()).select_from(STACK),
-                         tenant, show_deleted, show_nested, filters, tags,
-                         tags_any, not_tags, not_tags_any, hidden_tags)
+    query = _stack_query(
+        sa.select(sa.func.count()).select_from(STACK),
+        tenant,
+        show_deleted,
+        show_nested,
+        filters,
+        tags,
+        tags_any,
+        not_tags,
+        not_tags_any,
+        hidden_tags,
+    )
     with transaction(writer=False) as session:
         return session.execute(query).scalar()
 
@@ -170,12 +229,24 @@ def stack_count_all(tenant=None, show_deleted=False, show_nested=False,
 def _has_tag(tag):
     # Tags are stored as a JSON list: a tag is present when its JSON
     # string (quotes included) is.
-    return sa.and_(STACK.c.tags.is_not(None),
-                   STACK.c.tags.contains(json.dumps(tag), autoescape=True))
+    return sa.and_(
+        STACK.c.tags.is_not(None),
+        STACK.c.tags.contains(json.dumps(tag), autoescape=True),
+    )
 
 
-def _stack_query(query, tenant, show_deleted, show_nested, filters, tags,
-                 tags_any, not_tags, not_tags_any, hidden_tags):
+def _stack_query(
+    query,
+    tenant,
+    show_deleted,
+    show_nested,
+    filters,
+    tags,
+    tags_any,
+    not_tags,
+    not_tags_any,
+    hidden_tags,
+):
     if tenant is not None:
         query = query.where(STACK.c.tenant == tenant)
     if not show_deleted:
@@ -190,8 +261,7 @@ def _stack_query(query, tenant, show_deleted, show_nested, filters, tags,
     if tags_any:
         query = query.where(sa.or_(*[_has_tag(t) for t in tags_any]))
     if not_tags:
-        query = query.where(sa.not_(sa.and_(*[_has_tag(t)
-                                              for t in not_tags])))
+        query = query.where(sa.not_(sa.and_(*[_has_tag(t) for t in not_tags])))
     for tag in (not_tags_any or []) + (hidden_tags or []):
         query = query.where(sa.not_(_has_tag(tag)))
     return query
@@ -199,33 +269,50 @@ def _stack_query(query, tenant, show_deleted, show_nested, filters, tags,
 
 def _after(ref, columns, sort_dir):
     """The keyset condition "rows strictly after ``ref`` in sort order"."""
-    compare = (lambda c, v: c < v) if sort_dir == "desc" else (
-        lambda c, v: c > v)
+    compare = (
+        (lambda c, v: c < v) if sort_dir == "desc" else (lambda c, v: c > v)
+    )
     clauses = []
     for i, column in enumerate(columns):
-        equal = [columns[j] == getattr(ref, columns[j].name)
-                 for j in range(i)]
-        clauses.append(sa.and_(*equal, compare(column,
-                                               getattr(ref, column.name))))
+        equal = [columns[j] == getattr(ref, columns[j].name) for j in range(i)]
+        clauses.append(
+            sa.and_(*equal, compare(column, getattr(ref, column.name)))
+        )
     return sa.or_(*clauses)
 
 
 def stack_count(tenant):
     """Number of live stacks of ``tenant``."""
-    query = sa.select(sa.func.count()).select_from(STACK).where(
-        STACK.c.tenant == tenant, STACK.c.deleted_at.is_(None))
+    query = (
+        sa.select(sa.func.count())
+        .select_from(STACK)
+        .where(STACK.c.tenant == tenant, STACK.c.deleted_at.is_(None))
+    )
     with transaction(writer=False) as session:
         return session.execute(query).scalar()
 
 
-def stack_update_if_traversal(session, stack_id, traversal, values):
-    """Update the stack only if ``traversal`` is still its current one.
+def stack_update_if_traversal(
+    session, stack_id, traversal, values, refused_actions=()
+):
+    """Update the stack only if ``traversal`` is still its current one,
+    it is not (soft-)deleted and its action is not one of
+    ``refused_actions``.
+
+    Every guard is part of this one conditional write, so no operation
+    can start (or finish) on a stack that a concurrent delete or a
+    refused state has taken meanwhile.
 
     Runs inside the caller's transaction; returns True on success.
     """
-    result = session.execute(STACK.update().where(
+    query = STACK.update().where(
         STACK.c.id == stack_id,
-        STACK.c.current_traversal == traversal).values(**values))
+        STACK.c.current_traversal == traversal,
+        STACK.c.deleted_at.is_(None),
+    )
+    if refused_actions:
+        query = query.where(STACK.c.action.not_in(sorted(refused_actions)))
+    result = session.execute(query.values(**values))
     return result.rowcount == 1
 
 
@@ -235,8 +322,7 @@ def stack_set_state(stack_id, traversal, values, event=None):
     :returns: True if the stack was updated, False if superseded.
     """
     with transaction() as session:
-        if not stack_update_if_traversal(session, stack_id, traversal,
-                                         values):
+        if not stack_update_if_traversal(session, stack_id, traversal, values):
             return False
         if event:
             event_insert(session, event)
@@ -244,17 +330,30 @@ def stack_set_state(stack_id, traversal, values, event=None):
 
 
 # Events --------------------------------------------------------------------
-def event_values(stack_id, resource_name, physical_id, action, status,
-                 reason, resource_type, properties=None, when=None):
+def event_values(
+    stack_id,
+    resource_name,
+    physical_id,
+    action,
+    status,
+    reason,
+    resource_type,
+    properties=None,
+    when=None,
+):
     """Return the column values of an event row."""
     return {
-        "uuid": str(uuid.uuid4()), "stack_id": stack_id,
+        "uuid": str(uuid.uuid4()),
+        "stack_id": stack_id,
         "resource_name": resource_name,
         "physical_resource_id": physical_id or "",
-        "resource_action": action, "resource_status": status,
-        "resource_status_reason": reason, "resource_type": resource_type,
-        "resource_properties": (json.dumps(properties)
-                                if properties is not None else None),
+        "resource_action": action,
+        "resource_status": status,
+        "resource_status_reason": reason,
+        "resource_type": resource_type,
+        "resource_properties": (
+            json.dumps(properties) if properties is not None else None
+        ),
         "created_at": when or models.utcnow(),
     }
 
@@ -272,8 +371,15 @@ def event_create(values):
         event_insert(session, values)
 
 
-def event_get_all(stack_id, resource_name=None, limit=None, marker=None,
-                  sort_dir="desc", filters=None, sort_keys=None):
+def event_get_all(
+    stack_id,
+    resource_name=None,
+    limit=None,
+    marker=None,
+    sort_dir="desc",
+    filters=None,
+    sort_keys=None,
+):
     """Return the events of a stack in id order (ties impossible).
 
     :param stack_id: a stack id, or a list of them (a stack tree).
@@ -289,18 +395,24 @@ def event_get_all(stack_id, resource_name=None, limit=None, marker=None,
         query = query.where(EVENT.c.resource_name == resource_name)
     for column, values in (filters or {}).items():
         query = query.where(EVENT.c[column].in_(values))
-    columns = [EVENT.c.resource_type for k in (sort_keys or [])
-               if k == "resource_type"][:1] + [EVENT.c.id]
+    columns = [
+        EVENT.c.resource_type
+        for k in (sort_keys or [])
+        if k == "resource_type"
+    ][:1] + [EVENT.c.id]
     ascending = sort_dir == "asc"
     with transaction(writer=False) as session:
         if marker:
-            ref = session.execute(EVENT.select().where(
-                EVENT.c.uuid == marker,
-                EVENT.c.stack_id.in_(stack_ids))).first()
+            ref = session.execute(
+                EVENT.select().where(
+                    EVENT.c.uuid == marker, EVENT.c.stack_id.in_(stack_ids)
+                )
+            ).first()
             if ref is None:
                 raise exception.EventNotFound(event_id=marker)
-            query = query.where(_after(ref, columns,
-                                       "asc" if ascending else "desc"))
+            query = query.where(
+                _after(ref, columns, "asc" if ascending else "desc")
+            )
         direction = sa.asc if ascending else sa.desc
         query = query.order_by(*[direction(c) for c in columns])
         if limit is not None:
@@ -314,9 +426,11 @@ def event_get(stack_id, event_uuid):
     :raises EventNotFound: if the stack has no such event.
     """
     with transaction(writer=False) as session:
-        row = session.execute(EVENT.select().where(
-            EVENT.c.stack_id == stack_id,
-            EVENT.c.uuid == event_uuid)).first()
+        row = session.execute(
+            EVENT.select().where(
+                EVENT.c.stack_id == stack_id, EVENT.c.uuid == event_uuid
+            )
+        ).first()
     if row is None:
         raise exception.EventNotFound(event_id=event_uuid)
     return _row(row)
@@ -326,9 +440,11 @@ def event_last_time(stack_id):
     """created_at of the newest event of the stack (progress marker)."""
     with transaction(writer=False) as session:
         return session.execute(
-            sa.select(EVENT.c.created_at).where(
-                EVENT.c.stack_id == stack_id).order_by(
-                EVENT.c.id.desc()).limit(1)).scalar()
+            sa.select(EVENT.c.created_at)
+            .where(EVENT.c.stack_id == stack_id)
+            .order_by(EVENT.c.id.desc())
+            .limit(1)
+        ).scalar()
 
 
 # Resources -----------------------------------------------------------------
@@ -342,11 +458,17 @@ def resource_set_if_unlocked(record_id, atomic_key, values, events=()):
     :returns: True if written, False if locked or changed meanwhile.
     """
     with transaction() as session:
-        result = session.execute(RESOURCE.update().where(
-            RESOURCE.c.id == record_id, RESOURCE.c.atomic_key == atomic_key,
-            RESOURCE.c.engine_id.is_(None)).values(
-            atomic_key=atomic_key + 1, updated_at=models.utcnow(),
-            **values))
+        result = session.execute(
+            RESOURCE.update()
+            .where(
+                RESOURCE.c.id == record_id,
+                RESOURCE.c.atomic_key == atomic_key,
+                RESOURCE.c.engine_id.is_(None),
+            )
+            .values(
+                atomic_key=atomic_key + 1, updated_at=models.utcnow(), **values
+            )
+        )
         if result.rowcount != 1:
             return False
         event_insert(session, *events)
@@ -358,10 +480,16 @@ def service_create(values):
     """Register an engine process; returns its row."""
     now = models.utcnow()
     with transaction() as session:
-        session.execute(SERVICE.insert().values(
-            created_at=now, updated_at=now, **values))
-        return _row(session.execute(SERVICE.select().where(
-            SERVICE.c.engine_id == values["engine_id"])).first())
+        session.execute(
+            SERVICE.insert().values(created_at=now, updated_at=now, **values)
+        )
+        return _row(
+            session.execute(
+                SERVICE.select().where(
+                    SERVICE.c.engine_id == values["engine_id"]
+                )
+            ).first()
+        )
 
 
 def service_register(values, may_take_over):
@@ -394,27 +522,44 @@ def _register_once(values, may_take_over):
     engine_id = values["engine_id"]
     now = models.utcnow()
     with transaction() as session:
-        row = _row(session.execute(SERVICE.select().where(
-            SERVICE.c.engine_id == engine_id)).first())
+        row = _row(
+            session.execute(
+                SERVICE.select().where(SERVICE.c.engine_id == engine_id)
+            ).first()
+        )
         if row is None:
-            session.execute(SERVICE.insert().values(
-                created_at=now, updated_at=now, epoch=1, **values))
+            session.execute(
+                SERVICE.insert().values(
+                    created_at=now, updated_at=now, epoch=1, **values
+                )
+            )
             return "done"
         if row["deleted_at"] is None and not may_take_over(row):
             return "refused"
-        result = session.execute(SERVICE.update().where(
-            SERVICE.c.engine_id == engine_id,
-            SERVICE.c.epoch == row["epoch"]).values(
-            epoch=row["epoch"] + 1, updated_at=now, deleted_at=None,
-            **values))
+        result = session.execute(
+            SERVICE.update()
+            .where(
+                SERVICE.c.engine_id == engine_id,
+                SERVICE.c.epoch == row["epoch"],
+            )
+            .values(
+                epoch=row["epoch"] + 1,
+                updated_at=now,
+                deleted_at=None,
+                **values,
+            )
+        )
         return "done" if result.rowcount == 1 else "retry"
 
 
 def service_get(engine_id):
     """The service row of ``engine_id`` (deleted or not), or None."""
     with transaction(writer=False) as session:
-        return _row(session.execute(SERVICE.select().where(
-            SERVICE.c.engine_id == engine_id)).first())
+        return _row(
+            session.execute(
+                SERVICE.select().where(SERVICE.c.engine_id == engine_id)
+            ).first()
+        )
 
 
 def service_heartbeat(engine_id, epoch=None):
@@ -423,8 +568,9 @@ def service_heartbeat(engine_id, epoch=None):
     :returns: False if the row was claimed as dead (or re-registered by
         someone else): the caller is fenced and must stop acting.
     """
-    query = SERVICE.update().where(SERVICE.c.engine_id == engine_id,
-                                   SERVICE.c.deleted_at.is_(None))
+    query = SERVICE.update().where(
+        SERVICE.c.engine_id == engine_id, SERVICE.c.deleted_at.is_(None)
+    )
     if epoch is not None:
         query = query.where(SERVICE.c.epoch == epoch)
     with transaction() as session:
@@ -458,12 +604,16 @@ def service_claim_dead(older_than, candidates=None):
         if row["deleted_at"] is not None or row["updated_at"] >= older_than:
             continue
         with transaction() as session:
-            result = session.execute(SERVICE.update().where(
-                SERVICE.c.engine_id == row["engine_id"],
-                SERVICE.c.epoch == row["epoch"],
-                SERVICE.c.deleted_at.is_(None),
-                SERVICE.c.updated_at < older_than).values(
-                deleted_at=models.utcnow()))
+            result = session.execute(
+                SERVICE.update()
+                .where(
+                    SERVICE.c.engine_id == row["engine_id"],
+                    SERVICE.c.epoch == row["epoch"],
+                    SERVICE.c.deleted_at.is_(None),
+                    SERVICE.c.updated_at < older_than,
+                )
+                .values(deleted_at=models.utcnow())
+            )
             if result.rowcount == 1:
                 claimed.append(row["engine_id"])
     return claimed
@@ -471,8 +621,9 @@ def service_claim_dead(older_than, candidates=None):
 
 def service_delete(engine_id, epoch=None):
     """Unregister ``engine_id`` (only its life ``epoch`` when given)."""
-    query = SERVICE.update().where(SERVICE.c.engine_id == engine_id,
-                                   SERVICE.c.deleted_at.is_(None))
+    query = SERVICE.update().where(
+        SERVICE.c.engine_id == engine_id, SERVICE.c.deleted_at.is_(None)
+    )
     if epoch is not None:
         query = query.where(SERVICE.c.epoch == epoch)
     with transaction() as session:
@@ -482,9 +633,12 @@ def service_delete(engine_id, epoch=None):
 def service_purge_deleted(older_than):
     """Drop service rows deleted before ``older_than``."""
     with transaction() as session:
-        session.execute(SERVICE.delete().where(
-            SERVICE.c.deleted_at.is_not(None),
-            SERVICE.c.deleted_at < older_than))
+        session.execute(
+            SERVICE.delete().where(
+                SERVICE.c.deleted_at.is_not(None),
+                SERVICE.c.deleted_at < older_than,
+            )
+        )
 
 
 # Resource data for plugins -------------------------------------------------
@@ -500,10 +654,16 @@ def resource_data_by_name(stack_id, name):
         name ({} if it stored none), or None if there is no such record.
     """
     with transaction(writer=False) as session:
-        row = session.execute(sa.select(RESOURCE.c.rsrc_data).where(
-            RESOURCE.c.stack_id == stack_id, RESOURCE.c.name == name,
-            RESOURCE.c.role == "current").order_by(
-            RESOURCE.c.version.desc()).limit(1)).first()
+        row = session.execute(
+            sa.select(RESOURCE.c.rsrc_data)
+            .where(
+                RESOURCE.c.stack_id == stack_id,
+                RESOURCE.c.name == name,
+                RESOURCE.c.role == "current",
+            )
+            .order_by(RESOURCE.c.version.desc())
+            .limit(1)
+        ).first()
     if row is None:
         return None
     return json.loads(row.rsrc_data or "{}")
@@ -520,10 +680,17 @@ def stack_descendants(stack_ids, max_depth=None):
     with transaction(writer=False) as session:
         while parents and (max_depth is None or level < max_depth):
             level += 1
-            rows = [_row(r) for r in session.execute(STACK.select().where(
-                STACK.c.owner_id.in_(parents),
-                STACK.c.deleted_at.is_(None)).order_by(STACK.c.created_at,
-                                                       STACK.c.id))]
+            rows = [
+                _row(r)
+                for r in session.execute(
+                    STACK.select()
+                    .where(
+                        STACK.c.owner_id.in_(parents),
+                        STACK.c.deleted_at.is_(None),
+                    )
+                    .order_by(STACK.c.created_at, STACK.c.id)
+                )
+            ]
             result.extend((level, r) for r in rows)
             parents = [r["id"] for r in rows]
     return result
@@ -538,9 +705,14 @@ def resources_of_stacks(stack_ids, roles=("current",)):
     if not result:
         return result
     with transaction(writer=False) as session:
-        rows = session.execute(RESOURCE.select().where(
-            RESOURCE.c.stack_id.in_(list(result)),
-            RESOURCE.c.role.in_(roles)).order_by(RESOURCE.c.id))
+        rows = session.execute(
+            RESOURCE.select()
+            .where(
+                RESOURCE.c.stack_id.in_(list(result)),
+                RESOURCE.c.role.in_(roles),
+            )
+            .order_by(RESOURCE.c.id)
+        )
         for row in rows:
             result[row.stack_id].append(_row(row))
     return result

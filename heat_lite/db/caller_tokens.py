@@ -19,8 +19,11 @@ TRAVERSAL = models.Traversal.__table__
 def traversal_token(traversal_id):
     """The encrypted token kept with ``traversal_id``, or None."""
     with transaction(writer=False) as session:
-        return session.execute(sa.select(TRAVERSAL.c.caller_token).where(
-            TRAVERSAL.c.id == traversal_id)).scalar()
+        return session.execute(
+            sa.select(TRAVERSAL.c.caller_token).where(
+                TRAVERSAL.c.id == traversal_id
+            )
+        ).scalar()
 
 
 def operation_token(stack_id, traversal_id):
@@ -33,20 +36,28 @@ def operation_token(stack_id, traversal_id):
     :returns: the encrypted token, or None.
     """
     with transaction(writer=False) as session:
-        token = session.execute(sa.select(TRAVERSAL.c.caller_token).where(
-            TRAVERSAL.c.id == traversal_id)).scalar()
+        token = session.execute(
+            sa.select(TRAVERSAL.c.caller_token).where(
+                TRAVERSAL.c.id == traversal_id
+            )
+        ).scalar()
         if token is not None:
             return token
-        owner = session.execute(sa.select(STACK.c.owner_id).where(
-            STACK.c.id == stack_id)).scalar()
+        owner = session.execute(
+            sa.select(STACK.c.owner_id).where(STACK.c.id == stack_id)
+        ).scalar()
         seen = {stack_id}
         while token is None and owner and owner not in seen:
             seen.add(owner)
-            row = session.execute(sa.select(
-                STACK.c.owner_id, TRAVERSAL.c.caller_token).select_from(
-                STACK.outerjoin(TRAVERSAL, TRAVERSAL.c.id ==
-                                STACK.c.current_traversal)).where(
-                STACK.c.id == owner)).first()
+            row = session.execute(
+                sa.select(STACK.c.owner_id, TRAVERSAL.c.caller_token)
+                .select_from(
+                    STACK.outerjoin(
+                        TRAVERSAL, TRAVERSAL.c.id == STACK.c.current_traversal
+                    )
+                )
+                .where(STACK.c.id == owner)
+            ).first()
             if row is None:
                 return None
             owner, token = row.owner_id, row.caller_token

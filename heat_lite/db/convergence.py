@@ -18,8 +18,10 @@ import sqlalchemy as sa
 from oslo_db import api as oslo_db_api
 
 from heat_lite.common import exception
+from heat_lite.common.states import Role
 from heat_lite.db import api as db_api
 from heat_lite.db import models, statements
+from heat_lite.db import purge as db_purge
 from heat_lite.db.session import transaction
 
 STACK = models.Stack.__table__
@@ -35,8 +37,12 @@ EVENT = models.Event.__table__
 # database restart (connections are not pinged before use); every writer
 # here is a whole transaction, safe to run again.
 _retry = oslo_db_api.wrap_db_retry(
-    max_retries=10, retry_on_deadlock=True, retry_on_disconnect=True,
-    retry_interval=0.05, inc_retry_interval=True)
+    max_retries=10,
+    retry_on_deadlock=True,
+    retry_on_disconnect=True,
+    retry_interval=0.05,
+    inc_retry_interval=True,
+)
 
 BARRIER = "barrier"
 STACK_PHASE = "stack"
@@ -50,58 +56,107 @@ def _row(row):
 def _chunks(items, size=_CHUNK):
     items = list(items)
     for i in range(0, len(items), size):
-        yield items[i:i + size]
+        yield items[i : i + size]
 
 
 # Traversals ----------------------------------------------------------------
 @_retry
-def traversal_begin(stack_id, expected, stack_values, events, planner,
-                    new_template=None, caller_token=None):
+def traversal_begin(
+    stack_id,
+    expected,
+    stack_values,
+    events,
+    planner,
+    new_template=None,
+    caller_token=None,
+    refused_actions=(),
+):
     """Start a traversal: swap the stack's traversal and plan the graph.
 
     In one transaction: compare-and-swap ``current_traversal`` from
     ``expected`` to ``stack_values['current_traversal']``; read the live
-    records; let ``planner.choose(records)`` say which records to insert
-    and which roles change; let ``planner.build(ids_by_name)`` return the
-    graph document and the sync point counts; store them; drop the sync
+    records (history rows left out: ``planner.choose`` asks for their
+    newest versions only when it makes new records) and let it say which
+    records to insert and which roles change; let
+    ``planner.build(ids_by_name)`` return the graph document and the sync
+    point counts; store them; drop the sync
     points of older traversals. ``new_template`` (template, environment,
     files) is stored first and becomes the stack's template and the
     planner's ``goal_template_id``. ``caller_token`` (encrypted, see
-    ``db.caller_tokens``) is kept with the new traversal.
+    ``db.caller_tokens``) is kept with the new traversal. The swap
+    also requires the stack not to be deleted and its action not to be
+    one of ``refused_actions``.
 
     :returns: the planner's return of ``build``.
-    :raises ConcurrentTransaction: if the stack's traversal changed.
+    :raises ConcurrentTransaction: if the stack's traversal changed, it
+        was deleted or its action is refused.
     """
     traversal = stack_values["current_traversal"]
     with transaction() as session:
         if new_template is not None:
-            template_id = db_api.raw_template_insert(session, stack_id,
-                                                     *new_template)
+            template_id = db_api.raw_template_insert(
+                session, stack_id, *new_template
+            )
             stack_values = dict(stack_values, raw_template_id=template_id)
             planner.goal_template_id = template_id
-        if not db_api.stack_update_if_traversal(session, stack_id, expected,
-                                                stack_values):
-            raise exception.ConcurrentTransaction(what="stack %s" %
-                                                  stack_id)
+        if not db_api.stack_update_if_traversal(
+            session, stack_id, expected, stack_values, refused_actions
+        ):
+            raise exception.ConcurrentTransaction(what="stack %s" % stack_id)
         db_api.event_insert(session, *events)
-        records = [_row(r) for r in session.execute(
-            RESOURCE.select().where(
-                RESOURCE.c.stack_id == stack_id).order_by(RESOURCE.c.id))]
-        plan = planner.choose(records)
+        records = [
+            _row(r)
+            for r in session.execute(
+                RESOURCE.select()
+                .where(
+                    RESOURCE.c.stack_id == stack_id,
+                    RESOURCE.c.role != Role.HISTORY,
+                )
+                .order_by(RESOURCE.c.id)
+            )
+        ]
+        plan = planner.choose(
+            records, lambda: _history_versions(session, stack_id)
+        )
         for record_id, values in sorted(plan.updates.items()):
-            session.execute(RESOURCE.update().where(
-                RESOURCE.c.id == record_id).values(**values))
+            session.execute(
+                RESOURCE.update()
+                .where(RESOURCE.c.id == record_id)
+                .values(**values)
+            )
         ids = dict(plan.chosen)
         ids.update(_insert_records(session, plan.inserts))
         built = planner.build(ids)
         session.execute(SYNC.delete().where(SYNC.c.stack_id == stack_id))
-        session.execute(TRAVERSAL.delete().where(
-            TRAVERSAL.c.stack_id == stack_id))
-        session.execute(TRAVERSAL.insert().values(
-            id=traversal, stack_id=stack_id, graph=json.dumps(built.graph),
-            caller_token=caller_token, created_at=models.utcnow()))
+        session.execute(
+            TRAVERSAL.delete().where(TRAVERSAL.c.stack_id == stack_id)
+        )
+        session.execute(
+            TRAVERSAL.insert().values(
+                id=traversal,
+                stack_id=stack_id,
+                graph=json.dumps(built.graph),
+                caller_token=caller_token,
+                created_at=models.utcnow(),
+            )
+        )
         _insert_sync_points(session, stack_id, traversal, built.counts)
         return built
+
+
+def _history_versions(session, stack_id):
+    """{name: newest version} of the stack's history rows: a new record
+    must be numbered after them, though they are never chosen."""
+    return dict(
+        session.execute(
+            sa.select(RESOURCE.c.name, sa.func.max(RESOURCE.c.version))
+            .where(
+                RESOURCE.c.stack_id == stack_id,
+                RESOURCE.c.role == Role.HISTORY,
+            )
+            .group_by(RESOURCE.c.name)
+        ).all()
+    )
 
 
 def _insert_records(session, rows):
@@ -116,8 +171,12 @@ def _insert_records(session, rows):
         if dialect.insert_executemany_returning:
             result = session.execute(
                 RESOURCE.insert().returning(
-                    RESOURCE.c.id, RESOURCE.c.name,
-                    sort_by_parameter_order=True), chunk)
+                    RESOURCE.c.id,
+                    RESOURCE.c.name,
+                    sort_by_parameter_order=True,
+                ),
+                chunk,
+            )
             ids.update({name: rid for rid, name in result})
         else:
             for values in chunk:
@@ -128,9 +187,17 @@ def _insert_records(session, rows):
 
 def _insert_sync_points(session, stack_id, traversal, counts):
     now = models.utcnow()
-    rows = [{"traversal_id": traversal, "entity_id": entity, "phase": phase,
-             "stack_id": stack_id, "remaining": remaining, "created_at": now}
-            for (entity, phase), remaining in counts.items()]
+    rows = [
+        {
+            "traversal_id": traversal,
+            "entity_id": entity,
+            "phase": phase,
+            "stack_id": stack_id,
+            "remaining": remaining,
+            "created_at": now,
+        }
+        for (entity, phase), remaining in counts.items()
+    ]
     for chunk in _chunks(rows):
         session.execute(SYNC.insert(), chunk)
 
@@ -138,14 +205,16 @@ def _insert_sync_points(session, stack_id, traversal, counts):
 def traversal_get(traversal_id):
     """Return the traversal's graph documents, or None if it is gone."""
     with transaction(writer=False) as session:
-        row = session.execute(TRAVERSAL.select().where(
-            TRAVERSAL.c.id == traversal_id)).first()
+        row = session.execute(
+            TRAVERSAL.select().where(TRAVERSAL.c.id == traversal_id)
+        ).first()
     if row is None:
         return None
     row = _row(row)
     row["graph"] = json.loads(row["graph"])
-    row["cleanup_graph"] = (json.loads(row["cleanup_graph"])
-                            if row["cleanup_graph"] else None)
+    row["cleanup_graph"] = (
+        json.loads(row["cleanup_graph"]) if row["cleanup_graph"] else None
+    )
     return row
 
 
@@ -160,22 +229,38 @@ def cleanup_begin(stack_id, traversal, planner):
         phase was already planned by someone else.
     """
     with transaction() as session:
-        current = session.execute(sa.select(STACK.c.current_traversal).where(
-            STACK.c.id == stack_id)).scalar()
+        current = session.execute(
+            sa.select(STACK.c.current_traversal).where(STACK.c.id == stack_id)
+        ).scalar()
         if current != traversal:
             return None
-        records = [_row(r) for r in session.execute(
-            RESOURCE.select().where(
-                RESOURCE.c.stack_id == stack_id,
-                sa.or_(RESOURCE.c.converged_traversal.is_(None),
-                       RESOURCE.c.converged_traversal != traversal),
-                sa.not_(sa.and_(RESOURCE.c.action == "DELETE",
-                                RESOURCE.c.status == "COMPLETE"))))]
+        records = [
+            _row(r)
+            for r in session.execute(
+                RESOURCE.select().where(
+                    RESOURCE.c.stack_id == stack_id,
+                    sa.or_(
+                        RESOURCE.c.converged_traversal.is_(None),
+                        RESOURCE.c.converged_traversal != traversal,
+                    ),
+                    sa.not_(
+                        sa.and_(
+                            RESOURCE.c.action == "DELETE",
+                            RESOURCE.c.status == "COMPLETE",
+                        )
+                    ),
+                )
+            )
+        ]
         graph, counts = planner(records)
-        result = session.execute(TRAVERSAL.update().where(
-            TRAVERSAL.c.id == traversal,
-            TRAVERSAL.c.cleanup_graph.is_(None)).values(
-            cleanup_graph=json.dumps(graph)))
+        result = session.execute(
+            TRAVERSAL.update()
+            .where(
+                TRAVERSAL.c.id == traversal,
+                TRAVERSAL.c.cleanup_graph.is_(None),
+            )
+            .values(cleanup_graph=json.dumps(graph))
+        )
         if result.rowcount != 1:
             session.rollback()
             return None
@@ -186,9 +271,13 @@ def cleanup_begin(stack_id, traversal, planner):
 def sync_point_remaining(traversal, entity_id, phase):
     """The predecessors a node still waits for; None if it has no row."""
     with transaction(writer=False) as session:
-        return session.execute(sa.select(SYNC.c.remaining).where(
-            SYNC.c.traversal_id == traversal, SYNC.c.entity_id == entity_id,
-            SYNC.c.phase == phase)).scalar()
+        return session.execute(
+            sa.select(SYNC.c.remaining).where(
+                SYNC.c.traversal_id == traversal,
+                SYNC.c.entity_id == entity_id,
+                SYNC.c.phase == phase,
+            )
+        ).scalar()
 
 
 def _decrement(session, traversal, phase, entities):
@@ -200,29 +289,35 @@ def _decrement(session, traversal, phase, entities):
     if dialect.name == "mysql" and len(set(entities)) == 1:
         # MySQL has no UPDATE ... RETURNING; LAST_INSERT_ID(expr) hands the
         # new value back in the statement's OK packet instead of a SELECT.
-        result = session.execute(statements.sync_decrement_last_insert_id(),
-                                 dict(params, _entity=entities[0]))
+        result = session.execute(
+            statements.sync_decrement_last_insert_id(),
+            dict(params, _entity=entities[0]),
+        )
         if result.rowcount != 1:
             return [], False
         return ([entities[0]] if result.lastrowid == 0 else []), True
     params["_entities"] = sorted(entities)
     if dialect.update_returning:
-        rows = session.execute(statements.sync_decrement(True),
-                               params).all()
+        rows = session.execute(statements.sync_decrement(True), params).all()
         found = len(rows)
         fired = [e for e, remaining in rows if remaining == 0]
     else:
-        found = session.execute(statements.sync_decrement(False),
-                                params).rowcount
-        fired = list(session.execute(statements.sync_fired(),
-                                     params).scalars())
+        found = session.execute(
+            statements.sync_decrement(False), params
+        ).rowcount
+        fired = list(
+            session.execute(statements.sync_fired(), params).scalars()
+        )
     return sorted(fired), found == len(set(entities))
 
 
 # Records -------------------------------------------------------------------
 def _load(session, record_id):
-    return _row(session.execute(statements.record_select(),
-                                {"_rid": record_id}).first())
+    return _row(
+        session.execute(
+            statements.record_select(), {"_rid": record_id}
+        ).first()
+    )
 
 
 def resource_load(record_id):
@@ -252,14 +347,16 @@ def node_load(record_id, traversal, depends_on):
         names = depends_on(record) if record is not None else None
         if names is None or not names:
             return record, None if names is None else {}
-        return record, _converged(session, record["stack_id"], names,
-                                  traversal)
+        return record, _converged(
+            session, record["stack_id"], names, traversal
+        )
 
 
 def _converged(session, stack_id, names, traversal):
-    rows = session.execute(statements.converged_select(), {
-        "_stack": stack_id, "_names": sorted(names),
-        "_traversal": traversal})
+    rows = session.execute(
+        statements.converged_select(),
+        {"_stack": stack_id, "_names": sorted(names), "_traversal": traversal},
+    )
     return {r.name: _row(r) for r in rows}
 
 
@@ -273,15 +370,18 @@ def resources_converged(stack_id, names, traversal):
 
 def _held_by(owner):
     """The lock is held by ``owner`` = (engine_id, epoch)."""
-    return sa.and_(RESOURCE.c.engine_id == owner[0],
-                   RESOURCE.c.lock_epoch == owner[1])
+    return sa.and_(
+        RESOURCE.c.engine_id == owner[0], RESOURCE.c.lock_epoch == owner[1]
+    )
 
 
 def _live(owner):
     """``owner``'s service row is live in that epoch (not claimed)."""
-    return sa.exists().where(SERVICE.c.engine_id == owner[0],
-                             SERVICE.c.epoch == owner[1],
-                             SERVICE.c.deleted_at.is_(None))
+    return sa.exists().where(
+        SERVICE.c.engine_id == owner[0],
+        SERVICE.c.epoch == owner[1],
+        SERVICE.c.deleted_at.is_(None),
+    )
 
 
 @_retry
@@ -293,12 +393,23 @@ def resource_lock(record_id, atomic_key, owner, traversal, values):
     :returns: True if the lock was taken.
     """
     with transaction() as session:
-        result = session.execute(RESOURCE.update().where(
-            RESOURCE.c.id == record_id, RESOURCE.c.atomic_key == atomic_key,
-            RESOURCE.c.engine_id.is_(None), _live(owner)).values(
-            engine_id=owner[0], lock_epoch=owner[1],
-            lock_traversal=traversal, atomic_key=atomic_key + 1,
-            updated_at=models.utcnow(), **values))
+        result = session.execute(
+            RESOURCE.update()
+            .where(
+                RESOURCE.c.id == record_id,
+                RESOURCE.c.atomic_key == atomic_key,
+                RESOURCE.c.engine_id.is_(None),
+                _live(owner),
+            )
+            .values(
+                engine_id=owner[0],
+                lock_epoch=owner[1],
+                lock_traversal=traversal,
+                atomic_key=atomic_key + 1,
+                updated_at=models.utcnow(),
+                **values,
+            )
+        )
         return result.rowcount == 1
 
 
@@ -310,17 +421,22 @@ def resource_progress(record_id, owner, values, events=()):
     :raises ConcurrentTransaction: if ``owner`` lost the lock.
     """
     with transaction() as session:
-        result = session.execute(RESOURCE.update().where(
-            RESOURCE.c.id == record_id, _held_by(owner)).values(**values))
+        result = session.execute(
+            RESOURCE.update()
+            .where(RESOURCE.c.id == record_id, _held_by(owner))
+            .values(**values)
+        )
         if result.rowcount != 1:
-            raise exception.ConcurrentTransaction(what="resource %s" %
-                                                  record_id)
+            raise exception.ConcurrentTransaction(
+                what="resource %s" % record_id
+            )
         db_api.event_insert(session, *events)
 
 
 @_retry
-def resource_finish(record_id, atomic_key, owner, values, events,
-                    traversal, phase, successors):
+def resource_finish(
+    record_id, atomic_key, owner, values, events, traversal, phase, successors
+):
     """Finish a node in one transaction.
 
     Writes ``values`` to the record (releasing the lock held by ``owner``
@@ -335,13 +451,20 @@ def resource_finish(record_id, atomic_key, owner, values, events,
     """
     update = statements.record_finish(values, locked=bool(owner))
     engine_id, epoch = owner or (None, None)
-    params = dict(values, _rid=record_id, _now=models.utcnow(),
-                  _engine=engine_id, _epoch=epoch, _key=atomic_key)
+    params = dict(
+        values,
+        _rid=record_id,
+        _now=models.utcnow(),
+        _engine=engine_id,
+        _epoch=epoch,
+        _key=atomic_key,
+    )
     with transaction() as session:
         result = session.execute(update, params)
         if result.rowcount != 1:
-            raise exception.ConcurrentTransaction(what="resource %s" %
-                                                  record_id)
+            raise exception.ConcurrentTransaction(
+                what="resource %s" % record_id
+            )
         db_api.event_insert(session, *events)
         if successors:
             fired, found = _decrement(session, traversal, phase, successors)
@@ -360,11 +483,18 @@ def resource_release(record_id, owner, values, events=()):
     :returns: False (and writes no event) if ``owner`` held no lock.
     """
     with transaction() as session:
-        result = session.execute(RESOURCE.update().where(
-            RESOURCE.c.id == record_id, _held_by(owner)).values(
-            engine_id=None, lock_epoch=None, lock_traversal=None,
-            atomic_key=RESOURCE.c.atomic_key + 1,
-            updated_at=models.utcnow(), **values))
+        result = session.execute(
+            RESOURCE.update()
+            .where(RESOURCE.c.id == record_id, _held_by(owner))
+            .values(
+                engine_id=None,
+                lock_epoch=None,
+                lock_traversal=None,
+                atomic_key=RESOURCE.c.atomic_key + 1,
+                updated_at=models.utcnow(),
+                **values,
+            )
+        )
         if result.rowcount != 1:
             return False
         db_api.event_insert(session, *events)
@@ -372,8 +502,9 @@ def resource_release(record_id, owner, values, events=()):
 
 
 @_retry
-def resource_replace(stack_id, traversal, old, owner, new_values,
-                     old_values=None):
+def resource_replace(
+    stack_id, traversal, old, owner, new_values, old_values=None
+):
     """Create a replacement version of record ``old`` for ``traversal``.
 
     Guarded by the traversal (so a superseded worker cannot create one)
@@ -382,34 +513,53 @@ def resource_replace(stack_id, traversal, old, owner, new_values,
     :returns: the new record, or None if the traversal or the old record
         changed meanwhile.
     """
-    guard = (_held_by(owner) if owner
-             else sa.and_(RESOURCE.c.engine_id.is_(None),
-                          RESOURCE.c.atomic_key == old["atomic_key"]))
+    guard = (
+        _held_by(owner)
+        if owner
+        else sa.and_(
+            RESOURCE.c.engine_id.is_(None),
+            RESOURCE.c.atomic_key == old["atomic_key"],
+        )
+    )
     with transaction() as session:
         if not db_api.stack_update_if_traversal(
-                session, stack_id, traversal,
-                {"current_traversal": traversal}):
+            session, stack_id, traversal, {"current_traversal": traversal}
+        ):
             return None
-        version = session.execute(sa.select(
-            sa.func.max(RESOURCE.c.version)).where(
-            RESOURCE.c.stack_id == stack_id,
-            RESOURCE.c.name == old["name"])).scalar()
+        version = session.execute(
+            sa.select(sa.func.max(RESOURCE.c.version)).where(
+                RESOURCE.c.stack_id == stack_id, RESOURCE.c.name == old["name"]
+            )
+        ).scalar()
         now = models.utcnow()
-        new_values = dict(new_values, version=version + 1, created_at=now,
-                          replaces=old["id"])
-        new_id = session.execute(RESOURCE.insert().values(
-            **new_values)).inserted_primary_key[0]
-        result = session.execute(RESOURCE.update().where(
-            RESOURCE.c.id == old["id"], guard).values(
-            role="replaced", replaced_by=new_id, engine_id=None,
-            lock_epoch=None, lock_traversal=None,
-            atomic_key=RESOURCE.c.atomic_key + 1,
-            updated_at=now, **(old_values or {})))
+        new_values = dict(
+            new_values, version=version + 1, created_at=now, replaces=old["id"]
+        )
+        new_id = session.execute(
+            RESOURCE.insert().values(**new_values)
+        ).inserted_primary_key[0]
+        result = session.execute(
+            RESOURCE.update()
+            .where(RESOURCE.c.id == old["id"], guard)
+            .values(
+                role="replaced",
+                replaced_by=new_id,
+                engine_id=None,
+                lock_epoch=None,
+                lock_traversal=None,
+                atomic_key=RESOURCE.c.atomic_key + 1,
+                updated_at=now,
+                **(old_values or {}),
+            )
+        )
         if result.rowcount != 1:
             session.rollback()
             return None
-        return _row(session.execute(RESOURCE.select().where(
-            RESOURCE.c.id == new_id)).first())
+        return _row(
+            session.execute(
+                RESOURCE.select().where(RESOURCE.c.id == new_id)
+            ).first()
+        )
 
 
 @_retry
@@ -419,10 +569,16 @@ def resource_hook_swap(record_id, expected, new, events=()):
     :returns: True if this caller changed it.
     """
     with transaction() as session:
-        current = (RESOURCE.c.hook.is_(None) if expected is None
-                   else RESOURCE.c.hook == expected)
-        result = session.execute(RESOURCE.update().where(
-            RESOURCE.c.id == record_id, current).values(hook=new))
+        current = (
+            RESOURCE.c.hook.is_(None)
+            if expected is None
+            else RESOURCE.c.hook == expected
+        )
+        result = session.execute(
+            RESOURCE.update()
+            .where(RESOURCE.c.id == record_id, current)
+            .values(hook=new)
+        )
         if result.rowcount == 1:
             db_api.event_insert(session, *events)
         return result.rowcount == 1
@@ -431,35 +587,44 @@ def resource_hook_swap(record_id, expected, new, events=()):
 def resource_pending_hook(stack_id, name, hook):
     """The record of resource ``name`` waiting on ``hook``, or None."""
     with transaction(writer=False) as session:
-        row = session.execute(RESOURCE.select().where(
-            RESOURCE.c.stack_id == stack_id, RESOURCE.c.name == name,
-            RESOURCE.c.hook.like("%s %% pending" % hook))).first()
+        row = session.execute(
+            RESOURCE.select().where(
+                RESOURCE.c.stack_id == stack_id,
+                RESOURCE.c.name == name,
+                RESOURCE.c.hook.like("%s %% pending" % hook),
+            )
+        ).first()
     return _row(row)
 
 
 def resource_get_all(stack_id, roles=("current",)):
     """Return the stack's records with one of ``roles``, by name."""
     with transaction(writer=False) as session:
-        rows = session.execute(RESOURCE.select().where(
-            RESOURCE.c.stack_id == stack_id,
-            RESOURCE.c.role.in_(roles)).order_by(RESOURCE.c.id))
+        rows = session.execute(
+            RESOURCE.select()
+            .where(RESOURCE.c.stack_id == stack_id, RESOURCE.c.role.in_(roles))
+            .order_by(RESOURCE.c.id)
+        )
         return [_row(r) for r in rows]
 
 
 def resource_versions(stack_id, name):
     """Every stored version of the resource ``name``, oldest first."""
     with transaction(writer=False) as session:
-        rows = session.execute(RESOURCE.select().where(
-            RESOURCE.c.stack_id == stack_id,
-            RESOURCE.c.name == name).order_by(RESOURCE.c.version))
+        rows = session.execute(
+            RESOURCE.select()
+            .where(RESOURCE.c.stack_id == stack_id, RESOURCE.c.name == name)
+            .order_by(RESOURCE.c.version)
+        )
         return [_row(r) for r in rows]
 
 
 def resources_locked_by(engine_id):
     """Records whose lock is held by ``engine_id``."""
     with transaction(writer=False) as session:
-        rows = session.execute(RESOURCE.select().where(
-            RESOURCE.c.engine_id == engine_id))
+        rows = session.execute(
+            RESOURCE.select().where(RESOURCE.c.engine_id == engine_id)
+        )
         return [_row(r) for r in rows]
 
 
@@ -470,30 +635,42 @@ def locks_to_recover(engine_id):
 
     :returns: records, each with ``holder_live`` (False for the latter).
     """
-    live = sa.exists().where(SERVICE.c.engine_id == RESOURCE.c.engine_id,
-                             SERVICE.c.epoch == RESOURCE.c.lock_epoch,
-                             SERVICE.c.deleted_at.is_(None))
+    live = sa.exists().where(
+        SERVICE.c.engine_id == RESOURCE.c.engine_id,
+        SERVICE.c.epoch == RESOURCE.c.lock_epoch,
+        SERVICE.c.deleted_at.is_(None),
+    )
     with transaction(writer=False) as session:
-        rows = session.execute(sa.select(
-            RESOURCE, live.label("holder_live")).where(
-            RESOURCE.c.engine_id.is_not(None),
-            sa.or_(RESOURCE.c.engine_id == engine_id, sa.not_(live))))
+        rows = session.execute(
+            sa.select(RESOURCE, live.label("holder_live")).where(
+                RESOURCE.c.engine_id.is_not(None),
+                sa.or_(RESOURCE.c.engine_id == engine_id, sa.not_(live)),
+            )
+        )
         return [_row(r) for r in rows]
 
 
 @_retry
-def resource_steal(record_id, dead_engine_id, atomic_key, values,
-                   events=()):
+def resource_steal(record_id, dead_engine_id, atomic_key, values, events=()):
     """Take a lock away from a dead engine (or an orphaned action) if it is
     still the one seen (same ``atomic_key``); True if this caller did."""
     with transaction() as session:
-        result = session.execute(RESOURCE.update().where(
-            RESOURCE.c.id == record_id,
-            RESOURCE.c.engine_id == dead_engine_id,
-            RESOURCE.c.atomic_key == atomic_key).values(
-            engine_id=None, lock_epoch=None, lock_traversal=None,
-            atomic_key=RESOURCE.c.atomic_key + 1,
-            updated_at=models.utcnow(), **values))
+        result = session.execute(
+            RESOURCE.update()
+            .where(
+                RESOURCE.c.id == record_id,
+                RESOURCE.c.engine_id == dead_engine_id,
+                RESOURCE.c.atomic_key == atomic_key,
+            )
+            .values(
+                engine_id=None,
+                lock_epoch=None,
+                lock_traversal=None,
+                atomic_key=RESOURCE.c.atomic_key + 1,
+                updated_at=models.utcnow(),
+                **values,
+            )
+        )
         if result.rowcount == 1:
             db_api.event_insert(session, *events)
         return result.rowcount == 1
@@ -509,18 +686,27 @@ def ready_nodes(traversal):
         (entity 0).
     """
     with transaction(writer=False) as session:
-        rows = session.execute(sa.select(
-            SYNC.c.entity_id, SYNC.c.phase, RESOURCE.c.converged_traversal,
-            RESOURCE.c.engine_id, RESOURCE.c.replaced_by).select_from(
-            SYNC.outerjoin(RESOURCE, RESOURCE.c.id == SYNC.c.entity_id)
-        ).where(SYNC.c.traversal_id == traversal, SYNC.c.remaining == 0))
+        rows = session.execute(
+            sa.select(
+                SYNC.c.entity_id,
+                SYNC.c.phase,
+                RESOURCE.c.converged_traversal,
+                RESOURCE.c.engine_id,
+                RESOURCE.c.replaced_by,
+            )
+            .select_from(
+                SYNC.outerjoin(RESOURCE, RESOURCE.c.id == SYNC.c.entity_id)
+            )
+            .where(SYNC.c.traversal_id == traversal, SYNC.c.remaining == 0)
+        )
         ready = []
         for row in rows:
             if row.phase in (BARRIER, STACK_PHASE):
                 ready.append((0, row.phase, None))
             elif row.engine_id is None and (
-                    row.converged_traversal != traversal
-                    or row.replaced_by is not None):
+                row.converged_traversal != traversal
+                or row.replaced_by is not None
+            ):
                 ready.append((row.entity_id, row.phase, row.replaced_by))
         return ready
 
@@ -530,55 +716,76 @@ def ready_nodes(traversal):
 def stack_finish(stack_id, traversal, values, events, purge, delete=False):
     """Set the stack's final state for ``traversal`` and purge.
 
-    :param purge: drop DELETE_COMPLETE records, sync points and
-        traversals; when the stack is COMPLETE (no record can be locked
-        any more) also the templates no longer referenced.
-    :param delete: soft-delete the stack and drop all its records.
+    :param purge: turn DELETE_COMPLETE records into history (trimmed
+        to ``max_record_versions``), trim the events to
+        ``max_events_per_stack``, drop sync points and traversals; when
+        the stack is COMPLETE (no record can be locked any more) also the
+        templates no longer referenced.
+    :param delete: soft-delete the stack; all its records become history
+        (``heat-lite-manage purge_deleted`` removes them).
     :returns: False if the traversal was superseded.
     """
     with transaction() as session:
         if delete:
             values = dict(values, deleted_at=models.utcnow(), live_name=None)
-        if not db_api.stack_update_if_traversal(session, stack_id,
-                                                traversal, values):
+        if not db_api.stack_update_if_traversal(
+            session, stack_id, traversal, values
+        ):
             return False
         db_api.event_insert(session, *events)
         if delete:
-            session.execute(RESOURCE.delete().where(
-                RESOURCE.c.stack_id == stack_id))
+            # Its records stay as history until purge_deleted.
+            db_purge.records_to_history(session, stack_id, every=True)
         if purge or delete:
-            _purge(session, stack_id,
-                   templates=values.get("status") == "COMPLETE")
+            _purge(
+                session, stack_id, templates=values.get("status") == "COMPLETE"
+            )
         return True
 
 
 def _purge(session, stack_id, templates):
-    session.execute(RESOURCE.delete().where(
-        RESOURCE.c.stack_id == stack_id, RESOURCE.c.action == "DELETE",
-        RESOURCE.c.status == "COMPLETE"))
+    # Deleted versions are kept as history (see db.purge), the oldest
+    # events beyond the stack's limit go.
+    db_purge.records_to_history(session, stack_id)
     session.execute(SYNC.delete().where(SYNC.c.stack_id == stack_id))
-    session.execute(TRAVERSAL.delete().where(
-        TRAVERSAL.c.stack_id == stack_id))
+    session.execute(TRAVERSAL.delete().where(TRAVERSAL.c.stack_id == stack_id))
     if not templates:
         # A failed or cancelled traversal may still have actions running
-        # that will record the template they worked for.
+        # that will record the template they worked for. (Its events are
+        # trimmed when the stack next completes.)
         return
-    stack = session.execute(sa.select(
-        STACK.c.raw_template_id, STACK.c.prev_raw_template_id).where(
-        STACK.c.id == stack_id)).first()
+    # The event count rides on a read made anyway: no statement more.
+    stack = session.execute(
+        sa.select(
+            STACK.c.raw_template_id,
+            STACK.c.prev_raw_template_id,
+            db_purge.event_count(stack_id).label("events"),
+        ).where(STACK.c.id == stack_id)
+    ).first()
+    db_purge.events_trim(session, stack_id, stack.events)
     keep = {stack.raw_template_id, stack.prev_raw_template_id} | set(
-        session.execute(sa.select(RESOURCE.c.template_id).where(
-            RESOURCE.c.stack_id == stack_id).distinct()).scalars())
+        session.execute(
+            sa.select(RESOURCE.c.template_id)
+            .where(RESOURCE.c.stack_id == stack_id)
+            .distinct()
+        ).scalars()
+    )
     keep.discard(None)
-    session.execute(TEMPLATE.delete().where(
-        TEMPLATE.c.stack_id == stack_id, TEMPLATE.c.id.not_in(keep)))
+    session.execute(
+        TEMPLATE.delete().where(
+            TEMPLATE.c.stack_id == stack_id, TEMPLATE.c.id.not_in(keep)
+        )
+    )
 
 
 def stacks_in_progress():
     """Live stacks with an action in progress (for the watchdog)."""
     with transaction(writer=False) as session:
-        rows = session.execute(STACK.select().where(
-            STACK.c.status == "IN_PROGRESS", STACK.c.deleted_at.is_(None)))
+        rows = session.execute(
+            STACK.select().where(
+                STACK.c.status == "IN_PROGRESS", STACK.c.deleted_at.is_(None)
+            )
+        )
         return [_row(r) for r in rows]
 
 
@@ -592,12 +799,15 @@ def progress_marks(stack_ids):
     result = {}
     with transaction(writer=False) as session:
         for chunk in _chunks(stack_ids):
-            rows = session.execute(sa.select(
-                RESOURCE.c.stack_id, sa.func.count(),
-                sa.func.sum(RESOURCE.c.atomic_key),
-                sa.func.count(RESOURCE.c.engine_id)).where(
-                RESOURCE.c.stack_id.in_(chunk)).group_by(
-                RESOURCE.c.stack_id))
-            result.update({r[0]: (r[1], int(r[2] or 0), r[3])
-                           for r in rows})
+            rows = session.execute(
+                sa.select(
+                    RESOURCE.c.stack_id,
+                    sa.func.count(),
+                    sa.func.sum(RESOURCE.c.atomic_key),
+                    sa.func.count(RESOURCE.c.engine_id),
+                )
+                .where(RESOURCE.c.stack_id.in_(chunk))
+                .group_by(RESOURCE.c.stack_id)
+            )
+            result.update({r[0]: (r[1], int(r[2] or 0), r[3]) for r in rows})
     return result

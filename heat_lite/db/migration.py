@@ -51,4 +51,5 @@ def version(engine=None):
     """The current revision, or None for an empty database."""
     with (engine or session.get_engine()).connect() as connection:
         return alembic_migration.MigrationContext.configure(
-            connection).get_current_revision()
+            connection
+        ).get_current_revision()

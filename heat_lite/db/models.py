@@ -47,8 +47,9 @@ class Stack(BASE):
 
     __tablename__ = "stack"
     __table_args__ = (
-        sa.UniqueConstraint("tenant", "live_name",
-                            name="uniq_stack0tenant0live_name"),
+        sa.UniqueConstraint(
+            "tenant", "live_name", name="uniq_stack0tenant0live_name"
+        ),
         sa.Index("ix_stack_tenant_name", "tenant", "name"),
         sa.Index("ix_stack_owner", "owner_id"),
         sa.Index("ix_stack_status", "status"),
@@ -66,10 +67,12 @@ class Stack(BASE):
     parent_resource_name = sa.Column(sa.String(255), nullable=True)
     nested_depth = sa.Column(sa.Integer, nullable=False, default=0)
     raw_template_id = sa.Column(
-        sa.Integer, sa.ForeignKey("raw_template.id"), nullable=False)
+        sa.Integer, sa.ForeignKey("raw_template.id"), nullable=False
+    )
     # The last template the stack reached COMPLETE on: the rollback target.
     prev_raw_template_id = sa.Column(
-        sa.Integer, sa.ForeignKey("raw_template.id"), nullable=True)
+        sa.Integer, sa.ForeignKey("raw_template.id"), nullable=True
+    )
     action = sa.Column(sa.String(16), nullable=False)
     status = sa.Column(sa.String(16), nullable=False)
     status_reason = sa.Column(sa.Text, nullable=True)
@@ -89,15 +92,20 @@ class Resource(BASE):
 
     __tablename__ = "resource"
     __table_args__ = (
-        sa.UniqueConstraint("stack_id", "name", "version",
-                            name="uniq_resource0stack_id0name0version"),
+        sa.UniqueConstraint(
+            "stack_id",
+            "name",
+            "version",
+            name="uniq_resource0stack_id0name0version",
+        ),
         sa.Index("ix_resource_engine_id", "engine_id"),
     )
 
     id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
     uuid = sa.Column(sa.String(36), nullable=False, unique=True)
-    stack_id = sa.Column(sa.String(36), sa.ForeignKey("stack.id"),
-                         nullable=False)
+    stack_id = sa.Column(
+        sa.String(36), sa.ForeignKey("stack.id"), nullable=False
+    )
     name = sa.Column(sa.String(255), nullable=False)
     version = sa.Column(sa.Integer, nullable=False, default=1)
     role = sa.Column(sa.String(16), nullable=False, default="current")
@@ -107,8 +115,9 @@ class Resource(BASE):
     status = sa.Column(sa.String(16), nullable=False)
     status_reason = sa.Column(sa.Text, nullable=True)
     # The template this version last converged to (or was made for).
-    template_id = sa.Column(sa.Integer, sa.ForeignKey("raw_template.id"),
-                            nullable=False)
+    template_id = sa.Column(
+        sa.Integer, sa.ForeignKey("raw_template.id"), nullable=False
+    )
     # Traversal in which this version last finished its update node.
     converged_traversal = sa.Column(sa.String(36), nullable=True)
     properties_data = sa.Column(LongText, nullable=True)
@@ -169,6 +178,12 @@ class SyncPoint(BASE):
     stack_id = sa.Column(sa.String(36), nullable=False)
     remaining = sa.Column(sa.Integer, nullable=False)
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    # How often the node was re-driven without progress, and when last:
+    # the watchdog backs off and finally fails it (``db.redrives``).
+    redrives = sa.Column(
+        sa.Integer, nullable=False, default=0, server_default="0"
+    )
+    redriven_at = sa.Column(DateTime, nullable=True)
 
 
 class Traversal(BASE):
@@ -208,8 +223,9 @@ class Service(BASE):
     topic = sa.Column(sa.String(255), nullable=False)
     pid = sa.Column(sa.Integer, nullable=False)
     report_interval = sa.Column(sa.Float, nullable=False)
-    epoch = sa.Column(sa.Integer, nullable=False, default=1,
-                      server_default="1")
+    epoch = sa.Column(
+        sa.Integer, nullable=False, default=1, server_default="1"
+    )
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
     updated_at = sa.Column(DateTime, nullable=False, default=utcnow)
     deleted_at = sa.Column(DateTime, nullable=True)

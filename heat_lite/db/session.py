@@ -13,6 +13,7 @@ otherwise block the engine that takes its work over.
 """
 
 import contextlib
+import os
 import threading
 
 import sqlalchemy as sa
@@ -49,21 +50,26 @@ def _on_mysql_connect(dbapi_conn, record):
     cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
     cursor.execute("SELECT @@version")
     if "mariadb" in str(cursor.fetchone()[0]).lower():
-        cursor.execute("SET SESSION idle_transaction_timeout = %d" %
-                       _idle_transaction_seconds())
+        cursor.execute(
+            "SET SESSION idle_transaction_timeout = %d"
+            % _idle_transaction_seconds()
+        )
     cursor.close()
 
 
 def _on_postgresql_connect(dbapi_conn, record):
     cursor = dbapi_conn.cursor()
-    cursor.execute("SET idle_in_transaction_session_timeout = %d" %
-                   (_idle_transaction_seconds() * 1000))
+    cursor.execute(
+        "SET idle_in_transaction_session_timeout = %d"
+        % (_idle_transaction_seconds() * 1000)
+    )
     cursor.close()
     dbapi_conn.commit()
 
 
-def _count_statement(conn, cursor, statement, parameters, context,
-                     executemany):
+def _count_statement(
+    conn, cursor, statement, parameters, context, executemany
+):
     counters.incr("sql_statements")
 
 
@@ -73,11 +79,12 @@ def _count_commit(conn):
 
 def get_engine():
     """Return the writer engine, installing the dialect listeners once."""
+    if not _SETUP["done"]:
+        _make_sqlite_directory()
     engine = enginefacade.writer.get_engine()
     with _LOCK:
         if not _SETUP["done"]:
-            sa.event.listen(engine, "before_cursor_execute",
-                            _count_statement)
+            sa.event.listen(engine, "before_cursor_execute", _count_statement)
             sa.event.listen(engine, "commit", _count_commit)
             if engine.dialect.name == "sqlite":
                 sa.event.listen(engine, "connect", _on_sqlite_connect)
@@ -109,12 +116,81 @@ def transaction(writer=True):
     are still translated (deadlock, duplicate entry, disconnect).
     """
     engine = get_engine()
-    lock = (_SQLITE_WRITE_LOCK if writer and _SETUP["sqlite"]
-            else contextlib.nullcontext())
+    lock = (
+        _SQLITE_WRITE_LOCK
+        if writer and _SETUP["sqlite"]
+        else contextlib.nullcontext()
+    )
     with lock, engine.connect() as connection:
         yield connection
         if writer:
             connection.commit()
+
+
+def _make_sqlite_directory():
+    # SQLite makes the file but not its directory (the default is under
+    # the user's data directory, absent on a fresh machine).
+    path = sqlite_path()
+    if path is not None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+
+
+class DatabaseUnreachable(Exception):
+    """The configured database did not accept a connection."""
+
+
+def sqlite_path():
+    """The file of ``[database] connection`` if it is an SQLite file."""
+    if not CONF.database.connection:
+        return None
+    url = sa.engine.make_url(CONF.database.connection)
+    if url.get_backend_name() != "sqlite" or url.database in (
+        None,
+        "",
+        ":memory:",
+    ):
+        return None
+    return os.path.abspath(url.database)
+
+
+def check_connection(timeout):
+    """Open and close one connection within ``timeout`` seconds.
+
+    A throwaway engine rather than oslo.db's, which retries for
+    ``max_retries`` x ``retry_interval`` (100 s by default) before it
+    gives up. SQLite is a local file, made when first used: nothing to
+    reach, and this check creates no file.
+    """
+    url = sa.engine.make_url(CONF.database.connection)
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        return
+    args = (
+        {"connect_timeout": timeout}
+        if backend in ("postgresql", "mysql")
+        else {}
+    )
+    probe = sa.create_engine(
+        url, poolclass=sa.pool.NullPool, connect_args=args
+    )
+    try:
+        with probe.connect():
+            pass
+    except sa.exc.DBAPIError as exc:
+        where = "%s:%s/%s" % (
+            url.host or "localhost",
+            url.port or "",
+            url.database or "",
+        )
+        raise DatabaseUnreachable(
+            "%s (%s)" % (where, _first_line(exc.orig))
+        ) from None
+    finally:
+        probe.dispose()
+
+
+def _first_line(error):
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 def reset():

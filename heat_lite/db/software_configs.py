@@ -25,8 +25,7 @@ def _config(row):
 
 
 def _not_found(config_id):
-    return exception.EntityNotFound(entity="Software Config",
-                                    name=config_id)
+    return exception.EntityNotFound(entity="Software Config", name=config_id)
 
 
 def software_config_create(values):
@@ -35,8 +34,7 @@ def software_config_create(values):
     :param values: ``id, tenant, name, group`` and the ``BODY_KEYS``.
     :returns: the stored config as ``software_config_get`` returns it.
     """
-    row = {key: values.get(key) for key in ("id", "tenant", "name",
-                                            "group")}
+    row = {key: values.get(key) for key in ("id", "tenant", "name", "group")}
     row["config"] = json.dumps({key: values.get(key) for key in BODY_KEYS})
     row["created_at"] = models.utcnow()
     with transaction() as session:
@@ -51,8 +49,11 @@ def software_config_get(config_id, tenant):
     :raises EntityNotFound: if there is no such config in ``tenant``.
     """
     with transaction(writer=False) as session:
-        row = session.execute(CONFIG.select().where(
-            CONFIG.c.id == config_id, CONFIG.c.tenant == tenant)).first()
+        row = session.execute(
+            CONFIG.select().where(
+                CONFIG.c.id == config_id, CONFIG.c.tenant == tenant
+            )
+        ).first()
     if row is None:
         raise _not_found(config_id)
     return _config(row)
@@ -66,16 +67,22 @@ def software_config_get_all(tenant, limit=None, marker=None):
     :raises Invalid: for a marker that is not a config of ``tenant``.
     """
     columns = [CONFIG.c.created_at, CONFIG.c.id]
-    query = CONFIG.select().with_only_columns(
-        CONFIG.c.id, CONFIG.c.name, CONFIG.c.group, CONFIG.c.created_at
-    ).where(CONFIG.c.tenant == tenant)
+    query = (
+        CONFIG.select()
+        .with_only_columns(
+            CONFIG.c.id, CONFIG.c.name, CONFIG.c.group, CONFIG.c.created_at
+        )
+        .where(CONFIG.c.tenant == tenant)
+    )
     with transaction(writer=False) as session:
         if marker:
-            ref = session.execute(CONFIG.select().where(
-                CONFIG.c.id == marker, CONFIG.c.tenant == tenant)).first()
+            ref = session.execute(
+                CONFIG.select().where(
+                    CONFIG.c.id == marker, CONFIG.c.tenant == tenant
+                )
+            ).first()
             if ref is None:
-                raise exception.Invalid(message="Invalid marker: %s" %
-                                        marker)
+                raise exception.Invalid(message="Invalid marker: %s" % marker)
             query = query.where(api._after(ref, columns, "asc"))
         query = query.order_by(*columns)
         if limit is not None:
@@ -89,7 +96,10 @@ def software_config_delete(config_id, tenant):
     :raises EntityNotFound: if there is no such config in ``tenant``.
     """
     with transaction() as session:
-        deleted = session.execute(CONFIG.delete().where(
-            CONFIG.c.id == config_id, CONFIG.c.tenant == tenant)).rowcount
+        deleted = session.execute(
+            CONFIG.delete().where(
+                CONFIG.c.id == config_id, CONFIG.c.tenant == tenant
+            )
+        ).rowcount
     if not deleted:
         raise _not_found(config_id)

@@ -43,6 +43,7 @@ def stack_select(by_tenant, live):
     """A stack row by ``_id`` (and ``_tenant`` when ``by_tenant``; only
     if not soft-deleted when ``live``): the engine reads one on every
     status poll and at each step of an operation."""
+
     def build():
         query = STACK.select().where(STACK.c.id == sa.bindparam("_id"))
         if by_tenant:
@@ -50,23 +51,33 @@ def stack_select(by_tenant, live):
         if live:
             query = query.where(STACK.c.deleted_at.is_(None))
         return query
+
     return _once(("stack", by_tenant, live), build)
 
 
 def record_select():
     """A record joined with its stack's columns; parameter ``_rid``."""
-    return _once("record", lambda: sa.select(RESOURCE, *STACK_COLUMNS).join(
-        STACK, STACK.c.id == RESOURCE.c.stack_id).where(
-        RESOURCE.c.id == sa.bindparam("_rid")))
+    return _once(
+        "record",
+        lambda: (
+            sa.select(RESOURCE, *STACK_COLUMNS)
+            .join(STACK, STACK.c.id == RESOURCE.c.stack_id)
+            .where(RESOURCE.c.id == sa.bindparam("_rid"))
+        ),
+    )
 
 
 def converged_select():
     """Records of a stack, by name, converged in a traversal; parameters
     ``_stack``, ``_names`` (a list) and ``_traversal``."""
-    return _once("converged", lambda: RESOURCE.select().where(
-        RESOURCE.c.stack_id == sa.bindparam("_stack"),
-        RESOURCE.c.name.in_(sa.bindparam("_names", expanding=True)),
-        RESOURCE.c.converged_traversal == sa.bindparam("_traversal")))
+    return _once(
+        "converged",
+        lambda: RESOURCE.select().where(
+            RESOURCE.c.stack_id == sa.bindparam("_stack"),
+            RESOURCE.c.name.in_(sa.bindparam("_names", expanding=True)),
+            RESOURCE.c.converged_traversal == sa.bindparam("_traversal"),
+        ),
+    )
 
 
 def record_finish(columns, locked):
@@ -79,48 +90,81 @@ def record_finish(columns, locked):
     columns = tuple(sorted(columns))
 
     def build():
-        guard = (sa.and_(RESOURCE.c.engine_id == sa.bindparam("_engine"),
-                         RESOURCE.c.lock_epoch == sa.bindparam("_epoch"))
-                 if locked else sa.and_(RESOURCE.c.engine_id.is_(None),
-                              RESOURCE.c.atomic_key == sa.bindparam("_key")))
-        return RESOURCE.update().where(
-            RESOURCE.c.id == sa.bindparam("_rid"), guard).values(
-            engine_id=None, lock_epoch=None, lock_traversal=None,
-            atomic_key=RESOURCE.c.atomic_key + 1,
-            updated_at=sa.bindparam("_now"),
-            **{c: sa.bindparam(c) for c in columns})
+        guard = (
+            sa.and_(
+                RESOURCE.c.engine_id == sa.bindparam("_engine"),
+                RESOURCE.c.lock_epoch == sa.bindparam("_epoch"),
+            )
+            if locked
+            else sa.and_(
+                RESOURCE.c.engine_id.is_(None),
+                RESOURCE.c.atomic_key == sa.bindparam("_key"),
+            )
+        )
+        return (
+            RESOURCE.update()
+            .where(RESOURCE.c.id == sa.bindparam("_rid"), guard)
+            .values(
+                engine_id=None,
+                lock_epoch=None,
+                lock_traversal=None,
+                atomic_key=RESOURCE.c.atomic_key + 1,
+                updated_at=sa.bindparam("_now"),
+                **{c: sa.bindparam(c) for c in columns},
+            )
+        )
+
     return _once(("finish", locked, columns), build)
 
 
 def _sync_where(single):
-    entity = (SYNC.c.entity_id == sa.bindparam("_entity") if single
-              else SYNC.c.entity_id.in_(sa.bindparam("_entities",
-                                                     expanding=True)))
-    return (SYNC.c.traversal_id == sa.bindparam("_traversal"),
-            SYNC.c.phase == sa.bindparam("_phase"), entity)
+    entity = (
+        SYNC.c.entity_id == sa.bindparam("_entity")
+        if single
+        else SYNC.c.entity_id.in_(sa.bindparam("_entities", expanding=True))
+    )
+    return (
+        SYNC.c.traversal_id == sa.bindparam("_traversal"),
+        SYNC.c.phase == sa.bindparam("_phase"),
+        entity,
+    )
 
 
 def sync_decrement(returning):
     """Decrement sync points ``_entities`` of ``_traversal``/``_phase``,
     returning (entity_id, remaining) rows when the dialect can."""
+
     def build():
-        update = SYNC.update().where(*_sync_where(False)).values(
-            remaining=SYNC.c.remaining - 1)
+        update = (
+            SYNC.update()
+            .where(*_sync_where(False))
+            .values(remaining=SYNC.c.remaining - 1)
+        )
         if returning:
             update = update.returning(SYNC.c.entity_id, SYNC.c.remaining)
         return update
+
     return _once(("decrement", returning), build)
 
 
 def sync_decrement_last_insert_id():
     """MySQL: decrement one sync point (``_entity``) and hand its new
     value back through LAST_INSERT_ID(expr), read from the OK packet."""
-    return _once("decrement-mysql", lambda: SYNC.update().where(
-        *_sync_where(True)).values(
-        remaining=sa.func.last_insert_id(SYNC.c.remaining - 1)))
+    return _once(
+        "decrement-mysql",
+        lambda: (
+            SYNC.update()
+            .where(*_sync_where(True))
+            .values(remaining=sa.func.last_insert_id(SYNC.c.remaining - 1))
+        ),
+    )
 
 
 def sync_fired():
     """Entities among ``_entities`` whose sync point reached zero."""
-    return _once("fired", lambda: sa.select(SYNC.c.entity_id).where(
-        *_sync_where(False), SYNC.c.remaining == 0))
+    return _once(
+        "fired",
+        lambda: sa.select(SYNC.c.entity_id).where(
+            *_sync_where(False), SYNC.c.remaining == 0
+        ),
+    )

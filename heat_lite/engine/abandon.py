@@ -20,8 +20,9 @@ from heat_lite.engine.stacks import stack_event
 
 def _tree(stack):
     """[stack, descendants...] breadth first (live stacks only)."""
-    return [stack] + [s for _level, s in
-                      db_api.stack_descendants([stack["id"]])]
+    return [stack] + [
+        s for _level, s in db_api.stack_descendants([stack["id"]])
+    ]
 
 
 def _resources(stack_id, records, children):
@@ -32,11 +33,14 @@ def _resources(stack_id, records, children):
     result = {}
     for name, record in current.items():
         entry = {
-            "name": name, "type": record["type"],
-            "action": record["action"], "status": record["status"],
+            "name": name,
+            "type": record["type"],
+            "action": record["action"],
+            "status": record["status"],
             "resource_id": record["physical_resource_id"],
             "resource_data": json.loads(record["rsrc_data"] or "{}"),
-            "metadata": json.loads(record["rsrc_metadata"] or "{}")}
+            "metadata": json.loads(record["rsrc_metadata"] or "{}"),
+        }
         child = children.get(record["physical_resource_id"])
         if child is not None and child["owner_id"] == stack_id:
             entry["resources"] = _resources(child["id"], records, children)
@@ -54,15 +58,19 @@ def _data(stack, tree):
     records = db_api.resources_of_stacks([s["id"] for s in tree])
     children = {s["id"]: s for s in tree[1:]}
     stored = db_api.raw_template_get(stack["raw_template_id"])
-    return {"name": stack["name"], "id": stack["id"],
-            "action": stack["action"], "status": stack["status"],
-            "template": stored["template"],
-            "environment": stored["environment"],
-            "files": stored["files"],
-            "resources": _resources(stack["id"], records, children),
-            "project_id": stack["tenant"],
-            "stack_user_project_id": stack["tenant"],
-            "tags": json.loads(stack["tags"]) if stack["tags"] else None}
+    return {
+        "name": stack["name"],
+        "id": stack["id"],
+        "action": stack["action"],
+        "status": stack["status"],
+        "template": stored["template"],
+        "environment": stored["environment"],
+        "files": stored["files"],
+        "resources": _resources(stack["id"], records, children),
+        "project_id": stack["tenant"],
+        "stack_user_project_id": stack["tenant"],
+        "tags": json.loads(stack["tags"]) if stack["tags"] else None,
+    }
 
 
 def abandon(stack):
@@ -75,8 +83,9 @@ def abandon(stack):
     tree = _tree(stack)
     for member in tree:
         if member["status"] == "IN_PROGRESS":
-            raise exception.ActionInProgress(stack_name=stack["name"],
-                                             action=member["action"])
+            raise exception.ActionInProgress(
+                stack_name=stack["name"], action=member["action"]
+            )
     data = _data(stack, tree)
     for member in reversed(tree):  # the deepest first
         _remove(member, stack)
@@ -88,12 +97,24 @@ def _remove(member, root):
     """Soft-delete one stack and drop its records, guarded by the
     traversal seen, with Heat's two DELETE events."""
     reason = "Stack DELETE completed successfully"
-    values = {"action": "DELETE", "status": "COMPLETE",
-              "status_reason": reason, "current_traversal": str(uuid.uuid4())}
-    events = [stack_event(member, "DELETE", "IN_PROGRESS",
-                          "Stack DELETE started"),
-              stack_event(member, "DELETE", "COMPLETE", reason)]
-    if not conv.stack_finish(member["id"], member["current_traversal"],
-                             values, events, purge=True, delete=True):
-        raise exception.ActionInProgress(stack_name=root["name"],
-                                         action="DELETE")
+    values = {
+        "action": "DELETE",
+        "status": "COMPLETE",
+        "status_reason": reason,
+        "current_traversal": str(uuid.uuid4()),
+    }
+    events = [
+        stack_event(member, "DELETE", "IN_PROGRESS", "Stack DELETE started"),
+        stack_event(member, "DELETE", "COMPLETE", reason),
+    ]
+    if not conv.stack_finish(
+        member["id"],
+        member["current_traversal"],
+        values,
+        events,
+        purge=True,
+        delete=True,
+    ):
+        raise exception.ActionInProgress(
+            stack_name=root["name"], action="DELETE"
+        )

@@ -13,7 +13,7 @@ from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import caller, definitions, hooks
+from heat_lite.engine import caller, definitions, failures, hooks
 from heat_lite.engine.planner import UPDATE
 from heat_lite.resources import base
 
@@ -28,8 +28,11 @@ WENT_DOWN = "Engine went down during resource %s"
 
 def interrupted_create(record):
     """True if the record's create was cut short by a takeover."""
-    return (record["action"] == "CREATE" and record["status"] == "FAILED"
-            and record["status_reason"] == WENT_DOWN % "CREATE")
+    return (
+        record["action"] == "CREATE"
+        and record["status"] == "FAILED"
+        and record["status_reason"] == WENT_DOWN % "CREATE"
+    )
 
 
 @dataclasses.dataclass
@@ -63,7 +66,8 @@ class ActionRunner:
         """Whether this engine may start an action now: it is not fenced,
         its lease is fresh and it is not stopping."""
         return self.fence.lease_valid() and not getattr(
-            self.scheduler, "draining", False)
+            self.scheduler, "draining", False
+        )
 
     def _stale(self, job):
         """True (and the job dropped) if the job belongs to an older
@@ -89,14 +93,18 @@ class ActionRunner:
         owner = self.fence.owner
         notify.resource_event(job.record, job.action, "start")
         job.plugin.lookup_resource_data = functools.partial(
-            db_api.resource_data_by_name, job.record["stack_id"])
-        job.plugin.on_resource_id = lambda physical_id: \
-            conv.resource_progress(record_id, owner, {
-                "physical_resource_id": physical_id})
+            db_api.resource_data_by_name, job.record["stack_id"]
+        )
+        job.plugin.on_resource_id = lambda physical_id: conv.resource_progress(
+            record_id, owner, {"physical_resource_id": physical_id}
+        )
         try:
             if job.plugin.needs_caller_token:
                 job.plugin.request_context = caller.request_context(
-                    job.record, job.traversal)
+                    job.record, job.traversal
+                )
+            if getattr(job.plugin, "announces_start", False):
+                self._write_progress(job)
             job.cookie = handle()
         except base.UpdateReplace:
             if on_replace is None:
@@ -119,8 +127,9 @@ class ActionRunner:
         :returns: the next nodes, or None if the action did not complete
             at once (the caller then takes the ordinary locked path).
         """
-        if not getattr(job.plugin, "side_effect_free", False) or \
-                hooks.configured(job.record):
+        if not getattr(
+            job.plugin, "side_effect_free", False
+        ) or hooks.configured(job.record):
             return None
         job.locked = False
         try:
@@ -137,11 +146,6 @@ class ActionRunner:
         if self._stale(job):
             return []
         delay = job.plugin.default_poll_interval
-        if not self.fence.lease_valid():
-            # Maybe claimed while paused: poll nothing until a heartbeat
-            # says whether this engine still holds its locks.
-            self.scheduler.later(delay, lambda: self._poll(job))
-            return []
         try:
             done = job.check(job.cookie) if job.check else True
         except base.PollDelay as wait:
@@ -152,14 +156,13 @@ class ActionRunner:
             try:
                 return self._job_done(job)
             except Exception as exc:  # noqa: BLE001 - never keep the lock
-                LOG.exception("Finishing %s of resource %s failed",
-                              job.action, job.record["id"])
                 return self._job_failed(job, exc)
         if self._abandoned(job):
-            return self._job_failed(job, exception.ActionAborted(
-                action=job.action))
+            return self._job_failed(
+                job, exception.ActionAborted(action=job.action)
+            )
         self._write_progress(job)
-        self.scheduler.later(delay, lambda: self._poll(job))
+        self.scheduler.later(delay, lambda: self._poll(job), _node_of(job))
         return []
 
     @staticmethod
@@ -173,31 +176,50 @@ class ActionRunner:
         traversal, action, status = state
         if traversal == job.traversal:
             return False
-        return (action == "DELETE" and job.action != "DELETE") or \
-            status == "FAILED"
+        return (
+            action == "DELETE" and job.action != "DELETE"
+        ) or status == "FAILED"
 
     def _write_progress(self, job):
         plugin = job.plugin
-        if job.progress_written and not (plugin.resource_id_changed
-                                         or plugin.data_changed):
+        if job.progress_written and not (
+            plugin.resource_id_changed or plugin.data_changed
+        ):
             return
-        events = [] if job.progress_written else [
-            self._event(job, "IN_PROGRESS", "state changed", job.started)]
-        conv.resource_progress(job.record["id"], self.fence.owner, {
-            "physical_resource_id": plugin.resource_id,
-            "rsrc_data": json.dumps(plugin.data())}, events)
+        events = (
+            []
+            if job.progress_written
+            else [
+                self._event(job, "IN_PROGRESS", "state changed", job.started)
+            ]
+        )
+        conv.resource_progress(
+            job.record["id"],
+            self.fence.owner,
+            {
+                "physical_resource_id": plugin.resource_id,
+                "rsrc_data": json.dumps(plugin.data()),
+            },
+            events,
+        )
         plugin.resource_id_changed = plugin.data_changed = False
         job.progress_written = True
 
     def _held(self, record, traversal, node, phase, hook, action):
-        """Wait at a ``pre-*`` hook: re-run the node until it is cleared.
-        """
+        """Wait at a ``pre-*`` hook: re-run the node until it is cleared."""
         if hook not in hooks.configured(record) or not hooks.hold(
-                record, traversal, hook, action,
-                (record["action"], record["status"])):
+            record,
+            traversal,
+            hook,
+            action,
+            (record["action"], record["status"]),
+        ):
             return False
-        self.scheduler.later(hooks.POLL_SECONDS, lambda: self.run(
-            record["stack_id"], traversal, node, phase))
+        self.scheduler.later(
+            hooks.POLL_SECONDS,
+            lambda: self.run(record["stack_id"], traversal, node, phase),
+            (record["stack_id"], traversal, node, phase),
+        )
         return True
 
     def _job_done(self, job):
@@ -206,8 +228,12 @@ class ActionRunner:
         if hook in hooks.configured(job.record) and not job.post_hook_done:
             record = conv.resource_load(job.record["id"])
             if record is not None and hooks.hold(
-                    record, job.traversal, hook, job.action,
-                    (job.action, "COMPLETE")):
+                record,
+                job.traversal,
+                hook,
+                job.action,
+                (job.action, "COMPLETE"),
+            ):
                 self._write_progress(job)
                 return self._after_post_hook(job, hook)
         return self._finish_job(job)
@@ -215,77 +241,128 @@ class ActionRunner:
     def _after_post_hook(self, job, hook):
         if self._stale(job):
             return []
-        if hooks.cleared(job.record["id"], hook, job.traversal) or \
-                self._abandoned(job):
+        if hooks.cleared(
+            job.record["id"], hook, job.traversal
+        ) or self._abandoned(job):
             job.post_hook_done = True
             return self._finish_job(job)
-        self.scheduler.later(hooks.POLL_SECONDS,
-                             lambda: self._after_post_hook(job, hook))
+        self.scheduler.later(
+            hooks.POLL_SECONDS,
+            lambda: self._after_post_hook(job, hook),
+            _node_of(job),
+        )
         return []
 
     def _finish_job(self, job):
         plugin = job.plugin
-        values = dict(job.values, action=job.action, status="COMPLETE",
-                      status_reason="state changed",
-                      physical_resource_id=plugin.resource_id,
-                      rsrc_data=json.dumps(plugin.data()))
+        values = dict(
+            job.values,
+            action=job.action,
+            status="COMPLETE",
+            status_reason="state changed",
+            physical_resource_id=plugin.resource_id,
+            rsrc_data=json.dumps(plugin.data()),
+        )
         if job.phase == UPDATE:
             values["attr_data"] = json.dumps(self._attributes(plugin))
             values["role"] = "current"
-        events = [] if job.progress_written else [
-            self._event(job, "IN_PROGRESS", "state changed", job.started)]
+        events = (
+            []
+            if job.progress_written
+            else [
+                self._event(job, "IN_PROGRESS", "state changed", job.started)
+            ]
+        )
         events.append(self._event(job, "COMPLETE", "state changed"))
-        guard = ((None, self.fence.owner) if job.locked
-                 else (job.record["atomic_key"], None))
+        guard = (
+            (None, self.fence.owner)
+            if job.locked
+            else (job.record["atomic_key"], None)
+        )
         try:
             fired, superseded = conv.resource_finish(
-                job.record["id"], guard[0], guard[1], values, events,
-                job.traversal, job.phase, self.graphs.successors(
-                    job.traversal, job.node, job.phase))
+                job.record["id"],
+                guard[0],
+                guard[1],
+                values,
+                events,
+                job.traversal,
+                job.phase,
+                self.graphs.successors(job.traversal, job.node, job.phase),
+            )
         except exception.ConcurrentTransaction:
             self._unlocked(job.record["id"])
             if not job.locked:
                 # Someone changed the record meanwhile: look again.
-                return [(job.record["stack_id"], job.traversal, job.node,
-                         job.phase)]
+                return [
+                    (
+                        job.record["stack_id"],
+                        job.traversal,
+                        job.node,
+                        job.phase,
+                    )
+                ]
             LOG.warning("Lost the lock of resource %s", job.record["id"])
             return []
         self._unlocked(job.record["id"])
-        notify.resource_event(job.record, job.action, "end",
-                              physical_id=plugin.resource_id)
+        notify.resource_event(
+            job.record, job.action, "end", physical_id=plugin.resource_id
+        )
         return self._next(job.record, job.traversal, fired, superseded)
 
     def _job_failed(self, job, exc):
-        reason = "%s: resources.%s: %s" % (type(exc).__name__,
-                                           job.record["name"], exc)
-        if not isinstance(exc, exception.HeatLiteException):
-            LOG.info("Resource %s %s failed: %s", job.record["name"],
-                     job.action, reason)
-        events = [] if job.progress_written else [
-            self._event(job, "IN_PROGRESS", "state changed", job.started)]
+        reason = failures.reason_for(exc, job.record["name"])
+        failures.log_unexpected(
+            exc, "Resource %s %s" % (job.record["name"], job.action)
+        )
+        events = (
+            []
+            if job.progress_written
+            else [
+                self._event(job, "IN_PROGRESS", "state changed", job.started)
+            ]
+        )
         events.append(self._event(job, "FAILED", reason))
-        released = conv.resource_release(job.record["id"], self.fence.owner, {
-            "action": job.action, "status": "FAILED",
-            "status_reason": reason,
-            "physical_resource_id": job.plugin.resource_id,
-            "rsrc_data": json.dumps(job.plugin.data())}, events)
+        released = conv.resource_release(
+            job.record["id"],
+            self.fence.owner,
+            {
+                "action": job.action,
+                "status": "FAILED",
+                "status_reason": reason,
+                "physical_resource_id": job.plugin.resource_id,
+                "rsrc_data": json.dumps(job.plugin.data()),
+            },
+            events,
+        )
         self._unlocked(job.record["id"])
         if not released:
             # The lock was no longer ours (the action had already been
             # recorded, or the lock was taken over): nothing to fail.
             return []
-        notify.resource_event(job.record, job.action, "error", reason,
-                              job.plugin.resource_id)
+        notify.resource_event(
+            job.record, job.action, "error", reason, job.plugin.resource_id
+        )
         return self.stacks.resource_failed(
-            job.record["stack_id"], job.traversal, job.record["id"],
-            "Resource %s failed: %s" % (job.action, reason))
+            job.record["stack_id"],
+            job.traversal,
+            job.record["id"],
+            "Resource %s failed: %s" % (job.action, reason),
+        )
 
     def _fail_before_start(self, record, node, traversal, action, exc):
         if not self._lock(record, traversal, action):
             return []
         plugin = definitions.plugin_for(record)
-        job = Job(dict(record), node, UPDATE, traversal, action, plugin,
-                  started=models.utcnow())
+        job = Job(
+            dict(record),
+            node,
+            UPDATE,
+            traversal,
+            action,
+            plugin,
+            started=models.utcnow(),
+        )
         return self._job_failed(job, exc)
 
     def _lock(self, record, traversal, action, extra=None):
@@ -294,9 +371,19 @@ class ActionRunner:
         with self._active_lock:
             self._active.add(record["id"])
         locked = conv.resource_lock(
-            record["id"], record["atomic_key"], self.fence.owner, traversal,
-            dict({"action": action, "status": "IN_PROGRESS",
-                  "status_reason": "state changed"}, **(extra or {})))
+            record["id"],
+            record["atomic_key"],
+            self.fence.owner,
+            traversal,
+            dict(
+                {
+                    "action": action,
+                    "status": "IN_PROGRESS",
+                    "status_reason": "state changed",
+                },
+                **(extra or {}),
+            ),
+        )
         if not locked:
             self._unlocked(record["id"])
         return locked
@@ -311,8 +398,14 @@ class ActionRunner:
         goal template."""
         plugin = definitions.plugin_for(record, props)
         if type(plugin) is not cls:
-            plugin = cls(plugin.name, plugin.type_name, props,
-                         plugin.resource_id, plugin.data(), plugin.stack)
+            plugin = cls(
+                plugin.name,
+                plugin.type_name,
+                props,
+                plugin.resource_id,
+                plugin.data(),
+                plugin.stack,
+            )
         plugin.stack["template_id"] = record["stack_template_id"]
         return plugin
 
@@ -320,14 +413,25 @@ class ActionRunner:
     def _attributes(plugin):
         """Attribute values cached for get_attr and outputs (``show`` is
         left out: it may be large and is resolved on demand)."""
-        return {name: plugin.get_attribute(name)
-                for name in plugin.attributes() if name != "show"}
+        return {
+            name: plugin.get_attribute(name)
+            for name in plugin.attributes()
+            if name != "show"
+        }
 
     def _event(self, job, status, reason, when=None):
         return db_api.event_values(
-            job.record["stack_id"], job.record["name"],
-            job.plugin.resource_id, job.action, status, reason,
-            job.record["type"], when=when)
+            job.record["stack_id"],
+            job.record["name"],
+            job.plugin.resource_id,
+            job.action,
+            status,
+            reason,
+            job.record["type"],
+            when=when,
+        )
 
 
-
+def _node_of(job):
+    """The (stack_id, traversal, entity, phase) node ``job`` runs for."""
+    return (job.record["stack_id"], job.traversal, job.node, job.phase)

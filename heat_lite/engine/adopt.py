@@ -36,8 +36,11 @@ def inputs(data, template, params, files):
     if not isinstance(template, dict):
         raise exception.Invalid(message="Invalid adopt data: no template")
     env = data.get("environment")
-    merged = dict((env or {}).get("parameters") or {}) \
-        if isinstance(env, dict) else {}
+    merged = (
+        dict((env or {}).get("parameters") or {})
+        if isinstance(env, dict)
+        else {}
+    )
     merged.update(params or {})
     data_files = data.get("files")
     merged_files = dict(data_files if isinstance(data_files, dict) else {})
@@ -52,8 +55,9 @@ def check_data(data):
     """
     resources = data.get("resources", {})
     if not isinstance(resources, dict):
-        raise exception.Invalid(message="Invalid adopt data: resources "
-                                "must be a map")
+        raise exception.Invalid(
+            message="Invalid adopt data: resources must be a map"
+        )
     for name, entry in resources.items():
         _check_entry(name, entry)
     return resources
@@ -61,19 +65,26 @@ def check_data(data):
 
 def _check_entry(name, entry):
     if not isinstance(entry, dict):
-        raise exception.Invalid(message="Invalid adopt data for resource "
-                                "%s" % name)
-    expected = {"resource_id": (str, type(None)),
-                "resource_data": (dict, type(None)),
-                "metadata": (dict, type(None)),
-                "resources": (dict, type(None))}
+        raise exception.Invalid(
+            message="Invalid adopt data for resource %s" % name
+        )
+    expected = {
+        "resource_id": (str, type(None)),
+        "resource_data": (dict, type(None)),
+        "metadata": (dict, type(None)),
+        "resources": (dict, type(None)),
+    }
     for key, types in expected.items():
         if not isinstance(entry.get(key), types):
-            raise exception.Invalid(message="Invalid adopt data for "
-                                    "resource %s: bad %s" % (name, key))
+            raise exception.Invalid(
+                message="Invalid adopt data for "
+                "resource %s: bad %s" % (name, key)
+            )
     if len(entry.get("resource_id") or "") > 255:
-        raise exception.Invalid(message="Invalid adopt data for resource "
-                                "%s: resource_id too long" % name)
+        raise exception.Invalid(
+            message="Invalid adopt data for resource "
+            "%s: resource_id too long" % name
+        )
     for child, child_entry in (entry.get("resources") or {}).items():
         _check_entry(child, child_entry)
 
@@ -92,19 +103,31 @@ class AdoptAction:
     """The ADOPT action of a new record; mixed into ``check.NodeRunner``
     (needs its ``_lock``, ``_plugin`` and ``_start``)."""
 
-    def _adopt(self, record, node, traversal, cls, props, values,
-               policy=None):
-        if not self._lock(record, traversal, "ADOPT", {
+    def _adopt(self, record, node, traversal, cls, props, values, policy=None):
+        if not self._lock(
+            record,
+            traversal,
+            "ADOPT",
+            {
                 "type": values["type"],
-                "properties_data": values["properties_data"]}):
+                "properties_data": values["properties_data"],
+            },
+        ):
             return []
         plugin = self._plugin(cls, record, props)
         plugin.update_policy = policy or {}
         entry = resource_data(plugin)
         if NESTED_KEY in plugin.data():
             plugin.data_delete(NESTED_KEY)
-        job = actions.Job(record, node, UPDATE, traversal, "ADOPT", plugin,
-                          started=models.utcnow(), values=values,
-                          check=getattr(plugin, "check_adopt_complete",
-                                        None))
+        job = actions.Job(
+            record,
+            node,
+            UPDATE,
+            traversal,
+            "ADOPT",
+            plugin,
+            started=models.utcnow(),
+            values=values,
+            check=getattr(plugin, "check_adopt_complete", None),
+        )
         return self._start(job, lambda: plugin.handle_adopt(entry))

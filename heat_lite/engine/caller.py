@@ -49,12 +49,17 @@ def request_context(record, traversal):
     try:
         plain = crypt.decrypt(token)
     except crypt.Unreadable:
-        LOG.warning("The caller's token kept for stack %s cannot be "
-                    "decrypted (auth_encryption_key differs between "
-                    "engines?); resource %s acts without it",
-                    record["stack_id"], record["name"])
+        LOG.warning(
+            "The caller's token kept for stack %s cannot be "
+            "decrypted (auth_encryption_key differs between "
+            "engines?); resource %s acts without it",
+            record["stack_id"],
+            record["name"],
+        )
         return None
     # overwrite=False: not this thread's current context (logging).
-    return context.RequestContext(auth_token=plain,
-                                  project_id=record.get("stack_tenant"),
-                                  overwrite=False)
+    return context.RequestContext(
+        auth_token=plain,
+        project_id=record.get("stack_tenant"),
+        overwrite=False,
+    )

@@ -17,7 +17,7 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import actions, adopt, cleanup, definitions
+from heat_lite.engine import actions, adopt, cleanup, definitions, failures
 from heat_lite.engine.planner import BARRIER, STACK, UPDATE
 from heat_lite.engine.template import registry as type_registry
 from heat_lite.resources import base
@@ -25,8 +25,12 @@ from heat_lite.resources import base
 LOG = logging.getLogger(__name__)
 
 
-class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase,
-                 adopt.AdoptAction):
+class NodeRunner(
+    actions.ActionRunner,
+    cleanup.CleanupPhase,
+    adopt.AdoptAction,
+    failures.NodeFailures,
+):
     """Executes nodes for one engine process; ``fence`` (see
     ``engine.fencing``) gives the lock owner and says whether it may act.
     """
@@ -61,8 +65,9 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase,
                 self.stacks.mark_complete(stack_id, traversal)
             return []
         if phase == UPDATE:
-            record, deps = conv.node_load(entity, traversal,
-                                          self._depends_on(traversal))
+            record, deps = conv.node_load(
+                entity, traversal, self._depends_on(traversal)
+            )
             if record is None or record["stack_traversal"] != traversal:
                 return []
             return self._update(record, deps, traversal, entity)
@@ -75,12 +80,15 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase,
     @staticmethod
     def _runs(record, traversal):
         """Whether an update node of ``record`` has anything to do."""
-        return (record["stack_traversal"] == traversal
-                and record["converged_traversal"] != traversal
-                and not record["engine_id"])
+        return (
+            record["stack_traversal"] == traversal
+            and record["converged_traversal"] != traversal
+            and not record["engine_id"]
+        )
 
     def _depends_on(self, traversal):
         """What ``node_load`` asks: the names the record depends on."""
+
         def names(record):
             # Only a cached template: parsing one inside the read
             # transaction would hold its connection for long.
@@ -89,6 +97,7 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase,
                 return None
             defn = bound.resources.get(record["name"])
             return defn.depends if defn is not None else None
+
         return names
 
     def _update(self, record, deps, traversal, node):
@@ -96,55 +105,79 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase,
             return []
         if record["stack_action"] in ("RESUME", "CHECK"):
             return self._simple_action(record, node, traversal, UPDATE)
-        bound = definitions.get(record["stack_template_id"],
-                                definitions.stack_info(record))
+        bound = definitions.get(
+            record["stack_template_id"], definitions.stack_info(record)
+        )
         defn = bound.resources.get(record["name"])
         if defn is None:
             return []
         if deps is None:
-            deps = conv.resources_converged(record["stack_id"], defn.depends,
-                                            traversal)
+            deps = conv.resources_converged(
+                record["stack_id"], defn.depends, traversal
+            )
         if len(deps) != len(defn.depends):
             return []  # not ready: a duplicate or early message
-        values = {"template_id": record["stack_template_id"],
-                  "converged_traversal": traversal, "type": defn.type,
-                  "requires": json.dumps(sorted(d["id"]
-                                                for d in deps.values()))}
+        values = {
+            "template_id": record["stack_template_id"],
+            "converged_traversal": traversal,
+            "type": defn.type,
+            "requires": json.dumps(sorted(d["id"] for d in deps.values())),
+        }
         try:
-            cls = definitions.plugin_class(bound.environment, defn.name,
-                                           defn.type, bound.files)
+            cls = definitions.plugin_class(
+                bound.environment, defn.name, defn.type, bound.files
+            )
             scope = definitions.RecordScope(bound, deps)
             props = cls.validate_properties(
                 defn.resolve_properties(scope),
-                "resources.%s.properties" % defn.name)
+                "resources.%s.properties" % defn.name,
+            )
         except exception.HeatLiteException as exc:
             action = "CREATE" if record["action"] == "INIT" else "UPDATE"
-            return self._fail_before_start(record, node, traversal, action,
-                                           exc)
+            return self._fail_before_start(
+                record, node, traversal, action, exc
+            )
         values["properties_data"] = json.dumps(props)
         policy = defn.update_policy or {}
         if record["action"] == "INIT" and record["stack_action"] == "ADOPT":
-            return self._adopt(record, node, traversal, cls, props, values,
-                               policy)
+            return self._adopt(
+                record, node, traversal, cls, props, values, policy
+            )
         if record["action"] == "INIT":
-            if self._held(record, traversal, node, UPDATE, "pre-create",
-                          "CREATE"):
+            if self._held(
+                record, traversal, node, UPDATE, "pre-create", "CREATE"
+            ):
                 return []
-            return self._create(record, node, traversal, cls, props, values,
-                                policy, external_id=defn.external_id)
-        if actions.interrupted_create(record) and defn.external_id is None \
-                and cls.find_created is not base.Resource.find_created:
-            return self._resume_create(record, node, traversal, cls, props,
-                                       values, policy)
-        return self._decide(record, node, traversal, cls, props, values,
-                            bound, defn)
+            return self._create(
+                record,
+                node,
+                traversal,
+                cls,
+                props,
+                values,
+                policy,
+                external_id=defn.external_id,
+            )
+        if (
+            actions.interrupted_create(record)
+            and defn.external_id is None
+            and cls.find_created is not base.Resource.find_created
+        ):
+            return self._resume_create(
+                record, node, traversal, cls, props, values, policy
+            )
+        return self._decide(
+            record, node, traversal, cls, props, values, bound, defn
+        )
 
-    def _decide(self, record, node, traversal, cls, props, values, bound,
-                defn):
+    def _decide(
+        self, record, node, traversal, cls, props, values, bound, defn
+    ):
         """Update an existing record in place, replace it, or leave it."""
         policy = defn.update_policy or {}
-        restricted = type_registry.restricted_actions(bound.environment,
-                                                      defn.name)
+        restricted = type_registry.restricted_actions(
+            bound.environment, defn.name
+        )
         old_props = json.loads(record["properties_data"] or "{}")
         plugin = self._plugin(cls, record, old_props)
         plugin.update_policy = policy
@@ -152,22 +185,39 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase,
         external = plugin.data().get(actions.EXTERNAL_ID)
         if external is not None and external != defn.external_id:
             return self._fail_before_start(
-                record, node, traversal, "UPDATE", exception.NotSupported(
-                    feature="Update to property external_id of %s" %
-                    record["name"]))
-        diff = {k for k in set(props) | set(old_props)
-                if props.get(k) != old_props.get(k)}
-        replace = (record["type"] != defn.type
-                   or record["action"] == "DELETE"
-                   or (failed and plugin.needs_replace_failed(
-                       record["action"]))
-                   or (diff and plugin.needs_replace(props, diff)))
-        if not replace and not diff and not getattr(plugin, "always_update",
-                                                    False):
+                record,
+                node,
+                traversal,
+                "UPDATE",
+                exception.NotSupported(
+                    feature="Update to property external_id of %s"
+                    % record["name"]
+                ),
+            )
+        diff = {
+            k
+            for k in set(props) | set(old_props)
+            if props.get(k) != old_props.get(k)
+        }
+        replace = (
+            not definitions.keeps_kind(record, defn.type, cls)
+            or record["action"] == "DELETE"
+            or (failed and plugin.needs_replace_failed(record["action"]))
+            or (diff and plugin.needs_replace(props, diff))
+        )
+        if (
+            not replace
+            and not diff
+            and not getattr(plugin, "always_update", False)
+        ):
             if failed:
-                values.update(status="COMPLETE", status_reason=(
-                    "Update status to COMPLETE for FAILED resource neither "
-                    "update nor replace."))
+                values.update(
+                    status="COMPLETE",
+                    status_reason=(
+                        "Update status to COMPLETE for FAILED resource "
+                        "neither update nor replace."
+                    ),
+                )
             return self._finish_unchanged(record, node, traversal, values)
         kind = "replace" if replace else "update"
         if kind in restricted:
@@ -175,168 +225,306 @@ class NodeRunner(actions.ActionRunner, cleanup.CleanupPhase,
         immutable = plugin.immutable_changes(diff)
         if immutable:
             return self._fail_before_start(
-                record, node, traversal, "UPDATE",
-                exception.NotSupported(feature="Update to property %s of "
-                                       "%s (%s)" % (", ".join(immutable),
-                                                    record["name"],
-                                                    record["type"])))
-        if self._held(record, traversal, node, UPDATE, "pre-update",
-                      "UPDATE"):
+                record,
+                node,
+                traversal,
+                "UPDATE",
+                exception.NotSupported(
+                    feature="Update to property %s of "
+                    "%s (%s)"
+                    % (", ".join(immutable), record["name"], record["type"])
+                ),
+            )
+        if self._held(record, traversal, node, UPDATE, "pre-update", "UPDATE"):
             return []
         if replace:
-            return self._replace(record, node, traversal, cls, props,
-                                 values, locked=False, policy=policy)
+            return self._replace(
+                record,
+                node,
+                traversal,
+                cls,
+                props,
+                values,
+                locked=False,
+                policy=policy,
+            )
         plugin.restricted = restricted
-        return self._update_in_place(record, node, traversal, plugin, props,
-                                     diff, values)
+        return self._update_in_place(
+            record, node, traversal, plugin, props, diff, values
+        )
 
     def _restricted(self, record, traversal, kind):
         """An update the environment forbids: the resource stays as it
         was, an UPDATE_FAILED event says why, and the stack fails."""
         reason = "%s is restricted for resource." % kind
-        db_api.event_create(db_api.event_values(
-            record["stack_id"], record["name"],
-            record["physical_resource_id"], "UPDATE", "FAILED", reason,
-            record["type"]))
+        db_api.event_create(
+            db_api.event_values(
+                record["stack_id"],
+                record["name"],
+                record["physical_resource_id"],
+                "UPDATE",
+                "FAILED",
+                reason,
+                record["type"],
+            )
+        )
         return self.stacks.resource_failed(
-            record["stack_id"], traversal, record["id"],
-            "Resource UPDATE failed: resources.%s: %s" % (record["name"],
-                                                          reason))
+            record["stack_id"],
+            traversal,
+            record["id"],
+            "Resource UPDATE failed: resources.%s: %s"
+            % (record["name"], reason),
+        )
 
-    def _create(self, record, node, traversal, cls, props, values,
-                policy=None, external_id=None):
+    def _create(
+        self,
+        record,
+        node,
+        traversal,
+        cls,
+        props,
+        values,
+        policy=None,
+        external_id=None,
+    ):
         """Create the record's resource, or adopt ``external_id``: an
         existing physical resource that is never created nor deleted."""
         if external_id is None:
             plugin = self._plugin(cls, record, props)
             plugin.update_policy = policy or {}
             job = actions.Job(
-                record, node, UPDATE, traversal, "CREATE", plugin,
-                started=models.utcnow(), values=values,
-                check=getattr(plugin, "check_create_complete", None))
+                record,
+                node,
+                UPDATE,
+                traversal,
+                "CREATE",
+                plugin,
+                started=models.utcnow(),
+                values=values,
+                check=getattr(plugin, "check_create_complete", None),
+            )
             done = self._instant(job, plugin.handle_create)
             if done is not None:
                 return done
-        if not self._lock(record, traversal, "CREATE", {
+        if not self._lock(
+            record,
+            traversal,
+            "CREATE",
+            {
                 "type": values["type"],
-                "properties_data": values["properties_data"]}):
+                "properties_data": values["properties_data"],
+            },
+        ):
             return []
         plugin = self._plugin(cls, record, props)
         plugin.update_policy = policy or {}
-        job = actions.Job(record, node, UPDATE, traversal, "CREATE", plugin,
-                  started=models.utcnow(), values=values,
-                  check=getattr(plugin, "check_create_complete", None))
+        job = actions.Job(
+            record,
+            node,
+            UPDATE,
+            traversal,
+            "CREATE",
+            plugin,
+            started=models.utcnow(),
+            values=values,
+            check=getattr(plugin, "check_create_complete", None),
+        )
         if external_id is not None:
             job.check = None
-            return self._start(job, lambda: _take_external(plugin,
-                                                           external_id))
+            return self._start(
+                job, lambda: _take_external(plugin, external_id)
+            )
         return self._start(job, plugin.handle_create)
 
-    def _resume_create(self, record, node, traversal, cls, props, values,
-                       policy):
+    def _resume_create(
+        self, record, node, traversal, cls, props, values, policy
+    ):
         """A create whose engine went down (the outcome is unknown): under
         the lock, ask the plugin what that create made (``find_created``)
         and wait for it, or create it if it made nothing."""
-        if not self._lock(record, traversal, "CREATE", {
+        if not self._lock(
+            record,
+            traversal,
+            "CREATE",
+            {
                 "type": values["type"],
-                "properties_data": values["properties_data"]}):
+                "properties_data": values["properties_data"],
+            },
+        ):
             return []
         plugin = self._plugin(cls, record, props)
         plugin.update_policy = policy or {}
-        job = actions.Job(record, node, UPDATE, traversal, "CREATE", plugin,
-                          started=models.utcnow(), values=values,
-                          check=getattr(plugin, "check_create_complete",
-                                        None))
+        job = actions.Job(
+            record,
+            node,
+            UPDATE,
+            traversal,
+            "CREATE",
+            plugin,
+            started=models.utcnow(),
+            values=values,
+            check=getattr(plugin, "check_create_complete", None),
+        )
 
         def find_or_create():
             cookie = plugin.find_created()
             if cookie is None:
-                LOG.info("Resource %s: the interrupted create made nothing;"
-                         " creating it", record["name"])
+                LOG.info(
+                    "Resource %s: the interrupted create made nothing;"
+                    " creating it",
+                    record["name"],
+                )
                 return plugin.handle_create()
-            LOG.info("Resource %s: the interrupted create made %s; "
-                     "resuming", record["name"], plugin.resource_id)
+            LOG.info(
+                "Resource %s: the interrupted create made %s; resuming",
+                record["name"],
+                plugin.resource_id,
+            )
             return cookie
 
         return self._start(job, find_or_create)
 
-    def _update_in_place(self, record, node, traversal, plugin, props, diff,
-                         values):
+    def _update_in_place(
+        self, record, node, traversal, plugin, props, diff, values
+    ):
         handle = getattr(plugin, "handle_update", None)
         job = actions.Job(
-            record, node, UPDATE, traversal, "UPDATE", plugin,
-            started=models.utcnow(), values=values,
-            check=getattr(plugin, "check_update_complete", None))
-        done = self._instant(job, (lambda: handle(props, diff)) if handle
-                             else (lambda: None))
+            record,
+            node,
+            UPDATE,
+            traversal,
+            "UPDATE",
+            plugin,
+            started=models.utcnow(),
+            values=values,
+            check=getattr(plugin, "check_update_complete", None),
+        )
+        done = self._instant(
+            job, (lambda: handle(props, diff)) if handle else (lambda: None)
+        )
         if done is not None:
             return done
         plugin.properties = json.loads(record["properties_data"] or "{}")
-        return self._update_locked(record, node, traversal, plugin, props,
-                                   diff, values)
+        return self._update_locked(
+            record, node, traversal, plugin, props, diff, values
+        )
 
-    def _update_locked(self, record, node, traversal, plugin, props, diff,
-                       values):
+    def _update_locked(
+        self, record, node, traversal, plugin, props, diff, values
+    ):
         # The new properties are stored as the action starts: should it
         # fail half-way, the next update compares against what was tried.
-        if not self._lock(record, traversal, "UPDATE", {
-                "properties_data": values["properties_data"]}):
+        if not self._lock(
+            record,
+            traversal,
+            "UPDATE",
+            {"properties_data": values["properties_data"]},
+        ):
             return []
         record = dict(record, atomic_key=record["atomic_key"] + 1)
-        job = actions.Job(record, node, UPDATE, traversal, "UPDATE", plugin,
-                  started=models.utcnow(), values=values,
-                  check=getattr(plugin, "check_update_complete", None))
+        job = actions.Job(
+            record,
+            node,
+            UPDATE,
+            traversal,
+            "UPDATE",
+            plugin,
+            started=models.utcnow(),
+            values=values,
+            check=getattr(plugin, "check_update_complete", None),
+        )
         handle = getattr(plugin, "handle_update", None)
 
         def replace():
             if "replace" in getattr(plugin, "restricted", ()):
-                conv.resource_release(record["id"], self.fence.owner, {
-                    "action": record["action"], "status": record["status"],
-                    "properties_data": record["properties_data"]})
+                conv.resource_release(
+                    record["id"],
+                    self.fence.owner,
+                    {
+                        "action": record["action"],
+                        "status": record["status"],
+                        "properties_data": record["properties_data"],
+                    },
+                )
                 self._unlocked(record["id"])
                 return self._restricted(record, traversal, "replace")
-            return self._replace(record, node, traversal, type(plugin), props,
-                                 values, locked=True,
-                                 policy=plugin.update_policy)
+            return self._replace(
+                record,
+                node,
+                traversal,
+                type(plugin),
+                props,
+                values,
+                locked=True,
+                policy=plugin.update_policy,
+            )
 
-        return self._start(job, (lambda: handle(props, diff)) if handle
-                           else (lambda: None), on_replace=replace)
+        return self._start(
+            job,
+            (lambda: handle(props, diff)) if handle else (lambda: None),
+            on_replace=replace,
+        )
 
-    def _replace(self, record, node, traversal, cls, props, values, locked,
-                 policy=None):
-        restore = ({"action": record["action"], "status": record["status"],
-                    "status_reason": record["status_reason"],
-                    "properties_data": record["properties_data"]}
-                   if locked else None)
+    def _replace(
+        self, record, node, traversal, cls, props, values, locked, policy=None
+    ):
+        restore = (
+            {
+                "action": record["action"],
+                "status": record["status"],
+                "status_reason": record["status_reason"],
+                "properties_data": record["properties_data"],
+            }
+            if locked
+            else None
+        )
         new = conv.resource_replace(
-            record["stack_id"], traversal, record,
+            record["stack_id"],
+            traversal,
+            record,
             self.fence.owner if locked else None,
-            {"uuid": _uuid(), "stack_id": record["stack_id"],
-             "name": record["name"], "role": "current",
-             "type": values["type"], "action": "INIT",
-             "status": "COMPLETE", "status_reason": "",
-             "template_id": values["template_id"], "atomic_key": 0},
-            old_values=restore)
+            {
+                "uuid": _uuid(),
+                "stack_id": record["stack_id"],
+                "name": record["name"],
+                "role": "current",
+                "type": values["type"],
+                "action": "INIT",
+                "status": "COMPLETE",
+                "status_reason": "",
+                "template_id": values["template_id"],
+                "atomic_key": 0,
+            },
+            old_values=restore,
+        )
         if locked:
             self._unlocked(record["id"])
         if new is None:
             if locked:
-                conv.resource_release(record["id"], self.fence.owner,
-                                      restore)
+                conv.resource_release(record["id"], self.fence.owner, restore)
             return self.retrigger(record["id"])
-        new = dict(new, stack_traversal=traversal,
-                   stack_template_id=record["stack_template_id"],
-                   stack_name=record["stack_name"],
-                   stack_tenant=record["stack_tenant"],
-                   stack_action=record["stack_action"])
+        new = dict(
+            new,
+            stack_traversal=traversal,
+            stack_template_id=record["stack_template_id"],
+            stack_name=record["stack_name"],
+            stack_tenant=record["stack_tenant"],
+            stack_action=record["stack_action"],
+        )
         return self._create(new, node, traversal, cls, props, values, policy)
 
     def _finish_unchanged(self, record, node, traversal, values):
         try:
             fired, superseded = conv.resource_finish(
-                record["id"], record["atomic_key"], None, values, [],
-                traversal, UPDATE, self.graphs.successors(traversal, node,
-                                                          UPDATE))
+                record["id"],
+                record["atomic_key"],
+                None,
+                values,
+                [],
+                traversal,
+                UPDATE,
+                self.graphs.successors(traversal, node, UPDATE),
+            )
         except exception.ConcurrentTransaction:
             return self.retrigger(record["id"])
         return self._next(record, traversal, fired, superseded)

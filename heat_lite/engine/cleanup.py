@@ -28,34 +28,53 @@ class CleanupPhase:
             return []
         if record["stack_action"] == "SUSPEND":
             return self._simple_action(record, node, traversal, CLEANUP)
-        values = {"action": "DELETE", "status": "COMPLETE",
-                  "status_reason": "state changed",
-                  "converged_traversal": traversal}
-        deleted = record["action"] == "DELETE" and \
-            record["status"] == "COMPLETE"
-        never_made = record["action"] == "INIT" and \
-            not record["physical_resource_id"]
+        values = {
+            "action": "DELETE",
+            "status": "COMPLETE",
+            "status_reason": "state changed",
+            "converged_traversal": traversal,
+        }
+        deleted = (
+            record["action"] == "DELETE" and record["status"] == "COMPLETE"
+        )
+        never_made = (
+            record["action"] == "INIT" and not record["physical_resource_id"]
+        )
         if deleted or never_made:
             try:
                 fired, superseded = conv.resource_finish(
-                    record["id"], record["atomic_key"], None,
-                    {"converged_traversal": traversal} if deleted
-                    else values, [], traversal, CLEANUP,
-                    self.graphs.successors(traversal, node, CLEANUP))
+                    record["id"],
+                    record["atomic_key"],
+                    None,
+                    {"converged_traversal": traversal} if deleted else values,
+                    [],
+                    traversal,
+                    CLEANUP,
+                    self.graphs.successors(traversal, node, CLEANUP),
+                )
             except exception.ConcurrentTransaction:
                 return self.retrigger(record["id"])
             return self._next(record, traversal, fired, superseded)
-        if self._held(record, traversal, node, CLEANUP, "pre-delete",
-                      "DELETE"):
+        if self._held(
+            record, traversal, node, CLEANUP, "pre-delete", "DELETE"
+        ):
             return []
         plugin = definitions.plugin_for(record)
-        job = actions.Job(record, node, CLEANUP, traversal, "DELETE", plugin,
-                          started=models.utcnow(), values=values,
-                          check=getattr(plugin, "check_delete_complete",
-                                        None))
+        job = actions.Job(
+            record,
+            node,
+            CLEANUP,
+            traversal,
+            "DELETE",
+            plugin,
+            started=models.utcnow(),
+            values=values,
+            check=getattr(plugin, "check_delete_complete", None),
+        )
         if not self._keep_physical(record, plugin):
-            done = self._instant(job, getattr(plugin, "handle_delete",
-                                              lambda: None))
+            done = self._instant(
+                job, getattr(plugin, "handle_delete", lambda: None)
+            )
             if done is not None:
                 return done
         if not self._lock(record, traversal, "DELETE"):
@@ -63,8 +82,7 @@ class CleanupPhase:
         if self._keep_physical(record, plugin):
             job.check = None
             return self._start(job, lambda: None)
-        return self._start(job, getattr(plugin, "handle_delete",
-                                        lambda: None))
+        return self._start(job, getattr(plugin, "handle_delete", lambda: None))
 
     @staticmethod
     def _keep_physical(record, plugin):
@@ -73,8 +91,9 @@ class CleanupPhase:
         if plugin.data().get(actions.EXTERNAL_ID) is not None:
             return True
         try:
-            bound = definitions.get(record["template_id"],
-                                    definitions.stack_info(record))
+            bound = definitions.get(
+                record["template_id"], definitions.stack_info(record)
+            )
         except exception.HeatLiteException:
             return False
         defn = bound.resources.get(record["name"])
@@ -90,9 +109,15 @@ class CleanupPhase:
         if record["action"] == "INIT" or record["action"] == "DELETE":
             try:
                 fired, superseded = conv.resource_finish(
-                    record["id"], record["atomic_key"], None,
-                    {"converged_traversal": traversal}, [], traversal,
-                    phase, self.graphs.successors(traversal, node, phase))
+                    record["id"],
+                    record["atomic_key"],
+                    None,
+                    {"converged_traversal": traversal},
+                    [],
+                    traversal,
+                    phase,
+                    self.graphs.successors(traversal, node, phase),
+                )
             except exception.ConcurrentTransaction:
                 return self.retrigger(record["id"])
             return self._next(record, traversal, fired, superseded)
@@ -100,11 +125,17 @@ class CleanupPhase:
             return []
         plugin = definitions.plugin_for(record)
         name = action.lower()
-        job = actions.Job(record, node, phase, traversal, action, plugin,
-                  started=models.utcnow(),
-                  values={"converged_traversal": traversal},
-                  check=getattr(plugin, "check_%s_complete" % name, None))
-        return self._start(job, getattr(plugin, "handle_" + name,
-                                        lambda: None))
-
-
+        job = actions.Job(
+            record,
+            node,
+            phase,
+            traversal,
+            action,
+            plugin,
+            started=models.utcnow(),
+            values={"converged_traversal": traversal},
+            check=getattr(plugin, "check_%s_complete" % name, None),
+        )
+        return self._start(
+            job, getattr(plugin, "handle_" + name, lambda: None)
+        )

@@ -68,8 +68,12 @@ def get(template_id, stack_info):
             bound = cached(template_id)
             if bound is None:
                 row = db_api.raw_template_get(template_id)
-                bound = bind(row["template"], row["environment"],
-                             row["files"], stack_info)
+                bound = bind(
+                    row["template"],
+                    row["environment"],
+                    row["files"],
+                    stack_info,
+                )
                 remember(template_id, bound)
     finally:
         with _LOCK:
@@ -79,9 +83,11 @@ def get(template_id, stack_info):
 
 def stack_info(stack):
     """The stack_info dict of a stack row (or a joined record row)."""
-    return {"name": stack.get("stack_name", stack.get("name")),
-            "id": stack.get("stack_id", stack.get("id")),
-            "project_id": stack.get("stack_tenant", stack.get("tenant"))}
+    return {
+        "name": stack.get("stack_name", stack.get("name")),
+        "id": stack.get("stack_id", stack.get("id")),
+        "project_id": stack.get("stack_tenant", stack.get("tenant")),
+    }
 
 
 def plugin_class(environment, resource_name, type_name, files=None):
@@ -94,8 +100,7 @@ def plugin_class(environment, resource_name, type_name, files=None):
     :raises ResourceTypeUnavailable: for an unknown type or a template
         file missing from ``files``.
     """
-    impl = type_registry.resolve_type(environment, resource_name,
-                                      type_name)
+    impl = type_registry.resolve_type(environment, resource_name, type_name)
     if type_registry.is_template(impl):
         if not files or impl not in files:
             raise exception.ResourceTypeUnavailable(type_name=impl)
@@ -103,13 +108,32 @@ def plugin_class(environment, resource_name, type_name, files=None):
     return registry.get_class(impl)
 
 
+def keeps_kind(record, new_type, new_cls):
+    """Whether ``record`` can be updated in place into a resource of
+    ``new_type`` (plugin class ``new_cls``), or must be replaced.
+
+    The same type keeps its kind. Two template resources are one kind
+    whatever their templates (as in Heat): a resource whose template file
+    changed is an update of its child stack, not a replacement. The old
+    class is resolved only when the type names differ, so an in-place
+    update costs nothing more.
+    """
+    if record["type"] == new_type:
+        return True
+    template = template_resource.TemplateResource
+    return issubclass(new_cls, template) and issubclass(
+        _record_class(record), template
+    )
+
+
 def _record_class(record):
     """The plugin class of a stored record, resolved through the
     environment of the template the record was made with."""
     try:
         bound = get(record["template_id"], stack_info(record))
-        return plugin_class(bound.environment, record["name"],
-                            record["type"], bound.files)
+        return plugin_class(
+            bound.environment, record["name"], record["type"], bound.files
+        )
     except exception.HeatLiteException:
         return base.Resource
 
@@ -123,14 +147,20 @@ def plugin_for(record, props=None):
     cls = _record_class(record)
     if props is None:
         props = json.loads(record["properties_data"] or "{}")
-    return cls(record["name"], record["type"], props,
-               record["physical_resource_id"],
-               json.loads(record["rsrc_data"] or "{}"),
-               stack={"name": record.get("stack_name"),
-                      "id": record["stack_id"],
-                      "tenant": record.get("stack_tenant"),
-                      "template_id": record["template_id"],
-                      "record_uuid": record["uuid"]})
+    return cls(
+        record["name"],
+        record["type"],
+        props,
+        record["physical_resource_id"],
+        json.loads(record["rsrc_data"] or "{}"),
+        stack={
+            "name": record.get("stack_name"),
+            "id": record["stack_id"],
+            "tenant": record.get("stack_tenant"),
+            "template_id": record["template_id"],
+            "record_uuid": record["uuid"],
+        },
+    )
 
 
 class RecordScope(functions.Scope):
@@ -162,8 +192,9 @@ class RecordScope(functions.Scope):
         if defn is None:
             return None
         if kind == "metadata":
-            return functions.resolve(defn.metadata, RecordScope(
-                parent_bound, {}))
+            return functions.resolve(
+                defn.metadata, RecordScope(parent_bound, {})
+            )
         return getattr(defn, kind, None)
 
     def reference_id(self, resource_name):
@@ -195,8 +226,9 @@ def resolve_output(bound, records, name):
     output = bound.outputs[name]
     item = {"output_key": name, "description": output.description}
     try:
-        item["output_value"] = functions.resolve(output.value,
-                                                 RecordScope(bound, records))
+        item["output_value"] = functions.resolve(
+            output.value, RecordScope(bound, records)
+        )
     except exception.HeatLiteException as exc:
         item["output_value"] = None
         item["output_error"] = str(exc)
@@ -205,8 +237,10 @@ def resolve_output(bound, records, name):
 
 def current_records(stack):
     """{name: record} of the stack's current records."""
-    return {r["name"]: dict(r, stack_name=stack["name"])
-            for r in conv.resource_get_all(stack["id"])}
+    return {
+        r["name"]: dict(r, stack_name=stack["name"])
+        for r in conv.resource_get_all(stack["id"])
+    }
 
 
 def resolve_outputs(stack):

@@ -28,19 +28,22 @@ class Scheduler:
 
     def __init__(self, threads):
         self._pool = futures.ThreadPoolExecutor(
-            max_workers=threads, thread_name_prefix="heat-lite-poll")
+            max_workers=threads, thread_name_prefix="heat-lite-poll"
+        )
         self._heap = []
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._stopped = False
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name="heat-lite-timer")
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name="heat-lite-timer"
+        )
         self._thread.start()
 
     def later(self, delay, fn):
         with self._cond:
-            heapq.heappush(self._heap, (time.monotonic() + delay,
-                                        next(self._seq), fn))
+            heapq.heappush(
+                self._heap, (time.monotonic() + delay, next(self._seq), fn)
+            )
             self._cond.notify()
 
     def submit(self, fn):
@@ -50,10 +53,13 @@ class Scheduler:
         while True:
             with self._cond:
                 while not self._stopped and (
-                        not self._heap
-                        or self._heap[0][0] > time.monotonic()):
-                    timeout = (self._heap[0][0] - time.monotonic()
-                               if self._heap else None)
+                    not self._heap or self._heap[0][0] > time.monotonic()
+                ):
+                    timeout = (
+                        self._heap[0][0] - time.monotonic()
+                        if self._heap
+                        else None
+                    )
                     self._cond.wait(timeout)
                 if self._stopped:
                     return
@@ -89,12 +95,12 @@ class Dispatcher:
         for (stack_id, traversal), items in groups.items():
             for i in range(0, len(items), size):
                 self.casts += 1
-                self.worker_api.check_resources(ctxt, stack_id, traversal,
-                                                items[i:i + size])
+                self.worker_api.check_resources(
+                    ctxt, stack_id, traversal, items[i : i + size]
+                )
 
     def drive(self, nodes):
-        """Run the first node here (and what it makes ready), cast the rest.
-        """
+        """Run the first node here (and what it makes ready), cast the rest."""
         nodes = list(nodes)
         if self.draining:
             self.cast(nodes)
@@ -106,31 +112,47 @@ class Dispatcher:
             nodes = self._run(first)
 
     def run_batch(self, nodes):
-        """Run every node of a received batch here, each with continuation.
-        """
+        """Run every node of a received batch here, each with continuation."""
         for node in nodes:
             self.drive([node])
 
-    def later(self, delay, fn):
-        """Call ``fn`` after ``delay`` s and drive the nodes it returns."""
-        self.scheduler.later(delay, lambda: self._drive_result(fn))
+    def later(self, delay, fn, node=None):
+        """Call ``fn`` after ``delay`` s and drive the nodes it returns.
 
-    def _drive_result(self, fn):
+        :param node: the (stack_id, traversal, entity, phase) ``fn``
+            works for: should ``fn`` raise, that node fails visibly.
+        """
+        self.scheduler.later(delay, lambda: self._drive_result(fn, node))
+
+    def _drive_result(self, fn, node):
         try:
             nodes = fn()
-        except Exception:  # noqa: BLE001 - the watchdog re-drives later
-            LOG.exception("Polling a resource action failed")
-            return
+        except Exception as exc:  # noqa: BLE001 - fail it, never drop it
+            nodes = self._failed(node, exc, "Polling node %s" % (node,))
         self.drive(nodes)
 
     def _run(self, node):
         if not self.runner.fence.lease_valid():
             # Fenced or out of touch with the database: run it once a
             # heartbeat has told whether this engine may still act.
-            self.later(CONF.engine.heartbeat_interval, lambda: [node])
+            self.later(CONF.engine.heartbeat_interval, lambda: [node], node)
             return []
         try:
             return self.runner.run(*node)
+        except Exception as exc:  # noqa: BLE001 - fail it, never drop it
+            return self._failed(node, exc, "Checking node %s" % (node,))
+
+    def _failed(self, node, exc, what):
+        """Fail ``node`` because ``exc`` escaped it (one traceback).
+
+        If even that fails (the database is down), the node is left to
+        the watchdog, whose re-drives are capped and backed off.
+        """
+        if node is None:
+            LOG.error("%s failed", what, exc_info=exc)
+            return []
+        try:
+            return self.runner.fail_node(*node, exc)
         except Exception:  # noqa: BLE001 - the watchdog re-drives later
-            LOG.exception("Checking node %s failed", node)
+            LOG.exception("%s failed, and failing it too", what)
             return []

@@ -67,7 +67,8 @@ class Graph:
                     ready.append(dependent)
         if len(order) != len(self._requires):
             raise exception.CircularDependencyException(
-                cycle=", ".join(str(n) for n in self._find_cycle(remaining)))
+                cycle=", ".join(str(n) for n in self._find_cycle(remaining))
+            )
         return order
 
     def reverse_order(self):
@@ -82,6 +83,9 @@ class Graph:
         while node not in seen:
             seen[node] = len(path)
             path.append(node)
-            node = next(r for r in sorted(self._requires[node], key=str)
-                        if remaining[r])
-        return path[seen[node]:]
+            node = next(
+                r
+                for r in sorted(self._requires[node], key=str)
+                if remaining[r]
+            )
+        return path[seen[node] :]

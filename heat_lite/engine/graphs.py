@@ -22,12 +22,14 @@ class GraphCache:
             row = conv.traversal_get(traversal)
             if row is None:
                 return None
-            entry = {UPDATE: {int(k): v for k, v in
-                              row["graph"]["update"].items()},
-                     CLEANUP: ({int(k): v for k, v in
-                                row["cleanup_graph"].items()}
-                               if row["cleanup_graph"] is not None
-                               else None)}
+            entry = {
+                UPDATE: {int(k): v for k, v in row["graph"]["update"].items()},
+                CLEANUP: (
+                    {int(k): v for k, v in row["cleanup_graph"].items()}
+                    if row["cleanup_graph"] is not None
+                    else None
+                ),
+            }
             with self._lock:
                 self._graphs[traversal] = entry
                 while len(self._graphs) > self._size:
@@ -50,11 +52,13 @@ class GraphCache:
             return None
         if record["id"] in entry[UPDATE]:
             return record["id"], UPDATE
-        if record["replaces"] in entry[UPDATE] and record["role"] == \
-                "current":
+        if record["replaces"] in entry[UPDATE] and record["role"] == "current":
             return record["replaces"], UPDATE
         entry = self._get(traversal, need_cleanup=True)
-        if entry is not None and entry[CLEANUP] is not None and \
-                record["id"] in entry[CLEANUP]:
+        if (
+            entry is not None
+            and entry[CLEANUP] is not None
+            and record["id"] in entry[CLEANUP]
+        ):
             return record["id"], CLEANUP
         return None

@@ -13,16 +13,23 @@ from heat_lite.db import convergence as conv
 from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
 
-HOOKS = ("pre-create", "pre-update", "pre-delete", "post-create",
-         "post-update", "post-delete")
+HOOKS = (
+    "pre-create",
+    "pre-update",
+    "pre-delete",
+    "post-create",
+    "post-update",
+    "post-delete",
+)
 POLL_SECONDS = 0.5
 
 
 def configured(record):
     """The hooks the stack's environment sets on this record's name."""
     try:
-        bound = definitions.get(record["stack_template_id"],
-                                definitions.stack_info(record))
+        bound = definitions.get(
+            record["stack_template_id"], definitions.stack_info(record)
+        )
     except exception.HeatLiteException:
         return set()
     return type_registry.hooks(bound.environment, record["name"])
@@ -41,12 +48,15 @@ def hold(record, traversal, hook, action, state):
     if current == key + " pending":
         return True
     event = db_api.event_values(
-        record["stack_id"], record["name"], record["physical_resource_id"],
-        state[0], state[1],
+        record["stack_id"],
+        record["name"],
+        record["physical_resource_id"],
+        state[0],
+        state[1],
         "%s paused until Hook %s is cleared" % (action, hook),
-        record["type"])
-    conv.resource_hook_swap(record["id"], current, key + " pending",
-                            [event])
+        record["type"],
+    )
+    conv.resource_hook_swap(record["id"], current, key + " pending", [event])
     return True
 
 
@@ -54,7 +64,9 @@ def cleared(record_id, hook, traversal):
     """True once the hook of this traversal was cleared."""
     record = conv.resource_load(record_id)
     return record is None or record.get("hook") != "%s %s pending" % (
-        hook, traversal)
+        hook,
+        traversal,
+    )
 
 
 def clear(stack_id, resource_name, hook):
@@ -64,16 +76,26 @@ def clear(stack_id, resource_name, hook):
     """
     if hook not in HOOKS:
         raise exception.InvalidBreakPointHook(
-            message='Invalid hook type "%s"' % hook)
+            message='Invalid hook type "%s"' % hook
+        )
     record = conv.resource_pending_hook(stack_id, resource_name, hook)
     if record is None:
         raise exception.InvalidBreakPointHook(
-            message='The "%s" hook is not defined on %s' % (hook,
-                                                           resource_name))
+            message='The "%s" hook is not defined on %s'
+            % (hook, resource_name)
+        )
     event = db_api.event_values(
-        stack_id, resource_name, record["physical_resource_id"],
-        record["action"], record["status"], "Hook %s is cleared" % hook,
-        record["type"])
-    conv.resource_hook_swap(record["id"], record["hook"],
-                            record["hook"].replace(" pending", " cleared"),
-                            [event])
+        stack_id,
+        resource_name,
+        record["physical_resource_id"],
+        record["action"],
+        record["status"],
+        "Hook %s is cleared" % hook,
+        record["type"],
+    )
+    conv.resource_hook_swap(
+        record["id"],
+        record["hook"],
+        record["hook"].replace(" pending", " cleared"),
+        [event],
+    )

@@ -20,10 +20,40 @@ from heat_lite.engine import definitions, validation
 from heat_lite.engine.template import registry as type_registry
 
 CONF = conf.CONF
+_ARN = "arn:openstack:heat::%s:stacks/%s/%s"
 
 
 def _short_id():
     return base64.b32encode(uuid.uuid4().bytes).decode()[:12].lower()
+
+
+def child_environment(environment, resource_name, params):
+    """The environment of resource ``resource_name``'s child stack:
+    ``parameter_defaults`` and the registry (with this resource's own
+    entries) of the parent's, and ``params`` as its parameters."""
+    child_env = type_registry.nested_environment(environment, resource_name)
+    child_env["parameters"] = dict(params)
+    return child_env
+
+
+def referenced_files(files, text):
+    """The entries of ``files`` that ``text`` names, directly or through
+    the content of another named entry (a nested template that uses a
+    further template or ``get_file``), so that every level of a tree
+    finds the files of the levels below it."""
+    found = {}
+    pending = [text]
+    while pending:
+        chunk = pending.pop()
+        for key, value in files.items():
+            if key not in found and key in chunk:
+                found[key] = value
+                pending.append(
+                    value
+                    if isinstance(value, str)
+                    else json.dumps(value, default=str)
+                )
+    return found
 
 
 class NestedStacks:
@@ -33,8 +63,9 @@ class NestedStacks:
         self.ops = stack_ops
 
     @staticmethod
-    def _child_inputs(parent, parent_template_id, resource_name, template,
-                      params):
+    def _child_inputs(
+        parent, parent_template_id, resource_name, template, params
+    ):
         """The child's environment and files, from its parent's.
 
         ``parameter_defaults`` and the resource registry (with the
@@ -42,18 +73,24 @@ class NestedStacks:
         keeps only the entries the child template mentions, so a deep tree
         does not store the whole files map once per nested stack.
         """
-        bound = definitions.get(parent_template_id,
-                                definitions.stack_info(parent))
-        child_env = type_registry.nested_environment(bound.environment,
-                                                     resource_name)
-        child_env["parameters"] = dict(params)
+        bound = definitions.get(
+            parent_template_id, definitions.stack_info(parent)
+        )
+        child_env = child_environment(bound.environment, resource_name, params)
         text = json.dumps(template, default=str) + json.dumps(
-            child_env["resource_registry"], default=str)
-        files = {k: v for k, v in (bound.files or {}).items() if k in text}
-        return child_env, files
+            child_env["resource_registry"], default=str
+        )
+        return child_env, referenced_files(bound.files or {}, text)
 
-    def create(self, parent_id, parent_template_id, resource_name, template,
-               params, adopt=None):
+    def create(
+        self,
+        parent_id,
+        parent_template_id,
+        resource_name,
+        template,
+        params,
+        adopt=None,
+    ):
         """Store and start creating a child stack; return its id.
 
         :param adopt: {name: abandon data entry}: adopt the child's
@@ -66,45 +103,70 @@ class NestedStacks:
         depth = parent["nested_depth"] + 1
         if depth > CONF.max_nested_stack_depth:
             raise exception.StackValidationFailed(
-                msg="Recursion depth exceeds %d." %
-                CONF.max_nested_stack_depth)
-        env, files = self._child_inputs(parent, parent_template_id,
-                                        resource_name, template, params)
+                msg="Recursion depth exceeds %d." % CONF.max_nested_stack_depth
+            )
+        env, files = self._child_inputs(
+            parent, parent_template_id, resource_name, template, params
+        )
         stack_id = str(uuid.uuid4())
         action = "CREATE" if adopt is None else "ADOPT"
         name = "%s-%s-%s" % (parent["name"], resource_name, _short_id())
         info = {"name": name, "id": stack_id, "project_id": parent["tenant"]}
         env = validation.environment(env, None)
         bound = validation.bind(template, env, files, info)
-        stack = db_api.stack_create({
-            "id": stack_id, "name": name, "tenant": parent["tenant"],
-            "username": parent["username"], "owner_id": parent_id,
-            "parent_resource_name": resource_name, "nested_depth": depth,
-            "action": action, "status": "IN_PROGRESS",
-            "status_reason": "Stack %s started" % action,
-            "current_traversal": "", "timeout": parent["timeout"],
-            "disable_rollback": True, "tags": None}, template, env, files)
-        self.ops.start(stack, action, bound,
-                       goal_template_id=stack["raw_template_id"],
-                       adopt=adopt)
+        stack = db_api.stack_create(
+            {
+                "id": stack_id,
+                "name": name,
+                "tenant": parent["tenant"],
+                "username": parent["username"],
+                "owner_id": parent_id,
+                "parent_resource_name": resource_name,
+                "nested_depth": depth,
+                "action": action,
+                "status": "IN_PROGRESS",
+                "status_reason": "Stack %s started" % action,
+                "current_traversal": "",
+                "timeout": parent["timeout"],
+                "disable_rollback": True,
+                "tags": None,
+            },
+            template,
+            env,
+            files,
+        )
+        self.ops.start(
+            stack,
+            action,
+            bound,
+            goal_template_id=stack["raw_template_id"],
+            adopt=adopt,
+        )
         return stack_id
 
-    def update(self, stack_id, parent_template_id, resource_name, template,
-               params):
+    def update(
+        self, stack_id, parent_template_id, resource_name, template, params
+    ):
         """Converge the child onto a new template, on the same stack id."""
         stack = db_api.stack_get(stack_id)
         parent = db_api.stack_get(stack["owner_id"])
-        env, files = self._child_inputs(parent, parent_template_id,
-                                        resource_name, template, params)
+        env, files = self._child_inputs(
+            parent, parent_template_id, resource_name, template, params
+        )
         env = validation.environment(env, None)
-        bound = validation.bind(template, env, files,
-                                definitions.stack_info(stack))
-        self.ops.start(stack, "UPDATE", bound,
-                       new_template=(template, env, files))
+        bound = validation.bind(
+            template, env, files, definitions.stack_info(stack)
+        )
+        self.ops.start(
+            stack, "UPDATE", bound, new_template=(template, env, files)
+        )
 
     @staticmethod
-    def name(stack_id):
-        return db_api.stack_get(stack_id)["name"]
+    def arn(stack_id):
+        """The stack's ARN, as get_resource of a template resource gives
+        it and ``GET /stacks/<arn>`` resolves it."""
+        stack = db_api.stack_get(stack_id)
+        return _ARN % (stack["tenant"], stack["name"], stack["id"])
 
     def delete(self, stack_id):
         """Start deleting the child; False if it is already gone."""
@@ -132,8 +194,10 @@ class NestedStacks:
     def outputs(stack_id):
         """{key: value} of the child's outputs (errors give None)."""
         stack = db_api.stack_get(stack_id)
-        return {o["output_key"]: o.get("output_value")
-                for o in definitions.resolve_outputs(stack)}
+        return {
+            o["output_key"]: o.get("output_value")
+            for o in definitions.resolve_outputs(stack)
+        }
 
     @staticmethod
     def members(stack_id):
@@ -143,7 +207,9 @@ class NestedStacks:
         for record in conv.resource_get_all(stack_id):
             plugin = definitions.plugin_for(record)
             result[record["name"]] = (
-                plugin.get_reference_id() if record["physical_resource_id"]
+                plugin.get_reference_id()
+                if record["physical_resource_id"]
                 else record["name"],
-                json.loads(record["attr_data"] or "{}"))
+                json.loads(record["attr_data"] or "{}"),
+            )
         return result

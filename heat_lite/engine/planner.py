@@ -60,8 +60,14 @@ def score(record, goal_template_id):
 class TraversalPlanner:
     """Plans the update phase for ``definitions`` (name -> ResourceDef)."""
 
-    def __init__(self, stack_id, goal_template_id, definitions,
-                 keep_roles=False, adopt=None):
+    def __init__(
+        self,
+        stack_id,
+        goal_template_id,
+        definitions,
+        keep_roles=False,
+        adopt=None,
+    ):
         self.stack_id = stack_id
         # ADOPT: {name: abandon data entry} prefilling the new records.
         self.adopt = adopt or {}
@@ -70,32 +76,50 @@ class TraversalPlanner:
         # SUSPEND walks the records without a goal: nothing is demoted.
         self.keep_roles = keep_roles
 
-    def choose(self, records):
-        """Pick one record per goal resource; mark the rest."""
+    def choose(self, records, history_versions=None):
+        """Pick one record per goal resource; mark the rest.
+
+        :param records: the stack's records but its ``history`` ones,
+            which are never chosen or revived.
+        :param history_versions: a callable returning {name: newest
+            version among the history rows}, so that a new record is
+            numbered after them; called only if a record is to be made.
+        """
         if self.keep_roles and not self.definitions:
             return Plan({}, [], {})
-        live = [r for r in records if not _deleted(r)]
+        live = [
+            r for r in records if not _deleted(r) and r["role"] != Role.HISTORY
+        ]
         by_name = collections.defaultdict(list)
-        versions = collections.defaultdict(int)
-        for record in records:
-            versions[record["name"]] = max(versions[record["name"]],
-                                           record["version"])
         for record in live:
             if record["action"] != "DELETE":
                 by_name[record["name"]].append(record)
+        versions = collections.defaultdict(int)
+        if history_versions is not None and not set(self.definitions) <= set(
+            by_name
+        ):
+            versions.update(history_versions())
+        for record in records:
+            versions[record["name"]] = max(
+                versions[record["name"]], record["version"]
+            )
         chosen, inserts, updates = {}, [], {}
         for name, defn in self.definitions.items():
             candidates = by_name.get(name)
             if candidates:
-                best = max(candidates,
-                           key=lambda r: score(r, self.goal_template_id))
+                best = max(
+                    candidates, key=lambda r: score(r, self.goal_template_id)
+                )
                 chosen[name] = best["id"]
                 if best["role"] != Role.CURRENT or best["replaced_by"]:
-                    updates[best["id"]] = {"role": Role.CURRENT,
-                                           "replaced_by": None}
+                    updates[best["id"]] = {
+                        "role": Role.CURRENT,
+                        "replaced_by": None,
+                    }
             else:
-                inserts.append(self._new_record(name, defn,
-                                                versions[name] + 1))
+                inserts.append(
+                    self._new_record(name, defn, versions[name] + 1)
+                )
         kept = set(chosen.values())
         for record in live:
             if record["id"] not in kept and record["role"] == Role.CURRENT:
@@ -104,11 +128,18 @@ class TraversalPlanner:
 
     def _new_record(self, name, defn, version):
         record = {
-            "uuid": str(uuid.uuid4()), "stack_id": self.stack_id,
-            "name": name, "version": version, "role": Role.CURRENT,
-            "type": defn.type, "action": "INIT", "status": "COMPLETE",
-            "status_reason": "", "template_id": self.goal_template_id,
-            "atomic_key": 0, "created_at": models.utcnow(),
+            "uuid": str(uuid.uuid4()),
+            "stack_id": self.stack_id,
+            "name": name,
+            "version": version,
+            "role": Role.CURRENT,
+            "type": defn.type,
+            "action": "INIT",
+            "status": "COMPLETE",
+            "status_reason": "",
+            "template_id": self.goal_template_id,
+            "atomic_key": 0,
+            "created_at": models.utcnow(),
         }
         if self.adopt:
             # Every row of one insert needs the same columns.
@@ -126,8 +157,7 @@ class TraversalPlanner:
                 successors[ids[dep]].append(node)
         roots = [n for n, succ in successors.items() if not succ]
         counts[(0, BARRIER)] = len(roots)
-        leaves = [(n, UPDATE) for n in successors
-                  if not counts[(n, UPDATE)]]
+        leaves = [(n, UPDATE) for n in successors if not counts[(n, UPDATE)]]
         if not successors:
             leaves = [(0, BARRIER)]
         graph = {"update": {str(n): sorted(s) for n, s in successors.items()}}
@@ -139,10 +169,13 @@ def adopt_columns(entry):
     data = dict(entry.get("resource_data") or {})
     if entry.get("resources") is not None:
         data[ADOPT_NESTED_KEY] = entry["resources"]
-    return {"physical_resource_id": entry.get("resource_id") or None,
-            "rsrc_data": json.dumps(data),
-            "rsrc_metadata": (json.dumps(entry["metadata"])
-                              if entry.get("metadata") else None)}
+    return {
+        "physical_resource_id": entry.get("resource_id") or None,
+        "rsrc_data": json.dumps(data),
+        "rsrc_metadata": (
+            json.dumps(entry["metadata"]) if entry.get("metadata") else None
+        ),
+    }
 
 
 def plan_cleanup(records):
@@ -180,6 +213,5 @@ def _cleanup_graph(records, with_requires):
 
 
 def cleanup_leaves(counts):
-    leaves = [(n, p) for (n, p), c in counts.items()
-              if p == CLEANUP and not c]
+    leaves = [(n, p) for (n, p), c in counts.items() if p == CLEANUP and not c]
     return leaves or [(0, STACK)]

@@ -1,18 +1,29 @@
 """Previews: what a create or an update would do, without doing it.
 
-Pure functions of a bound template and the stored records (read, never
-written). ``create_resources`` lists the resources a new stack would get;
+Functions of a bound template and the stored records (read, never
+written). ``create_resources`` lists the resources a new stack would get,
+a resource that owns a nested stack (template resource, group) giving
+the nested list of its child's resources, as Heat's preview does.
 ``update_changes`` sorts the resources of an update into Heat's five
 lists — added, deleted, replaced, updated, unchanged — with the same
 decision the worker makes (``check.NodeRunner._update``): a type change,
 a failed record that must be replaced, the plugin's ``needs_replace`` or
-a changed property that is not ``update_allowed`` mean replacement; any
-other change of properties or metadata is an in-place update.
+a changed property that is not ``update_allowed`` mean replacement; a
+resource owning a nested stack is otherwise always updated (its child
+decides); any other change of properties or metadata is an in-place
+update. With ``show_nested`` the child stacks' own changes are appended
+to the same lists (``_Nested``), as Heat's ``show_nested`` does.
 """
 
-from heat_lite.common import exception
-from heat_lite.engine import definitions, validation, views
+import json
 
+from heat_lite import conf
+from heat_lite.common import exception
+from heat_lite.db import api as db_api
+from heat_lite.engine import definitions, nested, validation, views
+from heat_lite.resources import stack_resource, template_resource
+
+CONF = conf.CONF
 CHANGE_KINDS = ("added", "deleted", "replaced", "unchanged", "updated")
 
 
@@ -26,56 +37,196 @@ def _required_by(bound):
 
 def _blank_record(stack, defn):
     """A record as it would be before creation (INIT_COMPLETE)."""
-    return {"name": defn.name, "type": defn.type, "action": "INIT",
-            "status": "COMPLETE", "status_reason": "",
-            "physical_resource_id": "", "created_at": None,
-            "updated_at": None, "attr_data": None, "uuid": None,
-            "stack_id": stack["id"]}
+    return {
+        "name": defn.name,
+        "type": defn.type,
+        "action": "INIT",
+        "status": "COMPLETE",
+        "status_reason": "",
+        "physical_resource_id": "",
+        "created_at": None,
+        "updated_at": None,
+        "attr_data": None,
+        "uuid": None,
+        "stack_id": stack["id"],
+    }
 
 
-def _properties(bound, defn, scope):
-    cls = definitions.plugin_class(bound.environment, defn.name, defn.type)
-    return cls, cls.validate_properties(
-        defn.resolve_properties(scope), "resources.%s.properties" %
-        defn.name)
+def owns_stack(cls):
+    return issubclass(cls, stack_resource.StackResource)
 
 
-def create_resources(stack, bound):
+def item(record, stack, required_by=()):
+    """A resource in engine format; ``parent_resource`` inside a nested
+    stack (``stack`` carries ``parent_resource_name``)."""
+    result = views.engine_resource(record, stack, required_by)
+    if stack.get("parent_resource_name"):
+        result["parent_resource"] = stack["parent_resource_name"]
+    return result
+
+
+def properties(bound, defn, scope):
+    """(plugin class, validated properties) of a resource definition.
+
+    A property whose function has no value yet (a ``get_attr`` of a
+    resource not created) is shown as null and not checked, as in Heat's
+    previews, rather than failing as "not assigned".
+    """
+    cls = definitions.plugin_class(
+        bound.environment, defn.name, defn.type, bound.files
+    )
+    values = defn.resolve_properties(scope) or {}
+    raw = defn.properties if isinstance(defn.properties, dict) else {}
+    pending = [
+        k
+        for k, v in values.items()
+        if v is None and validation.has_function(raw.get(k))
+    ]
+    result = cls.validate_properties(
+        {k: v for k, v in values.items() if k not in pending},
+        "resources.%s.properties" % defn.name,
+        pending,
+    )
+    result.update(dict.fromkeys(pending))
+    return cls, result
+
+
+class _Budget:
+    """The resources a preview may show across its whole tree of nested
+    stacks: ``max_resources_per_stack``, which a create counts over the
+    whole tree too, so that a preview never builds more than a create
+    could (a group of groups would otherwise multiply its counts)."""
+
+    def __init__(self, bound):
+        self.left = CONF.max_resources_per_stack
+        self.spend(len(bound.resources))
+
+    def spend(self, count):
+        """:raises RequestLimitExceeded: once the tree is too big."""
+        if self.left == -1:
+            return
+        self.left -= count
+        if self.left < 0:
+            raise exception.RequestLimitExceeded(
+                message="Maximum resources per stack exceeded."
+            )
+
+
+def child_preview(
+    stack, bound, defn, cls, props, budget, record=None, stack_id=None
+):
+    """(stack dict, BoundTemplate) of the child stack a resource owning a
+    nested stack would converge on, named ``<parent>-<resource>`` as in
+    Heat's previews.
+
+    :param budget: the _Budget of the preview, charged for the child.
+    :param record: the resource's current record, if any (a group keeps
+        its removed members in its data).
+    :param stack_id: the id to show for the child (the real child's when
+        it exists, else "None").
+    :raises StackValidationFailed: for a bad child template or nesting
+        deeper than ``max_nested_stack_depth``.
+    :raises RequestLimitExceeded: past the budget.
+    """
+    depth = stack.get("nested_depth", 0) + 1
+    if depth > CONF.max_nested_stack_depth:
+        raise exception.StackValidationFailed(
+            msg="Recursion depth exceeds %d." % CONF.max_nested_stack_depth
+        )
+    plugin = cls(
+        defn.name,
+        defn.type,
+        props,
+        record["physical_resource_id"] if record else None,
+        json.loads(record["rsrc_data"] or "{}") if record else None,
+        stack={
+            "name": stack["name"],
+            "id": stack["id"],
+            "tenant": stack["tenant"],
+        },
+    )
+    plugin.update_policy = defn.update_policy or {}
+    template, params = plugin.child_template()
+    env = validation.environment(
+        nested.child_environment(bound.environment, defn.name, params), None
+    )
+    child = {
+        "name": "%s-%s" % (stack["name"], defn.name),
+        "id": stack_id or "None",
+        "tenant": stack["tenant"],
+        "parent_resource_name": defn.name,
+        "nested_depth": depth,
+    }
+    child_bound = validation.bind(
+        template, env, bound.files, definitions.stack_info(child)
+    )
+    budget.spend(len(child_bound.resources))
+    return child, child_bound
+
+
+def create_resources(stack, bound, budget=None):
     """The resources of a stack about to be created, in engine format
     with their ``properties`` and ``metadata`` (references resolve to
-    resource names, as nothing exists yet)."""
+    resource names, as nothing exists yet); a nested stack gives the
+    list of its own resources in place of the resource that owns it."""
+    budget = budget or _Budget(bound)
     scope = validation.ValidationScope(bound)
     deps = _required_by(bound)
     result = []
     for name, defn in bound.resources.items():
-        _cls, props = _properties(bound, defn, scope)
-        item = views.engine_resource(_blank_record(stack, defn), stack,
-                                     deps.get(name, ()))
-        item.update(description=defn.description or "", properties=props,
-                    metadata=defn.resolve_metadata(scope))
-        result.append(item)
+        cls, props = properties(bound, defn, scope)
+        if owns_stack(cls):
+            child, child_bound = child_preview(
+                stack, bound, defn, cls, props, budget
+            )
+            result.append(create_resources(child, child_bound, budget))
+            continue
+        entry = item(_blank_record(stack, defn), stack, deps.get(name, ()))
+        entry.update(
+            description=defn.description or "",
+            properties=props,
+            metadata=defn.resolve_metadata(scope),
+        )
+        result.append(entry)
     return result
 
 
-def _kind(bound, old_bound, defn, record, scope):
+def _same_class(old, new):
+    """Whether an update keeps the plugin class. Template resources are
+    one kind whatever their template says (as in Heat): a changed
+    template is an update of the child, not a replacement."""
+    template = template_resource.TemplateResource
+    return old is new or (
+        issubclass(old, template) and issubclass(new, template)
+    )
+
+
+def kind(old_bound, defn, record, cls, props, scope):
     """One of CHANGE_KINDS for a resource present before and after."""
-    if record["action"] in ("INIT", "DELETE") or record["type"] != defn.type:
+    if record["action"] in ("INIT", "DELETE"):
         return "replaced"
-    cls, props = _properties(bound, defn, scope)
+    if not definitions.keeps_kind(record, defn.type, cls):
+        return "replaced"
     plugin = definitions.plugin_for(record)
-    if type(plugin) is not cls:
+    if not _same_class(type(plugin), cls):
         return "replaced"
     if record["status"] == "FAILED" and plugin.needs_replace_failed(
-            record["action"]):
+        record["action"]
+    ):
         return "replaced"
     old_props = plugin.properties
-    diff = {k for k in set(props) | set(old_props)
-            if props.get(k) != old_props.get(k)}
+    diff = {
+        k
+        for k in set(props) | set(old_props)
+        if props.get(k) != old_props.get(k)
+    }
     schema = cls.properties_schema or {}
-    if diff and (plugin.needs_replace(props, diff) or any(
-            k in schema and not schema[k].update_allowed for k in diff)):
+    if diff and (
+        plugin.needs_replace(props, diff)
+        or any(k in schema and not schema[k].update_allowed for k in diff)
+    ):
         return "replaced"
-    if diff or _metadata_changed(old_bound, defn, scope):
+    if diff or owns_stack(cls) or _metadata_changed(old_bound, defn, scope):
         return "updated"
     return "unchanged"
 
@@ -85,34 +236,162 @@ def _metadata_changed(old_bound, defn, scope):
     if old is None:
         return bool(defn.metadata)
     try:
-        before = old.resolve_metadata(definitions.RecordScope(
-            old_bound, scope.records))
+        before = old.resolve_metadata(
+            definitions.RecordScope(old_bound, scope.records)
+        )
     except exception.HeatLiteException:
         return True
     return before != defn.resolve_metadata(scope)
 
 
-def update_changes(stack, bound, old_bound, records):
+def update_changes(
+    stack,
+    bound,
+    old_bound,
+    records,
+    show_nested=False,
+    shown=None,
+    budget=None,
+):
     """{kind: [resource in engine format]} for an update to ``bound``.
+
+    As in Heat, ``updated`` and ``deleted`` resources are shown as they
+    are now, the others as the update would make them (INIT_COMPLETE, no
+    physical id).
 
     :param old_bound: the stack's current BoundTemplate (or None).
     :param records: {name: current record} of the stack.
+    :param show_nested: append the changes inside nested stacks.
+    :param shown: the stack the new resources are shown in (default
+        ``stack``; a nested one is named after its parent's preview).
+    :param budget: the _Budget of the whole preview (a new one at the
+        top).
     """
-    changes = {kind: [] for kind in CHANGE_KINDS}
+    shown = shown or stack
+    changes = {k: [] for k in CHANGE_KINDS}
     scope = definitions.RecordScope(bound, records)
     deps = _required_by(bound)
+    walk = _Nested(bound, shown, budget or _Budget(bound))
     for name, defn in bound.resources.items():
         record = records.get(name)
-        if record is None:
-            kind, record = "added", _blank_record(stack, defn)
-            _properties(bound, defn, scope)
+        cls, props = properties(bound, defn, scope)
+        found = (
+            "added"
+            if record is None
+            else kind(old_bound, defn, record, cls, props, scope)
+        )
+        if found == "updated":
+            entry = item(record, stack, deps.get(name, ()))
         else:
-            kind = _kind(bound, old_bound, defn, record, scope)
-        item = views.engine_resource(record, stack, deps.get(name, ()))
-        item["resource_type"] = defn.type
-        item["description"] = defn.description or ""
-        changes[kind].append(item)
+            entry = item(_blank_record(shown, defn), shown, deps.get(name, ()))
+        entry["resource_type"] = defn.type
+        entry["description"] = defn.description or ""
+        changes[found].append(entry)
+        if show_nested:
+            walk.note(found, defn, cls, props, record)
     for name, record in records.items():
         if name not in bound.resources:
-            changes["deleted"].append(views.engine_resource(record, stack))
+            changes["deleted"].append(item(record, stack))
+            if show_nested:
+                walk.note("deleted", None, None, None, record)
+    if show_nested:
+        walk.merge_into(changes)
     return changes
+
+
+class _Nested:
+    """The changes inside the nested stacks of one stack's update, as
+    Heat's ``show_nested`` adds them: every resource of the child of a
+    deleted or replaced resource is deleted, every resource of the new
+    child of an added or replaced one is added, and the child of an
+    updated one is previewed as an update of its own (recursively)."""
+
+    def __init__(self, bound, shown, budget):
+        self.bound = bound
+        self.shown = shown
+        self.budget = budget
+        self.changes = {k: [] for k in CHANGE_KINDS}
+
+    def note(self, found, defn, cls, props, record):
+        """Take in one resource of the parent and its change ``found``."""
+        if found in ("deleted", "replaced"):
+            self._deleted(_child_row(record))
+        if found in ("added", "replaced") and owns_stack(cls):
+            self._added(
+                *child_preview(
+                    self.shown, self.bound, defn, cls, props, self.budget
+                )
+            )
+        if found == "updated" and owns_stack(cls):
+            row = _child_row(record)
+            if row is not None:
+                self._updated(row, defn, cls, props, record)
+
+    def merge_into(self, changes):
+        for key, items in self.changes.items():
+            changes[key].extend(items)
+
+    def _deleted(self, row):
+        if row is None:
+            return
+        for record in definitions.current_records(row).values():
+            self.changes["deleted"].append(item(record, row))
+            self._deleted(_child_row(record))
+
+    def _added(self, child, child_bound):
+        scope = validation.ValidationScope(child_bound)
+        for defn in child_bound.resources.values():
+            self.changes["added"].append(
+                item(_blank_record(child, defn), child)
+            )
+            cls, props = properties(child_bound, defn, scope)
+            if owns_stack(cls):
+                self._added(
+                    *child_preview(
+                        child, child_bound, defn, cls, props, self.budget
+                    )
+                )
+
+    def _updated(self, row, defn, cls, props, record):
+        shown, child_bound = child_preview(
+            self.shown,
+            self.bound,
+            defn,
+            cls,
+            props,
+            self.budget,
+            record,
+            row["id"],
+        )
+        try:
+            old_bound = definitions.get(
+                row["raw_template_id"], definitions.stack_info(row)
+            )
+        except exception.HeatLiteException:
+            old_bound = None
+        inner = update_changes(
+            row,
+            child_bound,
+            old_bound,
+            definitions.current_records(row),
+            show_nested=True,
+            shown=shown,
+            budget=self.budget,
+        )
+        for key, items in inner.items():
+            self.changes[key].extend(items)
+
+
+def _child_row(record):
+    """The live child stack a record's resource owns, or None."""
+    if record is None or not record.get("physical_resource_id"):
+        return None
+    if not owns_stack(type(definitions.plugin_for(record))):
+        return None
+    try:
+        row = db_api.stack_get(
+            record["physical_resource_id"], show_deleted=False
+        )
+    except exception.StackNotFound:
+        return None
+    return row if row["owner_id"] == record["stack_id"] else None

@@ -39,25 +39,33 @@ class EngineProcess:
         self.binary = binary
         host = CONF.host or socket.gethostname()
         self.fence = fencing.Fence(
-            fencing.stable_engine_id(host, binary, worker_index), {
-                "host": host, "hostname": socket.gethostname(),
-                "binary": binary, "topic": CONF.engine.topic,
-                "report_interval": CONF.engine.heartbeat_interval})
+            fencing.stable_engine_id(host, binary, worker_index),
+            {
+                "host": host,
+                "hostname": socket.gethostname(),
+                "binary": binary,
+                "topic": CONF.engine.topic,
+                "report_interval": CONF.engine.heartbeat_interval,
+            },
+        )
         threads = CONF.engine.executor_threads
         self.scheduler = dispatch.Scheduler(threads)
-        self.dispatcher = dispatch.Dispatcher(rpcapi.WorkerAPI(),
-                                              self.scheduler)
+        self.dispatcher = dispatch.Dispatcher(
+            rpcapi.WorkerAPI(), self.scheduler
+        )
         self.ops = stacks.StackOps(self.dispatcher)
-        self.runner = check.NodeRunner(self.fence, self.ops,
-                                       graphs.GraphCache(), self.dispatcher)
+        self.runner = check.NodeRunner(
+            self.fence, self.ops, graphs.GraphCache(), self.dispatcher
+        )
         self.dispatcher.runner = self.runner
-        self.watchdog = recovery.Watchdog(self.fence, self.ops,
-                                          self.dispatcher)
-        self.heartbeat = fencing.Heartbeat(self.fence,
-                                           self.runner.drop_all)
+        self.watchdog = recovery.Watchdog(
+            self.fence, self.ops, self.dispatcher
+        )
+        self.heartbeat = fencing.Heartbeat(self.fence, self.runner.drop_all)
         # Plugins that own a child stack reach the engine through this.
         stack_resource.StackResource.nested_stacks = nested.NestedStacks(
-            self.ops)
+            self.ops
+        )
         self._servers = []
 
     @property
@@ -69,15 +77,27 @@ class EngineProcess:
         types = registry.load()
         self.fence.values["pid"] = os.getpid()
         self.fence.register()
-        LOG.info("Engine %s epoch %s (pid %d) with %d resource types",
-                 self.engine_id, self.fence.epoch, os.getpid(), len(types))
+        LOG.info(
+            "Engine %s epoch %s (pid %d) with %d resource types",
+            self.engine_id,
+            self.fence.epoch,
+            os.getpid(),
+            len(types),
+        )
         threads = CONF.engine.executor_threads
         self._servers = [
-            rpc.get_server(CONF.engine.topic, self.engine_id,
-                           [service.EngineService(self.ops)], threads),
-            rpc.get_server(CONF.engine.worker_topic, self.engine_id,
-                           [worker.WorkerEndpoint(self.dispatcher)],
-                           threads),
+            rpc.get_server(
+                CONF.engine.topic,
+                self.engine_id,
+                [service.EngineService(self.ops)],
+                threads,
+            ),
+            rpc.get_server(
+                CONF.engine.worker_topic,
+                self.engine_id,
+                [worker.WorkerEndpoint(self.dispatcher)],
+                threads,
+            ),
         ]
         for server in self._servers:
             server.start()
@@ -92,14 +112,10 @@ class EngineProcess:
         engine re-drives them at once) and unregister."""
         LOG.info("Engine %s stopping", self.engine_id)
         self.dispatcher.draining = True
-        # The worker topic stops at once: no new resource checks. The
-        # engine topic keeps answering the API until the process exits:
-        # stopping an oslo.messaging RPC server loses a call that arrives
-        # meanwhile, whereas the broker re-queues what an exiting process
-        # had not acknowledged.
-        engine_server, worker_server = self._servers
-        worker_server.stop()
-        worker_server.wait()
+        for server in self._servers:
+            server.stop()
+        for server in self._servers:
+            server.wait()
         deadline = time.monotonic() + CONF.engine.graceful_shutdown_timeout
         while self.runner.active_records() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -109,8 +125,9 @@ class EngineProcess:
         try:
             self.dispatcher.cast(self.watchdog.hand_over())
         except Exception:  # noqa: BLE001 - the others take them over
-            LOG.exception("Engine %s could not hand over its work",
-                          self.engine_id)
+            LOG.exception(
+                "Engine %s could not hand over its work", self.engine_id
+            )
         self.heartbeat.stop()
         self.scheduler.stop()
         try:

@@ -38,6 +38,7 @@ from heat_lite import conf
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
+from heat_lite.engine import redrive
 from heat_lite.engine.actions import WENT_DOWN
 from heat_lite.engine.planner import BARRIER, STACK
 
@@ -65,6 +66,7 @@ class Watchdog:
         self._stop = threading.Event()
         self._thread = None
         self._suspects = {}
+        self.redrives = redrive.RedriveLimiter(dispatcher)
         self._members = None
         # {stack_id: (progress mark, monotonic time it was first seen)}
         self._progress = {}
@@ -255,6 +257,8 @@ class Watchdog:
         if joins:
             self.dispatcher.drive(joins)
         nodes = [n for n in nodes if n[3] not in (BARRIER, STACK)]
+        # Capped and backed off: see engine/redrive.py.
+        nodes = self.redrives.admit(stack, nodes)
         if nodes:
             log = LOG.warning if stalled else LOG.info
             log(

@@ -43,79 +43,135 @@ class EngineAPI:
     """Client of the engine topic. Every method is a ``call``."""
 
     def __init__(self, timeout=None):
-        self._client = rpc.get_client(CONF.engine.topic, RPC_API_VERSION,
-                                      timeout=timeout)
+        self._client = rpc.get_client(
+            CONF.engine.topic, RPC_API_VERSION, timeout=timeout
+        )
 
     def _call(self, ctxt, method, version=None, **kwargs):
-        client = self._client.prepare(version=version) if version \
+        client = (
+            self._client.prepare(version=version)
+            if version
             else self._client.prepare()
+        )
         return client.call(ctxt, method, **kwargs)
 
-    def create_stack(self, ctxt, stack_name, template, params, files,
-                     environment, environment_files, args):
+    def create_stack(
+        self,
+        ctxt,
+        stack_name,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+    ):
         """Validate and store a stack, start creating it (call).
 
         :returns: the stack identity ``{tenant, stack_name, stack_id,
             path}``; the stack is already CREATE_IN_PROGRESS.
         """
         # Only a 1.2 engine adopts (an older one refuses it anyway).
-        version = "1.2" if args.get("adopt_stack_data") is not None \
-            else None
-        return self._call(ctxt, "create_stack", version=version,
-                          stack_name=stack_name,
-                          template=template, params=params, files=files,
-                          environment=environment,
-                          environment_files=environment_files, args=args)
+        version = "1.2" if args.get("adopt_stack_data") is not None else None
+        return self._call(
+            ctxt,
+            "create_stack",
+            version=version,
+            stack_name=stack_name,
+            template=template,
+            params=params,
+            files=files,
+            environment=environment,
+            environment_files=environment_files,
+            args=args,
+        )
 
-    def update_stack(self, ctxt, stack_identity, template, params, files,
-                     environment, environment_files, args, existing=False):
+    def update_stack(
+        self,
+        ctxt,
+        stack_identity,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+        existing=False,
+    ):
         """Converge the stack onto a new template (call).
 
         Accepted while another operation runs; the newest wins.
         """
-        return self._call(ctxt, "update_stack",
-                          stack_identity=stack_identity, template=template,
-                          params=params, files=files,
-                          environment=environment,
-                          environment_files=environment_files, args=args,
-                          existing=existing)
+        return self._call(
+            ctxt,
+            "update_stack",
+            stack_identity=stack_identity,
+            template=template,
+            params=params,
+            files=files,
+            environment=environment,
+            environment_files=environment_files,
+            args=args,
+            existing=existing,
+        )
 
     def delete_stack(self, ctxt, stack_identity):
         """Start deleting the stack (call; DELETE_IN_PROGRESS on return)."""
-        return self._call(ctxt, "delete_stack",
-                          stack_identity=stack_identity)
+        return self._call(ctxt, "delete_stack", stack_identity=stack_identity)
 
-    def stack_cancel_update(self, ctxt, stack_identity,
-                            cancel_with_rollback=True):
+    def stack_cancel_update(
+        self, ctxt, stack_identity, cancel_with_rollback=True
+    ):
         """Cancel a running update, rolling back or not (call)."""
-        return self._call(ctxt, "stack_cancel_update",
-                          stack_identity=stack_identity,
-                          cancel_with_rollback=cancel_with_rollback)
+        return self._call(
+            ctxt,
+            "stack_cancel_update",
+            stack_identity=stack_identity,
+            cancel_with_rollback=cancel_with_rollback,
+        )
 
-    def validate_template(self, ctxt, template, params, files, environment,
-                          environment_files, show_nested=False):
+    def validate_template(
+        self,
+        ctxt,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        show_nested=False,
+    ):
         """Return Heat's validate document for a template (call)."""
-        return self._call(ctxt, "validate_template", template=template,
-                          params=params, files=files,
-                          environment=environment,
-                          environment_files=environment_files,
-                          show_nested=show_nested)
+        return self._call(
+            ctxt,
+            "validate_template",
+            template=template,
+            params=params,
+            files=files,
+            environment=environment,
+            environment_files=environment_files,
+            show_nested=show_nested,
+        )
 
     def list_template_versions(self, ctxt):
         """Return the supported template versions (call)."""
         return self._call(ctxt, "list_template_versions")
 
-    def list_template_functions(self, ctxt, template_version,
-                                with_condition_func=False):
+    def list_template_functions(
+        self, ctxt, template_version, with_condition_func=False
+    ):
         """Return the functions of a template version (call)."""
-        return self._call(ctxt, "list_template_functions",
-                          template_version=template_version,
-                          with_condition_func=with_condition_func)
+        return self._call(
+            ctxt,
+            "list_template_functions",
+            template_version=template_version,
+            with_condition_func=with_condition_func,
+        )
 
     def stack_action(self, ctxt, stack_identity, action):
         """Start SUSPEND, RESUME or CHECK of a stack (call)."""
-        return self._call(ctxt, "stack_action",
-                          stack_identity=stack_identity, action=action)
+        return self._call(
+            ctxt, "stack_action", stack_identity=stack_identity, action=action
+        )
 
     def identify_stack(self, ctxt, stack_name):
         """Return the identity of a stack given its name or id (call)."""
@@ -123,8 +179,12 @@ class EngineAPI:
 
     def show_stack(self, ctxt, stack_identity, resolve_outputs=True):
         """Return the stack in Heat's engine format (call)."""
-        return self._call(ctxt, "show_stack", stack_identity=stack_identity,
-                          resolve_outputs=resolve_outputs)
+        return self._call(
+            ctxt,
+            "show_stack",
+            stack_identity=stack_identity,
+            resolve_outputs=resolve_outputs,
+        )
 
     def list_stacks(self, ctxt, **params):
         """Return the project's stacks (call).
@@ -142,11 +202,16 @@ class EngineAPI:
     def count_stacks(self, ctxt, **params):
         """Return how many stacks ``list_stacks`` would list without
         ``limit``/``marker`` (call; 1.1)."""
-        return self._call(ctxt, "count_stacks", version="1.1",
-                          params=params)
+        return self._call(ctxt, "count_stacks", version="1.1", params=params)
 
-    def list_stack_resources(self, ctxt, stack_identity, nested_depth=0,
-                             with_detail=False, filters=None):
+    def list_stack_resources(
+        self,
+        ctxt,
+        stack_identity,
+        nested_depth=0,
+        with_detail=False,
+        filters=None,
+    ):
         """Return the current record of every resource (call).
 
         :param nested_depth: levels of nested stacks to include (1.1;
@@ -156,97 +221,161 @@ class EngineAPI:
             [values]} (1.1).
         """
         if not (nested_depth or with_detail or filters):
-            return self._call(ctxt, "list_stack_resources",
-                              stack_identity=stack_identity)
-        return self._call(ctxt, "list_stack_resources", version="1.1",
-                          stack_identity=stack_identity,
-                          nested_depth=nested_depth, with_detail=with_detail,
-                          filters=filters)
+            return self._call(
+                ctxt, "list_stack_resources", stack_identity=stack_identity
+            )
+        return self._call(
+            ctxt,
+            "list_stack_resources",
+            version="1.1",
+            stack_identity=stack_identity,
+            nested_depth=nested_depth,
+            with_detail=with_detail,
+            filters=filters,
+        )
 
-    def describe_stack_resource(self, ctxt, stack_identity, resource_name,
-                                with_attr=None):
+    def describe_stack_resource(
+        self, ctxt, stack_identity, resource_name, with_attr=None
+    ):
         """Return one resource with its attributes (call)."""
-        return self._call(ctxt, "describe_stack_resource",
-                          stack_identity=stack_identity,
-                          resource_name=resource_name, with_attr=with_attr)
+        return self._call(
+            ctxt,
+            "describe_stack_resource",
+            stack_identity=stack_identity,
+            resource_name=resource_name,
+            with_attr=with_attr,
+        )
 
     def resource_versions(self, ctxt, stack_identity, resource_name):
         """Return every stored version of a resource (call)."""
-        return self._call(ctxt, "resource_versions",
-                          stack_identity=stack_identity,
-                          resource_name=resource_name)
+        return self._call(
+            ctxt,
+            "resource_versions",
+            stack_identity=stack_identity,
+            resource_name=resource_name,
+        )
 
-    def list_events(self, ctxt, stack_identity, resource_name=None,
-                    **params):
+    def list_events(self, ctxt, stack_identity, resource_name=None, **params):
         """Return stack or resource events (call)."""
-        return self._call(ctxt, "list_events", stack_identity=stack_identity,
-                          resource_name=resource_name, params=params)
+        return self._call(
+            ctxt,
+            "list_events",
+            stack_identity=stack_identity,
+            resource_name=resource_name,
+            params=params,
+        )
 
     def list_services(self, ctxt):
         """Return the engine services and whether they are up (call)."""
         return self._call(ctxt, "list_services")
 
     # 1.1 ---------------------------------------------------------------
-    def preview_stack(self, ctxt, stack_name, template, params, files,
-                      environment, environment_files, args):
+    def preview_stack(
+        self,
+        ctxt,
+        stack_name,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+    ):
         """Return the stack a create would make, storing nothing (call).
 
         :returns: the stack in engine format with ``resources``.
         """
-        return self._call(ctxt, "preview_stack", version="1.1",
-                          stack_name=stack_name, template=template,
-                          params=params, files=files,
-                          environment=environment,
-                          environment_files=environment_files, args=args)
+        return self._call(
+            ctxt,
+            "preview_stack",
+            version="1.1",
+            stack_name=stack_name,
+            template=template,
+            params=params,
+            files=files,
+            environment=environment,
+            environment_files=environment_files,
+            args=args,
+        )
 
-    def preview_update_stack(self, ctxt, stack_identity, template, params,
-                             files, environment, environment_files, args,
-                             existing=False, show_nested=False):
+    def preview_update_stack(
+        self,
+        ctxt,
+        stack_identity,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+        existing=False,
+        show_nested=False,
+    ):
         """Return what an update would do to each resource (call).
 
         :returns: {added, deleted, replaced, unchanged, updated: [resource
             in engine format]}.
         """
-        return self._call(ctxt, "preview_update_stack", version="1.1",
-                          stack_identity=stack_identity, template=template,
-                          params=params, files=files,
-                          environment=environment,
-                          environment_files=environment_files, args=args,
-                          existing=existing, show_nested=show_nested)
+        return self._call(
+            ctxt,
+            "preview_update_stack",
+            version="1.1",
+            stack_identity=stack_identity,
+            template=template,
+            params=params,
+            files=files,
+            environment=environment,
+            environment_files=environment_files,
+            args=args,
+            existing=existing,
+            show_nested=show_nested,
+        )
 
     def get_template(self, ctxt, stack_identity):
         """Return the stack's template as submitted (call)."""
-        return self._call(ctxt, "get_template", version="1.1",
-                          stack_identity=stack_identity)
+        return self._call(
+            ctxt, "get_template", version="1.1", stack_identity=stack_identity
+        )
 
     def get_environment(self, ctxt, stack_identity):
         """Return the stack's environment, hidden values masked (call)."""
-        return self._call(ctxt, "get_environment", version="1.1",
-                          stack_identity=stack_identity)
+        return self._call(
+            ctxt,
+            "get_environment",
+            version="1.1",
+            stack_identity=stack_identity,
+        )
 
     def get_files(self, ctxt, stack_identity):
         """Return the stack's files map (call)."""
-        return self._call(ctxt, "get_files", version="1.1",
-                          stack_identity=stack_identity)
+        return self._call(
+            ctxt, "get_files", version="1.1", stack_identity=stack_identity
+        )
 
     def list_outputs(self, ctxt, stack_identity):
         """Return [{output_key, description}] without values (call)."""
-        return self._call(ctxt, "list_outputs", version="1.1",
-                          stack_identity=stack_identity)
+        return self._call(
+            ctxt, "list_outputs", version="1.1", stack_identity=stack_identity
+        )
 
     def show_output(self, ctxt, stack_identity, output_key):
         """Return one output resolved, with ``output_error`` (call).
 
         :raises OutputNotFound: for an unknown key.
         """
-        return self._call(ctxt, "show_output", version="1.1",
-                          stack_identity=stack_identity,
-                          output_key=output_key)
+        return self._call(
+            ctxt,
+            "show_output",
+            version="1.1",
+            stack_identity=stack_identity,
+            output_key=output_key,
+        )
 
     def export_stack(self, ctxt, stack_identity):
         """Return the stack's abandon data without deleting it (call)."""
-        return self._call(ctxt, "export_stack", version="1.1",
-                          stack_identity=stack_identity)
+        return self._call(
+            ctxt, "export_stack", version="1.1", stack_identity=stack_identity
+        )
 
     def abandon_stack(self, ctxt, stack_identity):
         """Return the abandon data and remove the stack tree, leaving
@@ -255,81 +384,135 @@ class EngineAPI:
 
         :raises ActionInProgress: while an operation runs on the tree.
         """
-        return self._call(ctxt, "abandon_stack", version="1.2",
-                          stack_identity=stack_identity)
+        return self._call(
+            ctxt, "abandon_stack", version="1.2", stack_identity=stack_identity
+        )
 
     def resource_metadata(self, ctxt, stack_identity, resource_name):
         """Return the resource's metadata (stored, else the template's)
         (call)."""
-        return self._call(ctxt, "resource_metadata", version="1.1",
-                          stack_identity=stack_identity,
-                          resource_name=resource_name)
+        return self._call(
+            ctxt,
+            "resource_metadata",
+            version="1.1",
+            stack_identity=stack_identity,
+            resource_name=resource_name,
+        )
 
     def resource_signal(self, ctxt, stack_identity, resource_name, details):
         """Deliver a signal to the resource's plugin, synchronously (call).
 
         :raises ResourceActionNotSupported: if its type takes no signal.
         """
-        return self._call(ctxt, "resource_signal", version="1.1",
-                          stack_identity=stack_identity,
-                          resource_name=resource_name, details=details)
+        return self._call(
+            ctxt,
+            "resource_signal",
+            version="1.1",
+            stack_identity=stack_identity,
+            resource_name=resource_name,
+            details=details,
+        )
 
-    def resource_mark_unhealthy(self, ctxt, stack_identity, resource_name,
-                                mark_unhealthy, resource_status_reason=None):
+    def resource_mark_unhealthy(
+        self,
+        ctxt,
+        stack_identity,
+        resource_name,
+        mark_unhealthy,
+        resource_status_reason=None,
+    ):
         """Set a resource CHECK_FAILED (or back to CHECK_COMPLETE) (call).
 
         :param resource_name: the name or the physical id.
         """
-        return self._call(ctxt, "resource_mark_unhealthy", version="1.1",
-                          stack_identity=stack_identity,
-                          resource_name=resource_name,
-                          mark_unhealthy=mark_unhealthy,
-                          resource_status_reason=resource_status_reason)
+        return self._call(
+            ctxt,
+            "resource_mark_unhealthy",
+            version="1.1",
+            stack_identity=stack_identity,
+            resource_name=resource_name,
+            mark_unhealthy=mark_unhealthy,
+            resource_status_reason=resource_status_reason,
+        )
 
     def show_event(self, ctxt, stack_identity, resource_name, event_id):
         """Return one event with its type and properties (call).
 
         :raises EventNotFound: if the resource has no such event.
         """
-        return self._call(ctxt, "show_event", version="1.1",
-                          stack_identity=stack_identity,
-                          resource_name=resource_name, event_id=event_id)
+        return self._call(
+            ctxt,
+            "show_event",
+            version="1.1",
+            stack_identity=stack_identity,
+            resource_name=resource_name,
+            event_id=event_id,
+        )
 
-    def list_resource_types(self, ctxt, support_status=None, type_name=None,
-                            heat_version=None, with_description=False):
+    def list_resource_types(
+        self,
+        ctxt,
+        support_status=None,
+        type_name=None,
+        heat_version=None,
+        with_description=False,
+    ):
         """Return the installed resource type names (or {resource_type,
         description} dicts) matching the filters (call)."""
-        return self._call(ctxt, "list_resource_types", version="1.1",
-                          support_status=support_status, type_name=type_name,
-                          heat_version=heat_version,
-                          with_description=with_description)
+        return self._call(
+            ctxt,
+            "list_resource_types",
+            version="1.1",
+            support_status=support_status,
+            type_name=type_name,
+            heat_version=heat_version,
+            with_description=with_description,
+        )
 
     def resource_schema(self, ctxt, type_name, with_description=False):
         """Return the properties and attributes schema of a type (call)."""
-        return self._call(ctxt, "resource_schema", version="1.1",
-                          type_name=type_name,
-                          with_description=with_description)
+        return self._call(
+            ctxt,
+            "resource_schema",
+            version="1.1",
+            type_name=type_name,
+            with_description=with_description,
+        )
 
     def generate_template(self, ctxt, type_name, template_type="cfn"):
         """Return a template using every property of a type (call)."""
-        return self._call(ctxt, "generate_template", version="1.1",
-                          type_name=type_name, template_type=template_type)
+        return self._call(
+            ctxt,
+            "generate_template",
+            version="1.1",
+            type_name=type_name,
+            template_type=template_type,
+        )
 
     def get_revision(self, ctxt):
         """Return the engine's version string (call)."""
         return self._call(ctxt, "get_revision", version="1.1")
 
-    def create_software_config(self, ctxt, name, group, config, inputs,
-                               outputs, options):
+    def create_software_config(
+        self, ctxt, name, group, config, inputs, outputs, options
+    ):
         """Store a software config in the caller's project (call).
 
         :returns: the config in Heat's engine format.
         :raises StackValidationFailed: for inputs, outputs or options of
             the wrong shape.
         """
-        return self._call(ctxt, "create_software_config", version="1.3",
-                          name=name, group=group, config=config,
-                          inputs=inputs, outputs=outputs, options=options)
+        return self._call(
+            ctxt,
+            "create_software_config",
+            version="1.3",
+            name=name,
+            group=group,
+            config=config,
+            inputs=inputs,
+            outputs=outputs,
+            options=options,
+        )
 
     def list_software_configs(self, ctxt, limit=None, marker=None):
         """Return the project's configs, oldest first, as summaries
@@ -337,38 +520,50 @@ class EngineAPI:
 
         :raises Invalid: for a marker that is not one of them.
         """
-        return self._call(ctxt, "list_software_configs", version="1.3",
-                          limit=limit, marker=marker)
+        return self._call(
+            ctxt,
+            "list_software_configs",
+            version="1.3",
+            limit=limit,
+            marker=marker,
+        )
 
     def show_software_config(self, ctxt, config_id):
         """Return one config (call).
 
         :raises EntityNotFound: if the project has no such config.
         """
-        return self._call(ctxt, "show_software_config", version="1.3",
-                          config_id=config_id)
+        return self._call(
+            ctxt, "show_software_config", version="1.3", config_id=config_id
+        )
 
     def delete_software_config(self, ctxt, config_id):
         """Delete one config (call).
 
         :raises EntityNotFound: if the project has no such config.
         """
-        return self._call(ctxt, "delete_software_config", version="1.3",
-                          config_id=config_id)
+        return self._call(
+            ctxt, "delete_software_config", version="1.3", config_id=config_id
+        )
 
 
 class WorkerAPI:
     """Client of the worker topic: resource checks, always cast."""
 
     def __init__(self):
-        self._client = rpc.get_client(CONF.engine.worker_topic,
-                                      WORKER_API_VERSION)
+        self._client = rpc.get_client(
+            CONF.engine.worker_topic, WORKER_API_VERSION
+        )
 
     def check_resources(self, ctxt, stack_id, traversal, nodes):
         """Ask any worker to run graph ``nodes`` of ``traversal`` (cast).
 
         :param nodes: [[entity_id, phase], ...].
         """
-        self._client.prepare().cast(ctxt, "check_resources",
-                                    stack_id=stack_id, traversal=traversal,
-                                    nodes=nodes)
+        self._client.prepare().cast(
+            ctxt,
+            "check_resources",
+            stack_id=stack_id,
+            traversal=traversal,
+            nodes=nodes,
+        )

@@ -37,15 +37,18 @@ from heat_lite.engine.service_resources import ResourceEndpoint
 from heat_lite.engine.service_software_configs import SoftwareConfigEndpoint
 
 CONF = conf.CONF
-_UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
-                      r"[0-9a-f]{12}$")
+_UUID_RE = re.compile(
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+    r"[0-9a-f]{12}$"
+)
 
 
 _expected = expected
 
 
-class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
-                    SoftwareConfigEndpoint):
+class EngineService(
+    ReadEndpoint, ResourceEndpoint, CatalogEndpoint, SoftwareConfigEndpoint
+):
     """Stack operations requested by the API (or any RPC client).
 
     The reading methods, the resource methods, the catalog (templates,
@@ -68,92 +71,167 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
             raise exception.StackNotFound(name=str(stack_name))
         if _UUID_RE.match(stack_name):
             try:
-                return views.identity(db_api.stack_get(
-                    stack_name, tenant=ctxt.project_id))
+                return views.identity(
+                    db_api.stack_get(stack_name, tenant=ctxt.project_id)
+                )
             except exception.StackNotFound:
                 pass
-        return views.identity(db_api.stack_get_by_name(ctxt.project_id,
-                                                       stack_name))
+        return views.identity(
+            db_api.stack_get_by_name(ctxt.project_id, stack_name)
+        )
 
     # Create, update, delete ---------------------------------------------
     @staticmethod
-    def _new_stack(ctxt, stack_name, template, params, files, environment,
-                   environment_files, args, stack_id):
+    def _new_stack(
+        ctxt,
+        stack_name,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+        stack_id,
+    ):
         """Check a create request; return (stack values, env, bound)."""
         validation.check_stack_name(stack_name)
         action = "CREATE"
         if args.get("adopt_stack_data") is not None:
             action = "ADOPT"
-        env = validation.environment(environment, params, environment_files,
-                                     files)
-        info = {"name": stack_name, "id": stack_id,
-                "project_id": ctxt.project_id}
+        env = validation.environment(
+            environment, params, environment_files, files
+        )
+        info = {
+            "name": stack_name,
+            "id": stack_id,
+            "project_id": ctxt.project_id,
+        }
         bound = validation.bind(template, env, files, info)
-        values = {"id": stack_id, "name": stack_name,
-                  "tenant": ctxt.project_id, "username": ctxt.user_id,
-                  "action": action, "status": "IN_PROGRESS",
-                  "status_reason": "Stack %s started" % action,
-                  "current_traversal": "",
-                  "timeout": args.get("timeout_mins"),
-                  "disable_rollback": args.get("disable_rollback", True),
-                  "tags": json.dumps(args["tags"]) if args.get("tags")
-                  else None}
+        values = {
+            "id": stack_id,
+            "name": stack_name,
+            "tenant": ctxt.project_id,
+            "username": ctxt.user_id,
+            "action": action,
+            "status": "IN_PROGRESS",
+            "status_reason": "Stack %s started" % action,
+            "current_traversal": "",
+            "timeout": args.get("timeout_mins"),
+            "disable_rollback": args.get("disable_rollback", True),
+            "tags": json.dumps(args["tags"]) if args.get("tags") else None,
+        }
         return values, env, bound
 
     @_expected
-    def create_stack(self, ctxt, stack_name, template, params, files,
-                     environment, environment_files, args):
+    def create_stack(
+        self,
+        ctxt,
+        stack_name,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+    ):
         limit = CONF.max_stacks_per_tenant
-        if (limit != -1 and not ctxt.is_admin
-                and db_api.stack_count(ctxt.project_id) >= limit):
+        if (
+            limit != -1
+            and not ctxt.is_admin
+            and db_api.stack_count(ctxt.project_id) >= limit
+        ):
             raise exception.RequestLimitExceeded(
                 message="You have reached the maximum stacks per tenant, "
-                "%d. Please delete some stacks." % limit)
+                "%d. Please delete some stacks." % limit
+            )
         template, params, files = adopt.inputs(
-            args.get("adopt_stack_data"), template, params, files)
+            args.get("adopt_stack_data"), template, params, files
+        )
         values, env, bound = self._new_stack(
-            ctxt, stack_name, template, params, files, environment,
-            environment_files, args, str(uuid.uuid4()))
+            ctxt,
+            stack_name,
+            template,
+            params,
+            files,
+            environment,
+            environment_files,
+            args,
+            str(uuid.uuid4()),
+        )
         stack = db_api.stack_create(values, template, env, files or {})
         resources = None
         if values["action"] == "ADOPT":
             resources = adopt.check_data(args["adopt_stack_data"])
-        self.ops.start(stack, values["action"], bound,
-                       goal_template_id=stack["raw_template_id"],
-                       adopt=resources,
-                       caller_token=caller.keep(ctxt))
+        self.ops.start(
+            stack,
+            values["action"],
+            bound,
+            goal_template_id=stack["raw_template_id"],
+            adopt=resources,
+            caller_token=caller.keep(ctxt),
+        )
         return views.identity(stack)
 
     @_expected
-    def preview_stack(self, ctxt, stack_name, template, params, files,
-                      environment, environment_files, args):
+    def preview_stack(
+        self,
+        ctxt,
+        stack_name,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+    ):
         template, params, files = adopt.inputs(
-            args.get("adopt_stack_data"), template, params, files)
+            args.get("adopt_stack_data"), template, params, files
+        )
         values, _env, bound = self._new_stack(
-            ctxt, stack_name, template, params, files, environment,
-            environment_files, args, "None")
-        stack = dict(values, owner_id=None, created_at=None, updated_at=None,
-                     deleted_at=None)
-        return views.stack_preview(stack, bound,
-                                   preview.create_resources(stack, bound))
+            ctxt,
+            stack_name,
+            template,
+            params,
+            files,
+            environment,
+            environment_files,
+            args,
+            "None",
+        )
+        stack = dict(
+            values,
+            owner_id=None,
+            created_at=None,
+            updated_at=None,
+            deleted_at=None,
+        )
+        return views.stack_preview(
+            stack, bound, preview.create_resources(stack, bound)
+        )
 
-    def _update_goal(self, ctxt, stack_identity, template, params, files,
-                     environment, environment_files, args, existing):
+    def _update_goal(
+        self,
+        ctxt,
+        stack_identity,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+        existing,
+    ):
         """Check an update request; return (stack, template, env, files,
         bound)."""
         stack = self._stack(ctxt, stack_identity, live=True)
-        if stack["action"] == "DELETE":
-            raise exception.NotSupported(
-                feature="Updating a stack when it is deleting")
-        if stack["action"] == "SUSPEND":
-            raise exception.NotSupported(
-                feature="Updating a stack when it is suspended")
+        stacks.check_start(stack, "UPDATE")
         stored = db_api.raw_template_get(stack["raw_template_id"])
         if existing:
             template = template or stored["template"]
             env = validation.environment(stored["environment"], None)
-            new_env = validation.environment(environment, params,
-                                             environment_files, files)
+            new_env = validation.environment(
+                environment, params, environment_files, files
+            )
             for key in args.get("clear_parameters") or []:
                 env["parameters"].pop(key, None)
             for section, value in new_env.items():
@@ -161,55 +239,110 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
                     env.setdefault(section, {}).update(value)
             files = dict(stored["files"], **(files or {}))
         else:
-            env = validation.environment(environment, params,
-                                         environment_files, files)
+            env = validation.environment(
+                environment, params, environment_files, files
+            )
             files = files or {}
-        bound = validation.bind(template, env, files,
-                                definitions.stack_info(stack))
+        bound = validation.bind(
+            template, env, files, definitions.stack_info(stack)
+        )
         self._check_immutable(stack, bound)
         return stack, template, env, files, bound
 
     @_expected
-    def update_stack(self, ctxt, stack_identity, template, params, files,
-                     environment, environment_files, args, existing=False):
+    def update_stack(
+        self,
+        ctxt,
+        stack_identity,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+        existing=False,
+    ):
         stack, template, env, files, bound = self._update_goal(
-            ctxt, stack_identity, template, params, files, environment,
-            environment_files, args, existing)
+            ctxt,
+            stack_identity,
+            template,
+            params,
+            files,
+            environment,
+            environment_files,
+            args,
+            existing,
+        )
         extra = {"timeout": args.get("timeout_mins", stack["timeout"])}
         if args.get("disable_rollback") is not None:
             extra["disable_rollback"] = args["disable_rollback"]
         if "tags" in args or not existing:
-            extra["tags"] = (json.dumps(args["tags"]) if args.get("tags")
-                             else None)
-        self.ops.start(stack, "UPDATE", bound,
-                       new_template=(template, env, files), extra=extra,
-                       caller_token=caller.keep(ctxt))
+            extra["tags"] = (
+                json.dumps(args["tags"]) if args.get("tags") else None
+            )
+        self.ops.start(
+            stack,
+            "UPDATE",
+            bound,
+            new_template=(template, env, files),
+            extra=extra,
+            caller_token=caller.keep(ctxt),
+        )
         return views.identity(stack)
 
     @_expected
-    def preview_update_stack(self, ctxt, stack_identity, template, params,
-                             files, environment, environment_files, args,
-                             existing=False, show_nested=False):
+    def preview_update_stack(
+        self,
+        ctxt,
+        stack_identity,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+        existing=False,
+        show_nested=False,
+    ):
         stack, _t, _e, _f, bound = self._update_goal(
-            ctxt, stack_identity, template, params, files, environment,
-            environment_files, args, existing)
+            ctxt,
+            stack_identity,
+            template,
+            params,
+            files,
+            environment,
+            environment_files,
+            args,
+            existing,
+        )
         try:
             old_bound = bound_template(stack)
         except exception.HeatLiteException:
             old_bound = None
-        return preview.update_changes(stack, bound, old_bound,
-                                      records_by_name(stack))
+        return preview.update_changes(
+            stack,
+            bound,
+            old_bound,
+            records_by_name(stack),
+            show_nested=show_nested,
+        )
 
     @staticmethod
     def _check_immutable(stack, bound):
-        old = definitions.get(stack["raw_template_id"],
-                              definitions.stack_info(stack))
-        changed = [name for name, param in bound.template.parameters.items()
-                   if param.immutable and name in old.parameters
-                   and old.parameters[name] != bound.parameters[name]]
+        old = definitions.get(
+            stack["raw_template_id"], definitions.stack_info(stack)
+        )
+        changed = [
+            name
+            for name, param in bound.template.parameters.items()
+            if param.immutable
+            and name in old.parameters
+            and old.parameters[name] != bound.parameters[name]
+        ]
         if changed:
             raise exception.ImmutableParameterModified(
-                keys=", ".join(sorted(changed)))
+                keys=", ".join(sorted(changed))
+            )
 
     @_expected
     def delete_stack(self, ctxt, stack_identity):
@@ -220,7 +353,9 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
     def export_stack(self, ctxt, stack_identity):
         stack = self._stack(ctxt, stack_identity, live=True)
         if not CONF.enable_stack_abandon:
-            raise exception.NotSupported(feature="Stack Export")
+            raise exception.feature_disabled(
+                "Stack Export", "enable_stack_abandon"
+            )
         return abandon.export(stack)
 
     @_expected
@@ -229,27 +364,50 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
         physical resources in place."""
         stack = self._stack(ctxt, stack_identity, live=True)
         if not CONF.enable_stack_abandon:
-            raise exception.NotSupported(feature="Stack Abandon")
+            raise exception.feature_disabled(
+                "Stack Abandon", "enable_stack_abandon"
+            )
         return abandon.abandon(stack)
 
     @_expected
-    def stack_cancel_update(self, ctxt, stack_identity,
-                            cancel_with_rollback=True):
-        stack = self._stack(ctxt, stack_identity, live=True)
-        allowed = ("UPDATE",) if cancel_with_rollback else ("UPDATE",
-                                                            "CREATE")
-        if stack["status"] != "IN_PROGRESS" or stack["action"] not in \
-                allowed:
-            raise exception.NotSupported(
-                feature="Cancelling update when stack is %s_%s" % (
-                    stack["action"], stack["status"]))
+    def stack_cancel_update(
+        self, ctxt, stack_identity, cancel_with_rollback=True
+    ):
+        # A cancel that loses its race to another operation (a delete)
+        # looks again, and gets the answer that operation's state gives.
+        for _ in range(3):
+            stack = self._stack(ctxt, stack_identity, live=True)
+            allowed = (
+                ("UPDATE",) if cancel_with_rollback else ("UPDATE", "CREATE")
+            )
+            if (
+                stack["status"] != "IN_PROGRESS"
+                or stack["action"] not in allowed
+            ):
+                raise exception.NotSupported(
+                    feature="Cancelling update when stack is %s_%s"
+                    % (stack["action"], stack["status"])
+                )
+            if self._cancel(ctxt, stack, cancel_with_rollback):
+                return
+        raise exception.ConcurrentTransaction(what="stack %s" % stack["id"])
+
+    def _cancel(self, ctxt, stack, cancel_with_rollback):
+        """Stop the running operation; False if a newer one replaced it
+        meanwhile."""
         reason = "Stack %s cancelled" % stack["action"]
         if cancel_with_rollback:
-            self.ops.rollback(stack, events=[stacks.stack_event(
-                stack, stack["action"], "FAILED", reason)],
-                caller_token=caller.keep(ctxt))
-        else:
-            self.ops.cancel(stack, reason)
+            started = self.ops.rollback(
+                stack,
+                events=[
+                    stacks.stack_event(
+                        stack, stack["action"], "FAILED", reason
+                    )
+                ],
+                caller_token=caller.keep(ctxt),
+            )
+            return started is not None
+        return self.ops.cancel(stack, reason)
 
     @_expected
     def stack_action(self, ctxt, stack_identity, action):
@@ -257,8 +415,5 @@ class EngineService(ReadEndpoint, ResourceEndpoint, CatalogEndpoint,
         if action not in ("SUSPEND", "RESUME", "CHECK"):
             raise exception.NotSupported(feature="Stack %s" % action)
         stack = self._stack(ctxt, stack_identity, live=True)
-        if stack["action"] == "DELETE":
-            raise exception.NotSupported(
-                feature="%s of a stack being deleted" % action.title())
+        stacks.check_start(stack, action)
         self.ops.run_action(stack, action, caller_token=caller.keep(ctxt))
-

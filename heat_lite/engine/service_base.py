@@ -23,11 +23,14 @@ def find_stack(ctxt, stack_identity, live=False):
         or its name does not match the identity's.
     """
     if not isinstance(stack_identity, dict) or not isinstance(
-            stack_identity.get("stack_id"), str):
+        stack_identity.get("stack_id"), str
+    ):
         raise exception.StackNotFound(name=str(stack_identity))
-    stack = db_api.stack_get(stack_identity["stack_id"],
-                             tenant=ctxt.project_id,
-                             show_deleted=not live)
+    stack = db_api.stack_get(
+        stack_identity["stack_id"],
+        tenant=ctxt.project_id,
+        show_deleted=not live,
+    )
     name = stack_identity.get("stack_name")
     if name and name != stack["name"]:
         raise exception.StackNotFound(name=name)
@@ -36,8 +39,9 @@ def find_stack(ctxt, stack_identity, live=False):
 
 def bound_template(stack):
     """The BoundTemplate of the stack's current template."""
-    return definitions.get(stack["raw_template_id"],
-                           definitions.stack_info(stack))
+    return definitions.get(
+        stack["raw_template_id"], definitions.stack_info(stack)
+    )
 
 
 def records_by_name(stack):
@@ -54,11 +58,18 @@ def find_record(stack, resource_name, physical_too=False):
     records = records_by_name(stack)
     record = records.get(resource_name)
     if record is None and physical_too:
-        record = next((r for r in records.values()
-                       if r["physical_resource_id"] == resource_name), None)
+        record = next(
+            (
+                r
+                for r in records.values()
+                if r["physical_resource_id"] == resource_name
+            ),
+            None,
+        )
     if record is None:
-        raise exception.ResourceNotFound(resource_name=resource_name,
-                                         stack_name=stack["name"])
+        raise exception.ResourceNotFound(
+            resource_name=resource_name, stack_name=stack["name"]
+        )
     return dict(record, stack_name=stack["name"])
 
 

@@ -18,8 +18,12 @@ from heat_lite.engine.template import versions as tmpl_versions
 from heat_lite.resources import properties, registry
 
 CONF = conf.CONF
-SUPPORT_STATUS = {"status": "SUPPORTED", "version": None, "message": None,
-                  "previous_status": None}
+SUPPORT_STATUS = {
+    "status": "SUPPORTED",
+    "version": None,
+    "message": None,
+    "previous_status": None,
+}
 _SHOW = "Detailed information about resource."
 # Property type → (CFN parameter type, HOT parameter type).
 _PARAM_TYPES = {
@@ -39,23 +43,31 @@ def _description(cls):
 
 
 def _property_schema(prop):
-    result = {"type": prop.type.lower(), "description": prop.description,
-              "required": prop.required,
-              "update_allowed": prop.update_allowed,
-              "immutable": prop.immutable, "constraints": []}
+    result = {
+        "type": prop.type.lower(),
+        "description": prop.description,
+        "required": prop.required,
+        "update_allowed": prop.update_allowed,
+        "immutable": prop.immutable,
+        "constraints": [],
+    }
     if prop.default is not None:
         result["default"] = prop.default
     if isinstance(prop.schema, dict):
-        result["schema"] = {k: _property_schema(v)
-                            for k, v in prop.schema.items()}
+        result["schema"] = {
+            k: _property_schema(v) for k, v in prop.schema.items()
+        }
     return result
 
 
 def _attributes(cls):
     attrs = {}
     for name, value in (cls.attributes_schema or {}).items():
-        text = value if isinstance(value, str) else getattr(
-            value, "description", "")
+        text = (
+            value
+            if isinstance(value, str)
+            else getattr(value, "description", "")
+        )
         attrs[name] = {"description": text or ""}
     attrs.setdefault("show", {"description": _SHOW, "type": "map"})
     return attrs
@@ -65,8 +77,9 @@ def _type_class(type_name):
     try:
         return registry.get_class(type_name)
     except exception.ResourceTypeUnavailable:
-        raise exception.EntityNotFound(entity="Resource Type",
-                                       name=type_name) from None
+        raise exception.EntityNotFound(
+            entity="Resource Type", name=type_name
+        ) from None
 
 
 def _hot_template(type_name, cls):
@@ -74,15 +87,23 @@ def _hot_template(type_name, cls):
     return {
         "heat_template_version": "2016-10-14",
         "description": "Initial template of %s" % type_name,
-        "parameters": {n: {"type": _PARAM_TYPES[p.type][1],
-                           "description": p.description}
-                       for n, p in props.items()},
-        "resources": {"resource": {
-            "type": type_name,
-            "properties": {n: {"get_param": n} for n in props}}},
-        "outputs": {n: {"description": a["description"],
-                        "value": {"get_attr": ["resource", n]}}
-                    for n, a in _attributes(cls).items()},
+        "parameters": {
+            n: {"type": _PARAM_TYPES[p.type][1], "description": p.description}
+            for n, p in props.items()
+        },
+        "resources": {
+            "resource": {
+                "type": type_name,
+                "properties": {n: {"get_param": n} for n in props},
+            }
+        },
+        "outputs": {
+            n: {
+                "description": a["description"],
+                "value": {"get_attr": ["resource", n]},
+            }
+            for n, a in _attributes(cls).items()
+        },
     }
 
 
@@ -91,15 +112,23 @@ def _cfn_template(type_name, cls):
     return {
         "HeatTemplateFormatVersion": "2012-12-12",
         "Description": "Initial template of %s" % type_name,
-        "Parameters": {n: {"Type": _PARAM_TYPES[p.type][0],
-                           "Description": p.description}
-                       for n, p in props.items()},
-        "Resources": {"resource": {
-            "Type": type_name,
-            "Properties": {n: {"Ref": n} for n in props}}},
-        "Outputs": {n: {"Description": a["description"],
-                        "Value": {"Fn::GetAtt": ["resource", n]}}
-                    for n, a in _attributes(cls).items()},
+        "Parameters": {
+            n: {"Type": _PARAM_TYPES[p.type][0], "Description": p.description}
+            for n, p in props.items()
+        },
+        "Resources": {
+            "resource": {
+                "Type": type_name,
+                "Properties": {n: {"Ref": n} for n in props},
+            }
+        },
+        "Outputs": {
+            n: {
+                "Description": a["description"],
+                "Value": {"Fn::GetAtt": ["resource", n]},
+            }
+            for n, a in _attributes(cls).items()
+        },
     }
 
 
@@ -107,12 +136,24 @@ class CatalogEndpoint:
     """Templates, resource types, services and revision."""
 
     @expected
-    def validate_template(self, ctxt, template, params, files, environment,
-                          environment_files, show_nested=False):
-        env = validation.environment(environment, params, environment_files,
-                                     files)
-        info = {"name": "validate", "id": "None",
-                "project_id": ctxt.project_id}
+    def validate_template(
+        self,
+        ctxt,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        show_nested=False,
+    ):
+        env = validation.environment(
+            environment, params, environment_files, files
+        )
+        info = {
+            "name": "validate",
+            "id": "None",
+            "project_id": ctxt.project_id,
+        }
         bound = validation.bind(template, env, files, info)
         return tmpl_validate.document(bound.template, env)
 
@@ -121,27 +162,39 @@ class CatalogEndpoint:
         return tmpl_versions.list_versions()
 
     @expected
-    def list_template_functions(self, ctxt, template_version,
-                                with_condition_func=False):
-        return tmpl_versions.list_functions(template_version,
-                                            with_condition_func)
+    def list_template_functions(
+        self, ctxt, template_version, with_condition_func=False
+    ):
+        return tmpl_versions.list_functions(
+            template_version, with_condition_func
+        )
 
     @expected
-    def list_resource_types(self, ctxt, support_status=None, type_name=None,
-                            heat_version=None, with_description=False):
+    def list_resource_types(
+        self,
+        ctxt,
+        support_status=None,
+        type_name=None,
+        heat_version=None,
+        with_description=False,
+    ):
         try:
             pattern = re.compile(type_name) if type_name else None
         except (re.error, TypeError):
-            raise exception.Invalid(message="Invalid resource type name "
-                                    "pattern %s" % type_name) from None
+            raise exception.Invalid(
+                message="Invalid resource type name pattern %s" % type_name
+            ) from None
         if support_status and support_status.upper() != "SUPPORTED":
             return []
         types = registry.load()
-        names = [n for n in sorted(types)
-                 if pattern is None or pattern.match(n)]
+        names = [
+            n for n in sorted(types) if pattern is None or pattern.match(n)
+        ]
         if with_description:
-            return [{"resource_type": n,
-                     "description": _description(types[n])} for n in names]
+            return [
+                {"resource_type": n, "description": _description(types[n])}
+                for n in names
+            ]
         return names
 
     @expected
@@ -149,8 +202,10 @@ class CatalogEndpoint:
         cls = _type_class(type_name)
         result = {
             "resource_type": type_name,
-            "properties": {n: _property_schema(p) for n, p in
-                           (cls.properties_schema or {}).items()},
+            "properties": {
+                n: _property_schema(p)
+                for n, p in (cls.properties_schema or {}).items()
+            },
             "attributes": _attributes(cls),
             "support_status": dict(SUPPORT_STATUS),
         }
@@ -165,15 +220,21 @@ class CatalogEndpoint:
             return _hot_template(type_name, cls)
         if template_type == "cfn":
             return _cfn_template(type_name, cls)
-        raise exception.Invalid(message="Template type is not supported: "
-                                "%s" % template_type)
+        raise exception.Invalid(
+            message="Template type is not supported: %s" % template_type
+        )
 
     @expected
     def list_services(self, ctxt):
         now = models.utcnow()
-        return [views.service(svc, (now - svc["updated_at"]).total_seconds()
-                              <= CONF.engine.engine_life_check_timeout)
-                for svc in db_api.service_get_all()]
+        return [
+            views.service(
+                svc,
+                (now - svc["updated_at"]).total_seconds()
+                <= CONF.engine.engine_life_check_timeout,
+            )
+            for svc in db_api.service_get_all()
+        ]
 
     @expected
     def get_revision(self, ctxt):

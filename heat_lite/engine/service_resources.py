@@ -19,13 +19,20 @@ UNHEALTHY_REASON = "state changed by resource_mark_unhealthy api"
 
 def _event(record, action, status, reason):
     return db_api.event_values(
-        record["stack_id"], record["name"], record["physical_resource_id"],
-        action, status, reason, record["type"])
+        record["stack_id"],
+        record["name"],
+        record["physical_resource_id"],
+        action,
+        status,
+        reason,
+        record["type"],
+    )
 
 
 def _busy(stack, record):
-    return exception.ActionInProgress(stack_name=stack["name"],
-                                      action=record["action"])
+    return exception.ActionInProgress(
+        stack_name=stack["name"], action=record["action"]
+    )
 
 
 class ResourceEndpoint:
@@ -50,7 +57,8 @@ class ResourceEndpoint:
             raise exception.ResourceActionNotSupported(action="Signal")
         if record["action"] in ("SUSPEND", "DELETE"):
             raise exception.NotSupported(
-                feature="Signal resource during %s" % record["action"])
+                feature="Signal resource during %s" % record["action"]
+            )
         if record["engine_id"] or record["status"] == "IN_PROGRESS":
             raise _busy(stack, record)
         metadata = resource_metadata(stack, record)
@@ -62,25 +70,42 @@ class ResourceEndpoint:
         except Exception as exc:  # noqa: BLE001 - a plugin's failure
             reason = "%s: %s" % (type(exc).__name__, exc)
             db_api.resource_set_if_unlocked(
-                record["id"], record["atomic_key"], {},
-                [_event(record, "SIGNAL", "FAILED", reason)])
-            raise exception.Invalid(message="Signal to resource %s failed: "
-                                    "%s" % (record["name"], reason)) from None
+                record["id"],
+                record["atomic_key"],
+                {},
+                [_event(record, "SIGNAL", "FAILED", reason)],
+            )
+            raise exception.Invalid(
+                message="Signal to resource %s failed: "
+                "%s" % (record["name"], reason)
+            ) from None
         values = {}
         if plugin.data_changed:
             values["rsrc_data"] = json.dumps(plugin.data())
         if plugin.metadata != metadata:
             values["rsrc_metadata"] = json.dumps(plugin.metadata)
-        reason = reason if isinstance(reason, str) and reason else \
-            "Signal: %s" % json.dumps(details, sort_keys=True)[:200]
+        reason = (
+            reason
+            if isinstance(reason, str) and reason
+            else "Signal: %s" % json.dumps(details, sort_keys=True)[:200]
+        )
         if not db_api.resource_set_if_unlocked(
-                record["id"], record["atomic_key"], values,
-                [_event(record, "SIGNAL", "COMPLETE", reason)]):
+            record["id"],
+            record["atomic_key"],
+            values,
+            [_event(record, "SIGNAL", "COMPLETE", reason)],
+        ):
             raise _busy(stack, record)
 
     @expected
-    def resource_mark_unhealthy(self, ctxt, stack_identity, resource_name,
-                                mark_unhealthy, resource_status_reason=None):
+    def resource_mark_unhealthy(
+        self,
+        ctxt,
+        stack_identity,
+        resource_name,
+        mark_unhealthy,
+        resource_status_reason=None,
+    ):
         stack = find_stack(ctxt, stack_identity, live=True)
         record = find_record(stack, resource_name, physical_too=True)
         if record["engine_id"] or record["status"] == "IN_PROGRESS":
@@ -92,9 +117,11 @@ class ResourceEndpoint:
             status = "COMPLETE"
         else:
             return
-        values = {"action": "CHECK", "status": status,
-                  "status_reason": reason}
+        values = {"action": "CHECK", "status": status, "status_reason": reason}
         if not db_api.resource_set_if_unlocked(
-                record["id"], record["atomic_key"], values,
-                [_event(record, "CHECK", status, reason)]):
+            record["id"],
+            record["atomic_key"],
+            values,
+            [_event(record, "CHECK", status, reason)],
+        ):
             raise _busy(stack, record)

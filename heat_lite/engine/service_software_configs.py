@@ -16,12 +16,14 @@ DEFAULT_GROUP = "Heat::Ungrouped"
 
 def view(config, detail=True):
     """A config in Heat's engine format (summary when not ``detail``)."""
-    result = {"id": config["id"], "name": config["name"],
-              "group": config["group"],
-              "creation_time": config["created_at"].isoformat()}
+    result = {
+        "id": config["id"],
+        "name": config["name"],
+        "group": config["group"],
+        "creation_time": config["created_at"].isoformat(),
+    }
     if detail:
-        result.update({key: config[key]
-                       for key in db_configs.BODY_KEYS})
+        result.update({key: config[key] for key in db_configs.BODY_KEYS})
         result["project"] = config["tenant"]
     return result
 
@@ -30,27 +32,34 @@ class SoftwareConfigEndpoint:
     """Create, list, show and delete software configs."""
 
     @expected
-    def create_software_config(self, ctxt, name, group, config, inputs,
-                               outputs, options):
-        values = {"group": group or DEFAULT_GROUP, "config": config,
-                  "inputs": inputs or [], "outputs": outputs or [],
-                  "options": options or {}}
+    def create_software_config(
+        self, ctxt, name, group, config, inputs, outputs, options
+    ):
+        values = {
+            "group": group or DEFAULT_GROUP,
+            "config": config,
+            "inputs": inputs or [],
+            "outputs": outputs or [],
+            "options": options or {},
+        }
         checked = software_config.SoftwareConfig.validate_properties(
-            values, "software_config")
-        checked.update(id=str(uuid.uuid4()), tenant=ctxt.project_id,
-                       name=name)
+            values, "software_config"
+        )
+        checked.update(id=str(uuid.uuid4()), tenant=ctxt.project_id, name=name)
         return view(db_configs.software_config_create(checked))
 
     @expected
     def list_software_configs(self, ctxt, limit=None, marker=None):
-        return [view(c, detail=False)
-                for c in db_configs.software_config_get_all(
-                    ctxt.project_id, limit=limit, marker=marker)]
+        return [
+            view(c, detail=False)
+            for c in db_configs.software_config_get_all(
+                ctxt.project_id, limit=limit, marker=marker
+            )
+        ]
 
     @expected
     def show_software_config(self, ctxt, config_id):
-        return view(db_configs.software_config_get(config_id,
-                                                   ctxt.project_id))
+        return view(db_configs.software_config_get(config_id, ctxt.project_id))
 
     @expected
     def delete_software_config(self, ctxt, config_id):

@@ -23,10 +23,46 @@ _START_RETRIES = 20
 KEEP_TEMPLATE = ("SUSPEND", "RESUME", "CHECK")
 
 
+# What each operation refuses to start on: {operation: {the stack's current
+# action: what the 400 error says is not supported}} (Heat's rules). A
+# deleted stack refuses everything (404). Both are part of the conditional
+# write that starts the operation, not only checked before it.
+_REFUSED = {
+    "UPDATE": {
+        "DELETE": "Updating a stack when it is deleting",
+        "SUSPEND": "Updating a stack when it is suspended",
+    },
+    "SUSPEND": {"DELETE": "Suspend of a stack being deleted"},
+    "RESUME": {"DELETE": "Resume of a stack being deleted"},
+    "CHECK": {"DELETE": "Check of a stack being deleted"},
+    "ROLLBACK": {"DELETE": "Rollback of a stack being deleted"},
+}
+
+
+def check_start(stack, action):
+    """Raise if ``action`` may not start on ``stack`` as it is now.
+
+    :raises StackNotFound: if the stack is deleted.
+    :raises NotSupported: if its current action refuses ``action``.
+    """
+    if stack["deleted_at"] is not None:
+        raise exception.StackNotFound(name=stack["name"])
+    feature = _REFUSED.get(action, {}).get(stack["action"])
+    if feature is not None:
+        raise exception.NotSupported(feature=feature)
+
+
 def stack_event(stack, action, status, reason):
     """The event Heat writes for a stack-level transition."""
-    return db_api.event_values(stack["id"], stack["name"], stack["id"],
-                               action, status, reason, "OS::Heat::Stack")
+    return db_api.event_values(
+        stack["id"],
+        stack["name"],
+        stack["id"],
+        action,
+        status,
+        reason,
+        "OS::Heat::Stack",
+    )
 
 
 class StackOps:
@@ -36,9 +72,19 @@ class StackOps:
         self.dispatcher = dispatcher
 
     # Starting ------------------------------------------------------------
-    def start(self, stack, action, bound=None, new_template=None,
-              goal_template_id=None, extra=None, events=(), retry=True,
-              adopt=None, caller_token=None):
+    def start(
+        self,
+        stack,
+        action,
+        bound=None,
+        new_template=None,
+        goal_template_id=None,
+        extra=None,
+        events=(),
+        retry=True,
+        adopt=None,
+        caller_token=None,
+    ):
         """Start a traversal of ``stack`` towards a goal.
 
         :param bound: the goal's BoundTemplate (None: no resources).
@@ -55,41 +101,77 @@ class StackOps:
             for it (``caller.keep``), kept for the traversal's lifetime.
         :returns: the stack row as it was before, or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
+        :raises StackNotFound, NotSupported: if a concurrent operation
+            (a delete) won the race and ``action`` may not follow it:
+            the answer the request would have got after it.
         """
         resources = bound.resources if bound is not None else {}
         for _ in range(_START_RETRIES):
             traversal = str(uuid.uuid4())
             now = models.utcnow()
-            values = dict(extra or {}, action=action, status="IN_PROGRESS",
-                          status_reason="Stack %s started" % action,
-                          current_traversal=traversal,
-                          action_started_at=now)
+            values = dict(
+                extra or {},
+                action=action,
+                status="IN_PROGRESS",
+                status_reason="Stack %s started" % action,
+                current_traversal=traversal,
+                action_started_at=now,
+            )
             if action != "CREATE":
                 values["updated_at"] = now
             if goal_template_id is not None:
                 values["raw_template_id"] = goal_template_id
             plan = planner.TraversalPlanner(
-                stack["id"], goal_template_id, resources,
-                keep_roles=action in KEEP_TEMPLATE, adopt=adopt)
-            event = stack_event(stack, action, "IN_PROGRESS",
-                                values["status_reason"])
+                stack["id"],
+                goal_template_id,
+                resources,
+                keep_roles=action in KEEP_TEMPLATE,
+                adopt=adopt,
+            )
+            event = stack_event(
+                stack, action, "IN_PROGRESS", values["status_reason"]
+            )
             try:
-                built = conv.traversal_begin(
-                    stack["id"], stack["current_traversal"], values,
-                    list(events) + [event], plan, new_template=new_template,
-                    caller_token=caller_token)
+                built = self._begin(
+                    stack,
+                    action,
+                    values,
+                    list(events) + [event],
+                    plan,
+                    new_template,
+                    caller_token,
+                )
             except exception.ConcurrentTransaction:
                 if not retry:
                     return None
                 stack = db_api.stack_get(stack["id"])
+                check_start(stack, action)
                 continue
             if bound is not None and plan.goal_template_id is not None:
                 definitions.remember(plan.goal_template_id, bound)
             notify.stack_event(dict(stack, **values), action, "start")
-            self.dispatcher.cast([(stack["id"], traversal, e, p)
-                                  for e, p in built.leaves])
+            self.dispatcher.cast(
+                [(stack["id"], traversal, e, p) for e, p in built.leaves]
+            )
             return stack
         raise exception.ConcurrentTransaction(what="stack %s" % stack["id"])
+
+    @staticmethod
+    def _begin(
+        stack, action, values, events, plan, new_template, caller_token
+    ):
+        """The conditional write that starts the traversal (a seam the
+        race tests use to commit another operation just before it)."""
+        return conv.traversal_begin(
+            stack["id"],
+            stack["current_traversal"],
+            values,
+            events,
+            plan,
+            new_template=new_template,
+            caller_token=caller_token,
+            refused_actions=tuple(_REFUSED.get(action, ())),
+        )
 
     def rollback(self, stack, events=(), caller_token=None):
         """Converge back onto the last COMPLETE template (or nothing).
@@ -103,39 +185,67 @@ class StackOps:
             caller_token = caller.kept(stack["current_traversal"])
         if stack["prev_raw_template_id"]:
             template_id = stack["prev_raw_template_id"]
-            bound = definitions.get(template_id, definitions.stack_info(
-                stack))
-            return self.start(stack, "ROLLBACK", bound,
-                              goal_template_id=template_id, events=events,
-                              retry=False, caller_token=caller_token)
+            bound = definitions.get(template_id, definitions.stack_info(stack))
+            return self.start(
+                stack,
+                "ROLLBACK",
+                bound,
+                goal_template_id=template_id,
+                events=events,
+                retry=False,
+                caller_token=caller_token,
+            )
         current = db_api.raw_template_get(stack["raw_template_id"])
-        empty = {"heat_template_version": current["template"].get(
-            "heat_template_version", "2013-05-23")}
-        return self.start(stack, "ROLLBACK", None, events=events,
-                          new_template=(empty, current["environment"], {}),
-                          retry=False, caller_token=caller_token)
+        empty = {
+            "heat_template_version": current["template"].get(
+                "heat_template_version", "2013-05-23"
+            )
+        }
+        return self.start(
+            stack,
+            "ROLLBACK",
+            None,
+            events=events,
+            new_template=(empty, current["environment"], {}),
+            retry=False,
+            caller_token=caller_token,
+        )
 
     def run_action(self, stack, action, caller_token=None):
         """Suspend (dependents first), resume or check every resource."""
-        if stack["action"] == action and stack["status"] == "COMPLETE" \
-                and action in ("SUSPEND", "RESUME"):
+        if (
+            stack["action"] == action
+            and stack["status"] == "COMPLETE"
+            and action in ("SUSPEND", "RESUME")
+        ):
             return stack
         bound = None
         if action != "SUSPEND":
-            bound = definitions.get(stack["raw_template_id"],
-                                    definitions.stack_info(stack))
-        return self.start(stack, action, bound,
-                          goal_template_id=stack["raw_template_id"],
-                          caller_token=caller_token)
+            bound = definitions.get(
+                stack["raw_template_id"], definitions.stack_info(stack)
+            )
+        return self.start(
+            stack,
+            action,
+            bound,
+            goal_template_id=stack["raw_template_id"],
+            caller_token=caller_token,
+        )
 
     def cancel(self, stack, reason):
         """Stop the running traversal: nothing more is scheduled."""
-        values = {"status": "FAILED", "status_reason": reason,
-                  "current_traversal": str(uuid.uuid4())}
+        values = {
+            "status": "FAILED",
+            "status_reason": reason,
+            "current_traversal": str(uuid.uuid4()),
+        }
         return conv.stack_finish(
-            stack["id"], stack["current_traversal"], values,
+            stack["id"],
+            stack["current_traversal"],
+            values,
             [stack_event(stack, stack["action"], "FAILED", reason)],
-            purge=True)
+            purge=True,
+        )
 
     # Finishing -----------------------------------------------------------
     def begin_cleanup(self, stack_id, traversal):
@@ -152,23 +262,32 @@ class StackOps:
 
         if conv.cleanup_begin(stack_id, traversal, plan) is None:
             return []
-        return [(stack_id, traversal, e, p)
-                for e, p in planner.cleanup_leaves(counts)]
+        return [
+            (stack_id, traversal, e, p)
+            for e, p in planner.cleanup_leaves(counts)
+        ]
 
     def mark_complete(self, stack_id, traversal):
         """The traversal finished: the stack is COMPLETE; purge."""
         stack = db_api.stack_get(stack_id)
-        if (stack["current_traversal"] != traversal
-                or stack["status"] != "IN_PROGRESS"):
+        if (
+            stack["current_traversal"] != traversal
+            or stack["status"] != "IN_PROGRESS"
+        ):
             return
         action = stack["action"]
         reason = "Stack %s completed successfully" % action
         values = {"status": "COMPLETE", "status_reason": reason}
         if action != "DELETE":
             values["prev_raw_template_id"] = stack["raw_template_id"]
-        if conv.stack_finish(stack_id, traversal, values,
-                             [stack_event(stack, action, "COMPLETE", reason)],
-                             purge=True, delete=action == "DELETE"):
+        if conv.stack_finish(
+            stack_id,
+            traversal,
+            values,
+            [stack_event(stack, action, "COMPLETE", reason)],
+            purge=True,
+            delete=action == "DELETE",
+        ):
             notify.stack_event(stack, action, "end", reason=reason)
 
     def resource_failed(self, stack_id, traversal, record_id, reason):
@@ -191,12 +310,35 @@ class StackOps:
         failed = stack_event(stack, action, "FAILED", reason)
         notify.stack_event(stack, action, "error", reason=reason)
         if not stack["disable_rollback"] and action in ("CREATE", "UPDATE"):
-            self.rollback(stack, events=[failed])
-            return
-        values = {"status": "FAILED", "status_reason": reason,
-                  "current_traversal": str(uuid.uuid4())}
-        conv.stack_finish(stack["id"], stack["current_traversal"], values,
-                          [failed], purge=True)
+            try:
+                self.rollback(stack, events=[failed])
+                return
+            except Exception as exc:  # noqa: BLE001 - fail it, visibly
+                # Whatever breaks the rollback must not keep the stack
+                # IN_PROGRESS (and the watchdog re-failing it each tick).
+                LOG.error(
+                    "Rollback of stack %s could not start",
+                    stack["id"],
+                    exc_info=exc,
+                )
+                reason = "%s; rollback could not start: %s: %s" % (
+                    reason,
+                    type(exc).__name__,
+                    exc,
+                )
+                failed = stack_event(stack, action, "FAILED", reason)
+        values = {
+            "status": "FAILED",
+            "status_reason": reason,
+            "current_traversal": str(uuid.uuid4()),
+        }
+        conv.stack_finish(
+            stack["id"],
+            stack["current_traversal"],
+            values,
+            [failed],
+            purge=True,
+        )
 
     def _runner_retrigger(self, record_id):
         return self.dispatcher.runner.retrigger(record_id)

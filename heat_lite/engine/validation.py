@@ -12,6 +12,7 @@ from heat_lite.engine.template import merge as env_merge
 
 CONF = conf.CONF
 _NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
+_PSEUDO_PARAMETERS = ("OS::stack_name", "OS::stack_id", "OS::project_id")
 
 
 # Resolves with no resource state (references give names, attributes
@@ -21,19 +22,25 @@ ValidationScope = hot.ParamScope
 
 def check_stack_name(name):
     if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise exception.Invalid(message='Invalid stack name %s must contain '
-                                'only alphanumeric or "_-." characters, '
-                                'must start with alpha and must be 255 '
-                                'characters or less.' % name)
+        raise exception.Invalid(
+            message="Invalid stack name %s must contain "
+            'only alphanumeric or "_-." characters, '
+            "must start with alpha and must be 255 "
+            "characters or less." % name
+        )
 
 
 def check_template_size(template):
-    size = len(json.dumps(template)) if not isinstance(template, str) \
+    size = (
+        len(json.dumps(template))
+        if not isinstance(template, str)
         else len(template)
+    )
     if size > CONF.max_template_size:
         raise exception.RequestLimitExceeded(
             message="Template size (%d bytes) exceeds maximum allowed size "
-            "(%d bytes)." % (size, CONF.max_template_size))
+            "(%d bytes)." % (size, CONF.max_template_size)
+        )
 
 
 def environment(env, params, environment_files=None, files=None):
@@ -47,8 +54,9 @@ def environment(env, params, environment_files=None, files=None):
     if params is not None and not isinstance(params, dict):
         raise exception.Invalid(message="parameters must be a map")
     if environment_files:
-        return env_merge.merge_files({"parameters": params or {}},
-                                     environment_files, files or {})
+        return env_merge.merge_files(
+            {"parameters": params or {}}, environment_files, files or {}
+        )
     env = env_mod.parse(env)
     env["parameters"].update(params or {})
     return env
@@ -61,24 +69,42 @@ def bind(template, env, files, stack_info):
     """
     if not isinstance(template, dict):
         raise exception.InvalidTemplateVersion(
-            explanation="Template format version not found.")
+            explanation="Template format version not found."
+        )
     check_template_size(template)
     bound = definitions.bind(template, env, files or {}, stack_info)
     limit = CONF.max_resources_per_stack
     if limit != -1 and len(bound.resources) > limit:
         raise exception.RequestLimitExceeded(
-            message="Maximum resources per stack exceeded.")
+            message="Maximum resources per stack exceeded."
+        )
+    classes = {}
     for name, defn in bound.resources.items():
         try:
-            cls = definitions.plugin_class(bound.environment, name,
-                                           defn.type, bound.files)
+            classes[name] = definitions.plugin_class(
+                bound.environment, name, defn.type, bound.files
+            )
         except exception.ResourceTypeUnavailable:
             raise exception.StackValidationFailed(
                 path="resources.%s" % name,
-                msg="The Resource Type (%s) could not be found." %
-                defn.type) from None
-        _check_literal_properties(bound, defn, cls)
+                msg="The Resource Type (%s) could not be found." % defn.type,
+            ) from None
+    _check_duplicate_names(bound)
+    for name, defn in bound.resources.items():
+        _check_literal_properties(bound, defn, classes[name])
     return bound
+
+
+def _check_duplicate_names(bound):
+    """A parameter (pseudo parameters included) and a resource may not
+    share a name; Heat's message prints the names as a Python set."""
+    names = set(bound.template.parameters) | set(_PSEUDO_PARAMETERS)
+    duplicates = sorted(names & set(bound.resources))
+    if duplicates:
+        raise exception.StackValidationFailed(
+            message="Duplicate names {%s}"
+            % ", ".join(repr(n) for n in duplicates)
+        )
 
 
 def _check_literal_properties(bound, defn, cls):
@@ -91,17 +117,17 @@ def _check_literal_properties(bound, defn, cls):
     props = defn.properties
     if not isinstance(props, dict):
         return
-    literal = {k: v for k, v in props.items() if not _has_function(v)}
+    literal = {k: v for k, v in props.items() if not has_function(v)}
     unresolved = [k for k in props if k not in literal]
     values = functions.resolve(literal, ValidationScope(bound))
     cls.validate_properties(values, path, unresolved)
 
 
-def _has_function(value):
+def has_function(value):
     if isinstance(value, functions.Function):
         return True
     if isinstance(value, dict):
-        return any(_has_function(v) for v in value.values())
+        return any(has_function(v) for v in value.values())
     if isinstance(value, list):
-        return any(_has_function(v) for v in value)
+        return any(has_function(v) for v in value)
     return False

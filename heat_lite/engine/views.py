@@ -15,23 +15,31 @@ def timestamp(value):
 
 
 def identity(stack, path=""):
-    return {"tenant": stack["tenant"], "stack_name": stack["name"],
-            "stack_id": stack["id"], "path": path}
+    return {
+        "tenant": stack["tenant"],
+        "stack_name": stack["name"],
+        "stack_id": stack["id"],
+        "path": path,
+    }
 
 
 def stack_summary(stack):
     """The fields of a stack in a list."""
     tags = json.loads(stack["tags"]) if stack["tags"] else None
     return {
-        "id": stack["id"], "stack_identity": identity(stack),
-        "stack_name": stack["name"], "description": "",
+        "id": stack["id"],
+        "stack_identity": identity(stack),
+        "stack_name": stack["name"],
+        "description": "",
         "stack_status": states.joined(stack["action"], stack["status"]),
         "stack_status_reason": stack["status_reason"] or "",
         "creation_time": timestamp(stack["created_at"]),
         "updated_time": timestamp(stack["updated_at"]),
         "deletion_time": timestamp(stack["deleted_at"]),
-        "stack_owner": stack["username"], "parent": stack["owner_id"],
-        "stack_user_project_id": stack["tenant"], "tags": tags,
+        "stack_owner": stack["username"],
+        "parent": stack["owner_id"],
+        "stack_user_project_id": stack["tenant"],
+        "tags": tags,
         "project": stack["tenant"],
     }
 
@@ -39,14 +47,17 @@ def stack_summary(stack):
 def stack_detail(stack, bound, outputs=None):
     """The fields of ``stack show``."""
     result = stack_summary(stack)
-    result.update({
-        "description": bound.description if bound else "",
-        "template_description": bound.description if bound else "",
-        "parameters": bound.parameters_display() if bound else {},
-        "disable_rollback": bool(stack["disable_rollback"]),
-        "timeout_mins": stack["timeout"],
-        "capabilities": [], "notification_topics": [],
-    })
+    result.update(
+        {
+            "description": bound.description if bound else "",
+            "template_description": bound.description if bound else "",
+            "parameters": bound.parameters_display() if bound else {},
+            "disable_rollback": bool(stack["disable_rollback"]),
+            "timeout_mins": stack["timeout"],
+            "capabilities": [],
+            "notification_topics": [],
+        }
+    )
     if outputs is not None:
         result["outputs"] = outputs
     return result
@@ -59,15 +70,14 @@ def resource(record, stack, required_by=(), detail=False):
         "logical_resource_id": record["name"],
         "physical_resource_id": record["physical_resource_id"] or "",
         "resource_type": record["type"],
-        "resource_status": states.joined(record["action"],
-                                         record["status"]),
+        "resource_status": states.joined(record["action"], record["status"]),
         "resource_status_reason": record["status_reason"] or "",
         "creation_time": timestamp(record["created_at"]),
-        "updated_time": timestamp(record["updated_at"]
-                                  or record["created_at"]),
+        "updated_time": timestamp(
+            record["updated_at"] or record["created_at"]
+        ),
         "required_by": sorted(required_by),
-        "resource_identity": identity(stack,
-                                      "/resources/%s" % record["name"]),
+        "resource_identity": identity(stack, "/resources/%s" % record["name"]),
         "stack_identity": identity(stack),
         "stack_name": stack["name"],
     }
@@ -80,16 +90,17 @@ def resource(record, stack, required_by=(), detail=False):
 def record_version(record):
     """One version of a resource (our ``/versions`` extension)."""
     return {
-        "id": record["uuid"], "version": record["version"],
+        "id": record["uuid"],
+        "version": record["version"],
         "role": record["role"],
         "physical_resource_id": record["physical_resource_id"] or "",
         "resource_type": record["type"],
-        "resource_status": states.joined(record["action"],
-                                         record["status"]),
+        "resource_status": states.joined(record["action"], record["status"]),
         "resource_status_reason": record["status_reason"] or "",
         "template_id": record["template_id"],
         "properties": json.loads(record["properties_data"] or "{}"),
-        "replaces": record["replaces"], "replaced_by": record["replaced_by"],
+        "replaces": record["replaces"],
+        "replaced_by": record["replaced_by"],
         "creation_time": timestamp(record["created_at"]),
         "updated_time": timestamp(record["updated_at"]),
     }
@@ -101,16 +112,18 @@ def event(row, stack):
     return {
         "id": row["uuid"],
         "event_identity": identity(
-            stack, "/resources/%s/events/%s" % (name, row["uuid"])),
-        "resource_name": name, "logical_resource_id": name,
+            stack, "/resources/%s/events/%s" % (name, row["uuid"])
+        ),
+        "resource_name": name,
+        "logical_resource_id": name,
         "physical_resource_id": row["physical_resource_id"] or "",
         "resource_action": row["resource_action"],
-        "resource_status": states.joined(row["resource_action"],
-                                         row["resource_status"]),
+        "resource_status": states.joined(
+            row["resource_action"], row["resource_status"]
+        ),
         "resource_status_reason": row["resource_status_reason"] or "",
         "resource_type": row["resource_type"],
-        "resource_properties": json.loads(row["resource_properties"]
-                                          or "{}"),
+        "resource_properties": json.loads(row["resource_properties"] or "{}"),
         "event_time": timestamp(row["created_at"]),
         "stack_identity": identity(stack),
     }
@@ -128,8 +141,13 @@ def engine_resource(record, stack, required_by=(), detail=False):
 def stack_preview(stack, bound, resources):
     """The stack a create would make (``POST /stacks/preview``)."""
     result = stack_detail(stack, bound)
-    for key in ("stack_status", "stack_status_reason", "deletion_time",
-                "updated_time", "creation_time"):
+    for key in (
+        "stack_status",
+        "stack_status_reason",
+        "deletion_time",
+        "updated_time",
+        "creation_time",
+    ):
         result.pop(key, None)
     result["id"] = "None"
     result["resources"] = resources
@@ -139,11 +157,15 @@ def stack_preview(stack, bound, resources):
 def service(svc, up):
     """An engine service (``GET /services``)."""
     return {
-        "id": svc["engine_id"], "engine_id": svc["engine_id"],
-        "host": svc["host"], "hostname": svc["hostname"],
-        "binary": svc["binary"], "topic": svc["topic"],
+        "id": svc["engine_id"],
+        "engine_id": svc["engine_id"],
+        "host": svc["host"],
+        "hostname": svc["hostname"],
+        "binary": svc["binary"],
+        "topic": svc["topic"],
         "report_interval": svc["report_interval"],
         "status": "up" if up else "down",
         "created_at": timestamp(svc["created_at"]),
         "updated_at": timestamp(svc["updated_at"]),
-        "deleted_at": None}
+        "deleted_at": None,
+    }

@@ -18,5 +18,6 @@ class WorkerEndpoint:
 
         Idempotent: stale, finished or locked nodes do nothing.
         """
-        self.dispatcher.run_batch([(stack_id, traversal, entity, phase)
-                                   for entity, phase in nodes])
+        self.dispatcher.run_batch(
+            [(stack_id, traversal, entity, phase) for entity, phase in nodes]
+        )

@@ -90,8 +90,9 @@ class Resource:
     needs_caller_token = False
     request_context = None
 
-    def __init__(self, name, type_name, props, resource_id=None,
-                 data=None, stack=None):
+    def __init__(
+        self, name, type_name, props, resource_id=None, data=None, stack=None
+    ):
         self.name = name
         self.type_name = type_name
         self.properties = props
@@ -110,16 +111,19 @@ class Resource:
     @classmethod
     def validate_properties(cls, values, path, unresolved=()):
         """Return validated properties; see ``properties.validate``."""
-        return properties.validate(cls.properties_schema, values, path,
-                                   unresolved)
+        return properties.validate(
+            cls.properties_schema, values, path, unresolved
+        )
 
     # Identity and storage ------------------------------------------------
     def resource_id_set(self, resource_id):
         """Record the physical ID (stored at once, see above)."""
         self.resource_id = resource_id
         self.resource_id_changed = True
-        if self.on_resource_id is not None and \
-                self.persist_resource_id_at_once:
+        if (
+            self.on_resource_id is not None
+            and self.persist_resource_id_at_once
+        ):
             self.on_resource_id(resource_id)
             self.resource_id_changed = False
 
@@ -148,15 +152,15 @@ class Resource:
         :raises RuntimeError: if the engine did not provide it.
         """
         if self.lookup_resource_data is None:
-            raise RuntimeError("resource data lookup is not available to "
-                               "%s here" % self.name)
+            raise RuntimeError(
+                "resource data lookup is not available to %s here" % self.name
+            )
         return self.lookup_resource_data(name)
 
     def physical_resource_name(self):
         """``<stack>-<name>-<short id>``, as Heat names things."""
         short = (self.stack.get("record_uuid") or "")[:12]
-        return "%s-%s-%s" % (self.stack.get("name", "stack"), self.name,
-                             short)
+        return "%s-%s-%s" % (self.stack.get("name", "stack"), self.name, short)
 
     def get_reference_id(self):
         """What ``get_resource`` returns: the physical ID, else the name."""
@@ -166,8 +170,10 @@ class Resource:
     def attributes(cls):
         """{name: Attribute} including the base attribute ``show``."""
         result = properties.attribute_schema(cls.attributes_schema)
-        result.setdefault("show", properties.Attribute(
-            "Detailed information about the resource."))
+        result.setdefault(
+            "show",
+            properties.Attribute("Detailed information about the resource."),
+        )
         return result
 
     def get_attribute(self, name, path=()):
@@ -215,8 +221,9 @@ class Resource:
     def immutable_changes(self, prop_diff):
         """The changed properties that may never change."""
         schema = self.properties_schema or {}
-        return sorted(k for k in prop_diff
-                      if k in schema and schema[k].immutable)
+        return sorted(
+            k for k in prop_diff if k in schema and schema[k].immutable
+        )
 
     def needs_replace(self, new_props, prop_diff):
         """True if going to ``new_props`` needs a new physical resource.
@@ -227,5 +234,6 @@ class Resource:
         schema = self.properties_schema
         if schema is None:
             return False
-        return any(not schema[k].update_allowed for k in prop_diff
-                   if k in schema)
+        return any(
+            not schema[k].update_allowed for k in prop_diff if k in schema
+        )

@@ -39,25 +39,39 @@ class Range(Constraint):
     def _error(self, value):
         if self.min is not None and value < self.min:
             return "%s is out of range (min: %s, max: %s)" % (
-                value, self.min, self.max)
+                value,
+                self.min,
+                self.max,
+            )
         if self.max is not None and value > self.max:
             return "%s is out of range (min: %s, max: %s)" % (
-                value, self.min, self.max)
+                value,
+                self.min,
+                self.max,
+            )
         return None
 
     def _dict(self):
-        return {"range": {k: v for k, v in (("min", self.min),
-                                            ("max", self.max))
-                          if v is not None}}
+        return {
+            "range": {
+                k: v
+                for k, v in (("min", self.min), ("max", self.max))
+                if v is not None
+            }
+        }
 
 
 class Length(Range):
     def _error(self, value):
         length = len(value)
         if (self.min is not None and length < self.min) or (
-                self.max is not None and length > self.max):
+            self.max is not None and length > self.max
+        ):
             return "length (%d) is out of range (min: %s, max: %s)" % (
-                length, self.min, self.max)
+                length,
+                self.min,
+                self.max,
+            )
         return None
 
     def _dict(self):
@@ -87,8 +101,7 @@ class AllowedPattern(Constraint):
     def _error(self, value):
         match = self._regex.match(str(value))
         if match is None or match.end() != len(str(value)):
-            return '"%s" does not match pattern "%s"' % (value,
-                                                         self.pattern)
+            return '"%s" does not match pattern "%s"' % (value, self.pattern)
         return None
 
     def _dict(self):

@@ -17,8 +17,11 @@ from heat_lite.common import exception
 # The update_policy keys a group reads, with Heat's defaults.
 POLICIES = {
     "batch_create": {"max_batch_size": 1, "pause_time": 0},
-    "rolling_update": {"max_batch_size": 1, "min_in_service": 0,
-                       "pause_time": 0},
+    "rolling_update": {
+        "max_batch_size": 1,
+        "min_in_service": 0,
+        "pause_time": 0,
+    },
 }
 
 
@@ -29,7 +32,8 @@ def _number(value, path, cast):
         number = -1
     if number < 0:
         raise exception.StackValidationFailed(
-            path=path, msg="must be a number >= 0") from None
+            path=path, msg="must be a number >= 0"
+        ) from None
     return number
 
 
@@ -46,8 +50,9 @@ def policy(update_policy, key):
     for name, default in POLICIES[key].items():
         value = given.get(name, default)
         cast = float if name == "pause_time" else int
-        result[name] = _number(value, "update_policy.%s.%s" % (key, name),
-                               cast)
+        result[name] = _number(
+            value, "update_policy.%s.%s" % (key, name), cast
+        )
     return result
 
 
@@ -70,14 +75,14 @@ def chunks(names, size):
     """``names`` cut into consecutive batches of ``size`` (one if 0)."""
     if not size:
         return [list(names)] if names else []
-    return [names[i:i + size] for i in range(0, len(names), size)]
+    return [names[i : i + size] for i in range(0, len(names), size)]
 
 
 def step_resources(final, old, batches, index):
     """The members of step ``index``: new definitions for the members of
     ``batches[:index + 1]``, old ones for the rest (new members not yet
     reached are left out; members gone from ``final`` are dropped)."""
-    done = {name for batch in batches[:index + 1] for name in batch}
+    done = {name for batch in batches[: index + 1] for name in batch}
     resources = {}
     for name, definition in final.items():
         if name in done:

@@ -5,7 +5,14 @@ import numbers
 from heat_lite.common import exception
 
 STRING, INTEGER, NUMBER, BOOLEAN, MAP, LIST, ANY = (
-    "String", "Integer", "Number", "Boolean", "Map", "List", "Any")
+    "String",
+    "Integer",
+    "Number",
+    "Boolean",
+    "Map",
+    "List",
+    "Any",
+)
 
 
 class Schema:
@@ -20,9 +27,17 @@ class Schema:
         fails).
     """
 
-    def __init__(self, type, description="", default=None, required=False,
-                 update_allowed=False, immutable=False, schema=None,
-                 constraints=None):
+    def __init__(
+        self,
+        type,
+        description="",
+        default=None,
+        required=False,
+        update_allowed=False,
+        immutable=False,
+        schema=None,
+        constraints=None,
+    ):
         self.type = type
         self.description = description
         self.default = default
@@ -43,29 +58,37 @@ class Schema:
                 constraint.check(value)
         except (TypeError, ValueError) as exc:
             raise exception.StackValidationFailed(
-                path=path, msg=str(exc)) from None
+                path=path, msg=str(exc)
+            ) from None
         if self.type == MAP and isinstance(self.schema, dict):
             value = validate(self.schema, value, path)
         elif self.type == LIST and self.schema is not None:
-            item = (self.schema if isinstance(self.schema, Schema)
-                    else Schema(MAP, schema=self.schema))
-            value = [item.coerce(v, "%s[%d]" % (path, i))
-                     for i, v in enumerate(value)]
+            item = (
+                self.schema
+                if isinstance(self.schema, Schema)
+                else Schema(MAP, schema=self.schema)
+            )
+            value = [
+                item.coerce(v, "%s[%d]" % (path, i))
+                for i, v in enumerate(value)
+            ]
         return value
 
     def to_dict(self):
         """The schema as ``GET /resource_types/{type}`` shows it."""
-        result = {"type": self.type.lower(), "description": self.description,
-                  "required": self.required,
-                  "update_allowed": self.update_allowed,
-                  "immutable": self.immutable}
+        result = {
+            "type": self.type.lower(),
+            "description": self.description,
+            "required": self.required,
+            "update_allowed": self.update_allowed,
+            "immutable": self.immutable,
+        }
         if self.default is not None:
             result["default"] = self.default
         if self.constraints:
             result["constraints"] = [c.to_dict() for c in self.constraints]
         if isinstance(self.schema, dict):
-            result["schema"] = {k: v.to_dict()
-                                for k, v in self.schema.items()}
+            result["schema"] = {k: v.to_dict() for k, v in self.schema.items()}
         elif isinstance(self.schema, Schema):
             result["schema"] = {"*": self.schema.to_dict()}
         return result
@@ -88,8 +111,10 @@ class Attribute:
 def attribute_schema(schema):
     """Normalise ``attributes_schema`` values (a description string is
     accepted as shorthand) to ``Attribute`` objects."""
-    return {name: value if isinstance(value, Attribute)
-            else Attribute(str(value)) for name, value in schema.items()}
+    return {
+        name: value if isinstance(value, Attribute) else Attribute(str(value))
+        for name, value in schema.items()
+    }
 
 
 def _string(value):
@@ -146,8 +171,15 @@ def _list(value):
     return list(value)
 
 
-_CHECKS = {STRING: _string, INTEGER: _integer, NUMBER: _number,
-           BOOLEAN: _boolean, MAP: _map, LIST: _list, ANY: lambda v: v}
+_CHECKS = {
+    STRING: _string,
+    INTEGER: _integer,
+    NUMBER: _number,
+    BOOLEAN: _boolean,
+    MAP: _map,
+    LIST: _list,
+    ANY: lambda v: v,
+}
 
 
 def validate(schema, values, path, unresolved=()):
@@ -164,11 +196,13 @@ def validate(schema, values, path, unresolved=()):
         return dict(values)
     if not isinstance(values, dict):
         raise exception.StackValidationFailed(
-            path=path, msg="Properties must be a map")
+            path=path, msg="Properties must be a map"
+        )
     for key in list(values) + list(unresolved):
         if key not in schema:
             raise exception.StackValidationFailed(
-                path=path, msg='Unknown Property %s' % key)
+                path=path, msg="Unknown Property %s" % key
+            )
     result = {}
     for key, prop in schema.items():
         if key in unresolved:
@@ -179,6 +213,7 @@ def validate(schema, values, path, unresolved=()):
         if value is None and prop.required:
             raise exception.StackValidationFailed(
                 path="%s.%s" % (path, key),
-                msg="Property %s not assigned" % key)
+                msg="Property %s not assigned" % key,
+            )
         result[key] = prop.coerce(value, "%s.%s" % (path, key))
     return result

@@ -13,8 +13,10 @@ _TYPES = {}
 
 
 def _on_load_failure(manager, entrypoint, exc):
-    raise RuntimeError("Resource plugin %s (%s) failed to load: %s" % (
-        entrypoint.name, entrypoint.value, exc)) from exc
+    raise RuntimeError(
+        "Resource plugin %s (%s) failed to load: %s"
+        % (entrypoint.name, entrypoint.value, exc)
+    ) from exc
 
 
 def load():
@@ -23,13 +25,18 @@ def load():
         if _TYPES:
             return dict(_TYPES)
         mgr = extension.ExtensionManager(
-            NAMESPACE, invoke_on_load=False,
-            on_load_failure_callback=_on_load_failure)
+            NAMESPACE,
+            invoke_on_load=False,
+            on_load_failure_callback=_on_load_failure,
+        )
         for ext in mgr:
-            if not (isinstance(ext.plugin, type)
-                    and issubclass(ext.plugin, base.Resource)):
-                raise RuntimeError("Resource plugin %s is not a Resource "
-                                   "subclass" % ext.name)
+            if not (
+                isinstance(ext.plugin, type)
+                and issubclass(ext.plugin, base.Resource)
+            ):
+                raise RuntimeError(
+                    "Resource plugin %s is not a Resource subclass" % ext.name
+                )
             _TYPES[ext.name] = ext.plugin
         return dict(_TYPES)
 
@@ -43,8 +50,7 @@ def get_class(type_name):
     try:
         return types[type_name]
     except KeyError:
-        raise exception.ResourceTypeUnavailable(
-            type_name=type_name) from None
+        raise exception.ResourceTypeUnavailable(type_name=type_name) from None
 
 
 def type_names():

@@ -58,18 +58,24 @@ def _auth(request_context):
     token = getattr(request_context, "auth_token", None)
     if token:
         if group.token_auth_url:
-            return v3.Token(auth_url=group.token_auth_url, token=token,
-                            project_id=request_context.project_id)
-        return _CallerToken(group.endpoint_override, token,
-                            request_context.project_id)
+            return v3.Token(
+                auth_url=group.token_auth_url,
+                token=token,
+                project_id=request_context.project_id,
+            )
+        return _CallerToken(
+            group.endpoint_override, token, request_context.project_id
+        )
     auth = loading.load_auth_from_conf_options(CONF, remote_conf.GROUP)
     if auth is None:
-        raise RemoteError(message="No credentials for the remote cloud: "
-                          "the operation carries no caller token (keystone "
-                          "mode with [DEFAULT] auth_encryption_key keeps "
-                          "it) and [remote_stack] auth_type is unset (use "
-                          "auth_type = none for a cloud without "
-                          "authentication)")
+        raise RemoteError(
+            message="No credentials for the remote cloud: "
+            "the operation carries no caller token (keystone "
+            "mode with [DEFAULT] auth_encryption_key keeps "
+            "it) and [remote_stack] auth_type is unset (use "
+            "auth_type = none for a cloud without "
+            "authentication)"
+        )
     return auth
 
 
@@ -82,8 +88,10 @@ def _verify(context_prop):
     if not cert:
         return None
     # One file per certificate, named by its digest: polls reuse it.
-    path = os.path.join(tempfile.gettempdir(), "heat-lite-ca-%s.pem" %
-                        hashlib.sha256(cert.encode()).hexdigest()[:32])
+    path = os.path.join(
+        tempfile.gettempdir(),
+        "heat-lite-ca-%s.pem" % hashlib.sha256(cert.encode()).hexdigest()[:32],
+    )
     if not os.path.exists(path):
         handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
         with os.fdopen(handle, "w") as f:
@@ -94,7 +102,8 @@ def _verify(context_prop):
 
 def _new_session(request_context, verify):
     session = loading.load_session_from_conf_options(
-        CONF, remote_conf.GROUP, auth=_auth(request_context))
+        CONF, remote_conf.GROUP, auth=_auth(request_context)
+    )
     if verify is not None:
         session.verify = verify
     return session
@@ -123,26 +132,31 @@ class RemoteHeat:
         session = _session(context_prop, request_context)
         self._as_caller = bool(getattr(request_context, "auth_token", None))
         self._api = adapter.Adapter(
-            session, service_type="orchestration",
+            session,
+            service_type="orchestration",
             interface=group.interface,
             region_name=context_prop.get("region_name"),
-            endpoint_override=group.endpoint_override)
+            endpoint_override=group.endpoint_override,
+        )
 
     def _request(self, method, path, body=None, missing_ok=False):
         try:
-            response = self._api.request(path, method, json=body,
-                                         raise_exc=False,
-                                         redirect=False)
+            response = self._api.request(
+                path, method, json=body, raise_exc=False, redirect=False
+            )
         except ks_exc.ClientException as exc:
-            raise RemoteError(message="Remote orchestration API "
-                              "unreachable: %s" % exc) from None
+            raise RemoteError(
+                message="Remote orchestration API unreachable: %s" % exc
+            ) from None
         if missing_ok and response.status_code == 404:
             return None
         if response.status_code == 401 and self._as_caller:
-            raise RemoteError(message="%s (the token of the user who "
-                              "started this operation was refused; it may "
-                              "have expired: run the operation again)" %
-                              _error_text(response))
+            raise RemoteError(
+                message="%s (the token of the user who "
+                "started this operation was refused; it may "
+                "have expired: run the operation again)"
+                % _error_text(response)
+            )
         if response.status_code >= 400:
             raise RemoteError(message=_error_text(response))
         if not response.content:
@@ -151,32 +165,52 @@ class RemoteHeat:
 
     def create(self, name, template, parameters, timeout_mins):
         """Start creating a stack; return its id."""
-        body = self._request("POST", "/stacks", {
-            "stack_name": name, "template": template,
-            "parameters": parameters, "timeout_mins": timeout_mins,
-            "disable_rollback": True})
+        body = self._request(
+            "POST",
+            "/stacks",
+            {
+                "stack_name": name,
+                "template": template,
+                "parameters": parameters,
+                "timeout_mins": timeout_mins,
+                "disable_rollback": True,
+            },
+        )
         return body["stack"]["id"]
 
     def update(self, name, stack_id, template, parameters, timeout_mins):
         """Start converging the stack onto a new template/parameters."""
-        self._request("PUT", "/stacks/%s/%s" % (name, stack_id), {
-            "template": template, "parameters": parameters,
-            "timeout_mins": timeout_mins, "disable_rollback": True})
+        self._request(
+            "PUT",
+            "/stacks/%s/%s" % (name, stack_id),
+            {
+                "template": template,
+                "parameters": parameters,
+                "timeout_mins": timeout_mins,
+                "disable_rollback": True,
+            },
+        )
 
     def delete(self, name, stack_id):
         """Start deleting the stack; False if it is already gone."""
-        return self._request("DELETE", "/stacks/%s/%s" % (name, stack_id),
-                             missing_ok=True) is not None
+        return (
+            self._request(
+                "DELETE", "/stacks/%s/%s" % (name, stack_id), missing_ok=True
+            )
+            is not None
+        )
 
     def action(self, name, stack_id, action):
         """Start ``suspend``, ``resume`` or ``check``."""
-        self._request("POST", "/stacks/%s/%s/actions" % (name, stack_id),
-                      {action: None})
+        self._request(
+            "POST", "/stacks/%s/%s/actions" % (name, stack_id), {action: None}
+        )
 
     def get(self, name, stack_id):
         """The stack (with outputs), or None if it is gone."""
-        body = self._request("GET", "/stacks/%s/%s" % (name, stack_id),
-                             missing_ok=True)
+        body = self._request(
+            "GET", "/stacks/%s/%s" % (name, stack_id), missing_ok=True
+        )
         return body["stack"] if body is not None else None
 
 
@@ -184,8 +218,8 @@ def _error_text(response):
     """The message of Heat's JSON error body, else the HTTP status."""
     try:
         error = response.json()
-        return "%s: %s" % (error["error"]["type"],
-                           error["error"]["message"])
+        return "%s: %s" % (error["error"]["type"], error["error"]["message"])
     except (ValueError, KeyError, TypeError):
-        return "HTTP %d from the remote orchestration API" % \
-            response.status_code
+        return (
+            "HTTP %d from the remote orchestration API" % response.status_code
+        )

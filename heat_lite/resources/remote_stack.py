@@ -9,10 +9,8 @@ remote stack's id; its name (``physical_resource_name()``) is kept in the
 resource data because the remote API addresses stacks by name and id.
 """
 
-import yaml
-
 from heat_lite import conf
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 from heat_lite.resources import base, remote_client, stack_resource
 from heat_lite.resources import properties as p
 
@@ -24,15 +22,22 @@ class RemoteStackFailed(exception.HeatLiteException):
 
 
 CONTEXT_SCHEMA = {
-    "region_name": p.Schema(p.STRING, "Region name in which this stack "
-                            "will be created."),
+    "region_name": p.Schema(
+        p.STRING, "Region name in which this stack will be created."
+    ),
     "credential_secret_id": p.Schema(
-        p.STRING, "A secret holding credentials for the remote cloud; "
-        "needs a key manager, which heat_lite does not have."),
-    "ca_cert": p.Schema(p.STRING, "CA certificate (PEM) of the remote "
-                        "endpoint."),
-    "insecure": p.Schema(p.BOOLEAN, "Do not verify the remote endpoint's "
-                         "TLS certificate.", default=False),
+        p.STRING,
+        "A secret holding credentials for the remote cloud; "
+        "needs a key manager, which heat_lite does not have.",
+    ),
+    "ca_cert": p.Schema(
+        p.STRING, "CA certificate (PEM) of the remote endpoint."
+    ),
+    "insecure": p.Schema(
+        p.BOOLEAN,
+        "Do not verify the remote endpoint's TLS certificate.",
+        default=False,
+    ),
 }
 
 
@@ -40,20 +45,32 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
     """Heat's properties and attributes; see the module docstring."""
 
     properties_schema = {
-        "context": p.Schema(p.MAP, "Context for this stack.",
-                            schema=CONTEXT_SCHEMA),
-        "template": p.Schema(p.STRING, "Template that specifies the stack "
-                             "to be created as a resource.", required=True,
-                             update_allowed=True),
-        "timeout": p.Schema(p.INTEGER, "Number of minutes to wait for this "
-                            "stack creation.", update_allowed=True),
-        "parameters": p.Schema(p.MAP, "Set of parameters passed to this "
-                               "stack.", default={}, update_allowed=True),
+        "context": p.Schema(
+            p.MAP, "Context for this stack.", schema=CONTEXT_SCHEMA
+        ),
+        "template": p.Schema(
+            p.STRING,
+            "Template that specifies the stack to be created as a resource.",
+            required=True,
+            update_allowed=True,
+        ),
+        "timeout": p.Schema(
+            p.INTEGER,
+            "Number of minutes to wait for this stack creation.",
+            update_allowed=True,
+        ),
+        "parameters": p.Schema(
+            p.MAP,
+            "Set of parameters passed to this stack.",
+            default={},
+            update_allowed=True,
+        ),
     }
     attributes_schema = {
         "stack_name": p.Attribute("Name of the stack.", "STRING"),
-        "outputs": p.Attribute("A dict of key-value pairs output from the "
-                               "stack.", "MAP"),
+        "outputs": p.Attribute(
+            "A dict of key-value pairs output from the stack.", "MAP"
+        ),
     }
     # The engine sets ``request_context`` from the operation's caller; its
     # token is then used instead of the configured credentials.
@@ -68,7 +85,8 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
             raise exception.StackValidationFailed(
                 path="%s.context.credential_secret_id" % path,
                 msg="credential_secret_id needs a key manager, which is "
-                "not available; configure [remote_stack] credentials")
+                "not available; configure [remote_stack] credentials",
+            )
         return props
 
     @property
@@ -80,18 +98,21 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
         (and the token it authenticated with)."""
         if self._remote is None:
             self._remote = remote_client.RemoteHeat(
-                self.properties.get("context"), self.request_context)
+                self.properties.get("context"), self.request_context
+            )
         return self._remote
 
     def _template(self):
         try:
-            template = yaml.safe_load(self.properties["template"])
-        except yaml.YAMLError as exc:
-            raise RemoteStackFailed(reason="The remote stack template is "
-                                    "not valid YAML: %s" % exc) from None
+            template = template_format.loads(self.properties["template"])
+        except ValueError as exc:
+            raise RemoteStackFailed(
+                reason="The remote stack template is not valid YAML: %s" % exc
+            ) from None
         if not isinstance(template, dict):
-            raise RemoteStackFailed(reason="The remote stack template is "
-                                    "not a map")
+            raise RemoteStackFailed(
+                reason="The remote stack template is not a map"
+            )
         return template
 
     def _remote_name(self):
@@ -102,16 +123,23 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
         name = self.physical_resource_name()
         self.data_set("stack_name", name)
         stack_id = self._client().create(
-            name, self._template(), self.properties.get("parameters") or {},
-            self.properties.get("timeout"))
+            name,
+            self._template(),
+            self.properties.get("parameters") or {},
+            self.properties.get("timeout"),
+        )
         self.resource_id_set(stack_id)
         return "CREATE"
 
     def handle_update(self, new_props, prop_diff):
         self.properties = new_props
         self._client().update(
-            self._remote_name(), self.resource_id, self._template(),
-            new_props.get("parameters") or {}, new_props.get("timeout"))
+            self._remote_name(),
+            self.resource_id,
+            self._template(),
+            new_props.get("parameters") or {},
+            new_props.get("timeout"),
+        )
         return "UPDATE"
 
     def handle_delete(self):
@@ -120,8 +148,9 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
         return "DELETE"
 
     def _action(self, action):
-        self._client().action(self._remote_name(), self.resource_id,
-                               action.lower())
+        self._client().action(
+            self._remote_name(), self.resource_id, action.lower()
+        )
         return action
 
     def handle_suspend(self):
@@ -141,13 +170,23 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
         state = None
         if stack is not None:
             remote_action, _, status = stack["stack_status"].partition("_")
-            state = (remote_action, status, "Remote stack %s %s: %s" % (
-                self._remote_name(), stack["stack_status"],
-                stack.get("stack_status_reason")))
+            state = (
+                remote_action,
+                status,
+                "Remote stack %s %s: %s"
+                % (
+                    self._remote_name(),
+                    stack["stack_status"],
+                    stack.get("stack_status_reason"),
+                ),
+            )
         return stack_resource.stack_done(
-            state, action, self.default_poll_interval,
+            state,
+            action,
+            self.default_poll_interval,
             "Remote stack %s is gone" % self.resource_id,
-            error=RemoteStackFailed)
+            error=RemoteStackFailed,
+        )
 
     # Attributes ------------------------------------------------------------
     def _remote_stack(self):
@@ -162,8 +201,10 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
             stack = self._remote_stack()
             if stack is None:
                 return None
-            return {o["output_key"]: o.get("output_value")
-                    for o in stack.get("outputs") or []}
+            return {
+                o["output_key"]: o.get("output_value")
+                for o in stack.get("outputs") or []
+            }
         return None
 
     def _show_resource(self):

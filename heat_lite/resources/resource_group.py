@@ -15,14 +15,14 @@ from heat_lite.resources import (
 from heat_lite.resources import properties as p
 
 _ATTRIBUTES = {
-    "refs": p.Attribute("The reference ids of the members, in order.",
-                        "LIST"),
-    "refs_map": p.Attribute("A map of member name to reference id.",
-                            "MAP"),
-    "attributes": p.Attribute("A map of member name to the attribute "
-                              "named by the path.", "MAP"),
-    "removed_rsrc_list": p.Attribute("Members removed by removal "
-                                     "policies.", "LIST"),
+    "refs": p.Attribute("The reference ids of the members, in order.", "LIST"),
+    "refs_map": p.Attribute("A map of member name to reference id.", "MAP"),
+    "attributes": p.Attribute(
+        "A map of member name to the attribute named by the path.", "MAP"
+    ),
+    "removed_rsrc_list": p.Attribute(
+        "Members removed by removal policies.", "LIST"
+    ),
 }
 
 
@@ -57,8 +57,11 @@ class _Members(stack_resource.StackResource):
             member = members.get(str(parts[0]))
             if member is None:
                 return None
-            value, path = ((member[1].get(parts[1]), parts[2:])
-                           if len(parts) > 1 else (member[0], ()))
+            value, path = (
+                (member[1].get(parts[1]), parts[2:])
+                if len(parts) > 1
+                else (member[0], ())
+            )
         elif name == "show":
             value = None
         else:
@@ -75,8 +78,9 @@ def _replace_index(value, index_var, index):
     if isinstance(value, list):
         return [_replace_index(v, index_var, index) for v in value]
     if isinstance(value, dict):
-        return {k: _replace_index(v, index_var, index)
-                for k, v in value.items()}
+        return {
+            k: _replace_index(v, index_var, index) for k, v in value.items()
+        }
     return value
 
 
@@ -84,34 +88,54 @@ class ResourceGroup(_Members):
     """``count`` copies of ``resource_def``; see heat.md §5.6."""
 
     properties_schema = {
-        "count": p.Schema(p.INTEGER, "Number of members.", default=1,
-                          update_allowed=True,
-                          constraints=[constraints.Range(min=0)]),
-        "index_var": p.Schema(p.STRING, "Replaced by the member name in "
-                              "the member properties.", default="%index%",
-                              update_allowed=True,
-                              constraints=[constraints.Length(min=3)]),
-        "resource_def": p.Schema(p.MAP, "The member definition.",
-                                 required=True, update_allowed=True,
-                                 schema={
-                                     "type": p.Schema(p.STRING,
-                                                      required=True),
-                                     "properties": p.Schema(p.MAP),
-                                     "metadata": p.Schema(p.MAP)}),
+        "count": p.Schema(
+            p.INTEGER,
+            "Number of members.",
+            default=1,
+            update_allowed=True,
+            constraints=[constraints.Range(min=0)],
+        ),
+        "index_var": p.Schema(
+            p.STRING,
+            "Replaced by the member name in the member properties.",
+            default="%index%",
+            update_allowed=True,
+            constraints=[constraints.Length(min=3)],
+        ),
+        "resource_def": p.Schema(
+            p.MAP,
+            "The member definition.",
+            required=True,
+            update_allowed=True,
+            schema={
+                "type": p.Schema(p.STRING, required=True),
+                "properties": p.Schema(p.MAP),
+                "metadata": p.Schema(p.MAP),
+            },
+        ),
         "removal_policies": p.Schema(
-            p.LIST, "Members to remove; their names are never reused.",
-            default=[], update_allowed=True,
-            schema={"resource_list": p.Schema(p.LIST, default=[])}),
+            p.LIST,
+            "Members to remove; their names are never reused.",
+            default=[],
+            update_allowed=True,
+            schema={"resource_list": p.Schema(p.LIST, default=[])},
+        ),
         "removal_policies_mode": p.Schema(
-            p.STRING, "append or update the stored removal list.",
-            default="append", update_allowed=True,
-            constraints=[constraints.AllowedValues(["append", "update"])]),
+            p.STRING,
+            "append or update the stored removal list.",
+            default="append",
+            update_allowed=True,
+            constraints=[constraints.AllowedValues(["append", "update"])],
+        ),
     }
 
     def _removed(self):
         """Names removed for good (stored, extended per the mode)."""
-        stored = [] if self.properties.get("removal_policies_mode") == \
-            "update" else list(self.data().get("removed", []))
+        stored = (
+            []
+            if self.properties.get("removal_policies_mode") == "update"
+            else list(self.data().get("removed", []))
+        )
         for policy in self.properties.get("removal_policies") or []:
             for name in policy.get("resource_list") or []:
                 if str(name) not in stored:
@@ -129,8 +153,7 @@ class ResourceGroup(_Members):
         return names
 
     def _definitions(self):
-        """{member name: definition} of the current properties, in order.
-        """
+        """{member name: definition} of the current properties, in order."""
         definition = self.properties["resource_def"]
         index_var = self.properties.get("index_var") or "%index%"
         result = {}
@@ -139,7 +162,8 @@ class ResourceGroup(_Members):
             for key in ("properties", "metadata"):
                 if definition.get(key):
                     member[key] = _replace_index(
-                        copy.deepcopy(definition[key]), index_var, name)
+                        copy.deepcopy(definition[key]), index_var, name
+                    )
             result[name] = member
         return result
 
@@ -163,9 +187,15 @@ class ResourceGroup(_Members):
         steps = self._steps("CREATE", "batch_create", {})
         if steps is None:
             return super().handle_create()
-        self.resource_id_set(self.nested_stacks.create(
-            self.stack["id"], self._parent_template_id(), self.name,
-            self._step_template(steps), {}))
+        self.resource_id_set(
+            self.nested_stacks.create(
+                self.stack["id"],
+                self._parent_template_id(),
+                self.name,
+                self._step_template(steps),
+                {},
+            )
+        )
         return steps
 
     def handle_update(self, new_props, prop_diff):
@@ -177,9 +207,13 @@ class ResourceGroup(_Members):
             steps = self._steps("UPDATE", "rolling_update", old)
         if steps is None:
             template, params = self.child_template("rolling_update")
-            self.nested_stacks.update(self.resource_id,
-                                      self._parent_template_id(), self.name,
-                                      template, params)
+            self.nested_stacks.update(
+                self.resource_id,
+                self._parent_template_id(),
+                self.name,
+                template,
+                params,
+            )
             return "UPDATE"
         self._update_child(self._step_template(steps))
         return steps
@@ -192,22 +226,36 @@ class ResourceGroup(_Members):
         final = self._definitions()
         changed = [n for n in final if old.get(n) != final[n]]
         batches = group_batches.chunks(
-            changed, group_batches.batch_size(len(final), rules))
+            changed, group_batches.batch_size(len(final), rules)
+        )
         if len(batches) < 2:
             return None
-        return {"action": action, "final": final, "old": old,
-                "batches": batches, "index": 0, "pause_until": None,
-                "pause": rules["pause_time"]}
+        return {
+            "action": action,
+            "final": final,
+            "old": old,
+            "batches": batches,
+            "index": 0,
+            "pause_until": None,
+            "pause": rules["pause_time"],
+        }
 
     @staticmethod
     def _step_template(steps):
-        return _template(group_batches.step_resources(
-            steps["final"], steps["old"], steps["batches"], steps["index"]))
+        return _template(
+            group_batches.step_resources(
+                steps["final"], steps["old"], steps["batches"], steps["index"]
+            )
+        )
 
     def _update_child(self, template):
-        self.nested_stacks.update(self.resource_id,
-                                  self._parent_template_id(), self.name,
-                                  template, {})
+        self.nested_stacks.update(
+            self.resource_id,
+            self._parent_template_id(),
+            self.name,
+            template,
+            {},
+        )
 
     def _stack_done(self, action):
         if not isinstance(action, dict):
@@ -237,14 +285,25 @@ class ResourceChain(_Members):
     unless ``concurrent``."""
 
     properties_schema = {
-        "resources": p.Schema(p.LIST, "The member types, in order.",
-                              required=True, update_allowed=True,
-                              schema=p.Schema(p.STRING)),
-        "concurrent": p.Schema(p.BOOLEAN, "Create all members at once.",
-                               default=False, update_allowed=True),
-        "resource_properties": p.Schema(p.MAP, "Properties of every "
-                                        "member.", default={},
-                                        update_allowed=True),
+        "resources": p.Schema(
+            p.LIST,
+            "The member types, in order.",
+            required=True,
+            update_allowed=True,
+            schema=p.Schema(p.STRING),
+        ),
+        "concurrent": p.Schema(
+            p.BOOLEAN,
+            "Create all members at once.",
+            default=False,
+            update_allowed=True,
+        ),
+        "resource_properties": p.Schema(
+            p.MAP,
+            "Properties of every member.",
+            default={},
+            update_allowed=True,
+        ),
     }
 
     def member_names(self):
@@ -260,5 +319,7 @@ class ResourceChain(_Members):
             if i and not self.properties.get("concurrent"):
                 member["depends_on"] = str(i - 1)
             resources[str(i)] = member
-        return {"heat_template_version": "2015-04-30",
-                "resources": resources}, {}
+        return {
+            "heat_template_version": "2015-04-30",
+            "resources": resources,
+        }, {}

@@ -25,52 +25,83 @@ def _io_schema(extra):
     schema = {
         "name": p.Schema(p.STRING, "Name of the value.", required=True),
         "description": p.Schema(p.STRING, "Description of the value."),
-        "type": p.Schema(p.STRING, "Type of the value.", default="String",
-                         constraints=[c.AllowedValues(IO_TYPES)]),
+        "type": p.Schema(
+            p.STRING,
+            "Type of the value.",
+            default="String",
+            constraints=[c.AllowedValues(IO_TYPES)],
+        ),
     }
     schema.update(extra)
     return schema
 
 
-INPUT_SCHEMA = _io_schema({
-    "default": p.Schema(p.ANY, "Default value for the input if none is "
-                        "specified."),
-    "replace_on_change": p.Schema(
-        p.BOOLEAN, "Replace the deployment instead of updating it when "
-        "the input value changes.", default=False),
-})
-OUTPUT_SCHEMA = _io_schema({
-    "error_output": p.Schema(
-        p.BOOLEAN, "Denotes that the deployment is in an error state if "
-        "this output has a value.", default=False),
-})
+INPUT_SCHEMA = _io_schema(
+    {
+        "default": p.Schema(
+            p.ANY, "Default value for the input if none is specified."
+        ),
+        "replace_on_change": p.Schema(
+            p.BOOLEAN,
+            "Replace the deployment instead of updating it when "
+            "the input value changes.",
+            default=False,
+        ),
+    }
+)
+OUTPUT_SCHEMA = _io_schema(
+    {
+        "error_output": p.Schema(
+            p.BOOLEAN,
+            "Denotes that the deployment is in an error state if "
+            "this output has a value.",
+            default=False,
+        ),
+    }
+)
 
 
 class SoftwareConfig(base.Resource):
     """Heat's properties and attribute; see the module docstring."""
 
     properties_schema = {
-        "group": p.Schema(p.STRING, "Namespace to group this software "
-                          "config by when delivered to a server. This may "
-                          "imply what configuration tool is going to "
-                          "perform the configuration.",
-                          default="Heat::Ungrouped"),
-        "config": p.Schema(p.STRING, "Configuration script or manifest "
-                           "which specifies what actual configuration is "
-                           "performed."),
-        "options": p.Schema(p.MAP, "Map containing options specific to the "
-                            "configuration management tool used by this "
-                            "resource."),
-        "inputs": p.Schema(p.LIST, "Schema representing the inputs that "
-                           "this software config is expecting.",
-                           schema=INPUT_SCHEMA),
-        "outputs": p.Schema(p.LIST, "Schema representing the outputs that "
-                            "this software config will produce.",
-                            schema=OUTPUT_SCHEMA),
+        "group": p.Schema(
+            p.STRING,
+            "Namespace to group this software "
+            "config by when delivered to a server. This may "
+            "imply what configuration tool is going to "
+            "perform the configuration.",
+            default="Heat::Ungrouped",
+        ),
+        "config": p.Schema(
+            p.STRING,
+            "Configuration script or manifest "
+            "which specifies what actual configuration is "
+            "performed.",
+        ),
+        "options": p.Schema(
+            p.MAP,
+            "Map containing options specific to the "
+            "configuration management tool used by this "
+            "resource.",
+        ),
+        "inputs": p.Schema(
+            p.LIST,
+            "Schema representing the inputs that "
+            "this software config is expecting.",
+            schema=INPUT_SCHEMA,
+        ),
+        "outputs": p.Schema(
+            p.LIST,
+            "Schema representing the outputs that "
+            "this software config will produce.",
+            schema=OUTPUT_SCHEMA,
+        ),
     }
     attributes_schema = {
-        "config": p.Attribute("The config value of the software config.",
-                              type="string"),
+        "config": p.Attribute(
+            "The config value of the software config.", type="string"
+        ),
     }
     # Where configs are kept; a unit test may put a fake store here.
     store = software_configs
@@ -80,23 +111,25 @@ class SoftwareConfig(base.Resource):
 
     def handle_create(self):
         config_id = str(uuid.uuid4())
-        self.store.software_config_create({
-            "id": config_id, "tenant": self._tenant(),
-            "name": self.physical_resource_name(),
-            "group": self.properties.get("group"),
-            "config": self.properties.get("config"),
-            "options": self.properties.get("options") or {},
-            "inputs": self.properties.get("inputs") or [],
-            "outputs": self.properties.get("outputs") or [],
-        })
+        self.store.software_config_create(
+            {
+                "id": config_id,
+                "tenant": self._tenant(),
+                "name": self.physical_resource_name(),
+                "group": self.properties.get("group"),
+                "config": self.properties.get("config"),
+                "options": self.properties.get("options") or {},
+                "inputs": self.properties.get("inputs") or [],
+                "outputs": self.properties.get("outputs") or [],
+            }
+        )
         self.resource_id_set(config_id)
 
     def handle_delete(self):
         if not self.resource_id:
             return
         try:
-            self.store.software_config_delete(self.resource_id,
-                                              self._tenant())
+            self.store.software_config_delete(self.resource_id, self._tenant())
         except exception.NotFound:
             pass  # already deleted through the API
 
@@ -106,8 +139,9 @@ class SoftwareConfig(base.Resource):
         if not self.resource_id:
             return None
         try:
-            return self.store.software_config_get(self.resource_id,
-                                                  self._tenant())
+            return self.store.software_config_get(
+                self.resource_id, self._tenant()
+            )
         except exception.NotFound:
             return None
 

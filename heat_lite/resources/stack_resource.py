@@ -10,8 +10,6 @@ worker thread never waits and engines never call each other.
 from heat_lite.common import exception
 from heat_lite.resources import base
 
-_ARN = "arn:openstack:heat::%s:stacks/%s/%s"
-
 
 class NestedStackFailed(exception.HeatLiteException):
     msg_fmt = "%(reason)s"
@@ -64,6 +62,10 @@ class StackResource(PollsStack, base.Resource):
     # Every update is pushed into the child: its template may change
     # without the resource's own properties changing.
     always_update = True
+    # The handlers start an action on the child stack, which writes its
+    # own "Stack <ACTION> started" event: this resource's IN_PROGRESS
+    # event is written first, so that nested event lists read in order.
+    announces_start = True
 
     def child_template(self):
         """Return (template, parameters) of the child stack."""
@@ -75,8 +77,12 @@ class StackResource(PollsStack, base.Resource):
     def handle_create(self):
         template, params = self.child_template()
         child_id = self.nested_stacks.create(
-            self.stack["id"], self._parent_template_id(), self.name,
-            template, params)
+            self.stack["id"],
+            self._parent_template_id(),
+            self.name,
+            template,
+            params,
+        )
         self.resource_id_set(child_id)
         return "CREATE"
 
@@ -85,17 +91,26 @@ class StackResource(PollsStack, base.Resource):
         (a new child stack, whose own resources are adopted)."""
         template, params = self.child_template()
         child_id = self.nested_stacks.create(
-            self.stack["id"], self._parent_template_id(), self.name,
-            template, params, adopt=resource_data.get("resources") or {})
+            self.stack["id"],
+            self._parent_template_id(),
+            self.name,
+            template,
+            params,
+            adopt=resource_data.get("resources") or {},
+        )
         self.resource_id_set(child_id)
         return "ADOPT"
 
     def handle_update(self, new_props, prop_diff):
         self.properties = new_props
         template, params = self.child_template()
-        self.nested_stacks.update(self.resource_id,
-                                  self._parent_template_id(), self.name,
-                                  template, params)
+        self.nested_stacks.update(
+            self.resource_id,
+            self._parent_template_id(),
+            self.name,
+            template,
+            params,
+        )
         return "UPDATE"
 
     def handle_delete(self):
@@ -120,19 +135,21 @@ class StackResource(PollsStack, base.Resource):
     def _stack_done(self, action):
         if not self.resource_id:
             return True
-        return stack_done(self.nested_stacks.state(self.resource_id),
-                          action, self.default_poll_interval,
-                          "Nested stack %s is gone" % self.resource_id)
+        return stack_done(
+            self.nested_stacks.state(self.resource_id),
+            action,
+            self.default_poll_interval,
+            "Nested stack %s is gone" % self.resource_id,
+        )
 
-    def get_reference_id(self):
-        """The child stack's ARN, as Heat's get_resource returns it."""
-        if not self.resource_id:
-            return self.name
-        return _ARN % (self.stack.get("tenant", ""), self._child_name(),
-                       self.resource_id)
-
-    def _child_name(self):
-        return self.nested_stacks.name(self.resource_id)
+    def child_arn(self):
+        """The child stack's ARN (``arn:openstack:heat::<project>:stacks/
+        <name>/<id>``), read from the child's own row so that it names
+        the real project however this plugin was loaded; None before the
+        child exists."""
+        if not self.resource_id or self.nested_stacks is None:
+            return None
+        return self.nested_stacks.arn(self.resource_id)
 
     def child_outputs(self):
         if not self.resource_id or self.nested_stacks is None:

@@ -7,9 +7,8 @@ import hashlib
 import json
 import threading
 
-import yaml
-
-from heat_lite.common import exception
+from heat_lite import conf
+from heat_lite.common import exception, template_format
 from heat_lite.resources import properties as p
 from heat_lite.resources import stack_resource
 
@@ -20,14 +19,16 @@ _CLASSES = {}
 def _load(content):
     if isinstance(content, dict):
         return content
-    try:
-        loaded = yaml.safe_load(content)
-    except yaml.YAMLError as exc:
-        raise exception.StackValidationFailed(
-            msg="Error parsing template: %s" % exc) from None
+    loaded = template_format.parse(
+        content,
+        conf.CONF.max_template_size,
+        "Template",
+        exception.StackValidationFailed,
+    )
     if not isinstance(loaded, dict):
         raise exception.StackValidationFailed(
-            msg="The template is not a mapping")
+            msg="The template is not a mapping"
+        )
     return loaded
 
 
@@ -38,9 +39,12 @@ def _schema(template):
     props = {}
     for name, param in (template.get("parameters") or {}).items():
         param = param if isinstance(param, dict) else {}
-        props[name] = p.Schema(p.ANY, param.get("description", ""),
-                               required="default" not in param,
-                               update_allowed=True)
+        props[name] = p.Schema(
+            p.ANY,
+            param.get("description", ""),
+            required="default" not in param,
+            update_allowed=True,
+        )
     return props
 
 
@@ -71,28 +75,39 @@ class TemplateResource(stack_resource.StackResource):
         return attrs.get(parts[1]) if len(parts) > 1 else reference
 
     def get_reference_id(self):
-        """The child's ``OS::stack_id`` output if it has one, else ARN."""
-        outputs = (self.template.get("outputs") or {})
-        if "OS::stack_id" in outputs and self.resource_id:
+        """The child's ``OS::stack_id`` output if it has one, else its
+        ARN (a group's get_resource, by contrast, is its child's id)."""
+        if not self.resource_id:
+            return self.name
+        outputs = self.template.get("outputs") or {}
+        if "OS::stack_id" in outputs:
             return self.child_outputs().get("OS::stack_id")
-        return super().get_reference_id()
+        return self.child_arn()
 
 
 def for_template(key, content):
     """The TemplateResource subclass for template file ``key``."""
     template = _load(content)
-    digest = hashlib.sha256(json.dumps(template, sort_keys=True,
-                                       default=str).encode()).hexdigest()
+    digest = hashlib.sha256(
+        json.dumps(template, sort_keys=True, default=str).encode()
+    ).hexdigest()
     with _LOCK:
         cls = _CLASSES.get((key, digest))
         if cls is None:
             outputs = template.get("outputs") or {}
-            cls = type("TemplateResource", (TemplateResource,), {
-                "template_key": key, "template": template,
-                "properties_schema": _schema(template),
-                "attributes_schema": {
-                    name: p.Attribute((out or {}).get("description", ""))
-                    for name, out in outputs.items()
-                    if isinstance(out, dict) or out is None}})
+            cls = type(
+                "TemplateResource",
+                (TemplateResource,),
+                {
+                    "template_key": key,
+                    "template": template,
+                    "properties_schema": _schema(template),
+                    "attributes_schema": {
+                        name: p.Attribute((out or {}).get("description", ""))
+                        for name, out in outputs.items()
+                        if isinstance(out, dict) or out is None
+                    },
+                },
+            )
             _CLASSES[(key, digest)] = cls
         return cls

@@ -3,7 +3,10 @@
 It waits (``wait_secs``, ``action_wait_secs``) by polling, never by
 sleeping in a worker thread; it fails on demand (``fail``); it asks for
 replacement (``update_replace``, ``update_replace_value``); adopt takes
-over only a physical ID it made and has not deleted. When
+over only a physical ID it made and has not deleted; ``poison`` names a
+step of the plugin contract that raises an unexpected exception (a
+ZeroDivisionError naming the step and ``value``), as a buggy plugin
+would. When
 ``[engine] test_resource_ledger`` is set, every physical ID it creates or
 deletes is appended to that file, so a test can check that nothing leaks.
 """
@@ -13,7 +16,7 @@ import time
 import uuid
 
 from heat_lite import conf
-from heat_lite.resources import base
+from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
 
 CONF = conf.CONF
@@ -42,33 +45,76 @@ def read_ledger(path):
     return created, deleted
 
 
+POISON_STEPS = (
+    "handle_create",
+    "check_create_complete",
+    "handle_update",
+    "check_update_complete",
+    "needs_replace",
+    "handle_delete",
+    "check_delete_complete",
+    "attributes",
+)
+
+
 class TestResource(base.Resource):
     """See the module docstring; Heat's properties and attribute."""
 
     properties_schema = {
-        "value": p.Schema(p.STRING, "The input string to be stored.",
-                          default="test_string", update_allowed=True),
-        "fail": p.Schema(p.BOOLEAN, "Whether the action should fail.",
-                         default=False, update_allowed=True),
+        "value": p.Schema(
+            p.STRING,
+            "The input string to be stored.",
+            default="test_string",
+            update_allowed=True,
+        ),
+        "fail": p.Schema(
+            p.BOOLEAN,
+            "Whether the action should fail.",
+            default=False,
+            update_allowed=True,
+        ),
         "update_replace": p.Schema(
-            p.BOOLEAN, "Replace (not update in place) when value changes.",
-            default=False, update_allowed=True),
+            p.BOOLEAN,
+            "Replace (not update in place) when value changes.",
+            default=False,
+            update_allowed=True,
+        ),
         "update_replace_value": p.Schema(
-            p.STRING, "Any change replaces the resource."),
-        "wait_secs": p.Schema(p.NUMBER, "Seconds to wait after an action; "
-                              "-1 waits forever.", default=0,
-                              update_allowed=True),
+            p.STRING, "Any change replaces the resource."
+        ),
+        "wait_secs": p.Schema(
+            p.NUMBER,
+            "Seconds to wait after an action; -1 waits forever.",
+            default=0,
+            update_allowed=True,
+        ),
         "action_wait_secs": p.Schema(
-            p.MAP, "Per-action wait in seconds.", update_allowed=True,
-            schema={k: p.Schema(p.NUMBER) for k in
-                    ("create", "update", "delete")}),
-        "attr_wait_secs": p.Schema(p.NUMBER, "Seconds to wait before "
-                                   "resolving attributes.", default=0,
-                                   update_allowed=True),
-        "constraint_prop_secs": p.Schema(p.NUMBER, default=0,
-                                         update_allowed=True),
+            p.MAP,
+            "Per-action wait in seconds.",
+            update_allowed=True,
+            schema={
+                k: p.Schema(p.NUMBER) for k in ("create", "update", "delete")
+            },
+        ),
+        "attr_wait_secs": p.Schema(
+            p.NUMBER,
+            "Seconds to wait before resolving attributes.",
+            default=0,
+            update_allowed=True,
+        ),
+        "constraint_prop_secs": p.Schema(
+            p.NUMBER, default=0, update_allowed=True
+        ),
         "client_name": p.Schema(p.STRING, default="", update_allowed=True),
         "entity_name": p.Schema(p.STRING, default="", update_allowed=True),
+        "poison": p.Schema(
+            p.STRING,
+            "Step that raises an unexpected exception (tests "
+            "that a plugin bug fails the resource visibly).",
+            default="",
+            update_allowed=True,
+            constraints=[constraints.AllowedValues(("",) + POISON_STEPS)],
+        ),
     }
     attributes_schema = {"output": "The string that was stored."}
 
@@ -87,19 +133,31 @@ class TestResource(base.Resource):
             wait += self.properties.get("attr_wait_secs") or 0
         return {"start": time.time(), "wait": wait, "action": action}
 
+    def _poisoned(self, step):
+        """Raise what a buggy plugin would, if ``poison`` names ``step``."""
+        if self.properties.get("poison") == step:
+            raise ZeroDivisionError(
+                "poisoned %s of %s" % (step, self.properties.get("value"))
+            )
+
     def _failed(self):
         return ValueError("Test Resource failed %s" % self.name)
 
     def handle_create(self):
+        self._poisoned("handle_create")
         if not self.properties.get("fail"):
-            physical_id = "%s-%s" % (self.physical_resource_name(),
-                                     uuid.uuid4().hex[:8])
+            physical_id = "%s-%s" % (
+                self.physical_resource_name(),
+                uuid.uuid4().hex[:8],
+            )
             self.resource_id_set(physical_id)
             _ledger("create", physical_id)
             self.data_set("value", self.properties.get("value"))
         return self._cookie("create")
 
     def handle_update(self, new_props, prop_diff):
+        self.properties = new_props
+        self._poisoned("handle_update")
         if "value" in prop_diff and new_props.get("value"):
             if new_props.get("update_replace"):
                 raise base.UpdateReplace(self.name)
@@ -111,7 +169,16 @@ class TestResource(base.Resource):
         return {"start": time.time(), "wait": 0, "action": "update"}
 
     def needs_replace(self, new_props, prop_diff):
-        return "update_replace_value" in prop_diff
+        """A changed ``update_replace_value``, or a changed ``value`` with
+        ``update_replace`` set (as Heat decides it, before any handler
+        runs, so that preview update reports it as replaced)."""
+        if new_props.get("poison") == "needs_replace":
+            raise ZeroDivisionError(
+                "poisoned needs_replace of %s" % new_props.get("value")
+            )
+        return "update_replace_value" in prop_diff or (
+            "value" in prop_diff and bool(new_props.get("update_replace"))
+        )
 
     def handle_adopt(self, resource_data):
         """Take over a physical ID: with a ledger, only one it created
@@ -121,8 +188,9 @@ class TestResource(base.Resource):
         if path:
             created, deleted = read_ledger(path)
             if self.resource_id not in created - deleted:
-                raise ValueError("Test Resource %s does not exist" %
-                                 self.resource_id)
+                raise ValueError(
+                    "Test Resource %s does not exist" % self.resource_id
+                )
 
     def find_created(self):
         """After a takeover: with a ledger, the physical ID an interrupted
@@ -133,9 +201,13 @@ class TestResource(base.Resource):
             created, deleted = read_ledger(path)
             live = created - deleted
             prefix = self.physical_resource_name() + "-"
-            found = (self.resource_id if self.resource_id in live
-                     else next((i for i in sorted(live)
-                                if i.startswith(prefix)), None))
+            found = (
+                self.resource_id
+                if self.resource_id in live
+                else next(
+                    (i for i in sorted(live) if i.startswith(prefix)), None
+                )
+            )
         else:
             found = self.resource_id
         if found is None:
@@ -145,6 +217,7 @@ class TestResource(base.Resource):
         return {"start": time.time(), "wait": 0, "action": "create"}
 
     def handle_delete(self):
+        self._poisoned("handle_delete")
         return self._cookie("delete")
 
     def _check_complete(self, cookie):
@@ -153,6 +226,7 @@ class TestResource(base.Resource):
         if wait < 0 or elapsed < wait:
             remaining = 1.0 if wait < 0 else wait - elapsed
             raise base.PollDelay(min(max(remaining, 0.01), 1.0))
+        self._poisoned("check_%s_complete" % cookie["action"])
         if self.properties.get("fail") and cookie["action"] != "delete":
             raise self._failed()
         return True
@@ -168,5 +242,6 @@ class TestResource(base.Resource):
 
     def _resolve_attribute(self, name):
         if name == "output":
+            self._poisoned("attributes")
             return self._data.get("value")
         return None

@@ -47,8 +47,7 @@ def evaluate(signals, count, elapsed, timeout):
     """
     entries = list(signals.values())
     if elapsed > timeout:
-        reasons = [e["reason"] for e in entries
-                   if e["status"] == wch.SUCCESS]
+        reasons = [e["reason"] for e in entries if e["status"] == wch.SUCCESS]
         message = "%d of %d received" % (len(reasons), count)
         if reasons:
             message += " - %s" % ";".join(reasons)
@@ -68,9 +67,12 @@ def handle_candidates(reference, stack_name):
     """
     names = []
     prefix = "%s-" % stack_name
-    if reference.startswith(prefix) and len(reference) > len(prefix) + 13 \
-            and reference[-13] == "-":
-        names.append(reference[len(prefix):-13])
+    if (
+        reference.startswith(prefix)
+        and len(reference) > len(prefix) + 13
+        and reference[-13] == "-"
+    ):
+        names.append(reference[len(prefix) : -13])
     names.append(reference)
     return names
 
@@ -79,21 +81,35 @@ class WaitCondition(base.Resource):
     """Heat's properties and attribute; see the module docstring."""
 
     properties_schema = {
-        "handle": p.Schema(p.STRING, "A reference to the wait condition "
-                           "handle used to signal this wait condition.",
-                           required=True),
-        "timeout": p.Schema(p.NUMBER, "The number of seconds to wait for "
-                            "the correct number of signals to arrive.",
-                            required=True, constraints=[c.Range(1, 43200)]),
-        "count": p.Schema(p.INTEGER, "The number of success signals that "
-                          "must be received before the stack creation "
-                          "process continues.", default=1,
-                          update_allowed=True, constraints=[c.Range(min=1)]),
+        "handle": p.Schema(
+            p.STRING,
+            "A reference to the wait condition "
+            "handle used to signal this wait condition.",
+            required=True,
+        ),
+        "timeout": p.Schema(
+            p.NUMBER,
+            "The number of seconds to wait for "
+            "the correct number of signals to arrive.",
+            required=True,
+            constraints=[c.Range(1, 43200)],
+        ),
+        "count": p.Schema(
+            p.INTEGER,
+            "The number of success signals that "
+            "must be received before the stack creation "
+            "process continues.",
+            default=1,
+            update_allowed=True,
+            constraints=[c.Range(min=1)],
+        ),
     }
     attributes_schema = {
-        "data": p.Attribute("JSON string containing data associated with "
-                            "wait condition signals sent to the handle.",
-                            type="string"),
+        "data": p.Attribute(
+            "JSON string containing data associated with "
+            "wait condition signals sent to the handle.",
+            type="string",
+        ),
     }
     persist_resource_id_at_once = False
 
@@ -105,17 +121,21 @@ class WaitCondition(base.Resource):
             if data is None:
                 continue
             if "signals" not in data:
-                raise ValueError("%s is not a valid wait condition handle."
-                                 % name)
+                raise ValueError(
+                    "%s is not a valid wait condition handle." % name
+                )
             return data["signals"] or {}
-        raise HandleNotFound("The wait condition handle %s was not found."
-                             % reference)
+        raise HandleNotFound(
+            "The wait condition handle %s was not found." % reference
+        )
 
     def _start(self):
         self._handle_signals()  # fail now if the handle is wrong
-        return {"started": time.monotonic(),
-                "timeout": float(self.properties["timeout"]),
-                "delay": FIRST_POLL}
+        return {
+            "started": time.monotonic(),
+            "timeout": float(self.properties["timeout"]),
+            "delay": FIRST_POLL,
+        }
 
     def handle_create(self):
         # No physical ID, as in Heat: get_resource gives the name.
@@ -129,13 +149,16 @@ class WaitCondition(base.Resource):
     def _check(self, cookie):
         signals = self._handle_signals()
         elapsed = time.monotonic() - cookie["started"]
-        if evaluate(signals, self.properties["count"], elapsed,
-                    cookie["timeout"]):
-            self.data_set("data", {k: v.get("data")
-                                   for k, v in signals.items()})
+        if evaluate(
+            signals, self.properties["count"], elapsed, cookie["timeout"]
+        ):
+            self.data_set(
+                "data", {k: v.get("data") for k, v in signals.items()}
+            )
             return True
-        delay = min(cookie["delay"], max(cookie["timeout"] - elapsed, 0)
-                    + 0.05)
+        delay = min(
+            cookie["delay"], max(cookie["timeout"] - elapsed, 0) + 0.05
+        )
         cookie["delay"] = min(cookie["delay"] * 1.5, MAX_POLL)
         raise base.PollDelay(delay)
 
@@ -151,8 +174,9 @@ class WaitCondition(base.Resource):
             except (HandleNotFound, ValueError):
                 signals = None
             if signals is not None:
-                return json.dumps({k: v.get("data")
-                                   for k, v in signals.items()})
+                return json.dumps(
+                    {k: v.get("data") for k, v in signals.items()}
+                )
         # Outside an engine action: what the handle held when the wait
         # completed.
         return json.dumps(self._data.get("data") or {})

@@ -28,8 +28,14 @@ from heat_lite.resources import properties as p
 
 CONF = conf.CONF
 
-TRANSPORTS = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL",
-              "ZAQAR_SIGNAL", "TOKEN_SIGNAL")
+TRANSPORTS = (
+    "CFN_SIGNAL",
+    "TEMP_URL_SIGNAL",
+    "HEAT_SIGNAL",
+    "NO_SIGNAL",
+    "ZAQAR_SIGNAL",
+    "TOKEN_SIGNAL",
+)
 # heat_lite has no CloudFormation API, Swift or Zaqar to hand out.
 UNSUPPORTED = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "ZAQAR_SIGNAL")
 SUCCESS, FAILURE = "SUCCESS", "FAILURE"
@@ -51,11 +57,19 @@ def signal_base_url():
 
 def signal_url(stack, resource_name):
     """``<base>/v1/<project>/stacks/<name>/<id>/resources/<r>/signal``."""
-    parts = [stack.get("tenant") or stack.get("project_id"),
-             "stacks", stack.get("name"), stack.get("id"), "resources",
-             resource_name, "signal"]
-    return "%s/v1/%s" % (signal_base_url(), "/".join(
-        urllib.parse.quote(str(part), safe="") for part in parts))
+    parts = [
+        stack.get("tenant") or stack.get("project_id"),
+        "stacks",
+        stack.get("name"),
+        stack.get("id"),
+        "resources",
+        resource_name,
+        "signal",
+    ]
+    return "%s/v1/%s" % (
+        signal_base_url(),
+        "/".join(urllib.parse.quote(str(part), safe="") for part in parts),
+    )
 
 
 def normalise_signal(details, count):
@@ -70,9 +84,11 @@ def normalise_signal(details, count):
     if not isinstance(details, dict) or set(details) - set(SIGNAL_KEYS):
         raise exception.Invalid(message="Metadata format invalid")
     number = count + 1
-    entry = {"status": details.get("status", SUCCESS),
-             "reason": details.get("reason", "Signal %d received" % number),
-             "data": details.get("data")}
+    entry = {
+        "status": details.get("status", SUCCESS),
+        "reason": details.get("reason", "Signal %d received" % number),
+        "data": details.get("data"),
+    }
     if entry["status"] not in (SUCCESS, FAILURE):
         raise exception.Invalid(message="Metadata format invalid")
     return str(details.get("id", number)), entry
@@ -83,30 +99,43 @@ class WaitConditionHandle(base.Resource):
 
     properties_schema = {
         "signal_transport": p.Schema(
-            p.STRING, "How the client will signal the wait condition. "
+            p.STRING,
+            "How the client will signal the wait condition. "
             "TOKEN_SIGNAL: an HTTP POST to the signal URL with the token "
             "given; HEAT_SIGNAL: the resource-signal API with the caller's "
             "own credentials; NO_SIGNAL: no credentials are made. "
             "CFN_SIGNAL, TEMP_URL_SIGNAL and ZAQAR_SIGNAL are not "
-            "available in heat_lite.", default="TOKEN_SIGNAL",
-            constraints=[c.AllowedValues(TRANSPORTS)]),
+            "available in heat_lite.",
+            default="TOKEN_SIGNAL",
+            constraints=[c.AllowedValues(TRANSPORTS)],
+        ),
     }
     attributes_schema = {
-        "token": p.Attribute("Token which can be used for signalling the "
-                             "handle when signal_transport is TOKEN_SIGNAL. "
-                             "None for other transports.", type="string"),
-        "endpoint": p.Attribute("URL which can be used for signalling the "
-                                "handle when signal_transport is "
-                                "TOKEN_SIGNAL. None for other transports.",
-                                type="string"),
+        "token": p.Attribute(
+            "Token which can be used for signalling the "
+            "handle when signal_transport is TOKEN_SIGNAL. "
+            "None for other transports.",
+            type="string",
+        ),
+        "endpoint": p.Attribute(
+            "URL which can be used for signalling the "
+            "handle when signal_transport is "
+            "TOKEN_SIGNAL. None for other transports.",
+            type="string",
+        ),
         "curl_cli": p.Attribute(
             "A curl command line prefix to signal the handle when "
             "signal_transport is TOKEN_SIGNAL: add --data-binary "
-            "'{\"status\": \"SUCCESS\"}' (or FAILURE). None for other "
-            "transports.", type="string"),
-        "signal": p.Attribute("JSON serialized map of what a client needs "
-                              "to signal this handle; its contents depend "
-                              "on signal_transport.", type="string"),
+            '\'{"status": "SUCCESS"}\' (or FAILURE). None for other '
+            "transports.",
+            type="string",
+        ),
+        "signal": p.Attribute(
+            "JSON serialized map of what a client needs "
+            "to signal this handle; its contents depend "
+            "on signal_transport.",
+            type="string",
+        ),
     }
     persist_resource_id_at_once = False
 
@@ -117,7 +146,8 @@ class WaitConditionHandle(base.Resource):
             raise exception.StackValidationFailed(
                 path="%s.signal_transport" % path,
                 msg="%s is not supported by heat_lite; use TOKEN_SIGNAL, "
-                "HEAT_SIGNAL or NO_SIGNAL" % props["signal_transport"])
+                "HEAT_SIGNAL or NO_SIGNAL" % props["signal_transport"],
+            )
         return props
 
     def handle_create(self):
@@ -143,8 +173,10 @@ class WaitConditionHandle(base.Resource):
         metadata = getattr(self, "metadata", None)
         if isinstance(metadata, dict):
             self.metadata = dict(metadata, **{key: entry})
-        return "Signal: status:%s reason:%s" % (entry["status"],
-                                                entry["reason"])
+        return "Signal: status:%s reason:%s" % (
+            entry["status"],
+            entry["reason"],
+        )
 
     def signals(self):
         """{id: {"status", "reason", "data"}} in arrival order."""
@@ -156,13 +188,17 @@ class WaitConditionHandle(base.Resource):
     def _signal_details(self):
         transport = self.properties.get("signal_transport")
         if transport == "TOKEN_SIGNAL":
-            return {"endpoint": self._data.get("endpoint"),
-                    "token": self._data.get("token")}
+            return {
+                "endpoint": self._data.get("endpoint"),
+                "token": self._data.get("token"),
+            }
         if transport == "HEAT_SIGNAL":
-            return {"endpoint": self._data.get("endpoint"),
-                    "project_id": self.stack.get("tenant"),
-                    "stack_id": self.stack.get("id"),
-                    "resource_name": self.name}
+            return {
+                "endpoint": self._data.get("endpoint"),
+                "project_id": self.stack.get("tenant"),
+                "stack_id": self.stack.get("id"),
+                "resource_name": self.name,
+            }
         return {}
 
     def _resolve_attribute(self, name):
@@ -178,9 +214,11 @@ class WaitConditionHandle(base.Resource):
         if name == "endpoint":
             return endpoint
         if name == "curl_cli" and token and endpoint:
-            return ("curl -i -X POST -H 'X-Auth-Token: %s' "
-                    "-H 'Content-Type: application/json' "
-                    "-H 'Accept: application/json' %s" % (token, endpoint))
+            return (
+                "curl -i -X POST -H 'X-Auth-Token: %s' "
+                "-H 'Content-Type: application/json' "
+                "-H 'Accept: application/json' %s" % (token, endpoint)
+            )
         return None
 
 

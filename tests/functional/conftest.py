@@ -15,7 +15,8 @@ KINDS = ["sqlite", "postgresql", "mysql"]
 @pytest.fixture(scope="session", params=KINDS)
 def deployment(request, tmp_path_factory):
     dep = deployment_mod.Deployment(
-        request.param, tmp_path_factory.mktemp(request.param))
+        request.param, tmp_path_factory.mktemp(request.param)
+    )
     dep.start()
     yield dep
     dep.stop()

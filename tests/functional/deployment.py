@@ -71,15 +71,26 @@ class Deployment:
             self._cleanups.append(drop_vhost)
         suffix = uuid.uuid4().hex[:8]
         with open(self.config, "w") as f:
-            f.write(_CONFIG.format(
-                transport=transport, db=db_url, port=self.port,
-                suffix=suffix, ledger=self.ledger) + self.extra_conf)
+            f.write(
+                _CONFIG.format(
+                    transport=transport,
+                    db=db_url,
+                    port=self.port,
+                    suffix=suffix,
+                    ledger=self.ledger,
+                )
+                + self.extra_conf
+            )
         self.manage("db", "sync")
         if self.kind == "sqlite":
             self._spawn("all", "heat-lite-all")
         else:
-            self._spawn("engine", "heat-lite-engine", "--workers",
-                        str(self.engine_workers))
+            self._spawn(
+                "engine",
+                "heat-lite-engine",
+                "--workers",
+                str(self.engine_workers),
+            )
             self._spawn("api", "heat-lite-api")
         self._wait_for_api()
         return self
@@ -89,26 +100,32 @@ class Deployment:
         env = dict(os.environ, XDG_DATA_HOME=self.workdir)
         self.procs[key] = subprocess.Popen(
             [command(binary), "--config-file", self.config, *args],
-            stdout=log, stderr=subprocess.STDOUT, env=env,
-            start_new_session=True)
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
 
     def _wait_for_api(self, timeout=60):
         deadline = time.time() + timeout
         while time.time() < deadline:
             for key, proc in self.procs.items():
                 if proc.poll() is not None:
-                    raise RuntimeError("%s exited:\n%s" % (key,
-                                                          self.log(key)))
+                    raise RuntimeError("%s exited:\n%s" % (key, self.log(key)))
             try:
                 requests.get(self.url, timeout=1)
-                if self.kind == "sqlite" or self.engines_up() >= \
-                        self.engine_workers:
+                if (
+                    self.kind == "sqlite"
+                    or self.engines_up() >= self.engine_workers
+                ):
                     return
             except requests.ConnectionError:
                 pass
             time.sleep(0.2)
-        raise RuntimeError("API did not start:\n%s" % "\n".join(
-            self.log(k) for k in self.procs))
+        raise RuntimeError(
+            "API did not start:\n%s"
+            % "\n".join(self.log(k) for k in self.procs)
+        )
 
     def engines_up(self):
         out = self.manage("service", "list")
@@ -130,12 +147,17 @@ class Deployment:
     # Helpers -------------------------------------------------------------
     def manage(self, *args):
         result = subprocess.run(
-            [command("heat-lite-manage"), "--config-file", self.config,
-             *args], capture_output=True, text=True, timeout=120,
-            env=dict(os.environ, XDG_DATA_HOME=self.workdir))
+            [command("heat-lite-manage"), "--config-file", self.config, *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=dict(os.environ, XDG_DATA_HOME=self.workdir),
+        )
         if result.returncode != 0:
-            raise RuntimeError("heat-lite-manage %s failed: %s%s" % (
-                " ".join(args), result.stdout, result.stderr))
+            raise RuntimeError(
+                "heat-lite-manage %s failed: %s%s"
+                % (" ".join(args), result.stdout, result.stderr)
+            )
         return result.stdout
 
     def log(self, key):
@@ -152,10 +174,12 @@ class Deployment:
 
     def client(self, project="demo", user="tester"):
         """A python-heatclient Client, as ``openstack stack`` makes it."""
-        sess = session.Session(auth=noauth.NoAuth(),
-                               additional_headers={"X-Auth-User": user})
-        return heat_client.Client("1", session=sess,
-                                  endpoint_override=self.endpoint(project))
+        sess = session.Session(
+            auth=noauth.NoAuth(), additional_headers={"X-Auth-User": user}
+        )
+        return heat_client.Client(
+            "1", session=sess, endpoint_override=self.endpoint(project)
+        )
 
     def engine_pids(self):
         """PIDs of the engine worker processes (children of the engine

@@ -33,11 +33,15 @@ def wait_for_status(heat, stack_id, expected, timeout=120):
         if status == expected:
             return stack
         if not status.endswith("IN_PROGRESS"):
-            raise AssertionError("stack %s is %s (%s), expected %s" % (
-                stack_id, status, stack.stack_status_reason, expected))
+            raise AssertionError(
+                "stack %s is %s (%s), expected %s"
+                % (stack_id, status, stack.stack_status_reason, expected)
+            )
         time.sleep(0.1)
-    raise AssertionError("stack %s still %s after %ss, expected %s" % (
-        stack_id, stack.stack_status if stack else None, timeout, expected))
+    raise AssertionError(
+        "stack %s still %s after %ss, expected %s"
+        % (stack_id, stack.stack_status if stack else None, timeout, expected)
+    )
 
 
 def template(resources, outputs=None, version="2018-08-31", **extra):

@@ -69,8 +69,8 @@ def deployment(keystone, kind, workdir):
     ``keystone``, whose OS::Heat::Stack creates stacks in itself."""
     dep = deployment_mod.Deployment(kind, workdir)
     dep.extra_conf = HEAT_CONF.format(
-        url=keystone.url, password=PASSWORD) + REMOTE_STACK_CONF.format(
-        key=ENCRYPTION_KEY, url=dep.url)
+        url=keystone.url, password=PASSWORD
+    ) + REMOTE_STACK_CONF.format(key=ENCRYPTION_KEY, url=dep.url)
     return dep
 
 
@@ -79,8 +79,10 @@ def available():
     try:
         import keystone  # noqa: F401
     except ImportError:
-        backends.unavailable("Keystone", "the keystone package is not "
-                             "installed (pip install -e .[test])")
+        backends.unavailable(
+            "Keystone",
+            "the keystone package is not installed (pip install -e .[test])",
+        )
 
 
 class Keystone:
@@ -94,31 +96,58 @@ class Keystone:
         self.proc = None
 
     def _manage(self, *args):
-        subprocess.run([deployment_mod.command("keystone-manage"),
-                        "--config-file", self.config, *args], check=True,
-                       capture_output=True, timeout=300)
+        subprocess.run(
+            [
+                deployment_mod.command("keystone-manage"),
+                "--config-file",
+                self.config,
+                *args,
+            ],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
 
     def start(self):
         for sub in ("fernet-keys", "credential-keys"):
             os.makedirs(os.path.join(self.dir, sub), exist_ok=True)
         with open(self.config, "w") as f:
             f.write(_CONF.format(dir=self.dir))
-        user = ["--keystone-user", str(os.getuid()), "--keystone-group",
-                str(os.getgid())]
+        user = [
+            "--keystone-user",
+            str(os.getuid()),
+            "--keystone-group",
+            str(os.getgid()),
+        ]
         self._manage("db_sync")
         self._manage("fernet_setup", *user)
         self._manage("credential_setup", *user)
-        self._manage("bootstrap", "--bootstrap-password", PASSWORD,
-                     "--bootstrap-admin-url", self.url + "/v3",
-                     "--bootstrap-public-url", self.url + "/v3",
-                     "--bootstrap-internal-url", self.url + "/v3",
-                     "--bootstrap-region-id", "RegionOne")
+        self._manage(
+            "bootstrap",
+            "--bootstrap-password",
+            PASSWORD,
+            "--bootstrap-admin-url",
+            self.url + "/v3",
+            "--bootstrap-public-url",
+            self.url + "/v3",
+            "--bootstrap-internal-url",
+            self.url + "/v3",
+            "--bootstrap-region-id",
+            "RegionOne",
+        )
         log = open(os.path.join(self.dir, "keystone.log"), "ab")
-        env = dict(os.environ, OS_KEYSTONE_CONFIG_FILES=self.config,
-                   KEYSTONE_TEST_PORT=str(self.port))
+        env = dict(
+            os.environ,
+            OS_KEYSTONE_CONFIG_FILES=self.config,
+            KEYSTONE_TEST_PORT=str(self.port),
+        )
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", _SERVER], stdout=log,
-            stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            [sys.executable, "-c", _SERVER],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
         deadline = time.time() + 90
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -143,13 +172,21 @@ class Keystone:
     def session(self, user="admin", project="admin", password=PASSWORD):
         from keystoneauth1 import session
         from keystoneauth1.identity import v3
-        return session.Session(auth=v3.Password(
-            auth_url=self.url + "/v3", username=user, password=password,
-            project_name=project, user_domain_id="default",
-            project_domain_id="default"))
+
+        return session.Session(
+            auth=v3.Password(
+                auth_url=self.url + "/v3",
+                username=user,
+                password=password,
+                project_name=project,
+                user_domain_id="default",
+                project_domain_id="default",
+            )
+        )
 
     def admin(self):
         from keystoneclient.v3 import client
+
         return client.Client(session=self.session())
 
     def add_user(self, name, project, role):
@@ -168,5 +205,9 @@ class Keystone:
         ks = self.admin()
         service = ks.services.create("heat", type="orchestration")
         for interface in ("public", "internal", "admin"):
-            ks.endpoints.create(service, heat_url + "/v1/%(tenant_id)s",
-                                interface=interface, region="RegionOne")
+            ks.endpoints.create(
+                service,
+                heat_url + "/v1/%(tenant_id)s",
+                interface=interface,
+                region="RegionOne",
+            )

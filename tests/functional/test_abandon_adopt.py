@@ -20,21 +20,29 @@ EXTRA = """
 enable_stack_abandon = true
 enable_stack_adopt = true
 """
-CHILD = yaml.safe_dump({
-    "heat_template_version": "2018-08-31",
-    "parameters": {"value": {"type": "string"}},
-    "resources": {"leaf": {"type": "OS::Heat::TestResource",
-                           "properties": {"value": {"get_param": "value"}}}},
-    "outputs": {"out": {"value": {"get_attr": ["leaf", "output"]}}},
-})
+CHILD = yaml.safe_dump(
+    {
+        "heat_template_version": "2018-08-31",
+        "parameters": {"value": {"type": "string"}},
+        "resources": {
+            "leaf": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"value": {"get_param": "value"}},
+            }
+        },
+        "outputs": {"out": {"value": {"get_attr": ["leaf", "output"]}}},
+    }
+)
 FILES = {"child.yaml": CHILD}
 
 
 @pytest.fixture(scope="module", params=KINDS)
 def dep(request, tmp_path_factory):
     d = deployment_mod.Deployment(
-        request.param, tmp_path_factory.mktemp("adopt-" + request.param),
-        extra_conf=EXTRA)
+        request.param,
+        tmp_path_factory.mktemp("adopt-" + request.param),
+        extra_conf=EXTRA,
+    )
     d.start()
     yield d
     d.stop()
@@ -42,16 +50,30 @@ def dep(request, tmp_path_factory):
 
 def _tree(value="v1"):
     """A TestResource, a template resource and a group of two."""
-    return helpers.template({
-        "top": {"type": "OS::Heat::TestResource",
-                "properties": {"value": value}},
-        "child": {"type": "child.yaml", "properties": {"value": value},
-                  "depends_on": "top"},
-        "group": {"type": "OS::Heat::ResourceGroup", "properties": {
-            "count": 2, "resource_def": {
+    return helpers.template(
+        {
+            "top": {
                 "type": "OS::Heat::TestResource",
-                "properties": {"value": "member"}}}},
-    }, outputs={"out": {"value": {"get_attr": ["child", "out"]}}})
+                "properties": {"value": value},
+            },
+            "child": {
+                "type": "child.yaml",
+                "properties": {"value": value},
+                "depends_on": "top",
+            },
+            "group": {
+                "type": "OS::Heat::ResourceGroup",
+                "properties": {
+                    "count": 2,
+                    "resource_def": {
+                        "type": "OS::Heat::TestResource",
+                        "properties": {"value": "member"},
+                    },
+                },
+            },
+        },
+        outputs={"out": {"value": {"get_attr": ["child", "out"]}}},
+    )
 
 
 def _physical_ids(data):
@@ -103,8 +125,14 @@ def test_abandon_keeps_physical_resources(dep):
 
 def test_abandon_refused_while_in_progress(dep):
     heat = dep.client("busy")
-    tmpl = helpers.template({"slow": {"type": "OS::Heat::TestResource",
-                                      "properties": {"wait_secs": 30}}})
+    tmpl = helpers.template(
+        {
+            "slow": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"wait_secs": 30},
+            }
+        }
+    )
     stack_id = helpers.create(heat, "busy", tmpl)
     exc = helpers.http_error(lambda: heat.stacks.abandon(stack_id))
     assert exc.code == 409 and "in progress" in str(exc)
@@ -117,24 +145,32 @@ def test_adopt_round_trip(dep):
     _old, data = _abandoned(dep, heat, "roundtrip")
     ids = _physical_ids(data)
     created_before, _ = _ledger(dep)
-    body = heat.stacks.create(stack_name="adopted",
-                              adopt_stack_data=json.dumps(data))
+    body = heat.stacks.create(
+        stack_name="adopted", adopt_stack_data=json.dumps(data)
+    )
     stack_id = body["stack"]["id"]
     stack = helpers.wait_for_status(heat, stack_id, "ADOPT_COMPLETE")
     assert stack.stack_status_reason == "Stack ADOPT completed successfully"
     stack = heat.stacks.get(stack_id)
     outputs = {o["output_key"]: o["output_value"] for o in stack.outputs}
     assert outputs["out"] == "v1"
-    resources = {r.resource_name: r for r in heat.resources.list(
-        stack_id, nested_depth=2)}
-    assert resources["top"].physical_resource_id == \
-        data["resources"]["top"]["resource_id"]
+    resources = {
+        r.resource_name: r
+        for r in heat.resources.list(stack_id, nested_depth=2)
+    }
+    assert (
+        resources["top"].physical_resource_id
+        == data["resources"]["top"]["resource_id"]
+    )
     assert resources["top"].resource_status == "ADOPT_COMPLETE"
-    assert resources["leaf"].physical_resource_id == \
-        data["resources"]["child"]["resources"]["leaf"]["resource_id"]
+    assert (
+        resources["leaf"].physical_resource_id
+        == data["resources"]["child"]["resources"]["leaf"]["resource_id"]
+    )
     assert {resources[m].physical_resource_id for m in ("0", "1")} == {
         data["resources"]["group"]["resources"][m]["resource_id"]
-        for m in ("0", "1")}
+        for m in ("0", "1")
+    }
     # Nothing was created again.
     assert _ledger(dep)[0] == created_before
     statuses = {e.resource_status for e in heat.events.list(stack_id)}
@@ -142,10 +178,14 @@ def test_adopt_round_trip(dep):
     # An update works on the adopted physical IDs (in place).
     heat.stacks.update(stack_id, template=_tree("v2"), files=FILES)
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
-    assert heat.resources.get(stack_id, "top").physical_resource_id == \
-        data["resources"]["top"]["resource_id"]
-    assert {o["output_key"]: o["output_value"] for o in heat.stacks.get(
-        stack_id).outputs}["out"] == "v2"
+    assert (
+        heat.resources.get(stack_id, "top").physical_resource_id
+        == data["resources"]["top"]["resource_id"]
+    )
+    assert {
+        o["output_key"]: o["output_value"]
+        for o in heat.stacks.get(stack_id).outputs
+    }["out"] == "v2"
     # Delete removes the adopted resources (the ledger is shared with the
     # other tests of the module, whose abandoned resources stay).
     heat.stacks.delete(stack_id)
@@ -163,20 +203,25 @@ def test_adopt_without_a_resource_fails(dep):
     physical = data["resources"]["a"]["resource_id"]
     # The template has a second resource the data does not name: as in
     # Heat, the adopt fails for it instead of creating it.
-    data["template"] = helpers.template({
-        "a": {"type": "OS::Heat::TestResource"},
-        "b": {"type": "OS::Heat::TestResource"}})
+    data["template"] = helpers.template(
+        {
+            "a": {"type": "OS::Heat::TestResource"},
+            "b": {"type": "OS::Heat::TestResource"},
+        }
+    )
     created_before = _ledger(dep)[0]
-    body = heat.stacks.create(stack_name="partial",
-                              adopt_stack_data=json.dumps(data))
+    body = heat.stacks.create(
+        stack_name="partial", adopt_stack_data=json.dumps(data)
+    )
     stack_id = body["stack"]["id"]
     stack = helpers.wait_for_status(heat, stack_id, "ADOPT_FAILED")
-    assert "resources.b: Resource ID was not provided." in \
-        stack.stack_status_reason
+    assert (
+        "resources.b: Resource ID was not provided."
+        in stack.stack_status_reason
+    )
     a = heat.resources.get(stack_id, "a")
     assert a.physical_resource_id == physical
-    assert heat.resources.get(stack_id, "b").resource_status == \
-        "ADOPT_FAILED"
+    assert heat.resources.get(stack_id, "b").resource_status == "ADOPT_FAILED"
     assert _ledger(dep)[0] == created_before
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
@@ -186,29 +231,50 @@ def test_adopt_without_a_resource_fails(dep):
 def test_plugin_handle_adopt_refuses_what_does_not_exist(dep):
     heat = dep.client("gone")
     tmpl = helpers.template({"a": {"type": "OS::Heat::TestResource"}})
-    data = {"template": tmpl, "resources": {
-        "a": {"name": "a", "type": "OS::Heat::TestResource",
-              "resource_id": "never-made", "resource_data": {}}}}
-    body = heat.stacks.create(stack_name="ghost",
-                              adopt_stack_data=json.dumps(data))
-    stack = helpers.wait_for_status(heat, body["stack"]["id"],
-                                    "ADOPT_FAILED")
-    assert "Test Resource never-made does not exist" in \
-        stack.stack_status_reason
+    data = {
+        "template": tmpl,
+        "resources": {
+            "a": {
+                "name": "a",
+                "type": "OS::Heat::TestResource",
+                "resource_id": "never-made",
+                "resource_data": {},
+            }
+        },
+    }
+    body = heat.stacks.create(
+        stack_name="ghost", adopt_stack_data=json.dumps(data)
+    )
+    stack = helpers.wait_for_status(heat, body["stack"]["id"], "ADOPT_FAILED")
+    assert (
+        "Test Resource never-made does not exist" in stack.stack_status_reason
+    )
 
 
 def test_adopt_rejects_bad_data(dep):
     heat = dep.client("bad")
-    for data, text in (("{not json", "Invalid adopt data"),
-                       (json.dumps({"template": helpers.flat(1),
-                                    "resources": []}),
-                        "resources must be a map"),
-                       ('{"resources": {}}', "No template specified"),
-                       (json.dumps({"template": helpers.flat(1),
-                                    "resources": {"r0": {"resource_id": 5}}}),
-                        "bad resource_id")):
-        exc = helpers.http_error(lambda d=data: heat.stacks.create(
-            stack_name="bad", adopt_stack_data=d))
+    for data, text in (
+        ("{not json", "Invalid adopt data"),
+        (
+            json.dumps({"template": helpers.flat(1), "resources": []}),
+            "resources must be a map",
+        ),
+        ('{"resources": {}}', "No template specified"),
+        (
+            json.dumps(
+                {
+                    "template": helpers.flat(1),
+                    "resources": {"r0": {"resource_id": 5}},
+                }
+            ),
+            "bad resource_id",
+        ),
+    ):
+        exc = helpers.http_error(
+            lambda d=data: heat.stacks.create(
+                stack_name="bad", adopt_stack_data=d
+            )
+        )
         assert exc.code == 400 and text in str(exc), (data, str(exc))
 
 
@@ -217,15 +283,29 @@ def test_openstack_stack_abandon_and_adopt(dep, tmp_path):
         pytest.skip("the CLI path is the same on every backend")
     tmpl = os.path.join(tmp_path, "t.yaml")
     with open(tmpl, "w") as f:
-        yaml.safe_dump(helpers.template({"a": {
-            "type": "OS::Heat::TestResource",
-            "properties": {"value": "cli"}}}), f)
-    osc = [deployment_mod.command("openstack"), "--os-auth-type", "none",
-           "--os-endpoint", dep.endpoint("cli")]
+        yaml.safe_dump(
+            helpers.template(
+                {
+                    "a": {
+                        "type": "OS::Heat::TestResource",
+                        "properties": {"value": "cli"},
+                    }
+                }
+            ),
+            f,
+        )
+    osc = [
+        deployment_mod.command("openstack"),
+        "--os-auth-type",
+        "none",
+        "--os-endpoint",
+        dep.endpoint("cli"),
+    ]
 
     def run(*args):
-        result = subprocess.run(osc + list(args), capture_output=True,
-                                text=True, timeout=180)
+        result = subprocess.run(
+            osc + list(args), capture_output=True, text=True, timeout=180
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         return result.stdout
 
@@ -234,12 +314,22 @@ def test_openstack_stack_abandon_and_adopt(dep, tmp_path):
     run("stack", "abandon", "cli1", "--output-file", adopt_file)
     with open(adopt_file) as f:
         physical = json.load(f)["resources"]["a"]["resource_id"]
-    out = run("stack", "adopt", "--adopt-file", adopt_file, "--wait",
-              "cli2", "-f", "json")
-    assert json.loads(out[out.index("{"):])["stack_status"] == \
-        "ADOPT_COMPLETE"
-    shown = json.loads(run("stack", "resource", "show", "cli2", "a",
-                           "-f", "json"))
+    out = run(
+        "stack",
+        "adopt",
+        "--adopt-file",
+        adopt_file,
+        "--wait",
+        "cli2",
+        "-f",
+        "json",
+    )
+    assert (
+        json.loads(out[out.index("{") :])["stack_status"] == "ADOPT_COMPLETE"
+    )
+    shown = json.loads(
+        run("stack", "resource", "show", "cli2", "a", "-f", "json")
+    )
     assert shown["physical_resource_id"] == physical
     run("stack", "delete", "--yes", "--wait", "cli2")
     assert physical in _ledger(dep)[1]

@@ -13,8 +13,10 @@ def test_resource_types(heat):
     names = heat.resource_types.list()
     names = [t.resource_type for t in names]
     assert {"OS::Heat::None", "OS::Heat::TestResource"} <= set(names)
-    only = [t.resource_type for t in heat.resource_types.list(
-        filters={"name": "OS::Heat::Test.*"})]
+    only = [
+        t.resource_type
+        for t in heat.resource_types.list(filters={"name": "OS::Heat::Test.*"})
+    ]
     assert only == ["OS::Heat::TestResource"]
     described = heat.resource_types.list(with_description=True)
     assert all(t.description is not None for t in described)
@@ -22,11 +24,11 @@ def test_resource_types(heat):
     assert schema["resource_type"] == "OS::Heat::TestResource"
     assert schema["properties"]["value"]["update_allowed"] is True
     assert schema["properties"]["value"]["type"] == "string"
-    assert "output" in schema["attributes"] and "show" in schema[
-        "attributes"]
+    assert "output" in schema["attributes"] and "show" in schema["attributes"]
     assert schema["support_status"]["status"] == "SUPPORTED"
     hot = heat.resource_types.generate_template(
-        "OS::Heat::TestResource", template_type="hot")
+        "OS::Heat::TestResource", template_type="hot"
+    )
     assert hot["resources"]["resource"]["type"] == "OS::Heat::TestResource"
     assert hot["parameters"]["value"]["type"] == "string"
     cfn = heat.resource_types.generate_template("OS::Heat::TestResource")
@@ -41,12 +43,14 @@ def test_resource_types(heat):
 def test_versions_functions_validate(heat):
     versions = [v.version for v in heat.template_versions.list()]
     assert "heat_template_version.2018-08-31" in versions
-    functions = heat.template_versions.get(
-        "heat_template_version.2018-08-31")
+    functions = heat.template_versions.get("heat_template_version.2018-08-31")
     assert "get_param" in [f.functions for f in functions]
-    doc = heat.stacks.validate(template=helpers.template(
-        {"a": {"type": "OS::Heat::None"}},
-        parameters={"p": {"type": "string", "default": "x"}}))
+    doc = heat.stacks.validate(
+        template=helpers.template(
+            {"a": {"type": "OS::Heat::None"}},
+            parameters={"p": {"type": "string", "default": "x"}},
+        )
+    )
     assert doc["Parameters"]["p"]["Default"] == "x"
     try:
         heat.stacks.validate(template={"resources": {}})
@@ -75,32 +79,57 @@ def test_http_protocol(deployment):
     assert response.status_code == 204
     assert response.headers["Allow"] == "GET, POST"
     for method, path, body in (
-            ("POST", "/stacks", "[1, 2]"),
-            ("POST", "/stacks", '{"stack_name": 5, "template": {}}'),
-            ("POST", "/stacks", '{"stack_name": "x", "template": "{["}'),
-            ("POST", "/stacks", '{"stack_name": "x", "template": "a: *b"}'),
-            ("POST", "/stacks", '{"stack_name": "x", "template": [],'
-             ' "parameters": []}'),
-            ("POST", "/stacks", '{"stack_name": "x", "files": [1],'
-             ' "template": {"heat_template_version": "2018-08-31"}}'),
-            ("POST", "/stacks", '{"stack_name": "x", "timeout_mins": -1,'
-             ' "template": {"heat_template_version": "2018-08-31"}}'),
-            ("POST", "/stacks", '{"stack_name": "x", "tags": [1],'
-             ' "template": {"heat_template_version": "2018-08-31"}}'),
-            ("POST", "/stacks", '{"stack_name": "x", "converge": true,'
-             ' "template": {"heat_template_version": "2018-08-31"}}'),
-            ("POST", "/validate", '{"template": 3}'),
-            ("GET", "/stacks?limit=-1", None),
-            ("GET", "/stacks?marker=nope", None),
-            ("GET", "/resource_types?name=(", None),
-            ("GET", "/resource_types/OS::Heat::None/template?"
-             "template_type=xml", None)):
-        response = requests.request(method, base + path, data=body,
-                                    headers={"Content-Type":
-                                             "application/json"})
+        ("POST", "/stacks", "[1, 2]"),
+        ("POST", "/stacks", '{"stack_name": 5, "template": {}}'),
+        ("POST", "/stacks", '{"stack_name": "x", "template": "{["}'),
+        ("POST", "/stacks", '{"stack_name": "x", "template": "a: *b"}'),
+        (
+            "POST",
+            "/stacks",
+            '{"stack_name": "x", "template": [], "parameters": []}',
+        ),
+        (
+            "POST",
+            "/stacks",
+            '{"stack_name": "x", "files": [1],'
+            ' "template": {"heat_template_version": "2018-08-31"}}',
+        ),
+        (
+            "POST",
+            "/stacks",
+            '{"stack_name": "x", "timeout_mins": -1,'
+            ' "template": {"heat_template_version": "2018-08-31"}}',
+        ),
+        (
+            "POST",
+            "/stacks",
+            '{"stack_name": "x", "tags": [1],'
+            ' "template": {"heat_template_version": "2018-08-31"}}',
+        ),
+        (
+            "POST",
+            "/stacks",
+            '{"stack_name": "x", "converge": true,'
+            ' "template": {"heat_template_version": "2018-08-31"}}',
+        ),
+        ("POST", "/validate", '{"template": 3}'),
+        ("GET", "/stacks?limit=-1", None),
+        ("GET", "/stacks?marker=nope", None),
+        ("GET", "/resource_types?name=(", None),
+        (
+            "GET",
+            "/resource_types/OS::Heat::None/template?template_type=xml",
+            None,
+        ),
+    ):
+        response = requests.request(
+            method,
+            base + path,
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
         assert response.status_code == 400, (path, body, response.text)
-        assert response.headers["Content-Type"].startswith(
-            "application/json")
+        assert response.headers["Content-Type"].startswith("application/json")
         assert response.json()["error"]["message"]
     response = requests.get(deployment.url + "/v1/openapi.json")
     assert response.status_code == 200

@@ -11,7 +11,8 @@ from tests.functional import helpers
 
 TMPL = helpers.template(
     {"a": {"type": "OS::Heat::TestResource", "properties": {"value": "x"}}},
-    outputs={"out": {"value": {"get_attr": ["a", "output"]}}})
+    outputs={"out": {"value": {"get_attr": ["a", "output"]}}},
+)
 _UPDATE = {"template": TMPL}
 
 # (method, path under /v1/<project>/stacks, body)
@@ -55,8 +56,9 @@ CONFIG_MATRIX = [
 ]
 
 
-def check_matrix(endpoint, owner, name, stack_id, event_id, headers,
-                 config_id=None):
+def check_matrix(
+    endpoint, owner, name, stack_id, event_id, headers, config_id=None
+):
     """Run every MATRIX route (and, given ``config_id``, every
     CONFIG_MATRIX route) as the caller of ``endpoint``/``headers``
     against another project's stack; return the failures."""
@@ -65,16 +67,27 @@ def check_matrix(endpoint, owner, name, stack_id, event_id, headers,
     if config_id:
         routes += CONFIG_MATRIX
     for method, path, body in routes:
-        url = endpoint + path.format(name=name, id=stack_id, owner=owner,
-                                     event=event_id, config=config_id)
-        response = requests.request(method, url, json=body, headers=headers,
-                                    allow_redirects=False, timeout=60)
+        url = endpoint + path.format(
+            name=name,
+            id=stack_id,
+            owner=owner,
+            event=event_id,
+            config=config_id,
+        )
+        response = requests.request(
+            method,
+            url,
+            json=body,
+            headers=headers,
+            allow_redirects=False,
+            timeout=60,
+        )
         # A marker of another project is as unknown as any (400).
         expected = 400 if "marker=" in path else 404
-        if response.status_code != expected or \
-                "error" not in response.json():
-            failures.append((method, path, response.status_code,
-                             response.text[:200]))
+        if response.status_code != expected or "error" not in response.json():
+            failures.append(
+                (method, path, response.status_code, response.text[:200])
+            )
     return failures
 
 
@@ -87,8 +100,15 @@ def test_project_b_never_sees_project_a(deployment):
     event_id = list(alice.events.list(stack_id, resource_name="a"))[0].id
     config = alice.software_configs.create(name="secret", config="x")
     headers = {"X-Auth-User": "bob", "X-Roles": "member"}
-    failures = check_matrix(deployment.endpoint(other), owner, "secret",
-                            stack_id, event_id, headers, config.id)
+    failures = check_matrix(
+        deployment.endpoint(other),
+        owner,
+        "secret",
+        stack_id,
+        event_id,
+        headers,
+        config.id,
+    )
     assert failures == []
     bob = deployment.client(other)
     assert list(bob.stacks.list()) == []
@@ -98,7 +118,8 @@ def test_project_b_never_sees_project_a(deployment):
     # Nothing B tried changed A's stack.
     stack = alice.stacks.get(stack_id)
     assert stack.stack_status == "CREATE_COMPLETE"
-    assert alice.resources.get(stack_id, "a").resource_status == \
-        "CREATE_COMPLETE"
+    assert (
+        alice.resources.get(stack_id, "a").resource_status == "CREATE_COMPLETE"
+    )
     alice.stacks.delete(stack_id)
     helpers.wait_for_status(alice, stack_id, "DELETE_COMPLETE")

@@ -18,8 +18,9 @@ hidden_stack_tags = hideme,secret
 
 @pytest.fixture(scope="module")
 def dep(tmp_path_factory):
-    d = deployment_mod.Deployment("sqlite", tmp_path_factory.mktemp("opts"),
-                                  extra_conf=EXTRA)
+    d = deployment_mod.Deployment(
+        "sqlite", tmp_path_factory.mktemp("opts"), extra_conf=EXTRA
+    )
     d.start()
     yield d
     d.stop()
@@ -27,8 +28,14 @@ def dep(tmp_path_factory):
 
 def test_export_and_abandon(dep):
     heat = dep.client("ab")
-    tmpl = helpers.template({"a": {"type": "OS::Heat::TestResource",
-                                   "properties": {"value": "kept"}}})
+    tmpl = helpers.template(
+        {
+            "a": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"value": "kept"},
+            }
+        }
+    )
     stack_id = helpers.create(heat, "leaving", tmpl, tags="x")
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     exported = heat.stacks.export(stack_id)
@@ -45,16 +52,20 @@ def test_export_and_abandon(dep):
 
 def test_hidden_stacks(dep):
     heat = dep.client("hid")
-    ids = [helpers.create(heat, "shown", helpers.flat(1)),
-           helpers.create(heat, "hidden", helpers.flat(1), tags="secret")]
+    ids = [
+        helpers.create(heat, "shown", helpers.flat(1)),
+        helpers.create(heat, "hidden", helpers.flat(1), tags="secret"),
+    ]
     for stack_id in ids:
         helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     assert [s.stack_name for s in heat.stacks.list()] == ["shown"]
-    assert sorted(s.stack_name for s in heat.stacks.list(
-        show_hidden=True)) == ["hidden", "shown"]
+    assert sorted(
+        s.stack_name for s in heat.stacks.list(show_hidden=True)
+    ) == ["hidden", "shown"]
     url = dep.endpoint("hid") + "/stacks"
-    assert requests.get(url, params={"with_count": "true"}).json()[
-        "count"] == 1
+    assert (
+        requests.get(url, params={"with_count": "true"}).json()["count"] == 1
+    )
 
 
 def test_reader_reads_and_does_not_write(dep):
@@ -67,18 +78,24 @@ def test_reader_reads_and_does_not_write(dep):
     for path in ("", "/resources", "/events", "/template", "/outputs"):
         assert requests.get(base + path, headers=reader).status_code == 200
     for method, path, body in (
-            ("DELETE", "", None), ("PATCH", "", {}),
-            ("POST", "/actions", {"check": None}),
-            ("PATCH", "/resources/r0", {"mark_unhealthy": True})):
-        response = requests.request(method, base + path, json=body,
-                                    headers=reader)
+        ("DELETE", "", None),
+        ("PATCH", "", {}),
+        ("POST", "/actions", {"check": None}),
+        ("PATCH", "/resources/r0", {"mark_unhealthy": True}),
+    ):
+        response = requests.request(
+            method, base + path, json=body, headers=reader
+        )
         assert response.status_code == 403, (method, path)
         assert response.json()["error"]["type"] == "Forbidden"
-    response = requests.post(dep.endpoint("rd") + "/stacks", headers=reader,
-                             json={"stack_name": "no",
-                                   "template": helpers.flat(1)})
+    response = requests.post(
+        dep.endpoint("rd") + "/stacks",
+        headers=reader,
+        json={"stack_name": "no", "template": helpers.flat(1)},
+    )
     assert response.status_code == 403
-    response = requests.post(base + "/actions", json={"check": None},
-                             headers=member)
+    response = requests.post(
+        base + "/actions", json={"check": None}, headers=member
+    )
     assert response.status_code == 200
     helpers.wait_for_status(owner, stack_id, "CHECK_COMPLETE")

@@ -12,13 +12,20 @@ from tests.functional.test_api_stacks import delete_all
 
 error = helpers.http_error
 
-TMPL = helpers.template({
-    "a": {"type": "OS::Heat::TestResource",
-          "description": "the first",
-          "properties": {"value": "va"}},
-    "b": {"type": "OS::Heat::None", "depends_on": "a",
-          "metadata": {"ref": {"get_resource": "a"}, "n": 1}},
-})
+TMPL = helpers.template(
+    {
+        "a": {
+            "type": "OS::Heat::TestResource",
+            "description": "the first",
+            "properties": {"value": "va"},
+        },
+        "b": {
+            "type": "OS::Heat::None",
+            "depends_on": "a",
+            "metadata": {"ref": {"get_resource": "a"}, "n": 1},
+        },
+    }
+)
 
 
 @pytest.fixture
@@ -27,8 +34,11 @@ def stack(deployment):
     heat = deployment.client(project)
     stack_id = helpers.create(heat, "res", TMPL)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
-    yield heat, stack_id, "%s/stacks/res/%s" % (
-        deployment.endpoint(project), stack_id)
+    yield (
+        heat,
+        stack_id,
+        "%s/stacks/res/%s" % (deployment.endpoint(project), stack_id),
+    )
     delete_all(heat)
 
 
@@ -36,18 +46,29 @@ def test_resource_list_and_show(stack):
     heat, stack_id, url = stack
     names = {r.resource_name for r in heat.resources.list(stack_id)}
     assert names == {"a", "b"}
-    detailed = {r.resource_name: r for r in heat.resources.list(
-        stack_id, with_detail=True, nested_depth=2)}
+    detailed = {
+        r.resource_name: r
+        for r in heat.resources.list(
+            stack_id, with_detail=True, nested_depth=2
+        )
+    }
     assert detailed["a"].description == "the first"
     assert detailed["a"].attributes == {"output": "va"}
     only = heat.resources.list(stack_id, filters={"type": "OS::Heat::None"})
     assert [r.resource_name for r in only] == ["b"]
     only = heat.resources.list(stack_id, filters={"name": ["a", "x"]})
     assert [r.resource_name for r in only] == ["a"]
-    assert len(heat.resources.list(stack_id, filters={
-        "status": "CREATE_COMPLETE"})) == 2
-    assert len(heat.resources.list(stack_id, filters={
-        "action": "UPDATE"})) == 0
+    assert (
+        len(
+            heat.resources.list(
+                stack_id, filters={"status": "CREATE_COMPLETE"}
+            )
+        )
+        == 2
+    )
+    assert (
+        len(heat.resources.list(stack_id, filters={"action": "UPDATE"})) == 0
+    )
     response = requests.get(url + "/resources", params={"bogus": "1"})
     assert response.status_code == 400
     assert "Invalid filter parameters" in response.json()["error"]["message"]
@@ -64,10 +85,11 @@ def test_metadata_signal_and_mark_unhealthy(stack):
     heat, stack_id, url = stack
     a = heat.resources.get(stack_id, "a")
     assert heat.resources.metadata(stack_id, "b") == {
-        "ref": a.physical_resource_id, "n": 1}
+        "ref": a.physical_resource_id,
+        "n": 1,
+    }
     assert heat.resources.metadata(stack_id, "a") == {}
-    exc = error(lambda: heat.resources.signal(stack_id, "a",
-                                               data={"x": 1}))
+    exc = error(lambda: heat.resources.signal(stack_id, "a", data={"x": 1}))
     assert exc.code == 400
     assert exc.error["error"]["type"] == "ResourceActionNotSupported"
     assert "Signal is not supported for resource." in str(exc)
@@ -78,12 +100,17 @@ def test_metadata_signal_and_mark_unhealthy(stack):
     assert a.resource_status_reason == "broken"
     events = list(heat.events.list(stack_id, resource_name="a"))
     assert events[-1].resource_status == "CHECK_FAILED"
-    heat.resources.mark_unhealthy(stack_id, a.physical_resource_id, False,
-                                  "fixed")
-    assert heat.resources.get(stack_id, "a").resource_status == \
-        "CHECK_COMPLETE"
-    for body in ({}, {"mark_unhealthy": "maybe"},
-                 {"mark_unhealthy": True, "other": 1}):
+    heat.resources.mark_unhealthy(
+        stack_id, a.physical_resource_id, False, "fixed"
+    )
+    assert (
+        heat.resources.get(stack_id, "a").resource_status == "CHECK_COMPLETE"
+    )
+    for body in (
+        {},
+        {"mark_unhealthy": "maybe"},
+        {"mark_unhealthy": True, "other": 1},
+    ):
         response = requests.patch(url + "/resources/a", json=body)
         assert response.status_code == 400, body
     # An unhealthy resource is replaced by the next update.
@@ -100,19 +127,26 @@ def test_events(stack):
     assert events[0].resource_status_reason == "Stack CREATE started"
     newest = list(heat.events.list(stack_id, sort_dir="desc", limit=1))
     assert newest[0].id == events[-1].id
-    after = list(heat.events.list(stack_id, sort_dir="asc",
-                                  marker=events[1].id))
+    after = list(
+        heat.events.list(stack_id, sort_dir="asc", marker=events[1].id)
+    )
     assert [e.id for e in after] == [e.id for e in events[2:]]
-    by_type = list(heat.events.list(stack_id, sort_keys="resource_type",
-                                    sort_dir="asc"))
+    by_type = list(
+        heat.events.list(stack_id, sort_keys="resource_type", sort_dir="asc")
+    )
     types = [e.links for e in by_type]
     assert len(types) == len(events)
-    done = list(heat.events.list(stack_id, filters={
-        "resource_status": "COMPLETE", "resource_name": "a"}))
+    done = list(
+        heat.events.list(
+            stack_id,
+            filters={"resource_status": "COMPLETE", "resource_name": "a"},
+        )
+    )
     assert [e.resource_status for e in done] == ["CREATE_COMPLETE"]
     nested = list(heat.events.list(stack_id, nested_depth=1))
-    assert all(any(link["rel"] == "root_stack" for link in e.links)
-               for e in nested)
+    assert all(
+        any(link["rel"] == "root_stack" for link in e.links) for e in nested
+    )
     assert not any(link["rel"] == "root_stack" for link in events[0].links)
     a_events = list(heat.events.list(stack_id, resource_name="a"))
     assert {e.resource_name for e in a_events} == {"a"}

@@ -20,7 +20,7 @@ driver = messagingv2
 topics = heat_lite_notifications
 """
 
-CLIENT = r'''
+CLIENT = r"""
 import json, sys, threading, time
 from heat_lite.cmd import common
 common.parse_args(["--config-file", sys.argv[1]])
@@ -110,14 +110,14 @@ listener.stop()
 listener.wait()
 result["notifications"] = received
 print(json.dumps(result))
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def dep(tmp_path_factory):
-    d = deployment_mod.Deployment("postgresql",
-                                  tmp_path_factory.mktemp("rpc"),
-                                  extra_conf=EXTRA)
+    d = deployment_mod.Deployment(
+        "postgresql", tmp_path_factory.mktemp("rpc"), extra_conf=EXTRA
+    )
     d.start()
     yield d
     d.stop()
@@ -126,8 +126,12 @@ def dep(tmp_path_factory):
 @pytest.fixture(scope="module")
 def client_result(dep):
     """What the RPC client saw and received (it runs once)."""
-    run = subprocess.run([sys.executable, "-c", CLIENT, dep.config],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", CLIENT, dep.config],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     return json.loads(run.stdout.strip().splitlines()[-1])
 
@@ -143,20 +147,32 @@ def test_engine_api_and_notifications_over_rabbitmq(client_result):
     stack_id = result["stack_id"]
     for action in ("create", "update", "delete"):
         for phase in ("start", "end"):
-            mine = [p for pr, p in by_type.get(
-                "orchestration.stack.%s.%s" % (action, phase), [])
-                if p["stack_id"] == stack_id]
+            mine = [
+                p
+                for pr, p in by_type.get(
+                    "orchestration.stack.%s.%s" % (action, phase), []
+                )
+                if p["stack_id"] == stack_id
+            ]
             assert mine, (action, phase, sorted(by_type))
-    start = [p for pr, p in by_type["orchestration.stack.create.start"]
-             if p["stack_id"] == stack_id][0]
+    start = [
+        p
+        for pr, p in by_type["orchestration.stack.create.start"]
+        if p["stack_id"] == stack_id
+    ][0]
     assert start["state"] == "CREATE_IN_PROGRESS"
     assert start["tenant_id"] == "rpcproj" and start["user_id"] == "rpcuser"
     assert start["stack_name"] == "viarpc" and start["tags"] == ["t1"]
-    assert start["stack_identity"] == \
-        "arn:openstack:heat::rpcproj:stacks/viarpc/%s" % stack_id
+    assert (
+        start["stack_identity"]
+        == "arn:openstack:heat::rpcproj:stacks/viarpc/%s" % stack_id
+    )
     assert set(start) >= {"create_at", "state_reason", "updated_at"}
-    end = [p for pr, p in by_type["orchestration.stack.delete.end"]
-           if p["stack_id"] == stack_id][0]
+    end = [
+        p
+        for pr, p in by_type["orchestration.stack.delete.end"]
+        if p["stack_id"] == stack_id
+    ][0]
     assert end["state"] == "DELETE_COMPLETE"
     errors = by_type["orchestration.stack.create.error"]
     assert errors[0][0] == "ERROR"
@@ -170,8 +186,10 @@ def test_resource_notifications(client_result):
     stack_id = result["stack_id"]
     mine = {}
     for priority, event_type, payload in result["notifications"]:
-        if event_type.startswith("orchestration.resource.") and \
-                payload["stack_id"] == stack_id:
+        if (
+            event_type.startswith("orchestration.resource.")
+            and payload["stack_id"] == stack_id
+        ):
             mine.setdefault(event_type, []).append((priority, payload))
     starts = mine["orchestration.resource.create.start"]
     # a is created with the stack, b by the update.
@@ -180,17 +198,26 @@ def test_resource_notifications(client_result):
     assert start["state"] == "CREATE_IN_PROGRESS"
     assert start["resource_type"] == "OS::Heat::TestResource"
     assert start["tenant_id"] == "rpcproj" and start["stack_name"] == "viarpc"
-    assert start["stack_identity"] == \
-        "arn:openstack:heat::rpcproj:stacks/viarpc/%s" % stack_id
+    assert (
+        start["stack_identity"]
+        == "arn:openstack:heat::rpcproj:stacks/viarpc/%s" % stack_id
+    )
     end = mine["orchestration.resource.create.end"][0][1]
     assert end["state"] == "CREATE_COMPLETE" and end["physical_resource_id"]
-    updated = {p["resource_name"] for _pr, p in
-               mine["orchestration.resource.update.end"]}
+    updated = {
+        p["resource_name"]
+        for _pr, p in mine["orchestration.resource.update.end"]
+    }
     assert updated == {"a"}
-    deleted = {p["resource_name"] for _pr, p in
-               mine["orchestration.resource.delete.end"]}
+    deleted = {
+        p["resource_name"]
+        for _pr, p in mine["orchestration.resource.delete.end"]
+    }
     assert deleted == {"a", "b"}
-    errors = [(pr, p) for pr, _type, p in result["notifications"]
-              if pr == "ERROR" and p.get("resource_name") == "x"]
+    errors = [
+        (pr, p)
+        for pr, _type, p in result["notifications"]
+        if pr == "ERROR" and p.get("resource_name") == "x"
+    ]
     assert errors and errors[0][1]["state"] == "CREATE_FAILED"
     assert "Test Resource failed" in errors[0][1]["state_reason"]

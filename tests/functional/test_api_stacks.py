@@ -12,15 +12,25 @@ from tests.functional import helpers
 error = helpers.http_error
 
 OUTPUTS = helpers.template(
-    {"a": {"type": "OS::Heat::TestResource",
-           "properties": {"value": {"get_param": "word"}}},
-     "b": {"type": "OS::Heat::None", "metadata": {"k": "v"}}},
-    outputs={"val": {"value": {"get_attr": ["a", "output"]},
-                     "description": "a's value"},
-             "bad": {"value": {"get_attr": ["a", "output", "x", "y"]}}},
-    parameters={"word": {"type": "string", "default": "hello"},
-                "secret": {"type": "string", "hidden": True,
-                           "default": "s3cret"}})
+    {
+        "a": {
+            "type": "OS::Heat::TestResource",
+            "properties": {"value": {"get_param": "word"}},
+        },
+        "b": {"type": "OS::Heat::None", "metadata": {"k": "v"}},
+    },
+    outputs={
+        "val": {
+            "value": {"get_attr": ["a", "output"]},
+            "description": "a's value",
+        },
+        "bad": {"value": {"get_attr": ["a", "output", "x", "y"]}},
+    },
+    parameters={
+        "word": {"type": "string", "default": "hello"},
+        "secret": {"type": "string", "hidden": True, "default": "s3cret"},
+    },
+)
 
 
 def delete_all(heat):
@@ -44,15 +54,24 @@ def project(deployment):
 
 def test_list_paging_sorting_and_count(deployment, project):
     name, heat = project
-    ids = [helpers.create(heat, "s%d" % i, helpers.flat(1),
-                          tags="t%d,all" % (i % 2))
-           for i in range(5)]
+    ids = [
+        helpers.create(
+            heat, "s%d" % i, helpers.flat(1), tags="t%d,all" % (i % 2)
+        )
+        for i in range(5)
+    ]
     for stack_id in ids:
         helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     url = deployment.endpoint(name) + "/stacks"
-    page = requests.get(url, params={"limit": 2, "sort_keys": "stack_name",
-                                     "sort_dir": "asc",
-                                     "with_count": "true"}).json()
+    page = requests.get(
+        url,
+        params={
+            "limit": 2,
+            "sort_keys": "stack_name",
+            "sort_dir": "asc",
+            "with_count": "true",
+        },
+    ).json()
     assert [s["stack_name"] for s in page["stacks"]] == ["s0", "s1"]
     assert page["count"] == 5
     nxt = page["links"][0]
@@ -63,8 +82,10 @@ def test_list_paging_sorting_and_count(deployment, project):
     assert "links" not in every and len(every["stacks"]) == 5
     # heatclient pages by itself with limit and marker.
     assert len(list(heat.stacks.list(limit=3))) == 3
-    assert [s.stack_name for s in heat.stacks.list(
-        sort_keys="stack_name", sort_dir="desc")][0] == "s4"
+    assert [
+        s.stack_name
+        for s in heat.stacks.list(sort_keys="stack_name", sort_dir="desc")
+    ][0] == "s4"
 
     def names(**params):
         return sorted(s.stack_name for s in heat.stacks.list(**params))
@@ -98,11 +119,13 @@ def test_show_deleted_and_global_tenant(deployment, project):
     url = deployment.endpoint(name) + "/stacks"
     # noauth callers without X-Roles are admins: they may see every
     # project's stacks, each with its project.
-    mine = requests.get(url, params={"global_tenant": "true",
-                                     "show_deleted": "true"}).json()
+    mine = requests.get(
+        url, params={"global_tenant": "true", "show_deleted": "true"}
+    ).json()
     assert any(s["project"] == name for s in mine["stacks"])
-    member = requests.get(url, params={"global_tenant": "true"},
-                          headers={"X-Roles": "member"})
+    member = requests.get(
+        url, params={"global_tenant": "true"}, headers={"X-Roles": "member"}
+    )
     assert member.status_code == 403
     assert member.json()["error"]["type"] == "Forbidden"
     plain = requests.get(url, headers={"X-Roles": "member"}).json()
@@ -116,19 +139,31 @@ def test_lookup_redirects_keep_the_query(deployment, project):
     base = deployment.endpoint(name) + "/stacks"
     canonical = "%s/look/%s" % (base, stack_id)
     for path, query, expected in (
-            ("/look", "resolve_outputs=false",
-             canonical + "?resolve_outputs=false"),
-            ("/" + stack_id, "", canonical),
-            ("/look/resources", "with_detail=true",
-             canonical + "/resources?with_detail=true"),
-            ("/look/resources/a/events", "", canonical +
-             "/resources/a/events"),
-            ("/look/outputs/val", "", canonical + "/outputs/val"),
-            ("/arn:openstack:heat::%s:stacks/look/%s" % (name, stack_id),
-             "", canonical),
-            ("/arn%%3Aopenstack%%3Aheat%%3A%%3A%s%%3Astacks%%2Flook%%2F%s"
-             "/resources" % (name, stack_id), "", canonical +
-             "/resources")):
+        (
+            "/look",
+            "resolve_outputs=false",
+            canonical + "?resolve_outputs=false",
+        ),
+        ("/" + stack_id, "", canonical),
+        (
+            "/look/resources",
+            "with_detail=true",
+            canonical + "/resources?with_detail=true",
+        ),
+        ("/look/resources/a/events", "", canonical + "/resources/a/events"),
+        ("/look/outputs/val", "", canonical + "/outputs/val"),
+        (
+            "/arn:openstack:heat::%s:stacks/look/%s" % (name, stack_id),
+            "",
+            canonical,
+        ),
+        (
+            "/arn%%3Aopenstack%%3Aheat%%3A%%3A%s%%3Astacks%%2Flook%%2F%s"
+            "/resources" % (name, stack_id),
+            "",
+            canonical + "/resources",
+        ),
+    ):
         url = base + path + ("?" + query if query else "")
         response = requests.get(url, allow_redirects=False)
         assert response.status_code == 302, (path, response.text)
@@ -142,9 +177,13 @@ def test_lookup_redirects_keep_the_query(deployment, project):
 
 def test_show_template_environment_files_outputs(deployment, project):
     name, heat = project
-    stack_id = helpers.create(heat, "show", OUTPUTS,
-                              files={"f.txt": "content"},
-                              parameters={"secret": "hush"})
+    stack_id = helpers.create(
+        heat,
+        "show",
+        OUTPUTS,
+        files={"f.txt": "content"},
+        parameters={"secret": "hush"},
+    )
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     stack = heat.stacks.get("show")
     assert stack.parameters["secret"] == "******"
@@ -155,15 +194,21 @@ def test_show_template_environment_files_outputs(deployment, project):
     assert heat.stacks.template(stack_id) == OUTPUTS
     env = heat.stacks.environment(stack_id)
     assert env["parameters"] == {"secret": "******"}
-    assert set(env) >= {"parameters", "parameter_defaults",
-                        "resource_registry"}
+    assert set(env) >= {
+        "parameters",
+        "parameter_defaults",
+        "resource_registry",
+    }
     assert heat.stacks.files(stack_id) == {"f.txt": "content"}
     listed = heat.stacks.output_list(stack_id)["outputs"]
     assert {o["output_key"] for o in listed} == {"val", "bad"}
     assert all("output_value" not in o for o in listed)
     val = heat.stacks.output_show(stack_id, "val")["output"]
-    assert val == {"output_key": "val", "description": "a's value",
-                   "output_value": "hello"}
+    assert val == {
+        "output_key": "val",
+        "description": "a's value",
+        "output_value": "hello",
+    }
     exc = error(lambda: heat.stacks.output_show(stack_id, "nope"))
     assert exc.code == 404 and "nope" in str(exc)
     bare = heat.stacks.get(stack_id, resolve_outputs=False)
@@ -172,8 +217,9 @@ def test_show_template_environment_files_outputs(deployment, project):
 
 def test_preview_create_and_update(deployment, project):
     name, heat = project
-    preview = heat.stacks.preview(stack_name="pre", template=OUTPUTS,
-                                  parameters={"word": "w"})
+    preview = heat.stacks.preview(
+        stack_name="pre", template=OUTPUTS, parameters={"word": "w"}
+    )
     assert preview.id == "None"
     resources = {r["resource_name"]: r for r in preview.resources}
     assert resources["a"]["properties"]["value"] == "w"
@@ -181,33 +227,63 @@ def test_preview_create_and_update(deployment, project):
     assert resources["b"]["metadata"] == {"k": "v"}
     assert list(heat.stacks.list()) == []
 
-    stack_id = helpers.create(heat, "pre", helpers.template({
-        "keep": {"type": "OS::Heat::None"},
-        "change": {"type": "OS::Heat::TestResource",
-                   "properties": {"value": "one"}},
-        "swap": {"type": "OS::Heat::TestResource",
-                 "properties": {"update_replace_value": "one"}},
-        "drop": {"type": "OS::Heat::None"}}))
+    stack_id = helpers.create(
+        heat,
+        "pre",
+        helpers.template(
+            {
+                "keep": {"type": "OS::Heat::None"},
+                "change": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"value": "one"},
+                },
+                "swap": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"update_replace_value": "one"},
+                },
+                "drop": {"type": "OS::Heat::None"},
+            }
+        ),
+    )
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
-    new = helpers.template({
-        "keep": {"type": "OS::Heat::None"},
-        "change": {"type": "OS::Heat::TestResource",
-                   "properties": {"value": "two"}},
-        "swap": {"type": "OS::Heat::TestResource",
-                 "properties": {"update_replace_value": "two"}},
-        "add": {"type": "OS::Heat::None"}})
-    changes = heat.stacks.preview_update(stack_id, template=new,
-                                         show_nested=True)
-    changes = {k: sorted(r["resource_name"] for r in v)
-               for k, v in changes["resource_changes"].items()}
-    assert changes == {"added": ["add"], "deleted": ["drop"],
-                       "replaced": ["swap"], "unchanged": ["keep"],
-                       "updated": ["change"]}
-    patched = heat.stacks.preview_update(stack_id, existing=True,
-                                         parameters={})
+    new = helpers.template(
+        {
+            "keep": {"type": "OS::Heat::None"},
+            "change": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"value": "two"},
+            },
+            "swap": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"update_replace_value": "two"},
+            },
+            "add": {"type": "OS::Heat::None"},
+        }
+    )
+    changes = heat.stacks.preview_update(
+        stack_id, template=new, show_nested=True
+    )
+    changes = {
+        k: sorted(r["resource_name"] for r in v)
+        for k, v in changes["resource_changes"].items()
+    }
+    assert changes == {
+        "added": ["add"],
+        "deleted": ["drop"],
+        "replaced": ["swap"],
+        "unchanged": ["keep"],
+        "updated": ["change"],
+    }
+    patched = heat.stacks.preview_update(
+        stack_id, existing=True, parameters={}
+    )
     assert {k: len(v) for k, v in patched["resource_changes"].items()} == {
-        "added": 0, "deleted": 0, "replaced": 0, "unchanged": 4,
-        "updated": 0}
+        "added": 0,
+        "deleted": 0,
+        "replaced": 0,
+        "unchanged": 4,
+        "updated": 0,
+    }
     assert heat.stacks.get(stack_id).stack_status == "CREATE_COMPLETE"
 
 
@@ -216,13 +292,20 @@ def test_gates_and_unsupported(deployment, project):
     stack_id = helpers.create(heat, "gated", helpers.flat(1))
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     exc = error(lambda: heat.stacks.abandon(stack_id))
-    assert exc.code == 400 and "Stack Abandon is not supported." in str(exc)
+    # The message names the option that enables a disabled feature.
+    assert exc.code == 400 and "Stack Abandon is not supported" in str(exc)
+    assert "enable_stack_abandon = true" in str(exc)
     exc = error(lambda: heat.stacks.export(stack_id))
-    assert exc.code == 400
-    exc = error(lambda: heat.stacks.create(
-        stack_name="adopted", template=helpers.flat(1),
-        adopt_stack_data='{"resources": {}}'))
-    assert exc.code == 400 and "Stack Adopt is not supported." in str(exc)
+    assert exc.code == 400 and "enable_stack_abandon = true" in str(exc)
+    exc = error(
+        lambda: heat.stacks.create(
+            stack_name="adopted",
+            template=helpers.flat(1),
+            adopt_stack_data='{"resources": {}}',
+        )
+    )
+    assert exc.code == 400 and "Stack Adopt is not supported" in str(exc)
+    assert "enable_stack_adopt = true" in str(exc)
     exc = error(lambda: heat.stacks.snapshot(stack_id, "snap"))
     assert exc.code == 400 and "not supported" in str(exc)
     exc = error(lambda: heat.stacks.snapshot_list(stack_id))

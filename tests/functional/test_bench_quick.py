@@ -15,10 +15,16 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-SIZE_SCENARIOS = ("create", "update_inplace", "update_half",
-                  "update_replace", "delete")
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)
+SIZE_SCENARIOS = (
+    "create",
+    "update_inplace",
+    "update_half",
+    "update_replace",
+    "delete",
+)
 THROUGHPUT = ("throughput_create", "throughput_update", "throughput_delete")
 COUNTED = ("sql_statements", "sql_commits", "events")
 
@@ -30,16 +36,26 @@ def quick_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     result = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stdout[-5000:] + \
-        result.stderr[-5000:]
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, (
+        result.stdout[-5000:] + result.stderr[-5000:]
+    )
     with open(out / "results.json") as f:
         return out, json.load(f)
 
 
 def _ok(data, scenario, shape=None):
-    return [r for r in data["records"] if r["scenario"] == scenario
-            and r["status"] == "ok" and shape in (None, r["shape"])]
+    return [
+        r
+        for r in data["records"]
+        if r["scenario"] == scenario
+        and r["status"] == "ok"
+        and shape in (None, r["shape"])
+    ]
 
 
 def test_every_quick_scenario_is_measured(quick_run):
@@ -73,15 +89,20 @@ def test_resource_group_is_measured_or_said_unavailable(quick_run):
         assert "not available" in recs[0]["reason"]
     else:
         assert {r["shape"] for r in _ok(data, "resource_group")} == {
-            "scale_up", "scale_down"}
+            "scale_up",
+            "scale_down",
+        }
 
 
 def test_markdown_and_fits(quick_run):
     out, data = quick_run
     with open(out / "results.md") as f:
         text = f.read()
-    for scenario in SIZE_SCENARIOS + ("concurrent_update",
-                                      "## Throughput", "## Targets"):
+    for scenario in SIZE_SCENARIOS + (
+        "concurrent_update",
+        "## Throughput",
+        "## Targets",
+    ):
         assert scenario in text
     slopes = {(f["scenario"], f["shape"]): f["slope"] for f in data["fits"]}
     assert slopes["create", "flat"] is not None

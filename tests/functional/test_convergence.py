@@ -13,25 +13,40 @@ def _tr(value, **props):
 
 
 def _physical(heat, stack_id):
-    return {r.resource_name: r.physical_resource_id
-            for r in heat.resources.list(stack_id)}
+    return {
+        r.resource_name: r.physical_resource_id
+        for r in heat.resources.list(stack_id)
+    }
 
 
 def _statuses(heat, stack_id):
-    return {r.resource_name: r.resource_status
-            for r in heat.resources.list(stack_id)}
+    return {
+        r.resource_name: r.resource_status
+        for r in heat.resources.list(stack_id)
+    }
 
 
-def _versions(deployment, heat, stack_id, name):
+def _versions(deployment, heat, stack_id, name, history=False):
+    """The resource's versions; deleted ones kept as history only with
+    ``history``."""
     stack = heat.stacks.get(stack_id, resolve_outputs=False)
-    resp = heat.http_client.get("/stacks/%s/%s/resources/%s/versions" % (
-        stack.stack_name, stack_id, name))
-    return resp.json()["versions"]
+    resp = heat.http_client.get(
+        "/stacks/%s/%s/resources/%s/versions"
+        % (stack.stack_name, stack_id, name)
+    )
+    return [
+        v for v in resp.json()["versions"] if history or v["role"] != "history"
+    ]
 
 
 def test_update_in_place_keeps_physical_ids(deployment, heat):
-    tmpl = helpers.template({"a": _tr("one"), "b": _tr("x", ref={}),
-                             "c": {"type": "OS::Heat::None"}})
+    tmpl = helpers.template(
+        {
+            "a": _tr("one"),
+            "b": _tr("x", ref={}),
+            "c": {"type": "OS::Heat::None"},
+        }
+    )
     tmpl["resources"]["b"]["properties"] = {"value": {"get_resource": "a"}}
     stack_id = helpers.create(heat, "inplace", tmpl)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
@@ -41,7 +56,9 @@ def test_update_in_place_keeps_physical_ids(deployment, heat):
     heat.stacks.update(stack_id, template=tmpl)
     # Accepted: in progress, or already done (three small resources).
     assert heat.stacks.get(stack_id).stack_status in (
-        "UPDATE_IN_PROGRESS", "UPDATE_COMPLETE")
+        "UPDATE_IN_PROGRESS",
+        "UPDATE_COMPLETE",
+    )
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     after = _physical(heat, stack_id)
     assert after == before
@@ -56,9 +73,12 @@ def test_update_in_place_keeps_physical_ids(deployment, heat):
 
 
 def test_replacement_changes_physical_id_and_cleans_up(deployment, heat):
-    tmpl = helpers.template({
-        "a": _tr("one", update_replace=True),
-        "b": {"type": TR, "properties": {"value": {"get_resource": "a"}}}})
+    tmpl = helpers.template(
+        {
+            "a": _tr("one", update_replace=True),
+            "b": {"type": TR, "properties": {"value": {"get_resource": "a"}}},
+        }
+    )
     stack_id = helpers.create(heat, "replace", tmpl)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     before = _physical(heat, stack_id)
@@ -69,34 +89,45 @@ def test_replacement_changes_physical_id_and_cleans_up(deployment, heat):
     after = _physical(heat, stack_id)
     assert after["a"] != before["a"]
     assert after["b"] == before["b"]
-    versions = _versions(deployment, heat, stack_id, "a")
-    assert [v["role"] for v in versions] == ["current"]
-    assert versions[0]["version"] == 2
+    versions = _versions(deployment, heat, stack_id, "a", history=True)
+    assert [v["role"] for v in versions] == ["history", "current"]
+    assert versions[1]["version"] == 2
+    assert versions[0]["physical_resource_id"] == before["a"]
+    assert versions[0]["resource_status"] == "DELETE_COMPLETE"
     events = list(heat.events.list(stack_id, sort_dir="asc"))
     order = [(e.resource_name, e.resource_status) for e in events]
     # create-before-delete: the replacement exists, b moves onto it, and
     # only then is the old a deleted.
-    assert order.index(("a", "CREATE_COMPLETE"), 2) < \
-        order.index(("b", "UPDATE_COMPLETE")) < \
-        order.index(("a", "DELETE_COMPLETE"))
+    assert (
+        order.index(("a", "CREATE_COMPLETE"), 2)
+        < order.index(("b", "UPDATE_COMPLETE"))
+        < order.index(("a", "DELETE_COMPLETE"))
+    )
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
     assert_no_leaks(deployment)
 
 
 def test_add_and_remove_resources_and_patch(deployment, heat):
-    tmpl = helpers.template({"a": _tr("a"), "b": _tr("b"),
-                             "c": {"type": TR, "depends_on": "b"}},
-                            parameters={"p": {"type": "string",
-                                              "default": "d"}})
-    stack_id = helpers.create(heat, "addremove", tmpl,
-                              parameters={"p": "given"})
+    tmpl = helpers.template(
+        {"a": _tr("a"), "b": _tr("b"), "c": {"type": TR, "depends_on": "b"}},
+        parameters={"p": {"type": "string", "default": "d"}},
+    )
+    stack_id = helpers.create(
+        heat, "addremove", tmpl, parameters={"p": "given"}
+    )
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     before = _physical(heat, stack_id)
-    new = helpers.template({"a": _tr("a"), "d": _tr("d", ),
-                            "e": {"type": TR, "depends_on": "d"}},
-                           parameters={"p": {"type": "string",
-                                             "default": "d"}})
+    new = helpers.template(
+        {
+            "a": _tr("a"),
+            "d": _tr(
+                "d",
+            ),
+            "e": {"type": TR, "depends_on": "d"},
+        },
+        parameters={"p": {"type": "string", "default": "d"}},
+    )
     heat.stacks.update(stack_id, template=new, existing=True)
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     after = _physical(heat, stack_id)
@@ -146,24 +177,35 @@ def test_update_while_update_in_progress(deployment, heat):
 
 
 def test_failed_update_rolls_back_to_original_ids(deployment, heat):
-    tmpl = helpers.template({"a": _tr("one", update_replace=True),
-                             "b": _tr("b")})
-    stack_id = helpers.create(heat, "rollback", tmpl,
-                              disable_rollback=False)
+    tmpl = helpers.template(
+        {"a": _tr("one", update_replace=True), "b": _tr("b")}
+    )
+    stack_id = helpers.create(heat, "rollback", tmpl, disable_rollback=False)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     before = _physical(heat, stack_id)
-    bad = helpers.template({
-        "a": _tr("two", update_replace=True),
-        "b": {"type": TR, "depends_on": "a",
-              "properties": {"value": "b2", "fail": True}}})
+    bad = helpers.template(
+        {
+            "a": _tr("two", update_replace=True),
+            "b": {
+                "type": TR,
+                "depends_on": "a",
+                "properties": {"value": "b2", "fail": True},
+            },
+        }
+    )
     heat.stacks.update(stack_id, template=bad)
     stack = helpers.wait_for_status(heat, stack_id, "ROLLBACK_COMPLETE")
     assert _physical(heat, stack_id) == before
     events = list(heat.events.list(stack_id, sort_dir="asc"))
-    failed = [e for e in events if e.resource_status == "UPDATE_FAILED"
-              and e.resource_name == "rollback"]
-    assert failed and "Test Resource failed b" in \
-        failed[0].resource_status_reason
+    failed = [
+        e
+        for e in events
+        if e.resource_status == "UPDATE_FAILED"
+        and e.resource_name == "rollback"
+    ]
+    assert (
+        failed and "Test Resource failed b" in failed[0].resource_status_reason
+    )
     assert stack.stack_status == "ROLLBACK_COMPLETE"
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
@@ -174,13 +216,17 @@ def test_failed_update_without_rollback_is_recovered(deployment, heat):
     tmpl = helpers.template({"a": _tr("one")})
     stack_id = helpers.create(heat, "norollback", tmpl)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
-    heat.stacks.update(stack_id, template=helpers.template(
-        {"a": _tr("two", fail=True)}))
+    heat.stacks.update(
+        stack_id, template=helpers.template({"a": _tr("two", fail=True)})
+    )
     stack = helpers.wait_for_status(heat, stack_id, "UPDATE_FAILED")
-    assert "Resource UPDATE failed: ValueError: resources.a: " \
+    assert (
+        "Resource UPDATE failed: ValueError: resources.a: "
         "Test Resource failed a" == stack.stack_status_reason
-    heat.stacks.update(stack_id, template=helpers.template(
-        {"a": _tr("three")}))
+    )
+    heat.stacks.update(
+        stack_id, template=helpers.template({"a": _tr("three")})
+    )
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
@@ -233,8 +279,9 @@ def test_three_racing_updates_and_a_failing_one(deployment, heat):
 
 
 def test_suspend_resume_check(deployment, heat):
-    tmpl = helpers.template({"a": _tr("a"),
-                             "b": {"type": TR, "depends_on": "a"}})
+    tmpl = helpers.template(
+        {"a": _tr("a"), "b": {"type": TR, "depends_on": "a"}}
+    )
     stack_id = helpers.create(heat, "suspend", tmpl)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     before = _physical(heat, stack_id)
@@ -242,8 +289,11 @@ def test_suspend_resume_check(deployment, heat):
     helpers.wait_for_status(heat, stack_id, "SUSPEND_COMPLETE")
     assert set(_statuses(heat, stack_id).values()) == {"SUSPEND_COMPLETE"}
     events = list(heat.events.list(stack_id, sort_dir="asc"))
-    order = [e.resource_name for e in events
-             if e.resource_status == "SUSPEND_COMPLETE"]
+    order = [
+        e.resource_name
+        for e in events
+        if e.resource_status == "SUSPEND_COMPLETE"
+    ]
     assert order == ["b", "a", "suspend"]  # dependents first
     heat.actions.resume(stack_id)
     helpers.wait_for_status(heat, stack_id, "RESUME_COMPLETE")

@@ -18,19 +18,34 @@ PHASE_BUDGET = 240
 
 @pytest.fixture(scope="module")
 def pg(tmp_path_factory):
-    yield from deployment_mod.running("postgresql",
-                                      tmp_path_factory.mktemp("scale"))
+    yield from deployment_mod.running(
+        "postgresql", tmp_path_factory.mktemp("scale")
+    )
 
 
 def _group(count):
     return helpers.template(
-        {"g": {"type": "OS::Heat::ResourceGroup", "properties": {
-            "count": count,
-            "resource_def": {"type": "OS::Heat::TestResource",
-                             "properties": {"value": "m-%index%"}}}}},
-        outputs={"refs": {"value": {"get_attr": ["g", "refs"]}},
-                 "last": {"value": {"get_attr": [
-                     "g", "resource.%d.output" % (count - 1)]}}})
+        {
+            "g": {
+                "type": "OS::Heat::ResourceGroup",
+                "properties": {
+                    "count": count,
+                    "resource_def": {
+                        "type": "OS::Heat::TestResource",
+                        "properties": {"value": "m-%index%"},
+                    },
+                },
+            }
+        },
+        outputs={
+            "refs": {"value": {"get_attr": ["g", "refs"]}},
+            "last": {
+                "value": {
+                    "get_attr": ["g", "resource.%d.output" % (count - 1)]
+                }
+            },
+        },
+    )
 
 
 def _outputs(heat, stack_id):
@@ -54,13 +69,15 @@ def test_group_of_hundreds_scales(pg):
     def create():
         nonlocal stack_id
         stack_id = helpers.create(heat, name, _group(500))
-        helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE",
-                                timeout=PHASE_BUDGET)
+        helpers.wait_for_status(
+            heat, stack_id, "CREATE_COMPLETE", timeout=PHASE_BUDGET
+        )
 
     def scale(count):
         heat.stacks.update(stack_id, template=_group(count))
-        helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE",
-                                timeout=PHASE_BUDGET)
+        helpers.wait_for_status(
+            heat, stack_id, "UPDATE_COMPLETE", timeout=PHASE_BUDGET
+        )
 
     _phase(timings, "create 500", create)
     outputs = _outputs(heat, stack_id)
@@ -76,15 +93,15 @@ def test_group_of_hundreds_scales(pg):
     _phase(timings, "scale 800->100", lambda: scale(100))
     outputs = _outputs(heat, stack_id)
     assert len(outputs["refs"]) == 100
-    assert heat.resources.get(stack_id, "g").physical_resource_id == \
-        child_id
+    assert heat.resources.get(stack_id, "g").physical_resource_id == child_id
     names = {r.resource_name for r in heat.resources.list(child_id)}
     assert names == {str(i) for i in range(100)}
 
     def delete():
         heat.stacks.delete(stack_id)
-        helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE",
-                                timeout=PHASE_BUDGET)
+        helpers.wait_for_status(
+            heat, stack_id, "DELETE_COMPLETE", timeout=PHASE_BUDGET
+        )
 
     _phase(timings, "delete 100", delete)
     assert_no_leaks(pg)

@@ -7,8 +7,10 @@ from tests.functional import helpers
 
 
 def _events(heat, stack_id, name):
-    return [e.resource_status_reason
-            for e in heat.events.list(stack_id, resource_name=name)]
+    return [
+        e.resource_status_reason
+        for e in heat.events.list(stack_id, resource_name=name)
+    ]
 
 
 def _wait_for(predicate, timeout=30):
@@ -21,39 +23,65 @@ def _wait_for(predicate, timeout=30):
 
 
 def test_pre_create_and_post_update_hooks(deployment, heat):
-    env = {"resource_registry": {"resources": {
-        "held": {"hooks": ["pre-create", "post-update"]}}}}
-    tmpl = helpers.template({
-        "held": {"type": "OS::Heat::TestResource",
-                 "properties": {"value": "1"}},
-        "free": {"type": "OS::Heat::TestResource",
-                 "properties": {"value": "1"}},
-        "after": {"type": "OS::Heat::None", "depends_on": "held"}})
+    env = {
+        "resource_registry": {
+            "resources": {"held": {"hooks": ["pre-create", "post-update"]}}
+        }
+    }
+    tmpl = helpers.template(
+        {
+            "held": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"value": "1"},
+            },
+            "free": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"value": "1"},
+            },
+            "after": {"type": "OS::Heat::None", "depends_on": "held"},
+        }
+    )
     stack_id = helpers.create(heat, "hooks", tmpl, environment=env)
-    _wait_for(lambda: "CREATE paused until Hook pre-create is cleared" in
-              _events(heat, stack_id, "held"))
-    statuses = {r.resource_name: r.resource_status
-                for r in heat.resources.list(stack_id)}
-    _wait_for(lambda: {r.resource_name: r.resource_status for r in
-                       heat.resources.list(stack_id)}["free"] ==
-              "CREATE_COMPLETE")
-    statuses = {r.resource_name: r.resource_status
-                for r in heat.resources.list(stack_id)}
+    _wait_for(
+        lambda: (
+            "CREATE paused until Hook pre-create is cleared"
+            in _events(heat, stack_id, "held")
+        )
+    )
+    statuses = {
+        r.resource_name: r.resource_status
+        for r in heat.resources.list(stack_id)
+    }
+    _wait_for(
+        lambda: (
+            {
+                r.resource_name: r.resource_status
+                for r in heat.resources.list(stack_id)
+            }["free"]
+            == "CREATE_COMPLETE"
+        )
+    )
+    statuses = {
+        r.resource_name: r.resource_status
+        for r in heat.resources.list(stack_id)
+    }
     assert statuses["held"] == "INIT_COMPLETE"
     assert statuses["after"] == "INIT_COMPLETE"
     assert heat.stacks.get(stack_id).stack_status == "CREATE_IN_PROGRESS"
-    heat.resources.signal(stack_id, "held",
-                          data={"unset_hook": "pre-create"})
+    heat.resources.signal(stack_id, "held", data={"unset_hook": "pre-create"})
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     assert "Hook pre-create is cleared" in _events(heat, stack_id, "held")
 
     tmpl["resources"]["held"]["properties"]["value"] = "2"
     heat.stacks.update(stack_id, template=tmpl, environment=env)
-    _wait_for(lambda: "UPDATE paused until Hook post-update is cleared" in
-              _events(heat, stack_id, "held"))
+    _wait_for(
+        lambda: (
+            "UPDATE paused until Hook post-update is cleared"
+            in _events(heat, stack_id, "held")
+        )
+    )
     assert heat.stacks.get(stack_id).stack_status == "UPDATE_IN_PROGRESS"
-    heat.resources.signal(stack_id, "held",
-                          data={"unset_hook": "post-update"})
+    heat.resources.signal(stack_id, "held", data={"unset_hook": "post-update"})
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")

@@ -28,12 +28,14 @@ def cloud(tmp_path_factory):
     keystone.start()
     dep = None
     try:
-        dep = keystone_env.deployment(keystone, "sqlite",
-                                      tmp_path_factory.mktemp("heat-ks"))
+        dep = keystone_env.deployment(
+            keystone, "sqlite", tmp_path_factory.mktemp("heat-ks")
+        )
         keystone.register_heat(dep.url)
         projects = {
             "alpha": keystone.add_user("ua", "alpha", "member"),
-            "beta": keystone.add_user("ub", "beta", "member")}
+            "beta": keystone.add_user("ub", "beta", "member"),
+        }
         keystone.add_user("ur", "alpha", "reader")
         dep.start()
         yield keystone, dep, projects
@@ -52,8 +54,10 @@ def any_cloud(request, cloud, tmp_path_factory):
         return
     keystone, _dep, projects = cloud
     dep = keystone_env.deployment(
-        keystone, request.param,
-        tmp_path_factory.mktemp("heat-ks-" + request.param))
+        keystone,
+        request.param,
+        tmp_path_factory.mktemp("heat-ks-" + request.param),
+    )
     try:
         yield keystone, dep.start(), projects
     finally:
@@ -69,17 +73,33 @@ def _token(keystone, user, project):
 
 
 def _osc(keystone, user, project, *args):
-    cmd = [deployment_mod.command("openstack"),
-           "--os-auth-url", keystone.url + "/v3",
-           "--os-identity-api-version", "3",
-           "--os-username", user, "--os-password", keystone_env.PASSWORD,
-           "--os-project-name", project, "--os-user-domain-id", "default",
-           "--os-project-domain-id", "default", *args]
+    cmd = [
+        deployment_mod.command("openstack"),
+        "--os-auth-url",
+        keystone.url + "/v3",
+        "--os-identity-api-version",
+        "3",
+        "--os-username",
+        user,
+        "--os-password",
+        keystone_env.PASSWORD,
+        "--os-project-name",
+        project,
+        "--os-user-domain-id",
+        "default",
+        "--os-project-domain-id",
+        "default",
+        *args,
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                            env=env)
-    assert result.returncode == 0, "%s\n%s%s" % (" ".join(args),
-                                                result.stdout, result.stderr)
+    result = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=300, env=env
+    )
+    assert result.returncode == 0, "%s\n%s%s" % (
+        " ".join(args),
+        result.stdout,
+        result.stderr,
+    )
     return result.stdout
 
 
@@ -88,20 +108,46 @@ def test_openstack_cli_with_keystone(cloud, tmp_path):
     path = os.path.join(tmp_path, "t.yaml")
     with open(path, "w") as f:
         yaml.safe_dump(TMPL, f)
-    out = _osc(keystone, "ua", "alpha", "stack", "create", "-t", path,
-               "--wait", "cli-ks", "-f", "json")
-    assert json.loads(out[out.index("{"):])["stack_status"] == \
-        "CREATE_COMPLETE"
-    listed = json.loads(_osc(keystone, "ua", "alpha", "stack", "list",
-                             "-f", "json"))
+    out = _osc(
+        keystone,
+        "ua",
+        "alpha",
+        "stack",
+        "create",
+        "-t",
+        path,
+        "--wait",
+        "cli-ks",
+        "-f",
+        "json",
+    )
+    assert (
+        json.loads(out[out.index("{") :])["stack_status"] == "CREATE_COMPLETE"
+    )
+    listed = json.loads(
+        _osc(keystone, "ua", "alpha", "stack", "list", "-f", "json")
+    )
     assert [s["Stack Name"] for s in listed] == ["cli-ks"]
-    out = json.loads(_osc(keystone, "ua", "alpha", "stack", "output",
-                          "show", "cli-ks", "out", "-f", "json"))
+    out = json.loads(
+        _osc(
+            keystone,
+            "ua",
+            "alpha",
+            "stack",
+            "output",
+            "show",
+            "cli-ks",
+            "out",
+            "-f",
+            "json",
+        )
+    )
     assert out["output_value"] == "x"
-    assert json.loads(_osc(keystone, "ub", "beta", "stack", "list",
-                           "-f", "json")) == []
-    _osc(keystone, "ua", "alpha", "stack", "delete", "-y", "--wait",
-         "cli-ks")
+    assert (
+        json.loads(_osc(keystone, "ub", "beta", "stack", "list", "-f", "json"))
+        == []
+    )
+    _osc(keystone, "ua", "alpha", "stack", "delete", "-y", "--wait", "cli-ks")
 
 
 def test_tokens_projects_and_roles(cloud):
@@ -118,20 +164,26 @@ def test_tokens_projects_and_roles(cloud):
     for headers in ({}, {"X-Auth-Token": "garbage"}):
         response = requests.get(url, headers=headers)
         assert response.status_code == 401
-        assert response.headers["Content-Type"].startswith(
-            "application/json")
+        assert response.headers["Content-Type"].startswith("application/json")
     # B's token on A's project URL: 403 on every route.
     bob_token = {"X-Auth-Token": _token(keystone, "ub", "beta")}
     response = requests.get(url, headers=bob_token)
     assert response.status_code == 403
     assert response.json()["error"]["type"] == "InvalidTenant"
-    response = requests.get("%s/ks-private/%s" % (url, stack_id),
-                            headers=bob_token)
+    response = requests.get(
+        "%s/ks-private/%s" % (url, stack_id), headers=bob_token
+    )
     assert response.status_code == 403
     # B's token on B's project URL with A's names and ids: 404.
-    failures = check_matrix("%s/v1/%s" % (dep.url, projects["beta"]),
-                            projects["alpha"], "ks-private", stack_id,
-                            event_id, bob_token, config.id)
+    failures = check_matrix(
+        "%s/v1/%s" % (dep.url, projects["beta"]),
+        projects["alpha"],
+        "ks-private",
+        stack_id,
+        event_id,
+        bob_token,
+        config.id,
+    )
     assert failures == []
     bob = _heat(keystone, "ub", "beta")
     assert list(bob.stacks.list()) == []
@@ -141,11 +193,15 @@ def test_tokens_projects_and_roles(cloud):
     # A reader of alpha reads and changes nothing.
     reader = _heat(keystone, "ur", "alpha")
     assert [s.id for s in reader.stacks.list()] == [stack_id]
-    assert reader.resources.get(stack_id, "a").resource_status == \
-        "CREATE_COMPLETE"
-    for call in (lambda: reader.stacks.delete(stack_id),
-                 lambda: reader.actions.check(stack_id),
-                 lambda: helpers.create(reader, "nope", TMPL)):
+    assert (
+        reader.resources.get(stack_id, "a").resource_status
+        == "CREATE_COMPLETE"
+    )
+    for call in (
+        lambda: reader.stacks.delete(stack_id),
+        lambda: reader.actions.check(stack_id),
+        lambda: helpers.create(reader, "nope", TMPL),
+    ):
         with pytest.raises(heat_exc.HTTPForbidden):
             call()
     with pytest.raises(heat_exc.HTTPForbidden):
@@ -157,8 +213,9 @@ def test_tokens_projects_and_roles(cloud):
     every = list(admin.stacks.list(global_tenant=True))
     assert stack_id in [s.id for s in every]
     admin_token = {"X-Auth-Token": _token(keystone, "admin", "admin")}
-    response = requests.get("%s/ks-private/%s" % (url, stack_id),
-                            headers=admin_token)
+    response = requests.get(
+        "%s/ks-private/%s" % (url, stack_id), headers=admin_token
+    )
     assert response.status_code == 200
 
     alice.stacks.delete(stack_id)
@@ -166,18 +223,31 @@ def test_tokens_projects_and_roles(cloud):
 
 
 REMOTE_TMPL = helpers.template(
-    {"v": {"type": "OS::Heat::TestResource",
-           "properties": {"value": {"get_param": "value"}}}},
+    {
+        "v": {
+            "type": "OS::Heat::TestResource",
+            "properties": {"value": {"get_param": "value"}},
+        }
+    },
     outputs={"out": {"value": {"get_attr": ["v", "output"]}}},
-    parameters={"value": {"type": "string"}})
+    parameters={"value": {"type": "string"}},
+)
 
 
 def _remote_template(value):
     return helpers.template(
-        {"far": {"type": "OS::Heat::Stack", "properties": {
-            "template": json.dumps(REMOTE_TMPL), "timeout": 10,
-            "parameters": {"value": value}}}},
-        outputs={"out": {"value": {"get_attr": ["far", "outputs", "out"]}}})
+        {
+            "far": {
+                "type": "OS::Heat::Stack",
+                "properties": {
+                    "template": json.dumps(REMOTE_TMPL),
+                    "timeout": 10,
+                    "parameters": {"value": value},
+                },
+            }
+        },
+        outputs={"out": {"value": {"get_attr": ["far", "outputs", "out"]}}},
+    )
 
 
 def test_remote_stack_acts_with_the_callers_token(any_cloud):
@@ -187,10 +257,11 @@ def test_remote_stack_acts_with_the_callers_token(any_cloud):
     keystone, dep, projects = any_cloud
     session = keystone.session("ua", "alpha")
     alice = heat_client.Client(
-        "1", session=session,
-        endpoint_override=dep.endpoint(projects["alpha"]))
-    stack_id = helpers.create(alice, "ks-far-" + dep.kind,
-                              _remote_template("one"))
+        "1", session=session, endpoint_override=dep.endpoint(projects["alpha"])
+    )
+    stack_id = helpers.create(
+        alice, "ks-far-" + dep.kind, _remote_template("one")
+    )
     stack = helpers.wait_for_status(alice, stack_id, "CREATE_COMPLETE")
     remote_id = alice.resources.get(stack_id, "far").physical_resource_id
     remote = alice.stacks.get(remote_id)
@@ -198,24 +269,30 @@ def test_remote_stack_acts_with_the_callers_token(any_cloud):
     assert remote.stack_owner == session.get_user_id() == stack.stack_owner
     assert remote.stack_user_project_id == projects["alpha"]
     assert remote.parent is None  # a stack of its own, made over HTTP
-    outputs = {o["output_key"]: o["output_value"]
-               for o in alice.stacks.get(stack_id).outputs}
+    outputs = {
+        o["output_key"]: o["output_value"]
+        for o in alice.stacks.get(stack_id).outputs
+    }
     assert outputs == {"out": "one"}
     # The live ``show`` attribute is read with the token of its reader.
     shown = alice.resources.get(stack_id, "far", with_attr=["show"])
     assert shown.attributes["show"]["id"] == remote_id
     # Another project's user does not see it.
     bob = heat_client.Client(
-        "1", session=keystone.session("ub", "beta"),
-        endpoint_override=dep.endpoint(projects["beta"]))
+        "1",
+        session=keystone.session("ub", "beta"),
+        endpoint_override=dep.endpoint(projects["beta"]),
+    )
     with pytest.raises(heat_exc.HTTPNotFound):
         bob.stacks.get(remote_id)
 
     alice.stacks.update(stack_id, template=_remote_template("two"))
     helpers.wait_for_status(alice, stack_id, "UPDATE_COMPLETE")
     assert alice.stacks.get(remote_id).stack_status == "UPDATE_COMPLETE"
-    outputs = {o["output_key"]: o["output_value"]
-               for o in alice.stacks.get(stack_id).outputs}
+    outputs = {
+        o["output_key"]: o["output_value"]
+        for o in alice.stacks.get(stack_id).outputs
+    }
     assert outputs == {"out": "two"}
 
     alice.stacks.delete(stack_id)

@@ -20,25 +20,34 @@ import setuptools
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)
 EXAMPLE = os.path.join(ROOT, "examples", "heat_lite_example_plugin")
 DIST = "heat-lite-example-plugin"
 
 
 def _pip(*args):
-    result = subprocess.run([sys.executable, "-m", "pip", *args],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, "pip %s failed:\n%s%s" % (
-        " ".join(args), result.stdout, result.stderr)
+        " ".join(args),
+        result.stdout,
+        result.stderr,
+    )
 
 
 def _can_build_here():
     """True if setuptools can build a wheel without fetching anything:
     it needs ``wheel`` before setuptools 70.1."""
     major, minor = (int(x) for x in setuptools.__version__.split(".")[:2])
-    return (major, minor) >= (70, 1) or \
-        importlib.util.find_spec("wheel") is not None
+    return (major, minor) >= (70, 1) or importlib.util.find_spec(
+        "wheel"
+    ) is not None
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +64,8 @@ def plugin_deployment(tmp_path_factory):
     try:
         # Plugins are loaded when a process starts: start after install.
         dep = deployment_mod.Deployment(
-            "sqlite", tmp_path_factory.mktemp("plugin-sqlite"))
+            "sqlite", tmp_path_factory.mktemp("plugin-sqlite")
+        )
         dep.start()
         yield dep
     finally:
@@ -66,15 +76,24 @@ def plugin_deployment(tmp_path_factory):
 
 def _counter(directory, **props):
     return helpers.template(
-        {"hits": {"type": "Example::Counter", "properties": dict(
-            directory=str(directory), **props)}},
-        outputs={name: {"value": {"get_attr": ["hits", name]}}
-                 for name in ("value", "updates", "path")})
+        {
+            "hits": {
+                "type": "Example::Counter",
+                "properties": dict(directory=str(directory), **props),
+            }
+        },
+        outputs={
+            name: {"value": {"get_attr": ["hits", name]}}
+            for name in ("value", "updates", "path")
+        },
+    )
 
 
 def _outputs(heat, stack_id):
-    return {o["output_key"]: o.get("output_value")
-            for o in heat.stacks.get(stack_id).outputs}
+    return {
+        o["output_key"]: o.get("output_value")
+        for o in heat.stacks.get(stack_id).outputs
+    }
 
 
 def _read(path):
@@ -92,25 +111,29 @@ def test_example_plugin_type_in_a_stack(plugin_deployment, tmp_path):
     first_dir, second_dir = tmp_path / "one", tmp_path / "two"
     first_dir.mkdir()
     second_dir.mkdir()
-    stack_id = helpers.create(heat, "counters", _counter(
-        first_dir, start=5, step=2, ready_after=0.5))
+    stack_id = helpers.create(
+        heat, "counters", _counter(first_dir, start=5, step=2, ready_after=0.5)
+    )
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     out = _outputs(heat, stack_id)
     physical = heat.resources.get(stack_id, "hits").physical_resource_id
-    assert out == {"value": 5, "updates": 0,
-                   "path": str(first_dir / physical)}
+    assert out == {"value": 5, "updates": 0, "path": str(first_dir / physical)}
     assert _read(out["path"]) == 5
 
     # step: in place, the counter advances; start raised: set in place.
-    for props, value, updates in (({"start": 5, "step": 3}, 8, 1),
-                                  ({"start": 20, "step": 3}, 20, 2)):
+    for props, value, updates in (
+        ({"start": 5, "step": 3}, 8, 1),
+        ({"start": 20, "step": 3}, 20, 2),
+    ):
         heat.stacks.update(stack_id, template=_counter(first_dir, **props))
         helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
         out = _outputs(heat, stack_id)
         assert (out["value"], out["updates"]) == (value, updates)
         assert _read(out["path"]) == value
-        assert heat.resources.get(stack_id, "hits").physical_resource_id \
+        assert (
+            heat.resources.get(stack_id, "hits").physical_resource_id
             == physical
+        )
 
     heat.actions.check(stack_id)
     helpers.wait_for_status(heat, stack_id, "CHECK_COMPLETE")
@@ -118,8 +141,7 @@ def test_example_plugin_type_in_a_stack(plugin_deployment, tmp_path):
     # A new directory (not update_allowed) and a lower start (the
     # plugin's needs_replace) both make a new counter.
     for directory, start in ((second_dir, 20), (second_dir, 1)):
-        heat.stacks.update(stack_id, template=_counter(directory,
-                                                       start=start))
+        heat.stacks.update(stack_id, template=_counter(directory, start=start))
         helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
         new = heat.resources.get(stack_id, "hits").physical_resource_id
         assert new != physical
@@ -129,8 +151,9 @@ def test_example_plugin_type_in_a_stack(plugin_deployment, tmp_path):
         assert _outputs(heat, stack_id)["updates"] == 0
         physical = new
 
-    heat.stacks.update(stack_id, template=_counter(second_dir, start=1,
-                                                   owner="someone"))
+    heat.stacks.update(
+        stack_id, template=_counter(second_dir, start=1, owner="someone")
+    )
     failed = helpers.wait_for_status(heat, stack_id, "UPDATE_FAILED")
     assert "owner" in failed.stack_status_reason
     assert _read(second_dir / physical) == 1

@@ -1,5 +1,4 @@
-"""deletion_policy, external_id and the environment's restricted_actions.
-"""
+"""deletion_policy, external_id and the environment's restricted_actions."""
 
 from heat_lite.resources import test_resource
 from tests.functional import helpers
@@ -8,17 +7,28 @@ TR = "OS::Heat::TestResource"
 
 
 def _physical(heat, stack_id):
-    return {r.resource_name: r.physical_resource_id
-            for r in heat.resources.list(stack_id)}
+    return {
+        r.resource_name: r.physical_resource_id
+        for r in heat.resources.list(stack_id)
+    }
 
 
 def test_retain_and_external_id(deployment, heat):
-    tmpl = helpers.template({
-        "kept": {"type": TR, "deletion_policy": "Retain",
-                 "properties": {"value": "k"}},
-        "adopted": {"type": TR, "external_id": "pre-existing-thing",
-                    "properties": {"value": "a"}},
-        "plain": {"type": TR, "properties": {"value": "p"}}})
+    tmpl = helpers.template(
+        {
+            "kept": {
+                "type": TR,
+                "deletion_policy": "Retain",
+                "properties": {"value": "k"},
+            },
+            "adopted": {
+                "type": TR,
+                "external_id": "pre-existing-thing",
+                "properties": {"value": "a"},
+            },
+            "plain": {"type": TR, "properties": {"value": "p"}},
+        }
+    )
     stack_id = helpers.create(heat, "policies", tmpl)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     physical = _physical(heat, stack_id)
@@ -40,32 +50,54 @@ def test_retain_and_external_id(deployment, heat):
 
 
 def test_restricted_actions(deployment, heat):
-    env = {"resource_registry": {"resources": {
-        "frozen": {"restricted_actions": "update"},
-        "pinned": {"restricted_actions": ["replace"]}}}}
-    tmpl = helpers.template({
-        "frozen": {"type": TR, "properties": {"value": "1"}},
-        "pinned": {"type": TR, "properties": {"value": "1",
-                                              "update_replace": True}}})
+    env = {
+        "resource_registry": {
+            "resources": {
+                "frozen": {"restricted_actions": "update"},
+                "pinned": {"restricted_actions": ["replace"]},
+            }
+        }
+    }
+    tmpl = helpers.template(
+        {
+            "frozen": {"type": TR, "properties": {"value": "1"}},
+            "pinned": {
+                "type": TR,
+                "properties": {"value": "1", "update_replace": True},
+            },
+        }
+    )
     stack_id = helpers.create(heat, "restricted", tmpl, environment=env)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     before = _physical(heat, stack_id)
 
-    changed = helpers.template({
-        "frozen": {"type": TR, "properties": {"value": "2"}},
-        "pinned": {"type": TR, "properties": {"value": "1",
-                                              "update_replace": True}}})
+    changed = helpers.template(
+        {
+            "frozen": {"type": TR, "properties": {"value": "2"}},
+            "pinned": {
+                "type": TR,
+                "properties": {"value": "1", "update_replace": True},
+            },
+        }
+    )
     heat.stacks.update(stack_id, template=changed, environment=env)
     stack = helpers.wait_for_status(heat, stack_id, "UPDATE_FAILED")
     assert "update is restricted for resource." in stack.stack_status_reason
-    statuses = {r.resource_name: r.resource_status
-                for r in heat.resources.list(stack_id)}
+    statuses = {
+        r.resource_name: r.resource_status
+        for r in heat.resources.list(stack_id)
+    }
     assert statuses["frozen"] == "CREATE_COMPLETE"
 
-    replaced = helpers.template({
-        "frozen": {"type": TR, "properties": {"value": "1"}},
-        "pinned": {"type": TR, "properties": {"value": "2",
-                                              "update_replace": True}}})
+    replaced = helpers.template(
+        {
+            "frozen": {"type": TR, "properties": {"value": "1"}},
+            "pinned": {
+                "type": TR,
+                "properties": {"value": "2", "update_replace": True},
+            },
+        }
+    )
     heat.stacks.update(stack_id, template=replaced, environment=env)
     stack = helpers.wait_for_status(heat, stack_id, "UPDATE_FAILED")
     assert "replace is restricted for resource." in stack.stack_status_reason

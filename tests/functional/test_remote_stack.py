@@ -16,36 +16,60 @@ from tests.functional import deployment as deployment_mod
 
 REMOTE_PROJECT = "far"
 REMOTE_TMPL = helpers.template(
-    {"v": {"type": "OS::Heat::TestResource",
-           "properties": {"value": {"get_param": "value"},
-                          "fail": {"get_param": "fail"}}}},
+    {
+        "v": {
+            "type": "OS::Heat::TestResource",
+            "properties": {
+                "value": {"get_param": "value"},
+                "fail": {"get_param": "fail"},
+            },
+        }
+    },
     outputs={"out": {"value": {"get_attr": ["v", "output"]}}},
-    parameters={"value": {"type": "string"},
-                "fail": {"type": "boolean", "default": False}})
+    parameters={
+        "value": {"type": "string"},
+        "fail": {"type": "boolean", "default": False},
+    },
+)
 
 
 @pytest.fixture(scope="module")
 def remote(tmp_path_factory):
-    yield from deployment_mod.running("sqlite",
-                                      tmp_path_factory.mktemp("remote"))
+    yield from deployment_mod.running(
+        "sqlite", tmp_path_factory.mktemp("remote")
+    )
 
 
 @pytest.fixture(scope="module", params=conftest.KINDS)
 def local(request, remote, tmp_path_factory):
-    extra = ("\n[remote_stack]\nauth_type = none\nendpoint_override = %s\n"
-             "poll_interval = 0.2\n" % remote.endpoint(REMOTE_PROJECT))
+    extra = (
+        "\n[remote_stack]\nauth_type = none\nendpoint_override = %s\n"
+        "poll_interval = 0.2\n" % remote.endpoint(REMOTE_PROJECT)
+    )
     yield from deployment_mod.running(
-        request.param, tmp_path_factory.mktemp("local-" + request.param),
-        extra_conf=extra)
+        request.param,
+        tmp_path_factory.mktemp("local-" + request.param),
+        extra_conf=extra,
+    )
 
 
 def _local_template(**params):
     return helpers.template(
-        {"far": {"type": "OS::Heat::Stack", "properties": {
-            "template": json.dumps(REMOTE_TMPL), "timeout": 10,
-            "parameters": params}}},
-        outputs={"out": {"value": {"get_attr": ["far", "outputs", "out"]}},
-                 "name": {"value": {"get_attr": ["far", "stack_name"]}}})
+        {
+            "far": {
+                "type": "OS::Heat::Stack",
+                "properties": {
+                    "template": json.dumps(REMOTE_TMPL),
+                    "timeout": 10,
+                    "parameters": params,
+                },
+            }
+        },
+        outputs={
+            "out": {"value": {"get_attr": ["far", "outputs", "out"]}},
+            "name": {"value": {"get_attr": ["far", "stack_name"]}},
+        },
+    )
 
 
 def _outputs(heat, stack_id):
@@ -54,8 +78,10 @@ def _outputs(heat, stack_id):
 
 
 def _remote_status(remote, name, stack_id):
-    response = requests.get("%s/stacks/%s/%s" % (
-        remote.endpoint(REMOTE_PROJECT), name, stack_id), timeout=30)
+    response = requests.get(
+        "%s/stacks/%s/%s" % (remote.endpoint(REMOTE_PROJECT), name, stack_id),
+        timeout=30,
+    )
     if response.status_code == 404:
         return None
     return response.json()["stack"]["stack_status"]
@@ -63,8 +89,9 @@ def _remote_status(remote, name, stack_id):
 
 def test_remote_stack_lifecycle(local, remote):
     heat = local.client()
-    stack_id = helpers.create(heat, "rs" + uuid.uuid4().hex[:6],
-                              _local_template(value="one"))
+    stack_id = helpers.create(
+        heat, "rs" + uuid.uuid4().hex[:6], _local_template(value="one")
+    )
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     outputs = _outputs(heat, stack_id)
     assert outputs["out"] == "one"
@@ -75,8 +102,9 @@ def test_remote_stack_lifecycle(local, remote):
     # Parameters change in place: same remote stack, new outputs.
     heat.stacks.update(stack_id, template=_local_template(value="two"))
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
-    assert heat.resources.get(stack_id, "far").physical_resource_id == \
-        remote_id
+    assert (
+        heat.resources.get(stack_id, "far").physical_resource_id == remote_id
+    )
     assert _outputs(heat, stack_id)["out"] == "two"
     assert _remote_status(remote, name, remote_id) == "UPDATE_COMPLETE"
 
@@ -92,14 +120,16 @@ def test_remote_stack_lifecycle(local, remote):
 
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
-    assert _remote_status(remote, name, remote_id) in (None,
-                                                       "DELETE_COMPLETE")
+    assert _remote_status(remote, name, remote_id) in (None, "DELETE_COMPLETE")
 
 
 def test_remote_failure_fails_the_resource(local, remote):
     heat = local.client()
-    stack_id = helpers.create(heat, "rf" + uuid.uuid4().hex[:6],
-                              _local_template(value="x", fail=True))
+    stack_id = helpers.create(
+        heat,
+        "rf" + uuid.uuid4().hex[:6],
+        _local_template(value="x", fail=True),
+    )
     with pytest.raises(AssertionError, match="CREATE_FAILED"):
         helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     resource = heat.resources.get(stack_id, "far")

@@ -16,23 +16,43 @@ def _client(deployment):
 def test_create_show_delete(deployment):
     heat = _client(deployment)
     config = heat.software_configs.create(
-        name="hello", group="script", config=SCRIPT,
-        inputs=[{"name": "who"}], outputs=[{"name": "result"}],
-        options={"debug": True})
+        name="hello",
+        group="script",
+        config=SCRIPT,
+        inputs=[{"name": "who"}],
+        outputs=[{"name": "result"}],
+        options={"debug": True},
+    )
     uuid.UUID(config.id)
     shown = heat.software_configs.get(config.id)
     assert (shown.name, shown.group, shown.config, shown.options) == (
-        "hello", "script", SCRIPT, {"debug": True})
-    assert shown.inputs == [{"name": "who", "description": None,
-                             "type": "String", "default": None,
-                             "replace_on_change": False}]
+        "hello",
+        "script",
+        SCRIPT,
+        {"debug": True},
+    )
+    assert shown.inputs == [
+        {
+            "name": "who",
+            "description": None,
+            "type": "String",
+            "default": None,
+            "replace_on_change": False,
+        }
+    ]
     assert shown.outputs[0]["error_output"] is False
     assert shown.creation_time
     heat.software_configs.delete(config.id)
-    assert helpers.http_error(
-        lambda: heat.software_configs.get(config.id)).code == 404
-    assert helpers.http_error(
-        lambda: heat.software_configs.delete(config.id)).code == 404
+    assert (
+        helpers.http_error(lambda: heat.software_configs.get(config.id)).code
+        == 404
+    )
+    assert (
+        helpers.http_error(
+            lambda: heat.software_configs.delete(config.id)
+        ).code
+        == 404
+    )
 
 
 def test_defaults_and_bad_shapes(deployment):
@@ -40,20 +60,32 @@ def test_defaults_and_bad_shapes(deployment):
     config = heat.software_configs.create(name="empty")
     shown = heat.software_configs.get(config.id)
     assert (shown.group, shown.inputs, shown.outputs, shown.options) == (
-        "Heat::Ungrouped", [], [], {})
-    error = helpers.http_error(lambda: heat.software_configs.create(
-        name="bad", inputs=[{"type": "String"}]))
+        "Heat::Ungrouped",
+        [],
+        [],
+        {},
+    )
+    error = helpers.http_error(
+        lambda: heat.software_configs.create(
+            name="bad", inputs=[{"type": "String"}]
+        )
+    )
     assert error.code == 400
     assert "name" in str(error)
-    error = helpers.http_error(lambda: heat.software_configs.create(
-        name="bad", outputs=[{"name": "x", "type": "Text"}]))
+    error = helpers.http_error(
+        lambda: heat.software_configs.create(
+            name="bad", outputs=[{"name": "x", "type": "Text"}]
+        )
+    )
     assert error.code == 400
 
 
 def test_list_pages_oldest_first(deployment):
     heat = _client(deployment)
-    ids = [heat.software_configs.create(name="c%d" % i, config=str(i)).id
-           for i in range(5)]
+    ids = [
+        heat.software_configs.create(name="c%d" % i, config=str(i)).id
+        for i in range(5)
+    ]
     listed = heat.software_configs.list()
     assert [c.id for c in listed] == ids
     assert {c.name for c in listed} == {"c0", "c1", "c2", "c3", "c4"}
@@ -63,5 +95,9 @@ def test_list_pages_oldest_first(deployment):
     page = heat.software_configs.list(limit=2, marker=ids[1])
     assert [c.id for c in page] == ids[2:4]
     assert heat.software_configs.list(marker=ids[4]) == []
-    assert helpers.http_error(lambda: heat.software_configs.list(
-        marker=str(uuid.uuid4()))).code == 400
+    assert (
+        helpers.http_error(
+            lambda: heat.software_configs.list(marker=str(uuid.uuid4()))
+        ).code
+        == 400
+    )

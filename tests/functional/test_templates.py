@@ -18,38 +18,79 @@ FUNCTIONS = {
         "secret": {"type": "string", "default": "s3cr3t", "hidden": True},
         "enabled": {"type": "boolean", "default": False},
     },
-    "conditions": {"is_enabled": {"get_param": "enabled"},
-                   "is_web": {"equals": [{"get_param": "name"}, "web"]}},
+    "conditions": {
+        "is_enabled": {"get_param": "enabled"},
+        "is_web": {"equals": [{"get_param": "name"}, "web"]},
+    },
     "resources": {
-        "base": {"type": "OS::Heat::TestResource",
-                 "properties": {"value": {"str_replace": {
-                     "template": "$n-x", "params": {"$n": {
-                         "get_param": "name"}}}}}},
+        "base": {
+            "type": "OS::Heat::TestResource",
+            "properties": {
+                "value": {
+                    "str_replace": {
+                        "template": "$n-x",
+                        "params": {"$n": {"get_param": "name"}},
+                    }
+                }
+            },
+        },
         "extra": {"type": "OS::Heat::None", "condition": "is_enabled"},
-        "user": {"type": "OS::Heat::TestResource", "properties": {
-            "value": {"list_join": ["+", [
-                {"get_attr": ["base", "output"]},
-                {"get_resource": "base"}]]}}},
+        "user": {
+            "type": "OS::Heat::TestResource",
+            "properties": {
+                "value": {
+                    "list_join": [
+                        "+",
+                        [
+                            {"get_attr": ["base", "output"]},
+                            {"get_resource": "base"},
+                        ],
+                    ]
+                }
+            },
+        },
     },
     "outputs": {
         "joined": {"value": {"get_attr": ["user", "output"]}},
-        "repeat": {"value": {"repeat": {
-            "for_each": {"%f%": {"get_param": "flags"}},
-            "template": "flag-%f%"}}},
-        "merged": {"value": {"map_merge": [{"a": 1}, {"b": {
-            "get_param": "count"}}]}},
-        "yaql": {"value": {"yaql": {"expression": "$.data.l.sum()",
-                                    "data": {"l": [1, 2, 3]}}}},
+        "repeat": {
+            "value": {
+                "repeat": {
+                    "for_each": {"%f%": {"get_param": "flags"}},
+                    "template": "flag-%f%",
+                }
+            }
+        },
+        "merged": {
+            "value": {"map_merge": [{"a": 1}, {"b": {"get_param": "count"}}]}
+        },
+        "yaql": {
+            "value": {
+                "yaql": {
+                    "expression": "$.data.l.sum()",
+                    "data": {"l": [1, 2, 3]},
+                }
+            }
+        },
         "digest": {"value": {"digest": ["sha256", "x"]}},
         "split": {"value": {"str_split": [",", "p,q,r", 1]}},
-        "url": {"value": {"make_url": {"scheme": "https", "host": "h",
-                                       "port": 8, "path": "/p"}}},
+        "url": {
+            "value": {
+                "make_url": {
+                    "scheme": "https",
+                    "host": "h",
+                    "port": 8,
+                    "path": "/p",
+                }
+            }
+        },
         "concat": {"value": {"list_concat_unique": [[1, 2], [2, 3]]}},
         "contains": {"value": {"contains": ["a", {"get_param": "flags"}]}},
         "filtered": {"value": {"filter": [["a"], {"get_param": "flags"}]}},
         "if_web": {"value": {"if": ["is_web", "yes", "no"]}},
-        "absent": {"value": {"get_resource": "extra"},
-                   "condition": "is_enabled"},
+        "absent": {
+            "value": {"get_resource": "extra"},
+            "condition": "is_enabled",
+        },
         "stack": {"value": {"get_param": "OS::stack_name"}},
     },
 }
@@ -59,8 +100,7 @@ def test_functions_resolve_on_real_resources(deployment, heat):
     stack_id = helpers.create(heat, "functions", FUNCTIONS)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     stack = heat.stacks.get(stack_id)
-    outputs = {o["output_key"]: o.get("output_value")
-               for o in stack.outputs}
+    outputs = {o["output_key"]: o.get("output_value") for o in stack.outputs}
     resources = {r.resource_name: r for r in heat.resources.list(stack_id)}
     assert set(resources) == {"base", "user"}  # extra's condition is false
     base_id = resources["base"].physical_resource_id
@@ -69,7 +109,8 @@ def test_functions_resolve_on_real_resources(deployment, heat):
     assert outputs["merged"] == {"a": 1, "b": 2}
     assert outputs["yaql"] == 6
     assert outputs["digest"] == (
-        "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881")
+        "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
+    )
     assert outputs["split"] == "q"
     assert outputs["url"] == "https://h:8/p"
     assert outputs["concat"] == [1, 2, 3]
@@ -94,34 +135,52 @@ def test_validate_and_versions(deployment, heat):
     names = [v["version"] for v in versions]
     assert "heat_template_version.2021-04-16" in names
     assert "heat_template_version.wallaby" in sum(
-        (v["aliases"] for v in versions), [])
+        (v["aliases"] for v in versions), []
+    )
     functions = requests.get(
-        url + "/heat_template_version.2016-10-14/functions").json()
+        url + "/heat_template_version.2016-10-14/functions"
+    ).json()
     names = {f["functions"] for f in functions["template_functions"]}
     assert "yaql" in names and "filter" not in names
 
 
 def test_template_errors_name_the_path(deployment, heat):
-    old = {"heat_template_version": "2015-04-30", "resources": {
-        "web": {"type": "OS::Heat::None",
-                "properties": {"size": {"map_merge": [{}, {}]}}}}}
+    old = {
+        "heat_template_version": "2015-04-30",
+        "resources": {
+            "web": {
+                "type": "OS::Heat::None",
+                "properties": {"size": {"map_merge": [{}, {}]}},
+            }
+        },
+    }
     exc = error(lambda: heat.stacks.validate(template=old))
     assert exc.code == 400
     assert "resources.web.properties.size" in str(exc)
     assert "map_merge" in str(exc)
-    typed = {"heat_template_version": "2018-08-31", "resources": {
-        "t": {"type": "OS::Heat::TestResource",
-              "properties": {"wait_secs": "soon"}}}}
+    typed = {
+        "heat_template_version": "2018-08-31",
+        "resources": {
+            "t": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"wait_secs": "soon"},
+            }
+        },
+    }
     exc = error(lambda: helpers.create(heat, "typed", typed))
     assert exc.code == 400 and "resources.t.properties.wait_secs" in str(exc)
-    missing = {"heat_template_version": "2018-08-31",
-               "parameters": {"p": {"type": "string"}},
-               "resources": {}}
+    missing = {
+        "heat_template_version": "2018-08-31",
+        "parameters": {"p": {"type": "string"}},
+        "resources": {},
+    }
     exc = error(lambda: helpers.create(heat, "missing", missing))
-    assert exc.code == 400 and "The Parameter (p) was not provided" in \
-        str(exc)
-    exc = error(lambda: helpers.create(heat, "unknown", missing,
-                                        parameters={"p": "x", "q": "y"}))
+    assert exc.code == 400 and "The Parameter (p) was not provided" in str(exc)
+    exc = error(
+        lambda: helpers.create(
+            heat, "unknown", missing, parameters={"p": "x", "q": "y"}
+        )
+    )
     assert exc.code == 400 and "(q)" in str(exc)
 
 
@@ -129,36 +188,66 @@ MORE = {
     "heat_template_version": "wallaby",
     "parameters": {
         "cfg": {"type": "json", "default": {"a": {"b": "deep"}}},
-        "env": {"type": "string", "default": "prod",
-                "constraints": [{"allowed_values": ["prod", "dev"]}]},
+        "env": {
+            "type": "string",
+            "default": "prod",
+            "constraints": [{"allowed_values": ["prod", "dev"]}],
+        },
     },
     "conditions": {
         "prod": {"equals": [{"get_param": "env"}, "prod"]},
-        "both": {"and": [{"not": {"equals": [1, 2]}},
-                         {"or": ["prod", False]}]},
+        "both": {
+            "and": [{"not": {"equals": [1, 2]}}, {"or": ["prod", False]}]
+        },
     },
     "resources": {
-        "file_user": {"type": "OS::Heat::TestResource", "properties": {
-            "value": {"get_file": "greeting.txt"}}},
+        "file_user": {
+            "type": "OS::Heat::TestResource",
+            "properties": {"value": {"get_file": "greeting.txt"}},
+        },
         "child": {"type": "facade.yaml", "metadata": {"role": "db"}},
     },
     "outputs": {
         "file": {"value": {"get_attr": ["file_user", "output"]}},
         "all_attrs": {"value": {"get_attr": ["file_user"]}},
         "deep": {"value": {"get_param": ["cfg", "a", "b"]}},
-        "strict": {"value": {"str_replace_strict": {
-            "template": "x-NAME", "params": {"NAME": "y"}}}},
-        "vstrict": {"value": {"str_replace_vstrict": {
-            "template": "x-NAME", "params": {"NAME": "z"}}}},
-        "replaced": {"value": {"map_replace": [
-            {"k1": "v1", "k2": "v2"}, {"keys": {"k1": "K1"},
-                                       "values": {"v2": "V2"}}]}},
-        "perms": {"value": {"repeat": {
-            "for_each": {"<%a%>": [1, 2], "<%b%>": ["x", "y"]},
-            "template": "<%a%>-<%b%>", "permutations": False}}},
+        "strict": {
+            "value": {
+                "str_replace_strict": {
+                    "template": "x-NAME",
+                    "params": {"NAME": "y"},
+                }
+            }
+        },
+        "vstrict": {
+            "value": {
+                "str_replace_vstrict": {
+                    "template": "x-NAME",
+                    "params": {"NAME": "z"},
+                }
+            }
+        },
+        "replaced": {
+            "value": {
+                "map_replace": [
+                    {"k1": "v1", "k2": "v2"},
+                    {"keys": {"k1": "K1"}, "values": {"v2": "V2"}},
+                ]
+            }
+        },
+        "perms": {
+            "value": {
+                "repeat": {
+                    "for_each": {"<%a%>": [1, 2], "<%b%>": ["x", "y"]},
+                    "template": "<%a%>-<%b%>",
+                    "permutations": False,
+                }
+            }
+        },
         "concat": {"value": {"list_concat": [[1], [2, 3]]}},
-        "pruned": {"value": [1, {"if": ["prod", 2]},
-                             {"if": [{"not": "prod"}, 3]}]},
+        "pruned": {
+            "value": [1, {"if": ["prod", 2]}, {"if": [{"not": "prod"}, 3]}]
+        },
         "both": {"value": {"if": ["both", "yes", "no"]}},
         "joined": {"value": {"list_join": [",", ["a", "b"], ["c"]]}},
         "facade": {"value": {"get_attr": ["child", "role"]}},
@@ -177,10 +266,12 @@ def test_more_functions_through_the_api(deployment, heat):
     stack_id = helpers.create(heat, "more", MORE, files=files)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     stack = heat.stacks.get(stack_id)
-    outputs = {o["output_key"]: o.get("output_value")
-               for o in stack.outputs}
-    errors = {o["output_key"]: o.get("output_error")
-              for o in stack.outputs if o.get("output_error")}
+    outputs = {o["output_key"]: o.get("output_value") for o in stack.outputs}
+    errors = {
+        o["output_key"]: o.get("output_error")
+        for o in stack.outputs
+        if o.get("output_error")
+    }
     assert outputs["file"] == "hello"
     assert outputs["all_attrs"]["output"] == "hello"
     assert outputs["deep"] == "deep"

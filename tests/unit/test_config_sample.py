@@ -4,10 +4,12 @@ import os
 
 from oslo_config import generator
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-GEN_CONF = os.path.join(ROOT, "etc", "heat_lite",
-                        "heat_lite-config-generator.conf")
+ROOT = os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+)
+GEN_CONF = os.path.join(
+    ROOT, "etc", "heat_lite", "heat_lite-config-generator.conf"
+)
 SAMPLE = os.path.join(ROOT, "etc", "heat_lite", "heat_lite.conf.sample")
 
 
@@ -17,11 +19,13 @@ def test_sample_is_current(tmp_path):
     with open(SAMPLE) as f:
         committed = f.read()
     assert out.read_text() == committed, (
-        "etc/heat_lite/heat_lite.conf.sample is stale: run tox -e genconfig")
+        "etc/heat_lite/heat_lite.conf.sample is stale: run tox -e genconfig"
+    )
 
 
 def test_operator_option_names_exist():
     from heat_lite import conf
+
     opts = dict(conf.opts.list_opts())
     names = {g: {o.name for o in group} for g, group in opts.items()}
     assert {"bind_host", "bind_port", "auth_strategy"} <= names["api"]

@@ -3,8 +3,12 @@
 import ast
 import os
 
-PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "heat_lite")
+PKG = os.path.join(
+    os.path.dirname(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ),
+    "heat_lite",
+)
 
 
 def _imports(package):
@@ -27,12 +31,14 @@ def _imports(package):
 
 
 def _violations(package, forbidden, allowed=()):
-    return sorted({(os.path.relpath(p, PKG), name)
-                   for p, name in _imports(package)
-                   if any(name == f or name.startswith(f + ".")
-                          for f in forbidden)
-                   and not any(name == a or name.startswith(a + ".")
-                               for a in allowed)})
+    return sorted(
+        {
+            (os.path.relpath(p, PKG), name)
+            for p, name in _imports(package)
+            if any(name == f or name.startswith(f + ".") for f in forbidden)
+            and not any(name == a or name.startswith(a + ".") for a in allowed)
+        }
+    )
 
 
 def test_engine_never_imports_api():
@@ -40,33 +46,54 @@ def test_engine_never_imports_api():
 
 
 def test_api_only_talks_to_the_engine_through_rpc():
-    found = _violations("api", ["heat_lite.db", "heat_lite.resources",
-                                "heat_lite.engine", "sqlalchemy"],
-                        allowed=["heat_lite.engine.rpcapi"])
+    found = _violations(
+        "api",
+        [
+            "heat_lite.db",
+            "heat_lite.resources",
+            "heat_lite.engine",
+            "sqlalchemy",
+        ],
+        allowed=["heat_lite.engine.rpcapi"],
+    )
     assert found == []
 
 
 def test_sql_lives_in_db():
     for package in ("api", "engine", "resources", "common", "cmd"):
-        assert _violations(package, ["sqlalchemy", "oslo_db"]) == [], \
-            package
+        assert _violations(package, ["sqlalchemy", "oslo_db"]) == [], package
 
 
 def test_template_language_is_pure():
-    found = _violations("engine/template", [
-        "heat_lite.db", "heat_lite.api", "oslo_messaging",
-        "heat_lite.engine.service", "heat_lite.engine.check",
-        "heat_lite.resources"])
+    found = _violations(
+        "engine/template",
+        [
+            "heat_lite.db",
+            "heat_lite.api",
+            "oslo_messaging",
+            "heat_lite.engine.service",
+            "heat_lite.engine.check",
+            "heat_lite.resources",
+        ],
+    )
     assert found == []
 
 
 def test_graph_is_pure():
-    found = [n for p, n in _imports("engine")
-             if p.endswith("graph.py") and n.startswith("heat_lite")
-             and not n.startswith("heat_lite.common")]
+    found = [
+        n
+        for p, n in _imports("engine")
+        if p.endswith("graph.py")
+        and n.startswith("heat_lite")
+        and not n.startswith("heat_lite.common")
+    ]
     assert found == []
 
 
 def test_resources_do_not_import_the_engine_service():
-    assert _violations("resources", ["heat_lite.engine.service",
-                                     "heat_lite.engine.check"]) == []
+    assert (
+        _violations(
+            "resources", ["heat_lite.engine.service", "heat_lite.engine.check"]
+        )
+        == []
+    )

@@ -8,8 +8,15 @@ from heat_lite.api.controllers import v1
 
 def versions_document(app_url):
     """Heat's version document (served with 300 Multiple Choices)."""
-    return {"versions": [{"id": "v1.0", "status": "CURRENT", "links": [
-        {"rel": "self", "href": app_url + "/v1/"}]}]}
+    return {
+        "versions": [
+            {
+                "id": "v1.0",
+                "status": "CURRENT",
+                "links": [{"rel": "self", "href": app_url + "/v1/"}],
+            }
+        ]
+    }
 
 
 class RootController:
@@ -28,9 +35,12 @@ class RootController:
         raw = pecan.request
         path = raw.path_info
         if path.rstrip("/") in ("", "/versions"):
-            return api_request.to_response(api_request.Reply(
-                300, versions_document(raw.host_url + raw.script_name)))
+            return api_request.to_response(
+                api_request.Reply(
+                    300, versions_document(raw.host_url + raw.script_name)
+                )
+            )
         handler, captured = self._router.match(raw.method, path)
-        req = api_request.Request(raw, self._engine)
+        req = api_request.Request(raw, self._engine, handler)
         req.authorize(handler.policy_rule, captured.get("tenant"))
         return api_request.to_response(handler(req, **captured))

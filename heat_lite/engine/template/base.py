@@ -75,14 +75,16 @@ class Scope:
     def file(self, key):
         raise exception.StackValidationFailed(
             msg='No content found in the "files" section for get_file '
-            'path: %s' % key)
+            "path: %s" % key
+        )
 
     def facade(self, kind):
         return None
 
     def condition(self, name):
         raise exception.StackValidationFailed(
-            msg='Invalid condition "%s"' % (name,))
+            msg='Invalid condition "%s"' % (name,)
+        )
 
 
 class Function:
@@ -172,10 +174,12 @@ def check_depth(value, path="", limit=MAX_DEPTH):
         visited += 1
         if depth > limit:
             raise exception.StackValidationFailed(
-                path=path, msg="Nesting is deeper than %d levels" % limit)
+                path=path, msg="Nesting is deeper than %d levels" % limit
+            )
         if visited > MAX_NODES:
             raise exception.StackValidationFailed(
-                path=path, msg="Document has more than %d nodes" % MAX_NODES)
+                path=path, msg="Document has more than %d nodes" % MAX_NODES
+            )
         pending.extend((child, depth + 1) for child in children)
 
 
@@ -249,11 +253,15 @@ def condition_references(parsed):
 def contains_function(parsed, names=None):
     """Whether ``parsed`` holds a Function (one of ``names`` if given)."""
     if isinstance(parsed, Function):
-        return names is None or parsed.name in names or contains_function(
-            parsed.args, names)
+        return (
+            names is None
+            or parsed.name in names
+            or contains_function(parsed.args, names)
+        )
     children = _children(parsed)
-    return bool(children) and any(contains_function(c, names)
-                                  for c in children)
+    return bool(children) and any(
+        contains_function(c, names) for c in children
+    )
 
 
 def to_json(value, fn):
@@ -265,8 +273,10 @@ def to_json(value, fn):
         check_depth(value, fn.path)
         return json.dumps(value, sort_keys=True)
     except (TypeError, ValueError):
-        fn.fail('"%s" params must be strings, numbers, list or map. '
-                'Failed to json serialize %s' % (fn.name, short(value)))
+        fn.fail(
+            '"%s" params must be strings, numbers, list or map. '
+            "Failed to json serialize %s" % (fn.name, short(value))
+        )
 
 
 def short(value):

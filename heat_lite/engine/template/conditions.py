@@ -18,9 +18,11 @@ _IN_PROGRESS = object()
 
 def _invalid(name, definition):
     return exception.StackValidationFailed(
-        error=ERROR, path="conditions.%s" % (name,),
-        msg='The definition of condition "%s" is invalid: %s' % (
-            name, base.short(definition)))
+        error=ERROR,
+        path="conditions.%s" % (name,),
+        msg='The definition of condition "%s" is invalid: %s'
+        % (name, base.short(definition)),
+    )
 
 
 class Conditions:
@@ -32,8 +34,10 @@ class Conditions:
             section = {}
         if not isinstance(section, dict):
             raise exception.StackValidationFailed(
-                error=ERROR, path="conditions",
-                msg="The conditions section must be a map")
+                error=ERROR,
+                path="conditions",
+                msg="The conditions section must be a map",
+            )
         cond_ctx = ctx.condition_context()
         self.definitions = collections.OrderedDict()
         for name, definition in section.items():
@@ -53,8 +57,10 @@ class Conditions:
 
         :raises StackValidationFailed: for a circular definition.
         """
-        refs = {name: set(base.condition_references(defn))
-                for name, defn in self.definitions.items()}
+        refs = {
+            name: set(base.condition_references(defn))
+            for name, defn in self.definitions.items()
+        }
         waiting = {name: len(r) for name, r in refs.items()}
         users = collections.defaultdict(list)
         for name, used in refs.items():
@@ -72,8 +78,10 @@ class Conditions:
         if len(order) != len(self.definitions):
             name = next(n for n in self.definitions if waiting[n])
             raise exception.StackValidationFailed(
-                error=ERROR, path="conditions.%s" % name,
-                msg='Circular definition for condition "%s"' % name)
+                error=ERROR,
+                path="conditions.%s" % name,
+                msg='Circular definition for condition "%s"' % name,
+            )
         return order
 
     def evaluate(self, params_scope):
@@ -107,12 +115,15 @@ class ConditionScope(base.Scope):
             return value
         if value is _IN_PROGRESS:
             raise exception.StackValidationFailed(
-                error=ERROR, path="conditions.%s" % name,
-                msg='Circular definition for condition "%s"' % name)
+                error=ERROR,
+                path="conditions.%s" % name,
+                msg='Circular definition for condition "%s"' % name,
+            )
         definition = self.conditions.definitions.get(name)
         if definition is None:
             raise exception.StackValidationFailed(
-                msg='Invalid condition "%s"' % (name,))
+                msg='Invalid condition "%s"' % (name,)
+            )
         self.values[name] = _IN_PROGRESS
         try:
             result = base.resolve(definition, self)

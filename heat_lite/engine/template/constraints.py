@@ -21,12 +21,22 @@ import zoneinfo
 from heat_lite.common import exception
 from heat_lite.engine.template import versions
 
-KEYS = ("length", "range", "modulo", "allowed_values", "allowed_pattern",
-        "custom_constraint")
+KEYS = (
+    "length",
+    "range",
+    "modulo",
+    "allowed_values",
+    "allowed_pattern",
+    "custom_constraint",
+)
 # How Heat names the parameter types in "<X> constraint invalid for <T>".
-TYPE_NAMES = {"string": "String", "number": "Number",
-              "comma_delimited_list": "List", "json": "Map",
-              "boolean": "Boolean"}
+TYPE_NAMES = {
+    "string": "String",
+    "number": "Number",
+    "comma_delimited_list": "List",
+    "json": "Map",
+    "boolean": "Boolean",
+}
 
 
 class InvalidSchema(ValueError):
@@ -77,31 +87,42 @@ class _MinMax(Constraint):
 
     def setup(self, spec):
         if not isinstance(spec, dict) or set(spec) - {"min", "max"}:
-            raise InvalidSchema("The %s constraint must be a map with min "
-                                "and/or max" % self.kind)
+            raise InvalidSchema(
+                "The %s constraint must be a map with min "
+                "and/or max" % self.kind
+            )
         self.min, self.max = spec.get("min"), spec.get("max")
         if self.min is None and self.max is None:
-            raise InvalidSchema("A %s constraint must have a min value "
-                                "and/or a max value specified." % self.kind)
+            raise InvalidSchema(
+                "A %s constraint must have a min value "
+                "and/or a max value specified." % self.kind
+            )
         allowed = (int,) if self.integral else (int, float)
         for bound in (self.min, self.max):
-            if bound is not None and (isinstance(bound, bool)
-                                      or not isinstance(bound, allowed)):
-                raise InvalidSchema("min/max length must be integral"
-                                    if self.integral else
-                                    "min/max must be numeric")
+            if bound is not None and (
+                isinstance(bound, bool) or not isinstance(bound, allowed)
+            ):
+                raise InvalidSchema(
+                    "min/max length must be integral"
+                    if self.integral
+                    else "min/max must be numeric"
+                )
 
     def in_range(self, number):
-        return ((self.min is None or number >= self.min)
-                and (self.max is None or number <= self.max))
+        return (self.min is None or number >= self.min) and (
+            self.max is None or number <= self.max
+        )
 
     def bounds_message(self, what):
         if self.max is None:
             return "The %s must be at least %s." % (what, self.min)
         if self.min is None:
             return "The %s must be no greater than %s." % (what, self.max)
-        return "The %s must be in the range %s to %s." % (what, self.min,
-                                                          self.max)
+        return "The %s must be in the range %s to %s." % (
+            what,
+            self.min,
+            self.max,
+        )
 
 
 class Length(_MinMax):
@@ -132,30 +153,37 @@ class Modulo(Constraint):
 
     def setup(self, spec):
         if not isinstance(spec, dict) or set(spec) - {"step", "offset"}:
-            raise InvalidSchema("The modulo constraint must be a map with "
-                                "step and offset")
+            raise InvalidSchema(
+                "The modulo constraint must be a map with step and offset"
+            )
         self.step, self.offset = spec.get("step"), spec.get("offset")
         if self.step is None or self.offset is None:
-            raise InvalidSchema("A modulo constraint must have a step value "
-                                "and an offset value specified.")
+            raise InvalidSchema(
+                "A modulo constraint must have a step value "
+                "and an offset value specified."
+            )
         for value in (self.step, self.offset):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise InvalidSchema("step/offset must be integer")
         if self.step == 0:
             raise InvalidSchema("step cannot be 0.")
         if abs(self.offset) >= abs(self.step):
-            raise InvalidSchema("offset must be smaller (by absolute value) "
-                                "than step.")
+            raise InvalidSchema(
+                "offset must be smaller (by absolute value) than step."
+            )
         if self.step * self.offset < 0:
-            raise InvalidSchema("step and offset must be both positive or "
-                                "both negative.")
+            raise InvalidSchema(
+                "step and offset must be both positive or both negative."
+            )
 
     def valid(self, value):
         return _number(value) % self.step == self.offset
 
     def message(self, value):
-        return ("The value must be a multiple of %s with an offset of %s."
-                % (self.step, self.offset))
+        return "The value must be a multiple of %s with an offset of %s." % (
+            self.step,
+            self.offset,
+        )
 
 
 class AllowedValues(Constraint):
@@ -169,8 +197,7 @@ class AllowedValues(Constraint):
 
     def valid(self, value):
         items = value if isinstance(value, list) else [value]
-        return all(any(_same(item, a) for a in self.allowed)
-                   for item in items)
+        return all(any(_same(item, a) for a in self.allowed) for item in items)
 
     def message(self, value):
         return "Allowed values: %s" % ", ".join(str(a) for a in self.allowed)
@@ -200,8 +227,9 @@ class AllowedPattern(Constraint):
         try:
             self.regex = re.compile(spec)
         except (re.error, OverflowError, RecursionError) as exc:
-            raise InvalidSchema("Invalid allowed_pattern \"%s\": %s"
-                                % (spec, exc)) from None
+            raise InvalidSchema(
+                'Invalid allowed_pattern "%s": %s' % (spec, exc)
+            ) from None
 
     def valid(self, value):
         match = self.regex.match(value)
@@ -232,10 +260,14 @@ class CustomConstraint(Constraint):
         return '"%s" does not validate %s' % (value, self.spec)
 
 
-CLASSES = {"length": Length, "range": Range, "modulo": Modulo,
-           "allowed_values": AllowedValues,
-           "allowed_pattern": AllowedPattern,
-           "custom_constraint": CustomConstraint}
+CLASSES = {
+    "length": Length,
+    "range": Range,
+    "modulo": Modulo,
+    "allowed_values": AllowedValues,
+    "allowed_pattern": AllowedPattern,
+    "custom_constraint": CustomConstraint,
+}
 
 
 def parse(spec, param_type, version, path):
@@ -247,8 +279,10 @@ def parse(spec, param_type, version, path):
         return []
     if not isinstance(spec, list):
         raise exception.StackValidationFailed(
-            path=path, msg="Invalid parameter constraints for parameter %s, "
-            "expected a list" % path.split(".")[-2])
+            path=path,
+            msg="Invalid parameter constraints for parameter %s, "
+            "expected a list" % path.split(".")[-2],
+        )
     allowed = set(KEYS)
     if version < versions.MODULO:
         allowed.discard("modulo")
@@ -262,16 +296,19 @@ def parse(spec, param_type, version, path):
 def _parse_item(item, param_type, allowed, path):
     if not isinstance(item, dict):
         raise exception.StackValidationFailed(
-            path=path, msg="Invalid parameter constraints, expected a map")
+            path=path, msg="Invalid parameter constraints, expected a map"
+        )
     for key in item:
         if key != "description" and key not in allowed:
             raise exception.StackValidationFailed(
-                path=path, msg="Invalid key '%s' for parameter constraints"
-                % (key,))
+                path=path,
+                msg="Invalid key '%s' for parameter constraints" % (key,),
+            )
     kinds = [k for k in KEYS if k in item]
     if not kinds:
         raise exception.StackValidationFailed(
-            path=path, msg="No constraint expressed")
+            path=path, msg="No constraint expressed"
+        )
     description = item.get("description")
     if description is not None and not isinstance(description, str):
         description = str(description)
@@ -282,11 +319,14 @@ def _parse_item(item, param_type, allowed, path):
             constraint = cls(item[kind], description)
         except InvalidSchema as exc:
             raise exception.StackValidationFailed(
-                path="%s.%s" % (path, kind), msg=str(exc)) from None
+                path="%s.%s" % (path, kind), msg=str(exc)
+            ) from None
         if param_type not in cls.types:
             raise exception.StackValidationFailed(
-                path="%s.%s" % (path, kind), msg="%s constraint invalid for "
-                "%s" % (cls.name, TYPE_NAMES[param_type]))
+                path="%s.%s" % (path, kind),
+                msg="%s constraint invalid for "
+                "%s" % (cls.name, TYPE_NAMES[param_type]),
+            )
         result.append(constraint)
     return result
 

@@ -11,18 +11,31 @@ may store the parsed form and parse it again when it loads it.
 
 import copy
 
-import yaml
-
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 from heat_lite.engine.template import base
 
-SECTIONS = ("parameters", "parameter_defaults", "resource_registry",
-            "event_sinks", "encrypted_param_names",
-            "parameter_merge_strategies")
-_MAPS = ("parameters", "parameter_defaults", "resource_registry",
-         "parameter_merge_strategies")
-HOOK_TYPES = ("pre-create", "pre-update", "pre-delete", "post-create",
-              "post-update", "post-delete")
+SECTIONS = (
+    "parameters",
+    "parameter_defaults",
+    "resource_registry",
+    "event_sinks",
+    "encrypted_param_names",
+    "parameter_merge_strategies",
+)
+_MAPS = (
+    "parameters",
+    "parameter_defaults",
+    "resource_registry",
+    "parameter_merge_strategies",
+)
+HOOK_TYPES = (
+    "pre-create",
+    "pre-update",
+    "pre-delete",
+    "post-create",
+    "post-update",
+    "post-delete",
+)
 RESTRICTED_ACTIONS = ("update", "replace")
 # Keys of a per-resource entry that are not type mappings.
 RESOURCE_KEYS = ("hooks", "restricted_actions", "base_url")
@@ -37,11 +50,9 @@ def _load(env):
         return {}
     if isinstance(env, (bytes, str)):
         try:
-            env = yaml.safe_load(env)
-        except yaml.YAMLError as exc:
+            env = template_format.loads(env)
+        except ValueError as exc:
             _fail("Error parsing environment: %s" % exc)
-        except RecursionError:
-            _fail("Error parsing environment: nested too deeply")
         if env is None:
             return {}
     if not isinstance(env, dict):
@@ -83,14 +94,18 @@ def _check_registry(registry, path):
             _fail("Registry keys must be strings", path)
         if key == "resources":
             if not isinstance(value, dict):
-                _fail("The resources of the registry must be a map",
-                      path + ".resources")
+                _fail(
+                    "The resources of the registry must be a map",
+                    path + ".resources",
+                )
             for name, entry in value.items():
-                _check_resource_entry(entry, "%s.resources.%s" % (path,
-                                                                   name))
+                _check_resource_entry(entry, "%s.resources.%s" % (path, name))
         elif value is not None and not isinstance(value, str):
-            _fail('The registry entry "%s" must be a type or template name'
-                  % key, path)
+            _fail(
+                'The registry entry "%s" must be a type or template name'
+                % key,
+                path,
+            )
 
 
 def _check_resource_entry(entry, path):
@@ -98,19 +113,29 @@ def _check_resource_entry(entry, path):
         _fail("A per-resource registry entry must be a map", path)
     for key, value in entry.items():
         if key == "hooks":
-            _check_names(value, HOOK_TYPES, exception.InvalidBreakPointHook,
-                         'Invalid hook type "%s" for resource breakpoint, '
-                         'acceptable hook types are: %s')
+            _check_names(
+                value,
+                HOOK_TYPES,
+                exception.InvalidBreakPointHook,
+                'Invalid hook type "%s" for resource breakpoint, '
+                "acceptable hook types are: %s",
+            )
         elif key == "restricted_actions":
-            _check_names(value, RESTRICTED_ACTIONS,
-                         exception.InvalidRestrictedAction,
-                         'Invalid restricted_action type "%s" for resource, '
-                         'acceptable restricted_action types are: %s')
+            _check_names(
+                value,
+                RESTRICTED_ACTIONS,
+                exception.InvalidRestrictedAction,
+                'Invalid restricted_action type "%s" for resource, '
+                "acceptable restricted_action types are: %s",
+            )
         elif isinstance(value, dict):
             _check_resource_entry(value, "%s.%s" % (path, key))
         elif value is not None and not isinstance(value, str):
-            _fail('The registry entry "%s" must be a type or template name'
-                  % (key,), path)
+            _fail(
+                'The registry entry "%s" must be a type or template name'
+                % (key,),
+                path,
+            )
 
 
 def _check_names(value, allowed, error, fmt):
@@ -130,8 +155,11 @@ def as_list(value):
 def _check_strategies(strategies):
     for key, value in strategies.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            _fail("parameter_merge_strategies must map parameter names to "
-                  "strategy names", "parameter_merge_strategies")
+            _fail(
+                "parameter_merge_strategies must map parameter names to "
+                "strategy names",
+                "parameter_merge_strategies",
+            )
 
 
 def masked(env, hidden_names):
@@ -153,5 +181,6 @@ def merge_files(base_env, environment_files, files, param_schemata=None):
     """
     from heat_lite.engine.template import merge
 
-    return merge.merge_files(base_env, environment_files, files,
-                             param_schemata)
+    return merge.merge_files(
+        base_env, environment_files, files, param_schemata
+    )

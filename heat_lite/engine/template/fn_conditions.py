@@ -11,8 +11,10 @@ it and asks the scope for condition values.
 from heat_lite.common import exception
 from heat_lite.engine.template import base, versions
 
-IF_USAGE = ('Arguments to "if" must be of the form: [condition_name, '
-            'value_if_true, value_if_false]')
+IF_USAGE = (
+    'Arguments to "if" must be of the form: [condition_name, '
+    "value_if_true, value_if_false]"
+)
 
 
 def check_condition_arg(value, ctx, path):
@@ -23,7 +25,8 @@ def check_condition_arg(value, ctx, path):
     if isinstance(value, str) and (names is None or value in names):
         return
     raise exception.StackValidationFailed(
-        path=path, msg='Invalid condition "%s"' % (value,))
+        path=path, msg='Invalid condition "%s"' % (value,)
+    )
 
 
 def truth(value, scope, path):
@@ -37,9 +40,11 @@ def truth(value, scope, path):
             if exc.kwargs.get("path"):
                 raise
             raise exception.StackValidationFailed(
-                path=path, msg=exc.kwargs.get("msg", str(exc))) from None
+                path=path, msg=exc.kwargs.get("msg", str(exc))
+            ) from None
     raise exception.StackValidationFailed(
-        path=path, msg='Invalid condition "%s"' % (value,))
+        path=path, msg='Invalid condition "%s"' % (value,)
+    )
 
 
 class If(base.Function):
@@ -59,16 +64,20 @@ class If(base.Function):
             raise exception.StackValidationFailed(path=path, msg=IF_USAGE)
         argpath = base.join_path(path, name)
         cond = ctx.condition_context().parse(
-            raw[0], base.join_path(argpath, 0), depth + 1)
+            raw[0], base.join_path(argpath, 0), depth + 1
+        )
         check_condition_arg(cond, ctx, path)
         if ctx.conditions is not None:
             chosen = 1 if ctx.evaluate_condition(cond, path) else 2
             if chosen >= len(raw):
                 return base.REMOVED
-            return ctx.parse(raw[chosen], base.join_path(argpath, chosen),
-                             depth + 1)
-        branches = [ctx.parse(item, base.join_path(argpath, n + 1), depth + 1)
-                    for n, item in enumerate(raw[1:])]
+            return ctx.parse(
+                raw[chosen], base.join_path(argpath, chosen), depth + 1
+            )
+        branches = [
+            ctx.parse(item, base.join_path(argpath, n + 1), depth + 1)
+            for n, item in enumerate(raw[1:])
+        ]
         return cls(name, [cond] + branches, path, ctx)
 
     def references(self):
@@ -89,8 +98,9 @@ class Equals(base.Function):
 
     def validate(self, ctx):
         if not isinstance(self.args, list) or len(self.args) != 2:
-            self.fail('Arguments to "equals" must be of the form: '
-                      '[value_1, value_2]')
+            self.fail(
+                'Arguments to "equals" must be of the form: [value_1, value_2]'
+            )
 
     def result(self, scope):
         first, second = (base.resolve(a, scope) for a in self.args)
@@ -105,11 +115,14 @@ class _Boolean(base.Function):
 
     def validate(self, ctx):
         if not isinstance(self.args, list):
-            self.fail('Arguments to "%s" must be a list of conditions'
-                      % self.name)
+            self.fail(
+                'Arguments to "%s" must be a list of conditions' % self.name
+            )
         if len(self.args) < 2:
-            self.fail('The minimum number of condition arguments to "%s" '
-                      'is 2.' % self.name)
+            self.fail(
+                'The minimum number of condition arguments to "%s" '
+                "is 2." % self.name
+            )
         for arg in self.args:
             check_condition_arg(arg, ctx, self.path)
 
@@ -166,11 +179,15 @@ class Contains(base.Function):
 
     def validate(self, ctx):
         if not self.args or not isinstance(self.args, list):
-            self.fail('Incorrect arguments to "contains" should be: '
-                      '"contains" : [ "value1", [ "value1", "value2"]]')
+            self.fail(
+                'Incorrect arguments to "contains" should be: '
+                '"contains" : [ "value1", [ "value1", "value2"]]'
+            )
         if len(self.args) != 2:
-            self.fail('Arguments to "contains" must be of the form: '
-                      '[value1, [value1, value2]]')
+            self.fail(
+                'Arguments to "contains" must be of the form: '
+                "[value1, [value1, value2]]"
+            )
 
     def result(self, scope):
         value, sequence = (base.resolve(a, scope) for a in self.args)

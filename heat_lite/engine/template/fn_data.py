@@ -21,12 +21,14 @@ def _select_path(value, path, on_error):
     """
     for key in path:
         if isinstance(value, str) or not isinstance(
-                value, (collections.abc.Mapping, collections.abc.Sequence)):
+            value, (collections.abc.Mapping, collections.abc.Sequence)
+        ):
             return on_error
         if isinstance(key, bool) or not isinstance(key, (str, int)):
             return on_error
         if isinstance(value, collections.abc.Sequence) and isinstance(
-                key, str):
+            key, str
+        ):
             try:
                 key = int(key)
             except ValueError:
@@ -60,11 +62,17 @@ class GetParam(base.Function):
         if not isinstance(name, str):
             self.fail('Parameter name in "get_param" must be string')
         known = ctx.param_names
-        if (known is not None and name not in known
-                and name not in PSEUDO_PARAMETERS):
+        if (
+            known is not None
+            and name not in known
+            and name not in PSEUDO_PARAMETERS
+        ):
             raise exception.UserParameterMissing(
-                message="%s: The Parameter (%s) was not provided." % (
-                    self.path, name), key=name, path=self.path)
+                message="%s: The Parameter (%s) was not provided."
+                % (self.path, name),
+                key=name,
+                path=self.path,
+            )
 
     def result(self, scope):
         args = self.resolve_args(scope)
@@ -86,8 +94,9 @@ class GetResource(base.Function):
 
     def validate(self, ctx):
         if not isinstance(self.args, str):
-            self.fail('Argument to "get_resource" must be a resource name '
-                      '(a string)')
+            self.fail(
+                'Argument to "get_resource" must be a resource name (a string)'
+            )
 
     def references(self):
         yield self.args, self.path
@@ -111,12 +120,16 @@ class GetAttr(base.Function):
             self.fail('Argument to "get_attr" must be a list')
         all_attrs = self.version >= "2015-10-15"
         if all_attrs and not args:
-            self.fail('Arguments to "get_attr" can be of the next forms: '
-                      '[resource_name] or [resource_name, attribute, '
-                      '(path), ...]')
+            self.fail(
+                'Arguments to "get_attr" can be of the next forms: '
+                "[resource_name] or [resource_name, attribute, "
+                "(path), ...]"
+            )
         if not all_attrs and len(args) < 2:
-            self.fail('Arguments to "get_attr" must be of the form '
-                      '[resource_name, attribute, (path), ...]')
+            self.fail(
+                'Arguments to "get_attr" must be of the form '
+                "[resource_name, attribute, (path), ...]"
+            )
         if not isinstance(args[0], str):
             self.fail('The resource name in "get_attr" must be a string')
 
@@ -130,8 +143,10 @@ class GetAttr(base.Function):
             return scope.attribute(name, None, ())
         attr = base.resolve(self.args[1], scope)
         if not isinstance(attr, str):
-            self.fail('The attribute name in "get_attr" must be a string, '
-                      'not %s' % base.short(attr))
+            self.fail(
+                'The attribute name in "get_attr" must be a string, '
+                "not %s" % base.short(attr)
+            )
         path = tuple(base.resolve(self.args[2:], scope))
         if self.version >= "2014-10-16":
             return scope.attribute(name, attr, path)
@@ -150,8 +165,10 @@ class GetFile(base.Function):
         if not isinstance(self.args, str):
             self.fail('Argument to "get_file" must be a string')
         if ctx.files is not None and self.args not in ctx.files:
-            self.fail('No content found in the "files" section for '
-                      'get_file path: %s' % self.args)
+            self.fail(
+                'No content found in the "files" section for '
+                "get_file path: %s" % self.args
+            )
 
     def result(self, scope):
         key = self.resolve_args(scope)
@@ -161,7 +178,8 @@ class GetFile(base.Function):
             return scope.file(key)
         except exception.StackValidationFailed as exc:
             raise exception.StackValidationFailed(
-                path=self.path, msg=exc.kwargs.get("msg", str(exc))) from None
+                path=self.path, msg=exc.kwargs.get("msg", str(exc))
+            ) from None
 
 
 class ResourceFacade(base.Function):
@@ -172,8 +190,10 @@ class ResourceFacade(base.Function):
 
     def validate(self, ctx):
         if self.args not in self.KINDS:
-            self.fail('Incorrect arguments to "resource_facade" should be '
-                      'one of: %s' % ", ".join(self.KINDS))
+            self.fail(
+                'Incorrect arguments to "resource_facade" should be '
+                "one of: %s" % ", ".join(self.KINDS)
+            )
 
     def result(self, scope):
         return scope.facade(self.args)

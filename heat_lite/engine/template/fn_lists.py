@@ -11,7 +11,7 @@ import itertools
 
 from heat_lite.engine.template import base
 
-MAX_REPEAT = 100000   # items one repeat may produce
+MAX_REPEAT = 100000  # items one repeat may produce
 
 
 class Repeat(base.Function):
@@ -28,17 +28,21 @@ class Repeat(base.Function):
         if not isinstance(self.args, collections.abc.Mapping):
             self.fail('Arguments to "repeat" must be a map')
         if "for_each" not in self.args or "template" not in self.args:
-            self.fail('"repeat" syntax should be repeat:\n  template: This '
-                      'is %var%\n  for_each:\n    %var%: [\'a\', \'b\', '
-                      '\'c\']')
-        if not isinstance(self.args["for_each"],
-                          (collections.abc.Mapping, base.Function)):
-            self.fail('The "for_each" argument to "repeat" must contain a '
-                      'map')
+            self.fail(
+                '"repeat" syntax should be repeat:\n  template: This '
+                "is %var%\n  for_each:\n    %var%: ['a', 'b', "
+                "'c']"
+            )
+        if not isinstance(
+            self.args["for_each"], (collections.abc.Mapping, base.Function)
+        ):
+            self.fail('The "for_each" argument to "repeat" must contain a map')
         if self.version >= "2017-09-01" and not isinstance(
-                self.args.get("permutations", True), bool):
-            self.fail('"permutations" should be boolean type for repeat '
-                      'function.')
+            self.args.get("permutations", True), bool
+        ):
+            self.fail(
+                '"permutations" should be boolean type for repeat function.'
+            )
 
     @property
     def nested(self):
@@ -54,13 +58,17 @@ class Repeat(base.Function):
             return list(value)
         if not base.is_list(value):
             kind = "lists or maps" if maps_ok else "lists"
-            self.fail('The values of the "for_each" argument to "repeat" '
-                      'must be %s' % kind)
+            self.fail(
+                'The values of the "for_each" argument to "repeat" '
+                "must be %s" % kind
+            )
         for item in value:
             if not isinstance(item, (str, int, float)):
-                self.fail('The values of the "for_each" argument to '
-                          '"repeat" must be lists of strings or numbers, '
-                          'not %s' % base.short(item))
+                self.fail(
+                    'The values of the "for_each" argument to '
+                    '"repeat" must be lists of strings or numbers, '
+                    "not %s" % base.short(item)
+                )
         return [str(item) for item in value]
 
     def _combinations(self, lists):
@@ -69,29 +77,36 @@ class Repeat(base.Function):
             for values in lists:
                 count *= len(values)
             if count > MAX_REPEAT:
-                self.fail('"repeat" would produce %d items (at most %d)'
-                          % (count, MAX_REPEAT))
+                self.fail(
+                    '"repeat" would produce %d items (at most %d)'
+                    % (count, MAX_REPEAT)
+                )
             return itertools.product(*lists)
         if len({len(values) for values in lists}) > 1:
-            self.fail('For repeat, the length of for_each values should be '
-                      'equal if no nested loop.')
+            self.fail(
+                "For repeat, the length of for_each values should be "
+                "equal if no nested loop."
+            )
         return zip(*lists, strict=True)
 
     def result(self, scope):
         for_each = base.resolve(self.args["for_each"], scope)
         if not isinstance(for_each, collections.abc.Mapping):
-            self.fail('The "for_each" argument to "repeat" must contain a '
-                      'map')
+            self.fail('The "for_each" argument to "repeat" must contain a map')
         keys = list(for_each)
         for key in keys:
             if not isinstance(key, str):
-                self.fail('The keys of the "for_each" argument to "repeat" '
-                          'must be strings')
+                self.fail(
+                    'The keys of the "for_each" argument to "repeat" '
+                    "must be strings"
+                )
         lists = [self._values(for_each[key]) for key in keys]
         template = base.resolve(self.args["template"], scope)
         base.check_depth(template, self.path)
-        return [_replace(template, list(zip(keys, combo, strict=True)))
-                for combo in self._combinations(lists)]
+        return [
+            _replace(template, list(zip(keys, combo, strict=True)))
+            for combo in self._combinations(lists)
+        ]
 
 
 def _replace(template, pairs):
@@ -101,8 +116,9 @@ def _replace(template, pairs):
             template = template.replace(key, value)
         return template
     if isinstance(template, collections.abc.Mapping):
-        return {_replace(k, pairs): _replace(v, pairs)
-                for k, v in template.items()}
+        return {
+            _replace(k, pairs): _replace(v, pairs) for k, v in template.items()
+        }
     if isinstance(template, list):
         return [_replace(item, pairs) for item in template]
     return template
@@ -124,13 +140,20 @@ class MapMerge(base.Function):
     def result(self, scope):
         args = self.resolve_args(scope)
         if not base.is_list(args):
-            self.fail('Incorrect arguments to "map_merge" should be: '
-                      '"map_merge" : [ { "key1": "val1" }, { "key2": '
-                      '"val2" } ]')
+            self.fail(
+                'Incorrect arguments to "map_merge" should be: '
+                '"map_merge" : [ { "key1": "val1" }, { "key2": '
+                '"val2" } ]'
+            )
         merged = {}
         for item in args:
-            merged.update(_as_map(item, self, 'Incorrect arguments: Items '
-                                  'to merge must be maps.'))
+            merged.update(
+                _as_map(
+                    item,
+                    self,
+                    "Incorrect arguments: Items to merge must be maps.",
+                )
+            )
         return merged
 
 
@@ -141,17 +164,20 @@ class MapReplace(base.Function):
     """
 
     names = ("map_replace",)
-    USAGE = ('"map_replace" : [ { "key1": "val1" }, {"keys": {"key1": '
-             '"key2"}, "values": {"val1": "val2"}}]')
+    USAGE = (
+        '"map_replace" : [ { "key1": "val1" }, {"keys": {"key1": '
+        '"key2"}, "values": {"val1": "val2"}}]'
+    )
 
     def result(self, scope):
         args = self.resolve_args(scope)
-        usage = 'Incorrect arguments to "map_replace" should be: ' + \
-            self.USAGE
+        usage = 'Incorrect arguments to "map_replace" should be: ' + self.USAGE
         if not base.is_list(args) or len(args) != 2:
             self.fail(usage)
-        maps_msg = ('Incorrect arguments: to "map_replace", arguments must '
-                    'be a list of maps. Example:  ' + self.USAGE)
+        maps_msg = (
+            'Incorrect arguments: to "map_replace", arguments must '
+            "be a list of maps. Example:  " + self.USAGE
+        )
         in_map = _as_map(args[0], self, maps_msg)
         spec = _as_map(args[1], self, maps_msg)
         if any(k not in ("keys", "values") for k in spec):
@@ -167,14 +193,18 @@ class MapReplace(base.Function):
             if new_key is None:
                 new_key = key
             elif new_key in in_map and new_key != key:
-                self.fail('key replacement %s collides with a key in the '
-                          'input map' % (new_key,))
+                self.fail(
+                    "key replacement %s collides with a key in the "
+                    "input map" % (new_key,)
+                )
             elif new_key in result:
-                self.fail('key replacement %s collides with a key in the '
-                          'output map' % (new_key,))
+                self.fail(
+                    "key replacement %s collides with a key in the "
+                    "output map" % (new_key,)
+                )
             try:
                 result[new_key] = values.get(value, value)
-            except TypeError:      # an unhashable value is never replaced
+            except TypeError:  # an unhashable value is never replaced
                 result[new_key] = value
         return result
 
@@ -190,20 +220,26 @@ class ListConcat(base.Function):
     def result(self, scope):
         args = self.resolve_args(scope)
         if not base.is_list(args):
-            self.fail('Incorrect arguments to "%s" should be: "%s" : [ [ '
-                      '<value 1>, <value 2> ], [ <value 3>, <value 4> ] ]'
-                      % (self.name, self.name))
+            self.fail(
+                'Incorrect arguments to "%s" should be: "%s" : [ [ '
+                "<value 1>, <value 2> ], [ <value 3>, <value 4> ] ]"
+                % (self.name, self.name)
+            )
         items = []
         for lst in args:
             if lst is None:
                 continue
             if not base.is_list(lst):
-                self.fail('Incorrect arguments: Items to concat must be '
-                          'lists.')
+                self.fail(
+                    "Incorrect arguments: Items to concat must be lists."
+                )
             items.extend(lst)
         if self.name == "list_concat_unique":
-            items = [item for n, item in enumerate(items)
-                     if item not in items[n + 1:]]
+            items = [
+                item
+                for n, item in enumerate(items)
+                if item not in items[n + 1 :]
+            ]
         return items
 
 
@@ -216,15 +252,18 @@ class Filter(base.Function):
         if not isinstance(self.args, list):
             self.fail('Argument to "filter" must be a list')
         if len(self.args) != 2:
-            self.fail('"filter" expected 2 arguments of the form [values, '
-                      'sequence] but got %d arguments instead'
-                      % len(self.args))
+            self.fail(
+                '"filter" expected 2 arguments of the form [values, '
+                "sequence] but got %d arguments instead" % len(self.args)
+            )
 
     def result(self, scope):
         args = self.resolve_args(scope)
         if len(args) != 2:
-            self.fail('"filter" expected 2 arguments of the form [values, '
-                      'sequence] but got %d arguments instead' % len(args))
+            self.fail(
+                '"filter" expected 2 arguments of the form [values, '
+                "sequence] but got %d arguments instead" % len(args)
+            )
         values, sequence = args
         if not sequence:
             return sequence

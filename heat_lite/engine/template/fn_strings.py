@@ -28,11 +28,14 @@ class Replace(base.Function):
         if not isinstance(self.args, collections.abc.Mapping):
             self.fail('Arguments to "%s" must be a map' % self.name)
         if "params" not in self.args or "template" not in self.args:
-            self.fail('"%s" syntax should be %s:\n  template: This is var1 '
-                      'template var2\n  params:\n    var1: a\n    var2: '
-                      'string' % (self.name, self.name))
-        if not isinstance(self.args["params"],
-                          (collections.abc.Mapping, base.Function)):
+            self.fail(
+                '"%s" syntax should be %s:\n  template: This is var1 '
+                "template var2\n  params:\n    var1: a\n    var2: "
+                "string" % (self.name, self.name)
+            )
+        if not isinstance(
+            self.args["params"], (collections.abc.Mapping, base.Function)
+        ):
             self.fail('"%s" parameters must be a mapping' % self.name)
 
     @property
@@ -42,22 +45,32 @@ class Replace(base.Function):
     def _text(self, value, key):
         """The text a parameter value is replaced with."""
         vstrict = self.name == "str_replace_vstrict"
-        if vstrict and (value is None or value == "" or (
-                isinstance(value, (list, dict)) and not value)):
-            self.fail('%s has an undefined or empty value for param %s, '
-                      'must be a defined non-empty value' % (self.name, key))
+        if vstrict and (
+            value is None
+            or value == ""
+            or (isinstance(value, (list, dict)) and not value)
+        ):
+            self.fail(
+                "%s has an undefined or empty value for param %s, "
+                "must be a defined non-empty value" % (self.name, key)
+            )
         if value is None:
             return ""
         if isinstance(value, (str, int, float, bool)):
             return str(value)
-        if (self.version >= _JSON_VALUES
-                and isinstance(value, (collections.abc.Mapping, list))):
+        if self.version >= _JSON_VALUES and isinstance(
+            value, (collections.abc.Mapping, list)
+        ):
             return base.to_json(value, self)
         if self.version >= _JSON_VALUES:
-            self.fail('"%s" params must be strings, numbers, list or map.'
-                      % self.name)
-        self.fail('"%s" params must be strings or numbers, param %s is not '
-                  'valid' % (self.name, key))
+            self.fail(
+                '"%s" params must be strings, numbers, list or map.'
+                % self.name
+            )
+        self.fail(
+            '"%s" params must be strings or numbers, param %s is not '
+            "valid" % (self.name, key)
+        )
 
     def result(self, scope):
         args = self.resolve_args(scope)
@@ -68,15 +81,18 @@ class Replace(base.Function):
             self.fail('"%s" params must be a map' % self.name)
         for key in params:
             if not isinstance(key, str):
-                self.fail('"%s" param placeholders must be strings'
-                          % self.name)
+                self.fail(
+                    '"%s" param placeholders must be strings' % self.name
+                )
         keys = sorted(sorted(params), key=len, reverse=True)
         pairs = [(k, self._text(params[k], k)) for k in keys]
         text, unused = substitute(template, pairs)
         if self.strict and unused:
-            self.fail('The following params were not found in the '
-                      'template: %s' % ",".join(
-                          sorted(sorted(unused), key=len, reverse=True)))
+            self.fail(
+                "The following params were not found in the "
+                "template: %s"
+                % ",".join(sorted(sorted(unused), key=len, reverse=True))
+            )
         return text
 
 
@@ -125,8 +141,10 @@ class Join(base.Function):
 
     def _usage(self):
         more = " ..." if self.multiple else ""
-        return ('Incorrect arguments to "list_join" should be: "list_join" '
-                ': [ " ", [ "str1", "str2"]%s]' % more)
+        return (
+            'Incorrect arguments to "list_join" should be: "list_join" '
+            ': [ " ", [ "str1", "str2"]%s]' % more
+        )
 
     def validate(self, ctx):
         if not isinstance(self.args, list):
@@ -139,13 +157,14 @@ class Join(base.Function):
             return ""
         if isinstance(item, str):
             return item
-        if self.multiple and isinstance(item, (collections.abc.Mapping,
-                                               list)):
+        if self.multiple and isinstance(item, (collections.abc.Mapping, list)):
             return base.to_json(item, self)
         if self.multiple:
-            self.fail('Items to join must be string, map or list not %s'
-                      % base.short(item))
-        self.fail('Items to join must be strings not %s' % base.short(item))
+            self.fail(
+                "Items to join must be string, map or list not %s"
+                % base.short(item)
+            )
+        self.fail("Items to join must be strings not %s" % base.short(item))
 
     def result(self, scope):
         args = self.resolve_args(scope)
@@ -172,8 +191,10 @@ class StrSplit(base.Function):
     """
 
     names = ("str_split",)
-    USAGE = ('Incorrect arguments to "str_split" should be: "str_split" : '
-             '[ ",", "apples,pears", <index>]')
+    USAGE = (
+        'Incorrect arguments to "str_split" should be: "str_split" : '
+        '[ ",", "apples,pears", <index>]'
+    )
 
     def validate(self, ctx):
         if not isinstance(self.args, (list, base.Function)):
@@ -186,8 +207,11 @@ class StrSplit(base.Function):
         delim, text = args[0], args[1]
         if text is None:
             return None
-        if not isinstance(delim, str) or not delim or not isinstance(
-                text, str):
+        if (
+            not isinstance(delim, str)
+            or not delim
+            or not isinstance(text, str)
+        ):
             self.fail(self.USAGE)
         items = text.split(delim)
         if len(args) == 2:
@@ -195,19 +219,26 @@ class StrSplit(base.Function):
         try:
             index = int(args[2])
         except (TypeError, ValueError):
-            self.fail('Incorrect index to "str_split" should be: "str_split"'
-                      ' : [ ",", "apples,pears", <index>]')
+            self.fail(
+                'Incorrect index to "str_split" should be: "str_split"'
+                ' : [ ",", "apples,pears", <index>]'
+            )
         try:
             return items[index]
         except IndexError:
-            self.fail('Incorrect index to "str_split" should be between 0 '
-                      'and %d' % (len(items) - 1))
+            self.fail(
+                'Incorrect index to "str_split" should be between 0 '
+                "and %d" % (len(items) - 1)
+            )
 
 
 def _algorithms():
     # shake_* need a length and so cannot make a plain hexdigest.
-    return sorted(a.lower() for a in hashlib.algorithms_available
-                  if not a.lower().startswith("shake"))
+    return sorted(
+        a.lower()
+        for a in hashlib.algorithms_available
+        if not a.lower().startswith("shake")
+    )
 
 
 class Digest(base.Function):
@@ -223,14 +254,16 @@ class Digest(base.Function):
             self._check(self.args)
 
     def _check(self, args):
-        if not (isinstance(args, list)
-                and all(isinstance(a, str) for a in args)):
-            self.fail('Argument to function "digest" must be a list of '
-                      'strings')
+        if not (
+            isinstance(args, list) and all(isinstance(a, str) for a in args)
+        ):
+            self.fail(
+                'Argument to function "digest" must be a list of strings'
+            )
         if len(args) != 2:
             self.fail('Function "digest" usage: ["<algorithm>", "<value>"]')
         if args[0].lower() not in _algorithms():
-            self.fail('Algorithm must be one of %s' % ", ".join(_algorithms()))
+            self.fail("Algorithm must be one of %s" % ", ".join(_algorithms()))
 
     def result(self, scope):
         args = self.resolve_args(scope)
@@ -238,7 +271,7 @@ class Digest(base.Function):
         try:
             hasher = hashlib.new(args[0].lower())
         except ValueError as exc:
-            self.fail('Algorithm %s is not usable here: %s' % (args[0], exc))
+            self.fail("Algorithm %s is not usable here: %s" % (args[0], exc))
         hasher.update(args[1].encode("utf-8"))
         return hasher.hexdigest()
 
@@ -247,16 +280,26 @@ class MakeURL(base.Function):
     """A function for building a correctly escaped URL from its parts."""
 
     names = ("make_url",)
-    KEYS = ("scheme", "username", "password", "host", "port", "path",
-            "query", "fragment")
+    KEYS = (
+        "scheme",
+        "username",
+        "password",
+        "host",
+        "port",
+        "path",
+        "query",
+        "fragment",
+    )
 
     def validate(self, ctx):
         if not isinstance(self.args, collections.abc.Mapping):
             self.fail('The arguments to "make_url" must be a map')
         invalid = [str(k) for k in self.args if k not in self.KEYS]
         if invalid:
-            self.fail('Invalid arguments to "make_url": %s'
-                      % ", ".join(sorted(invalid)))
+            self.fail(
+                'Invalid arguments to "make_url": %s'
+                % ", ".join(sorted(invalid))
+            )
         self._check(self.args)
 
     def _check(self, args):
@@ -265,26 +308,31 @@ class MakeURL(base.Function):
                 continue
             if key == "query":
                 if not isinstance(value, collections.abc.Mapping):
-                    self.fail('The "query" argument to "make_url" must be a '
-                              'map')
+                    self.fail(
+                        'The "query" argument to "make_url" must be a map'
+                    )
             elif key == "port":
                 self._port(value, args)
             elif not isinstance(value, str):
-                self.fail('The "%s" argument to "make_url" must be a string'
-                          % key)
+                self.fail(
+                    'The "%s" argument to "make_url" must be a string' % key
+                )
 
     def _port(self, port, args):
         if isinstance(port, bool) or not isinstance(port, (int, str)):
-            self.fail('Invalid URL port "%s" for make_url called with %s'
-                      % (port, base.short(args)))
+            self.fail(
+                'Invalid URL port "%s" for make_url called with %s'
+                % (port, base.short(args))
+            )
         try:
             number = int(port)
         except ValueError:
-            self.fail('Invalid URL port "%s" for make_url called with %s'
-                      % (port, base.short(args)))
+            self.fail(
+                'Invalid URL port "%s" for make_url called with %s'
+                % (port, base.short(args))
+            )
         if not 0 < number <= 65535:
-            self.fail('Invalid URL port %d, must be in range 1-65535'
-                      % number)
+            self.fail("Invalid URL port %d, must be in range 1-65535" % number)
         return number
 
     def _netloc(self, args):
@@ -307,16 +355,25 @@ class MakeURL(base.Function):
         self._check(args)
         scheme = args.get("scheme", "")
         if ":" in scheme:
-            self.fail('URL "scheme" should not contain \':\'')
+            self.fail("URL \"scheme\" should not contain ':'")
         try:
             query = urlparse.urlencode(args.get("query", {})).replace(
-                "%2F", "/")
+                "%2F", "/"
+            )
         except (TypeError, ValueError) as exc:
-            self.fail('The "query" argument to "make_url" cannot be '
-                      'encoded: %s' % exc)
-        return urlparse.urlunsplit((
-            scheme, self._netloc(args), urlparse.quote(args.get("path", "")),
-            query, urlparse.quote(args.get("fragment", ""))))
+            self.fail(
+                'The "query" argument to "make_url" cannot be '
+                "encoded: %s" % exc
+            )
+        return urlparse.urlunsplit(
+            (
+                scheme,
+                self._netloc(args),
+                urlparse.quote(args.get("path", "")),
+                query,
+                urlparse.quote(args.get("fragment", "")),
+            )
+        )
 
 
 FUNCTIONS = (Replace, Join, StrSplit, Digest, MakeURL)

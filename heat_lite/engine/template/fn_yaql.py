@@ -23,10 +23,12 @@ def _engine():
         from yaql.language import exceptions
 
         _ENGINE["errors"] = exceptions.YaqlException
-        _ENGINE["parser"] = yaql.YaqlFactory().create({
-            "yaql.limitIterators": LIMIT_ITERATORS,
-            "yaql.memoryQuota": MEMORY_QUOTA,
-        })
+        _ENGINE["parser"] = yaql.YaqlFactory().create(
+            {
+                "yaql.limitIterators": LIMIT_ITERATORS,
+                "yaql.memoryQuota": MEMORY_QUOTA,
+            }
+        )
         _ENGINE["context"] = yaql.create_context()
     return _ENGINE["parser"], _ENGINE["context"]
 
@@ -38,22 +40,27 @@ class Yaql(base.Function):
     """
 
     names = ("yaql",)
-    USAGE = ('"yaql" syntax should be yaql:\n  expression: $.data.var1.sum()'
-             '\n  data:\n    var1: [3, 2, 1]')
+    USAGE = (
+        '"yaql" syntax should be yaql:\n  expression: $.data.var1.sum()'
+        "\n  data:\n    var1: [3, 2, 1]"
+    )
 
     def validate(self, ctx):
         if not isinstance(self.args, collections.abc.Mapping):
             self.fail('Arguments to "yaql" must be a map.')
         if "expression" not in self.args or set(self.args) - {
-                "expression", "data"}:
+            "expression",
+            "data",
+        }:
             self.fail(self.USAGE)
         if not isinstance(self.args["expression"], base.Function):
             self._parse(self.args["expression"])
 
     def _parse(self, expression):
         if not isinstance(expression, str):
-            self.fail('The "expression" argument to yaql must contain a '
-                      'string.')
+            self.fail(
+                'The "expression" argument to yaql must contain a string.'
+            )
         parser, _context = _engine()
         try:
             return parser(expression)
@@ -68,16 +75,19 @@ class Yaql(base.Function):
         base.check_depth(data, self.path)
         _parser, context = _engine()
         try:
-            value = statement.evaluate({"data": data},
-                                       context.create_child_context())
+            value = statement.evaluate(
+                {"data": data}, context.create_child_context()
+            )
         except RecursionError:
             self.fail("The yaql expression nests too deeply")
         except Exception as exc:
             # An expression can fail in any way its library functions do
             # (TypeError, ZeroDivisionError, KeyError...); to the user all
             # of them are the same thing: a bad expression for this data.
-            self.fail("Error evaluating yaql expression: %s: %s"
-                      % (type(exc).__name__, exc))
+            self.fail(
+                "Error evaluating yaql expression: %s: %s"
+                % (type(exc).__name__, exc)
+            )
         base.check_depth(value, self.path)
         return value
 

@@ -12,7 +12,6 @@ smaller set of their own, and a name that is a function in another
 version, or in the other context, is an error rather than silently data.
 """
 
-
 from heat_lite.common import exception
 from heat_lite.engine.template import (
     base,
@@ -33,11 +32,20 @@ references = base.references
 dependencies = base.dependencies
 MAX_DEPTH = base.MAX_DEPTH
 
-CLASSES = {name: cls
-           for module in (fn_data, fn_strings, fn_lists, fn_yaql,
-                          fn_conditions, fn_cfn)
-           for cls in module.FUNCTIONS for name in cls.names}
-FUNCTION_CLASSES = CLASSES    # the name of the first version of this module
+CLASSES = {
+    name: cls
+    for module in (
+        fn_data,
+        fn_strings,
+        fn_lists,
+        fn_yaql,
+        fn_conditions,
+        fn_cfn,
+    )
+    for cls in module.FUNCTIONS
+    for name in cls.names
+}
+FUNCTION_CLASSES = CLASSES  # the name of the first version of this module
 
 
 def describe(name):
@@ -61,9 +69,16 @@ class ParseContext:
         while parsing a bound template.
     """
 
-    def __init__(self, version, param_names=None, files=None,
-                 condition_names=None, conditions=None, condition_scope=None,
-                 in_condition=False):
+    def __init__(
+        self,
+        version,
+        param_names=None,
+        files=None,
+        condition_names=None,
+        conditions=None,
+        condition_scope=None,
+        in_condition=False,
+    ):
         self.version = version
         self.param_names = param_names
         self.files = files
@@ -83,9 +98,14 @@ class ParseContext:
         """The context for a condition expression inside this one."""
         if self._condition_ctx is None:
             self._condition_ctx = ParseContext(
-                self.version, self.param_names, self.files,
-                self.condition_names, self.conditions, self.condition_scope,
-                in_condition=True)
+                self.version,
+                self.param_names,
+                self.files,
+                self.condition_names,
+                self.conditions,
+                self.condition_scope,
+                in_condition=True,
+            )
         return self._condition_ctx
 
     def evaluate_condition(self, parsed, path):
@@ -105,46 +125,56 @@ class ParseContext:
             if self.in_condition:
                 msg = 'The function "%s" is invalid in this context' % key
             else:
-                msg = ('The function "%s" is only valid in a condition '
-                       '(the conditions section, a condition key or the '
-                       'first argument of "if")' % key)
+                msg = (
+                    'The function "%s" is only valid in a condition '
+                    "(the conditions section, a condition key or the "
+                    'first argument of "if")' % key
+                )
             raise exception.StackValidationFailed(path=path, msg=msg)
         if key in versions.REMOVED[self.version]:
             raise exception.InvalidTemplateVersion(
                 explanation="%s: The function %s is not supported in this "
-                "version of HOT (%s)." % (path, key, self.version), path=path)
+                "version of HOT (%s)." % (path, key, self.version),
+                path=path,
+            )
         if key in versions.ALL_FUNCTIONS:
             raise exception.StackValidationFailed(
-                path=path, msg='The function "%s" is not supported in '
-                'heat_template_version %s (it was added in %s)' % (
-                    key, self.version, versions.ADDED_IN[key]))
+                path=path,
+                msg='The function "%s" is not supported in '
+                "heat_template_version %s (it was added in %s)"
+                % (key, self.version, versions.ADDED_IN[key]),
+            )
         return None
 
     def parse(self, snippet, path, depth=0):
         """Parse ``snippet`` found at ``path``; may return ``REMOVED``."""
         if depth > base.MAX_DEPTH:
             raise exception.StackValidationFailed(
-                path=path, msg="Nesting is deeper than %d levels"
-                % base.MAX_DEPTH)
+                path=path,
+                msg="Nesting is deeper than %d levels" % base.MAX_DEPTH,
+            )
         if isinstance(snippet, dict):
             if len(snippet) == 1:
                 ((key, args),) = snippet.items()
-                cls = self.function_class(key, path) if isinstance(
-                    key, str) else None
+                cls = (
+                    self.function_class(key, path)
+                    if isinstance(key, str)
+                    else None
+                )
                 if cls is not None:
                     return cls.build(self, key, args, path, depth)
             result = {}
             for key, value in snippet.items():
-                value = self.parse(value, base.join_path(path, key),
-                                   depth + 1)
+                value = self.parse(value, base.join_path(path, key), depth + 1)
                 if value is not base.REMOVED:
                     result[key] = value
             return result
         if isinstance(snippet, (list, tuple)):
             result = []
             for index, value in enumerate(snippet):
-                value = self.parse(value, base.join_path(path, index),
-                                   depth + 1)
+                value = self.parse(
+                    value, base.join_path(path, index), depth + 1
+                )
                 if value is not base.REMOVED:
                     result.append(value)
             return result

@@ -25,24 +25,33 @@ from heat_lite.engine.template import (
 )
 from heat_lite.engine.template import environment as env_mod
 
-SECTIONS = ("heat_template_version", "description", "parameter_groups",
-            "parameters", "resources", "outputs")
+SECTIONS = (
+    "heat_template_version",
+    "description",
+    "parameter_groups",
+    "parameters",
+    "resources",
+    "outputs",
+)
 CFN_VERSION_KEYS = ("AWSTemplateFormatVersion", "HeatTemplateFormatVersion")
 
 
 def _version(tmpl):
     if not isinstance(tmpl, dict):
         raise exception.StackValidationFailed(
-            msg="The template is not a JSON object or YAML mapping.")
+            msg="The template is not a JSON object or YAML mapping."
+        )
     if "heat_template_version" in tmpl:
         return versions.normalise(tmpl["heat_template_version"])
     for key in CFN_VERSION_KEYS:
         if key in tmpl:
             raise exception.InvalidTemplateVersion(
                 explanation='"%s: %s". CloudFormation templates are not '
-                'supported, use "heat_template_version"' % (key, tmpl[key]))
+                'supported, use "heat_template_version"' % (key, tmpl[key])
+            )
     raise exception.InvalidTemplateVersion(
-        explanation="Template format version not found.")
+        explanation="Template format version not found."
+    )
 
 
 def _named_section(tmpl, section):
@@ -51,12 +60,14 @@ def _named_section(tmpl, section):
         return {}
     if not isinstance(value, dict):
         raise exception.StackValidationFailed(
-            path=section, msg="The %s section must be a map" % section)
+            path=section, msg="The %s section must be a map" % section
+        )
     for name in value:
         if not isinstance(name, str) or not name:
             raise exception.StackValidationFailed(
                 path="%s.%s" % (section, name),
-                msg="The names in %s must be non-empty strings" % section)
+                msg="The names in %s must be non-empty strings" % section,
+            )
     return value
 
 
@@ -73,13 +84,15 @@ def build_graph(resources, outputs=()):
         for dep, path in defn.references():
             if dep not in resources:
                 raise exception.InvalidTemplateReference(
-                    resource=dep, key=path)
+                    resource=dep, key=path
+                )
             g.add_edge(name, dep)
     for output in outputs:
         for dep, path in base.references(output.value):
             if dep not in resources:
                 raise exception.InvalidTemplateReference(
-                    resource=dep, key=path)
+                    resource=dep, key=path
+                )
     g.topological_order()
     return g
 
@@ -99,15 +112,18 @@ class Template:
         self.raw = tmpl
         if files is not None and not isinstance(files, dict):
             raise exception.StackValidationFailed(
-                path="files", msg="The files map must be a map")
+                path="files", msg="The files map must be a map"
+            )
         self.files = dict(files or {})
         self._check_files = files is not None
         self.description = self._description(tmpl.get("description"))
-        self.parameters = parameters.parse_schema(tmpl.get("parameters"),
-                                                  self.version)
+        self.parameters = parameters.parse_schema(
+            tmpl.get("parameters"), self.version
+        )
         self.parameter_groups = tmpl.get("parameter_groups") or []
-        parameters.validate_groups(tmpl.get("parameter_groups"),
-                                   self.parameters)
+        parameters.validate_groups(
+            tmpl.get("parameter_groups"), self.parameters
+        )
         condition_section = _named_section(tmpl, "conditions")
         ctx = self.context(set(condition_section))
         self.conditions = conditions.Conditions(condition_section, ctx)
@@ -121,7 +137,8 @@ class Template:
             return "No description"
         if isinstance(value, (dict, list)):
             raise exception.StackValidationFailed(
-                path="description", msg="The description must be a string")
+                path="description", msg="The description must be a string"
+            )
         return str(value)
 
     def context(self, condition_names=None, **kwargs):
@@ -129,25 +146,34 @@ class Template:
         if condition_names is None:
             condition_names = self.conditions.names()
         return functions.ParseContext(
-            self.version, param_names=set(self.parameters),
+            self.version,
+            param_names=set(self.parameters),
             files=self.files if self._check_files else None,
-            condition_names=condition_names, **kwargs)
+            condition_names=condition_names,
+            **kwargs,
+        )
 
     def _definitions(self, ctx):
         resources = collections.OrderedDict(
             (name, rsrc_defn.ResourceDefinition(name, snippet, ctx))
-            for name, snippet in _named_section(self.raw,
-                                                "resources").items())
+            for name, snippet in _named_section(self.raw, "resources").items()
+        )
         outputs = collections.OrderedDict(
             (name, rsrc_defn.OutputDefinition(name, snippet, ctx))
-            for name, snippet in _named_section(self.raw, "outputs").items())
+            for name, snippet in _named_section(self.raw, "outputs").items()
+        )
         return resources, outputs
 
     def _uses_if(self):
         parts = [self.outputs[n].value for n in self.outputs]
         for defn in self.resources.values():
-            parts += [defn.properties, defn.metadata, defn.update_policy,
-                      defn.deletion_policy, defn.external_id]
+            parts += [
+                defn.properties,
+                defn.metadata,
+                defn.update_policy,
+                defn.deletion_policy,
+                defn.external_id,
+            ]
         return base.contains_function(parts, {"if"})
 
     def dependency_graph(self):
@@ -164,15 +190,15 @@ class Template:
 
     def immutable_changes(self, old_values, new_values):
         """Names of immutable parameters whose value would change."""
-        return parameters.immutable_changes(self.parameters, old_values,
-                                            new_values)
+        return parameters.immutable_changes(
+            self.parameters, old_values, new_values
+        )
 
     def check_immutable(self, old_values, new_values):
         """:raises ImmutableParameterModified: naming the parameters."""
         changed = self.immutable_changes(old_values, new_values)
         if changed:
-            raise exception.ImmutableParameterModified(
-                keys=", ".join(changed))
+            raise exception.ImmutableParameterModified(keys=", ".join(changed))
 
     def bind(self, environment, stack_info):
         """Return the template bound to parameter values and a stack.
@@ -210,38 +236,48 @@ class BoundTemplate:
         self.description = template.description
         self.files = template.files
         self.parameters = parameters.resolve_values(
-            template.parameters, self.environment["parameters"],
-            self.environment["parameter_defaults"])
+            template.parameters,
+            self.environment["parameters"],
+            self.environment["parameter_defaults"],
+        )
         params = ParamScope(self)
         self.conditions = template.conditions.evaluate(params)
-        scope = conditions.ConditionScope(template.conditions, params,
-                                          self.conditions)
+        scope = conditions.ConditionScope(
+            template.conditions, params, self.conditions
+        )
         resources, outputs = template.resources, template.outputs
         if template.needs_rebinding:
-            ctx = template.context(conditions=self.conditions,
-                                   condition_scope=scope)
+            ctx = template.context(
+                conditions=self.conditions, condition_scope=scope
+            )
             resources, outputs = template._definitions(ctx)
         self.resources = collections.OrderedDict(
-            (name, defn.bound(scope)) for name, defn in resources.items()
-            if defn.enabled(scope))
+            (name, defn.bound(scope))
+            for name, defn in resources.items()
+            if defn.enabled(scope)
+        )
         absent = set(resources) - set(self.resources)
         if absent:
             for name, defn in self.resources.items():
                 if absent & set(defn.explicit_depends):
                     self.resources[name] = defn.without_depends(absent)
         self.outputs = collections.OrderedDict(
-            (name, defn.bound(scope)) for name, defn in outputs.items())
+            (name, defn.bound(scope)) for name, defn in outputs.items()
+        )
         self._graph = build_graph(
-            self.resources, [o for o in self.outputs.values() if o.enabled])
+            self.resources, [o for o in self.outputs.values() if o.enabled]
+        )
 
     def param(self, name):
         """The value of parameter ``name`` (pseudo parameters included).
 
         :raises UserParameterMissing: for an unknown name.
         """
-        pseudo = {"OS::stack_name": self.stack_info.get("name"),
-                  "OS::stack_id": self.stack_info.get("id"),
-                  "OS::project_id": self.stack_info.get("project_id")}
+        pseudo = {
+            "OS::stack_name": self.stack_info.get("name"),
+            "OS::stack_id": self.stack_info.get("id"),
+            "OS::project_id": self.stack_info.get("project_id"),
+        }
         if name in pseudo:
             return pseudo[name]
         if name in self.parameters:
@@ -255,7 +291,8 @@ class BoundTemplate:
         """
         if name not in self.conditions:
             raise exception.StackValidationFailed(
-                msg='Invalid condition "%s"' % (name,))
+                msg='Invalid condition "%s"' % (name,)
+            )
         return self.conditions[name]
 
     def file(self, key):
@@ -266,14 +303,17 @@ class BoundTemplate:
         if key not in self.files:
             raise exception.StackValidationFailed(
                 msg='No content found in the "files" section for get_file '
-                'path: %s' % key)
+                "path: %s" % key
+            )
         return self.files[key]
 
     def parameters_display(self):
         """{name: string} as stack show prints them (hidden masked)."""
-        shown = {"OS::stack_name": self.stack_info.get("name") or "",
-                 "OS::stack_id": self.stack_info.get("id") or "None",
-                 "OS::project_id": self.stack_info.get("project_id") or ""}
+        shown = {
+            "OS::stack_name": self.stack_info.get("name") or "",
+            "OS::stack_id": self.stack_info.get("id") or "None",
+            "OS::project_id": self.stack_info.get("project_id") or "",
+        }
         for name, param in self.template.parameters.items():
             shown[name] = param.display(self.parameters.get(name))
         return shown
@@ -284,8 +324,7 @@ class BoundTemplate:
         return env_mod.masked(self.environment, hidden)
 
     def dependency_graph(self):
-        """A new Graph of the names of the resources present (a requires b).
-        """
+        """A new Graph of the names of the resources present (a requires b)."""
         g = graph.Graph()
         for name in self.resources:
             g.add_node(name)

@@ -10,13 +10,15 @@ merged with different strategies by different files is an error.
 """
 
 import copy
-import json
 
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 from heat_lite.engine.template import environment
 
-STRATEGIES = (OVERWRITE, MERGE, DEEP_MERGE) = ("overwrite", "merge",
-                                                "deep_merge")
+STRATEGIES = (OVERWRITE, MERGE, DEEP_MERGE) = (
+    "overwrite",
+    "merge",
+    "deep_merge",
+)
 
 
 def _strategy(in_file, key, chosen):
@@ -45,16 +47,23 @@ def merge_files(base_env, environment_files, files, param_schemata=None):
     for name in environment_files or ():
         if not isinstance(files, dict) or name not in files:
             raise exception.StackValidationFailed(
-                path="environment_files", msg='Environment file "%s" is not '
-                'in the files map' % (name,))
+                path="environment_files",
+                msg='Environment file "%s" is not in the files map' % (name,),
+            )
         env = environment.parse(files[name])
         in_file = env.pop("parameter_merge_strategies")
         for section, value in env.items():
             if not value:
                 continue
             if section in ("parameters", "parameter_defaults"):
-                _merge_parameters(result[section], value, in_file, chosen,
-                                  name, param_schemata or {})
+                _merge_parameters(
+                    result[section],
+                    value,
+                    in_file,
+                    chosen,
+                    name,
+                    param_schemata or {},
+                )
             elif isinstance(value, list):
                 result[section].extend(copy.deepcopy(value))
             else:
@@ -69,7 +78,8 @@ def _merge_parameters(old, new, in_file, chosen, env_file, schemata):
         strategy = _strategy(in_file, key, chosen)
         if chosen.setdefault(key, strategy) != strategy:
             raise exception.ConflictingMergeStrategyForParam(
-                strategy=strategy, param=key, env_file=env_file)
+                strategy=strategy, param=key, env_file=env_file
+            )
     for key, value in new.items():
         if value is None:
             continue
@@ -79,15 +89,21 @@ def _merge_parameters(old, new, in_file, chosen, env_file, schemata):
             old[key] = value
             continue
         param = schemata.get(key)
-        old[key] = _combine(old[key], value, getattr(param, "type", None),
-                            strategy == DEEP_MERGE, key)
+        old[key] = _combine(
+            old[key],
+            value,
+            getattr(param, "type", None),
+            strategy == DEEP_MERGE,
+            key,
+        )
 
 
 def _combine(old, new, param_type, deep, key):
     """``merge``/``deep_merge`` of one parameter value."""
     if param_type == "boolean" or isinstance(new, bool):
         raise exception.InvalidMergeStrategyForParam(
-            strategy=DEEP_MERGE if deep else MERGE, param=key)
+            strategy=DEEP_MERGE if deep else MERGE, param=key
+        )
     if param_type == "json" or isinstance(new, dict):
         return merge_maps(_as_json(old, key), _as_json(new, key), deep)
     if param_type == "comma_delimited_list" or isinstance(new, list):
@@ -99,7 +115,8 @@ def _combine(old, new, param_type, deep, key):
             return _number(old) + _number(new)
         except (TypeError, ValueError):
             raise exception.InvalidMergeStrategyForParam(
-                strategy=MERGE, param=key) from None
+                strategy=MERGE, param=key
+            ) from None
     return "%s%s" % (old, new)
 
 
@@ -130,13 +147,13 @@ def merge_maps(old, new, deep=False):
 def _as_json(value, key):
     if isinstance(value, str):
         try:
-            value = json.loads(value) if value else {}
-        except (ValueError, RecursionError):
+            value = template_format.loads_json(value) if value else {}
+        except ValueError:
             raise exception.InvalidMergeStrategyForParam(
-                strategy=MERGE, param=key) from None
+                strategy=MERGE, param=key
+            ) from None
     if not isinstance(value, dict):
-        raise exception.InvalidMergeStrategyForParam(strategy=MERGE,
-                                                     param=key)
+        raise exception.InvalidMergeStrategyForParam(strategy=MERGE, param=key)
     return value
 
 

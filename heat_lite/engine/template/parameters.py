@@ -12,14 +12,21 @@ other, only ``null`` means "not given".
 
 import json
 
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 from heat_lite.engine.template import base, constraints, versions
 
 TYPES = ("string", "number", "comma_delimited_list", "json", "boolean")
 PSEUDO = ("OS::stack_name", "OS::stack_id", "OS::project_id")
 HIDDEN_VALUE = "******"
-_KEYS = ("type", "label", "description", "default", "hidden", "constraints",
-         "immutable")
+_KEYS = (
+    "type",
+    "label",
+    "description",
+    "default",
+    "hidden",
+    "constraints",
+    "immutable",
+)
 _TRUE = ("1", "t", "true", "on", "y", "yes")
 _FALSE = ("0", "f", "false", "off", "n", "no")
 
@@ -30,7 +37,8 @@ def _flag(schema, key, path):
         return value.lower() == "true"
     if not isinstance(value, bool):
         raise exception.StackValidationFailed(
-            path="%s.%s" % (path, key), msg="%s must be a boolean" % key)
+            path="%s.%s" % (path, key), msg="%s must be a boolean" % key
+        )
     return value
 
 
@@ -43,28 +51,35 @@ class Parameter:
         self.path = path
         if not isinstance(schema, dict):
             raise exception.StackValidationFailed(
-                path=path, msg="Parameter definition must be a map")
+                path=path, msg="Parameter definition must be a map"
+            )
         allowed = _KEYS + (("tags",) if version >= versions.TAGS else ())
         for key in schema:
             if key not in allowed:
                 raise exception.StackValidationFailed(
-                    path=path, msg="Invalid key '%s' for parameter (%s)"
-                    % (key, name))
+                    path=path,
+                    msg="Invalid key '%s' for parameter (%s)" % (key, name),
+                )
         if "type" not in schema:
             raise exception.StackValidationFailed(
-                path=path, msg="Missing parameter type for parameter: %s"
-                % name)
+                path=path,
+                msg="Missing parameter type for parameter: %s" % name,
+            )
         self.type = schema["type"]
         if self.type not in TYPES:
             raise exception.StackValidationFailed(
-                path=path + ".type", msg="Invalid type (%s)" % (self.type,))
+                path=path + ".type", msg="Invalid type (%s)" % (self.type,)
+            )
         self.schema = schema
         self._read_text_keys(schema, path)
         self.hidden = _flag(schema, "hidden", path)
         self.immutable = _flag(schema, "immutable", path)
         self.constraints = constraints.parse(
-            schema.get("constraints"), self.type, version,
-            path + ".constraints")
+            schema.get("constraints"),
+            self.type,
+            version,
+            path + ".constraints",
+        )
         self.has_default = schema.get("default") is not None
         self.default = None
         if self.has_default:
@@ -75,15 +90,17 @@ class Parameter:
             value = schema.get(key)
             if value is not None and not isinstance(value, (str, int, float)):
                 raise exception.StackValidationFailed(
-                    path="%s.%s" % (path, key), msg="%s must be a string"
-                    % key)
+                    path="%s.%s" % (path, key), msg="%s must be a string" % key
+                )
         self.label = schema.get("label")
         self.description = str(schema.get("description", ""))
         tags = schema.get("tags")
-        if tags is not None and not (isinstance(tags, list) and all(
-                isinstance(t, str) for t in tags)):
+        if tags is not None and not (
+            isinstance(tags, list) and all(isinstance(t, str) for t in tags)
+        ):
             raise exception.StackValidationFailed(
-                path=path + ".tags", msg="tags must be a list of strings")
+                path=path + ".tags", msg="tags must be a list of strings"
+            )
         self.tags = tags
 
     def _checked_default(self, raw):
@@ -98,8 +115,9 @@ class Parameter:
                     raise ValueError(failure)
         except (ValueError, TypeError) as exc:
             raise exception.StackValidationFailed(
-                path=self.path + ".default", msg="Invalid default %s (%s)"
-                % (raw, exc)) from None
+                path=self.path + ".default",
+                msg="Invalid default %s (%s)" % (raw, exc),
+            ) from None
         return value
 
     def coerce(self, value):
@@ -115,8 +133,9 @@ class Parameter:
                     raise ValueError(failure)
         except (ValueError, TypeError) as exc:
             raise exception.StackValidationFailed(
-                path=self.path, msg="Parameter '%s' is invalid: %s"
-                % (self.name, exc)) from None
+                path=self.path,
+                msg="Parameter '%s' is invalid: %s" % (self.name, exc),
+            ) from None
         return typed
 
     validate = coerce
@@ -135,10 +154,10 @@ class Parameter:
 
     @staticmethod
     def _coerce_number(value):
-        if isinstance(value, bool) or not isinstance(value, (int, float,
-                                                             str)):
-            raise ValueError("Value must be a number, not %s"
-                             % base.short(value))
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError(
+                "Value must be a number, not %s" % base.short(value)
+            )
         if isinstance(value, (int, float)):
             return value
         text = value.strip()
@@ -150,12 +169,19 @@ class Parameter:
     @staticmethod
     def _coerce_comma_delimited_list(value):
         if isinstance(value, list):
-            return [v if isinstance(v, str) else json.dumps(v)
-                    if isinstance(v, (dict, list)) else str(v)
-                    for v in value]
+            return [
+                v
+                if isinstance(v, str)
+                else json.dumps(v)
+                if isinstance(v, (dict, list))
+                else str(v)
+                for v in value
+            ]
         if not isinstance(value, str):
-            raise ValueError("Value must be a comma-delimited list string: "
-                             "%s" % base.short(value))
+            raise ValueError(
+                "Value must be a comma-delimited list string: "
+                "%s" % base.short(value)
+            )
         return value.split(",") if value else []
 
     @staticmethod
@@ -164,13 +190,15 @@ class Parameter:
             return value
         if isinstance(value, str):
             try:
-                parsed = json.loads(value) if value else {}
-            except (ValueError, RecursionError) as exc:
-                raise ValueError("Value must be valid JSON: %s" % exc
-                                 ) from None
+                parsed = template_format.loads_json(value) if value else {}
+            except ValueError as exc:
+                raise ValueError(
+                    "Value must be valid JSON: %s" % exc
+                ) from None
             if not isinstance(parsed, (dict, list)):
-                raise ValueError("Value must be valid JSON: expected a map "
-                                 "or a list")
+                raise ValueError(
+                    "Value must be valid JSON: expected a map or a list"
+                )
             return parsed
         raise ValueError("Value must be valid JSON: %s" % base.short(value))
 
@@ -183,9 +211,10 @@ class Parameter:
             return True
         if text in _FALSE:
             return False
-        raise ValueError("Unrecognized value '%s', acceptable values are: %s"
-                         % (value, ", ".join("'%s'" % v for v in
-                                             sorted(_TRUE + _FALSE))))
+        raise ValueError(
+            "Unrecognized value '%s', acceptable values are: %s"
+            % (value, ", ".join("'%s'" % v for v in sorted(_TRUE + _FALSE)))
+        )
 
     def display(self, value):
         """The string Heat shows for a value (stack show, environment)."""
@@ -201,9 +230,13 @@ class Parameter:
 
     def api_type(self):
         """The type name Heat's validate document uses (``Json``...)."""
-        return {"string": "String", "number": "Number",
-                "comma_delimited_list": "CommaDelimitedList",
-                "json": "Json", "boolean": "Boolean"}[self.type]
+        return {
+            "string": "String",
+            "number": "Number",
+            "comma_delimited_list": "CommaDelimitedList",
+            "json": "Json",
+            "boolean": "Boolean",
+        }[self.type]
 
 
 def parse_schema(section, version=versions.VERSIONS[-1]):
@@ -212,14 +245,18 @@ def parse_schema(section, version=versions.VERSIONS[-1]):
         return {}
     if not isinstance(section, dict):
         raise exception.StackValidationFailed(
-            path="parameters", msg="The parameters section must be a map")
+            path="parameters", msg="The parameters section must be a map"
+        )
     for name in section:
         if not isinstance(name, str):
             raise exception.StackValidationFailed(
                 path="parameters.%s" % (name,),
-                msg="Parameter names must be strings")
-    return {name: Parameter(name, schema, version)
-            for name, schema in section.items()}
+                msg="Parameter names must be strings",
+            )
+    return {
+        name: Parameter(name, schema, version)
+        for name, schema in section.items()
+    }
 
 
 def resolve_values(schema, values, defaults=None):
@@ -252,10 +289,14 @@ def resolve_values(schema, values, defaults=None):
 
 def immutable_changes(schema, old_values, new_values):
     """Names of immutable parameters whose value differs, sorted."""
-    return sorted(name for name, param in schema.items()
-                  if param.immutable and name in old_values
-                  and name in new_values
-                  and old_values[name] != new_values[name])
+    return sorted(
+        name
+        for name, param in schema.items()
+        if param.immutable
+        and name in old_values
+        and name in new_values
+        and old_values[name] != new_values[name]
+    )
 
 
 def validate_groups(groups, schema):
@@ -265,31 +306,46 @@ def validate_groups(groups, schema):
     error = "Parameter Groups error"
     if not isinstance(groups, list):
         raise exception.StackValidationFailed(
-            error=error, path="parameter_groups",
-            msg="The parameter_groups should be a list.")
+            error=error,
+            path="parameter_groups",
+            msg="The parameter_groups should be a list.",
+        )
     seen = set()
     for index, group in enumerate(groups):
         if not isinstance(group, dict):
             raise exception.StackValidationFailed(
-                error=error, path="parameter_groups[%d]" % index,
-                msg="The parameter group should be a map.")
+                error=error,
+                path="parameter_groups[%d]" % index,
+                msg="The parameter group should be a map.",
+            )
         path = "parameter_groups.%s" % (group.get("label") or index,)
         names = group.get("parameters")
         if names is None:
             raise exception.StackValidationFailed(
-                error=error, path=path, msg="The parameters must be "
-                "provided for each parameter group.")
+                error=error,
+                path=path,
+                msg="The parameters must be "
+                "provided for each parameter group.",
+            )
         if not isinstance(names, list):
             raise exception.StackValidationFailed(
-                error=error, path=path, msg='The "parameters" of parameter '
-                "group should be a list.")
+                error=error,
+                path=path,
+                msg='The "parameters" of parameter group should be a list.',
+            )
         for name in names:
             if not isinstance(name, str) or name not in schema:
                 raise exception.StackValidationFailed(
-                    error=error, path=path, msg="The grouped parameter %s "
-                    "does not reference a valid parameter." % (name,))
+                    error=error,
+                    path=path,
+                    msg="The grouped parameter %s "
+                    "does not reference a valid parameter." % (name,),
+                )
             if name in seen:
                 raise exception.StackValidationFailed(
-                    error=error, path=path, msg="The %s parameter must be "
-                    "assigned to one parameter group only." % name)
+                    error=error,
+                    path=path,
+                    msg="The %s parameter must be "
+                    "assigned to one parameter group only." % name,
+                )
             seen.add(name)

@@ -24,13 +24,14 @@ MAX_ALIASES = 50
 
 def is_template(type_name):
     """Whether a type name is a template file (a template resource)."""
-    return isinstance(type_name, str) and type_name.endswith(
-        TEMPLATE_SUFFIXES)
+    return isinstance(type_name, str) and type_name.endswith(TEMPLATE_SUFFIXES)
 
 
 def _registry(environment):
-    if not (isinstance(environment, dict) and isinstance(
-            environment.get("resource_registry"), dict)):
+    if not (
+        isinstance(environment, dict)
+        and isinstance(environment.get("resource_registry"), dict)
+    ):
         environment = env_mod.parse(environment)
     return environment["resource_registry"]
 
@@ -44,8 +45,11 @@ def _matching_entries(registry, resource_name):
     if isinstance(entries.get(resource_name), dict):
         found.append(entries[resource_name])
     for pattern in sorted(k for k in entries if isinstance(k, str)):
-        if (pattern != resource_name and isinstance(entries[pattern], dict)
-                and fnmatch.fnmatchcase(resource_name, pattern)):
+        if (
+            pattern != resource_name
+            and isinstance(entries[pattern], dict)
+            and fnmatch.fnmatchcase(resource_name, pattern)
+        ):
             found.append(entries[pattern])
     return found
 
@@ -55,15 +59,20 @@ def _lookup(mapping, type_name):
     value = mapping.get(type_name)
     if type_name in mapping and not isinstance(value, dict):
         return True, value
-    globs = [k for k in mapping if isinstance(k, str) and k.endswith("*")
-             and type_name.startswith(k[:-1])
-             and not isinstance(mapping[k], dict)]
+    globs = [
+        k
+        for k in mapping
+        if isinstance(k, str)
+        and k.endswith("*")
+        and type_name.startswith(k[:-1])
+        and not isinstance(mapping[k], dict)
+    ]
     if not globs:
         return False, None
     pattern = max(globs, key=len)
     target = mapping[pattern]
     if isinstance(target, str) and target.endswith("*"):
-        target = target[:-1] + type_name[len(pattern) - 1:]
+        target = target[:-1] + type_name[len(pattern) - 1 :]
     return True, target
 
 
@@ -95,8 +104,10 @@ def resolve_type(environment, resource_name, type_name):
         if is_template(current):
             return current
     raise exception.StackValidationFailed(
-        path="resource_registry", msg="Circular resource type mapping: %s"
-        % " -> ".join(chain + [target]))
+        path="resource_registry",
+        msg="Circular resource type mapping: %s"
+        % " -> ".join(chain + [target]),
+    )
 
 
 def _names(environment, resource_name, key):
@@ -127,8 +138,9 @@ def nested_environment(environment, resource_name):
         for key, value in entry.items():
             if isinstance(value, dict):
                 nested.setdefault(key, {}).update(value)
-    env["resource_registry"] = {k: v for k, v in registry.items()
-                                if k != "resources"}
+    env["resource_registry"] = {
+        k: v for k, v in registry.items() if k != "resources"
+    }
     if nested:
         env["resource_registry"]["resources"] = nested
     env["parameters"] = {}

@@ -61,8 +61,9 @@ def describe_parameter(param, env):
         doc["Default"] = copy.deepcopy(default)
     value = env["parameters"].get(param.name)
     if value is not None:
-        doc["Value"] = (params_mod.HIDDEN_VALUE if param.hidden
-                        else copy.deepcopy(value))
+        doc["Value"] = (
+            params_mod.HIDDEN_VALUE if param.hidden else copy.deepcopy(value)
+        )
     if param.tags:
         doc["Tags"] = list(param.tags)
     doc.update(_constraint_keys(param))
@@ -95,13 +96,16 @@ def document(template, environment=None):
     shown_env = env_mod.masked(env, hidden)
     result = {
         "Description": template.description,
-        "Parameters": {name: describe_parameter(param, env)
-                       for name, param in template.parameters.items()},
+        "Parameters": {
+            name: describe_parameter(param, env)
+            for name, param in template.parameters.items()
+        },
         "Environment": {
             "parameters": shown_env["parameters"],
             "parameter_defaults": shown_env["parameter_defaults"],
             "resource_registry": dict(
-                {"resources": {}}, **shown_env["resource_registry"]),
+                {"resources": {}}, **shown_env["resource_registry"]
+            ),
             "event_sinks": shown_env["event_sinks"],
         },
     }

@@ -14,39 +14,63 @@ from heat_lite.common import exception
 
 PREFIX = "heat_template_version"
 
-_BASE = ("get_param", "get_resource", "get_attr", "get_file", "list_join",
-         "str_replace", "resource_facade")
+_BASE = (
+    "get_param",
+    "get_resource",
+    "get_attr",
+    "get_file",
+    "list_join",
+    "str_replace",
+    "resource_facade",
+)
 # The CloudFormation functions HOT 2013-05-23 still understood.
-_CFN = ("Fn::GetAZs", "Ref", "Fn::Select", "Fn::Join", "Fn::Split",
-        "Fn::Replace", "Fn::Base64", "Fn::MemberListToMap",
-        "Fn::ResourceFacade")
+_CFN = (
+    "Fn::GetAZs",
+    "Ref",
+    "Fn::Select",
+    "Fn::Join",
+    "Fn::Split",
+    "Fn::Replace",
+    "Fn::Base64",
+    "Fn::MemberListToMap",
+    "Fn::ResourceFacade",
+)
 _COND_BASE = ("get_param", "equals", "not", "and", "or")
 
 # (version, alias, functions added, functions removed,
 #  condition functions added)
 _HISTORY = [
     ("2013-05-23", None, _BASE + _CFN, (), ()),
-    ("2014-10-16", None, (), tuple(f for f in _CFN if f != "Fn::Select"),
-     ()),
+    ("2014-10-16", None, (), tuple(f for f in _CFN if f != "Fn::Select"), ()),
     ("2015-04-30", None, ("repeat", "digest"), (), ()),
     ("2015-10-15", None, ("str_split",), ("Fn::Select",), ()),
     ("2016-04-08", None, ("map_merge",), (), ()),
     ("2016-10-14", "newton", ("yaql", "map_replace", "if"), (), _COND_BASE),
     ("2017-02-24", "ocata", ("filter", "str_replace_strict"), (), ()),
-    ("2017-09-01", "pike", ("make_url", "list_concat", "list_concat_unique",
-                            "str_replace_vstrict", "contains"), (),
-     ("yaql", "contains")),
+    (
+        "2017-09-01",
+        "pike",
+        (
+            "make_url",
+            "list_concat",
+            "list_concat_unique",
+            "str_replace_vstrict",
+            "contains",
+        ),
+        (),
+        ("yaql", "contains"),
+    ),
     ("2018-03-02", "queens", (), (), ()),
     ("2018-08-31", "rocky", (), (), ()),
     ("2021-04-16", "wallaby", (), (), ()),
 ]
 
 # Features that are not functions, by the version that introduced them.
-CONDITIONS = "2016-10-14"          # conditions section, condition, external_id
+CONDITIONS = "2016-10-14"  # conditions section, condition, external_id
 LOWER_DELETION_POLICY = "2016-10-14"
-MODULO = "2017-02-24"              # parameter constraint
-TAGS = "2018-03-02"                # parameter key
-IF_NULLABLE = "2021-04-16"         # two-argument if
+MODULO = "2017-02-24"  # parameter constraint
+TAGS = "2018-03-02"  # parameter key
+IF_NULLABLE = "2021-04-16"  # two-argument if
 
 
 def _build():
@@ -76,8 +100,9 @@ ALL_FUNCTIONS = frozenset(ADDED_IN)
 def _invalid(value):
     choices = ", ".join(VERSIONS + sorted(ALIASES))
     return exception.InvalidTemplateVersion(
-        explanation='"%s: %s". "%s" should be one of: %s' % (
-            PREFIX, value, PREFIX, choices))
+        explanation='"%s: %s". "%s" should be one of: %s'
+        % (PREFIX, value, PREFIX, choices)
+    )
 
 
 def normalise(value):
@@ -96,7 +121,7 @@ def normalise(value):
     if not isinstance(value, str):
         raise _invalid(value)
     if value.startswith(PREFIX + "."):
-        value = value[len(PREFIX) + 1:]
+        value = value[len(PREFIX) + 1 :]
     value = ALIASES.get(value, value)
     if value not in FUNCTIONS:
         raise _invalid(value)
@@ -114,11 +139,13 @@ def list_versions():
     result = []
     for version in VERSIONS:
         alias = by_version.get(version)
-        result.append({
-            "version": "%s.%s" % (PREFIX, version),
-            "type": "hot",
-            "aliases": ["%s.%s" % (PREFIX, alias)] if alias else [],
-        })
+        result.append(
+            {
+                "version": "%s.%s" % (PREFIX, version),
+                "type": "hot",
+                "aliases": ["%s.%s" % (PREFIX, alias)] if alias else [],
+            }
+        )
     return result
 
 
@@ -135,9 +162,12 @@ def list_functions(version, with_condition_func=False):
         canonical = normalise(version)
     except exception.InvalidTemplateVersion:
         raise exception.NotFound(
-            message="Template with version %s not found" % version) from None
+            message="Template with version %s not found" % version
+        ) from None
     names = set(FUNCTIONS[canonical])
     if with_condition_func:
         names |= CONDITION_FUNCTIONS[canonical]
-    return [{"functions": name, "description": functions.describe(name)}
-            for name in sorted(names)]
+    return [
+        {"functions": name, "description": functions.describe(name)}
+        for name in sorted(names)
+    ]

@@ -38,10 +38,14 @@ def test_matching():
     handler, args = router.match("GET", "/v1/p/stacks/n/resources")
     assert handler.__name__ == "lookup" and args["sub"] == "resources"
     handler, args = router.match(
-        "GET", "/v1/p/stacks/arn:openstack:heat::p:stacks/n/i/events")
+        "GET", "/v1/p/stacks/arn:openstack:heat::p:stacks/n/i/events"
+    )
     assert handler.__name__ == "lookup_arn"
-    assert (args["name"], args["stack_id"], args["sub"]) == ("n", "i",
-                                                             "/events")
+    assert (args["name"], args["stack_id"], args["sub"]) == (
+        "n",
+        "i",
+        "/events",
+    )
     with pytest.raises(webob.exc.HTTPMethodNotAllowed) as err:
         router.match("DELETE", "/v1/p/stacks/n/i/outputs")
     assert err.value.headers["Allow"] == "GET"
@@ -53,22 +57,26 @@ def test_matching():
 
 
 def _ctxt(roles, project="p"):
-    return context.RequestContext(project_id=project, user_id="u",
-                                  roles=roles, is_admin="admin" in roles)
+    return context.RequestContext(
+        project_id=project, user_id="u", roles=roles, is_admin="admin" in roles
+    )
 
 
-@pytest.mark.parametrize("roles,rule,allowed", [
-    (["reader"], "stacks:show", True),
-    (["reader"], "stacks:create", False),
-    (["reader"], "resource:signal", False),
-    (["member", "reader"], "stacks:delete", True),
-    (["heat_stack_owner"], "stacks:update", True),
-    ([], "actions:action", True),
-    (["member"], "stacks:global_index", False),
-    (["member"], "service:index", False),
-    (["admin"], "stacks:global_index", True),
-    (["admin"], "service:index", True),
-])
+@pytest.mark.parametrize(
+    "roles,rule,allowed",
+    [
+        (["reader"], "stacks:show", True),
+        (["reader"], "stacks:create", False),
+        (["reader"], "resource:signal", False),
+        (["member", "reader"], "stacks:delete", True),
+        (["heat_stack_owner"], "stacks:update", True),
+        ([], "actions:action", True),
+        (["member"], "stacks:global_index", False),
+        (["member"], "service:index", False),
+        (["admin"], "stacks:global_index", True),
+        (["admin"], "service:index", True),
+    ],
+)
 def test_policy_defaults(roles, rule, allowed):
     try:
         policy.authorize(_ctxt(roles), rule, "p")

@@ -41,8 +41,9 @@ def engine(tmp_path_factory):
     CONF([], project="heat_lite")
     suffix = uuid.uuid4().hex[:8]
     CONF.set_override("transport_url", "fake://")
-    CONF.set_override("connection", "sqlite:///%s/db.sqlite" % workdir,
-                      group="database")
+    CONF.set_override(
+        "connection", "sqlite:///%s/db.sqlite" % workdir, group="database"
+    )
     CONF.set_override("topic", "engine-" + suffix, group="engine")
     CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
     session.reset()
@@ -63,37 +64,47 @@ def _wait(stack_id, expected, timeout=30):
         if "%s_%s" % (stack["action"], stack["status"]) == expected:
             return stack
         time.sleep(0.05)
-    raise AssertionError("stack %s is %s_%s" % (stack_id, stack["action"],
-                                               stack["status"]))
+    raise AssertionError(
+        "stack %s is %s_%s" % (stack_id, stack["action"], stack["status"])
+    )
 
 
 def test_signal_reaches_the_plugin(engine):
     ctxt = context.RequestContext(project_id="p", user_id="u")
-    tmpl = {"heat_template_version": "2018-08-31", "resources": {
-        "s": {"type": "Test::Signalled", "metadata": {"m": 1}},
-        "n": {"type": "OS::Heat::None"}}}
+    tmpl = {
+        "heat_template_version": "2018-08-31",
+        "resources": {
+            "s": {"type": "Test::Signalled", "metadata": {"m": 1}},
+            "n": {"type": "OS::Heat::None"},
+        },
+    }
     ident = engine.create_stack(ctxt, "sig", tmpl, {}, {}, None, None, {})
     _wait(ident["stack_id"], "CREATE_COMPLETE")
     assert engine.resource_metadata(ctxt, ident, "s") == {"m": 1}
     engine.resource_signal(ctxt, ident, "s", {"status": "SUCCESS"})
     engine.resource_signal(ctxt, ident, "s", None)
-    assert engine.resource_metadata(ctxt, ident, "s") == {"m": 1,
-                                                          "last": None}
+    assert engine.resource_metadata(ctxt, ident, "s") == {"m": 1, "last": None}
     events = engine.list_events(ctxt, ident, resource_name="s")
     signals = [e for e in events if e["resource_action"] == "SIGNAL"]
     assert [e["resource_status_reason"] for e in signals] == [
-        "Signal 1 received", "Signal 2 received"]
+        "Signal 1 received",
+        "Signal 2 received",
+    ]
     other = context.RequestContext(project_id="q", user_id="u")
     for ctx, name, details, error in (
-            (ctxt, "s", {"fail": True}, exception.Invalid),
-            (ctxt, "n", {}, exception.ResourceActionNotSupported),
-            (ctxt, "zz", {}, exception.ResourceNotFound),
-            (other, "s", {}, exception.StackNotFound)):
+        (ctxt, "s", {"fail": True}, exception.Invalid),
+        (ctxt, "n", {}, exception.ResourceActionNotSupported),
+        (ctxt, "zz", {}, exception.ResourceNotFound),
+        (other, "s", {}, exception.StackNotFound),
+    ):
         # Called in-process, the endpoint wraps the typed errors it
         # sends back to RPC callers.
         with pytest.raises(messaging.ExpectedException) as err:
             engine.resource_signal(ctx, ident, name, details)
         assert isinstance(err.value.exc_info[1], error)
-    failed = [e for e in engine.list_events(ctxt, ident, resource_name="s")
-              if e["resource_status"] == "SIGNAL_FAILED"]
+    failed = [
+        e
+        for e in engine.list_events(ctxt, ident, resource_name="s")
+        if e["resource_status"] == "SIGNAL_FAILED"
+    ]
     assert "refused" in failed[0]["resource_status_reason"]

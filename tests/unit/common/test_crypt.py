@@ -36,8 +36,7 @@ def test_another_key_or_an_altered_value_is_unreadable():
     with pytest.raises(crypt.Unreadable):
         crypt.decrypt(secret)
     CONF.set_override("auth_encryption_key", KEY)
-    altered = secret[:-6] + ("A" if secret[-6] != "A" else "B") + \
-        secret[-5:]
+    altered = secret[:-6] + ("A" if secret[-6] != "A" else "B") + secret[-5:]
     with pytest.raises(crypt.Unreadable):
         crypt.decrypt(altered)
 

@@ -10,8 +10,9 @@ from heat_lite.common import exception
 CASES = [
     exception.StackNotFound(name="web"),
     exception.StackExists(stack_name="web"),
-    exception.StackValidationFailed(path="resources.a.properties.x",
-                                    msg="bad"),
+    exception.StackValidationFailed(
+        path="resources.a.properties.x", msg="bad"
+    ),
     exception.CircularDependencyException(cycle="a, b"),
     exception.UserParameterMissing(key="p"),
     exception.RequestTooLarge(message="big"),
@@ -27,9 +28,11 @@ def test_round_trip(exc):
         raise exc
     except exception.HeatLiteException:
         data = rpc_common.serialize_remote_exception(
-            __import__("sys").exc_info())
+            __import__("sys").exc_info()
+        )
     remote = rpc_common.deserialize_remote_exception(
-        data, ["heat_lite.common.exception"])
+        data, ["heat_lite.common.exception"]
+    )
     assert isinstance(remote, type(exc))
     assert type(remote).__name__ == type(exc).__name__ + "_Remote"
     assert remote.args[0] == exc.message
@@ -43,7 +46,11 @@ def test_every_exception_has_an_http_code():
 
 
 def test_messages():
-    assert str(exception.StackNotFound(name="x")) == \
-        "The Stack (x) could not be found."
-    assert str(exception.StackValidationFailed(
-        path="resources.a", msg="oops")) == "resources.a: oops"
+    assert (
+        str(exception.StackNotFound(name="x"))
+        == "The Stack (x) could not be found."
+    )
+    assert (
+        str(exception.StackValidationFailed(path="resources.a", msg="oops"))
+        == "resources.a: oops"
+    )

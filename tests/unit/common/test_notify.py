@@ -18,8 +18,15 @@ class _Notifier:
         self.sent.append(("ERROR", event_type, payload))
 
 
-RECORD = {"id": 1, "stack_id": "s", "stack_name": "st", "stack_tenant": "p",
-          "name": "r", "type": "T", "physical_resource_id": None}
+RECORD = {
+    "id": 1,
+    "stack_id": "s",
+    "stack_name": "st",
+    "stack_tenant": "p",
+    "name": "r",
+    "type": "T",
+    "physical_resource_id": None,
+}
 
 
 def _use(monkeypatch, notifier):
@@ -46,7 +53,8 @@ def test_resource_notifications(monkeypatch):
     assert [(p, t) for p, t, _ in notifier.sent] == [
         ("INFO", "orchestration.resource.create.start"),
         ("INFO", "orchestration.resource.create.end"),
-        ("ERROR", "orchestration.resource.delete.error")]
+        ("ERROR", "orchestration.resource.delete.error"),
+    ]
     end = notifier.sent[1][2]
     assert end["state"] == "CREATE_COMPLETE"
     assert end["physical_resource_id"] == "phys"

@@ -47,16 +47,19 @@ class _MigrationsMixin:
         assert "resource" in sa.inspect(self.engine).get_table_names()
 
 
-class TestSQLite(_MigrationsMixin, test_migrations.ModelsMigrationsSync,
-                 unittest.TestCase):
+class TestSQLite(
+    _MigrationsMixin, test_migrations.ModelsMigrationsSync, unittest.TestCase
+):
     kind = "sqlite"
 
 
-class TestPostgreSQL(_MigrationsMixin, test_migrations.ModelsMigrationsSync,
-                     unittest.TestCase):
+class TestPostgreSQL(
+    _MigrationsMixin, test_migrations.ModelsMigrationsSync, unittest.TestCase
+):
     kind = "postgresql"
 
 
-class TestMySQL(_MigrationsMixin, test_migrations.ModelsMigrationsSync,
-                unittest.TestCase):
+class TestMySQL(
+    _MigrationsMixin, test_migrations.ModelsMigrationsSync, unittest.TestCase
+):
     kind = "mysql"

@@ -41,8 +41,9 @@ def engine(tmp_path_factory):
     CONF([], project="heat_lite")
     suffix = uuid.uuid4().hex[:8]
     CONF.set_override("transport_url", "fake://")
-    CONF.set_override("connection", "sqlite:///%s/db.sqlite" % workdir,
-                      group="database")
+    CONF.set_override(
+        "connection", "sqlite:///%s/db.sqlite" % workdir, group="database"
+    )
     CONF.set_override("topic", "engine-" + suffix, group="engine")
     CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
     CONF.set_override("heartbeat_interval", 0.2, group="engine")
@@ -67,8 +68,9 @@ def _wait(stack_id, expected, timeout=30):
         if "%s_%s" % (stack["action"], stack["status"]) == expected:
             return stack
         time.sleep(0.05)
-    raise AssertionError("stack %s is %s_%s" % (stack_id, stack["action"],
-                                               stack["status"]))
+    raise AssertionError(
+        "stack %s is %s_%s" % (stack_id, stack["action"], stack["status"])
+    )
 
 
 def test_lost_messages_are_redriven(engine):
@@ -76,11 +78,16 @@ def test_lost_messages_are_redriven(engine):
     engine.dispatcher.worker_api = losing
     try:
         ctxt = context.RequestContext(project_id="p", user_id="u")
-        tmpl = {"heat_template_version": "2018-08-31", "resources": {
-            "a": {"type": "OS::Heat::None"},
-            "b": {"type": "OS::Heat::None", "depends_on": "a"}}}
+        tmpl = {
+            "heat_template_version": "2018-08-31",
+            "resources": {
+                "a": {"type": "OS::Heat::None"},
+                "b": {"type": "OS::Heat::None", "depends_on": "a"},
+            },
+        }
         ident = service.EngineService(engine.ops).create_stack(
-            ctxt, "lost", tmpl, {}, {}, None, None, {})
+            ctxt, "lost", tmpl, {}, {}, None, None, {}
+        )
         started = time.time()
         _wait(ident["stack_id"], "CREATE_COMPLETE")
         assert losing.lost, "the first cast was not lost"
@@ -92,9 +99,17 @@ def test_lost_messages_are_redriven(engine):
 
 def test_watchdog_claims_dead_engines(engine):
     stale = str(uuid.uuid4())
-    db_api.service_create({"engine_id": stale, "host": "h", "hostname": "h",
-                           "binary": "b", "topic": "t", "pid": 1,
-                           "report_interval": 1})
+    db_api.service_create(
+        {
+            "engine_id": stale,
+            "host": "h",
+            "hostname": "h",
+            "binary": "b",
+            "topic": "t",
+            "pid": 1,
+            "report_interval": 1,
+        }
+    )
     deadline = time.time() + 30
     while time.time() < deadline:
         alive = {s["engine_id"] for s in db_api.service_get_all()}
@@ -102,8 +117,9 @@ def test_watchdog_claims_dead_engines(engine):
             break
         time.sleep(0.2)
     assert stale not in {s["engine_id"] for s in db_api.service_get_all()}
-    assert engine.engine_id in {s["engine_id"]
-                                for s in db_api.service_get_all()}
+    assert engine.engine_id in {
+        s["engine_id"] for s in db_api.service_get_all()
+    }
 
 
 @pytest.fixture
@@ -117,26 +133,40 @@ TOKEN = "gAAAAAB-the-callers-token"
 
 
 def _as_caller():
-    return context.RequestContext(project_id="p", user_id="u",
-                                  auth_token=TOKEN, overwrite=False)
+    return context.RequestContext(
+        project_id="p", user_id="u", auth_token=TOKEN, overwrite=False
+    )
 
 
 def _create(engine, name, resources, **args):
     tmpl = {"heat_template_version": "2018-08-31", "resources": resources}
     return service.EngineService(engine.ops).create_stack(
-        _as_caller(), name, tmpl, {}, {}, None, None, args)["stack_id"]
+        _as_caller(), name, tmpl, {}, {}, None, None, args
+    )["stack_id"]
 
 
 def _in_progress(stack_id, action):
     stack = _wait(stack_id, action + "_IN_PROGRESS")
-    return stack, {"stack_id": stack_id, "stack_tenant": stack["tenant"],
-                   "name": "r"}
+    return stack, {
+        "stack_id": stack_id,
+        "stack_tenant": stack["tenant"],
+        "name": "r",
+    }
 
 
-def test_the_callers_token_lives_as_long_as_the_operation(engine,
-                                                           encryption_key):
-    stack_id = _create(engine, "tok", {"slow": {
-        "type": "OS::Heat::TestResource", "properties": {"wait_secs": 2}}})
+def test_the_callers_token_lives_as_long_as_the_operation(
+    engine, encryption_key
+):
+    stack_id = _create(
+        engine,
+        "tok",
+        {
+            "slow": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"wait_secs": 2},
+            }
+        },
+    )
     stack, record = _in_progress(stack_id, "CREATE")
     traversal = stack["current_traversal"]
     kept = caller_tokens.traversal_token(traversal)
@@ -153,18 +183,31 @@ def test_the_callers_token_lives_as_long_as_the_operation(engine,
 
 
 def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
-        engine, encryption_key):
-    parent_id = _create(engine, "tok-nested", {"group": {
-        "type": "OS::Heat::ResourceGroup", "properties": {
-            "count": 1, "resource_def": {
-                "type": "OS::Heat::TestResource",
-                "properties": {"wait_secs": 2}}}}})
+    engine, encryption_key
+):
+    parent_id = _create(
+        engine,
+        "tok-nested",
+        {
+            "group": {
+                "type": "OS::Heat::ResourceGroup",
+                "properties": {
+                    "count": 1,
+                    "resource_def": {
+                        "type": "OS::Heat::TestResource",
+                        "properties": {"wait_secs": 2},
+                    },
+                },
+            }
+        },
+    )
     _in_progress(parent_id, "CREATE")
     deadline = time.time() + 30
     children = []
     while not children and time.time() < deadline:
-        children = [s for s in conv.stacks_in_progress()
-                    if s["owner_id"] == parent_id]
+        children = [
+            s for s in conv.stacks_in_progress() if s["owner_id"] == parent_id
+        ]
         time.sleep(0.05)
     child, record = _in_progress(children[0]["id"], "CREATE")
     # The engine started the child: its own traversal keeps nothing.
@@ -174,12 +217,21 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
     _wait(parent_id, "CREATE_COMPLETE")
 
     # A failed create rolls back with the token of the create.
-    stack_id = _create(engine, "tok-rollback", {
-        "bad": {"type": "OS::Heat::TestResource",
-                "properties": {"fail": True}},
-        "slow": {"type": "OS::Heat::TestResource",
-                 "properties": {"action_wait_secs": {"delete": 2}}}},
-        disable_rollback=False)
+    stack_id = _create(
+        engine,
+        "tok-rollback",
+        {
+            "bad": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"fail": True},
+            },
+            "slow": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"action_wait_secs": {"delete": 2}},
+            },
+        },
+        disable_rollback=False,
+    )
     stack, record = _in_progress(stack_id, "ROLLBACK")
     ctxt = caller.request_context(record, stack["current_traversal"])
     assert ctxt.auth_token == TOKEN
@@ -187,8 +239,16 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
 
 
 def test_nothing_is_kept_without_a_key_or_a_token(engine):
-    stack_id = _create(engine, "no-key", {"slow": {
-        "type": "OS::Heat::TestResource", "properties": {"wait_secs": 1}}})
+    stack_id = _create(
+        engine,
+        "no-key",
+        {
+            "slow": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"wait_secs": 1},
+            }
+        },
+    )
     stack, _ = _in_progress(stack_id, "CREATE")
     assert caller_tokens.traversal_token(stack["current_traversal"]) is None
     assert caller.keep(_as_caller()) is None
@@ -205,20 +265,43 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
     ids = [str(uuid.uuid4()) for _ in range(1000)]
     db = session.get_engine()
     with db.begin() as conn:
-        template = conn.execute(models.RawTemplate.__table__.insert().values(
-            template="{}", environment="{}", files="{}", created_at=now
-        )).inserted_primary_key[0]
-        conn.execute(stacks.insert(), [{
-            "raw_template_id": template,
-            "id": i, "name": "s" + i[:8], "tenant": "cost", "action":
-            "CREATE", "status": "IN_PROGRESS", "current_traversal":
-            str(uuid.uuid4()), "nested_depth": 0, "disable_rollback": True,
-            "created_at": now, "action_started_at": now} for i in ids])
+        template = conn.execute(
+            models.RawTemplate.__table__.insert().values(
+                template="{}", environment="{}", files="{}", created_at=now
+            )
+        ).inserted_primary_key[0]
+        conn.execute(
+            stacks.insert(),
+            [
+                {
+                    "raw_template_id": template,
+                    "id": i,
+                    "name": "s" + i[:8],
+                    "tenant": "cost",
+                    "action": "CREATE",
+                    "status": "IN_PROGRESS",
+                    "current_traversal": str(uuid.uuid4()),
+                    "nested_depth": 0,
+                    "disable_rollback": True,
+                    "created_at": now,
+                    "action_started_at": now,
+                }
+                for i in ids
+            ],
+        )
     others = [str(uuid.uuid4()) for _ in range(3)]
     for n, other in enumerate(others):
-        db_api.service_create({
-            "engine_id": other, "host": "h%d" % n, "hostname": "h%d" % n,
-            "binary": "b", "topic": "t", "pid": 1, "report_interval": 1})
+        db_api.service_create(
+            {
+                "engine_id": other,
+                "host": "h%d" % n,
+                "hostname": "h%d" % n,
+                "binary": "b",
+                "topic": "t",
+                "pid": 1,
+                "report_interval": 1,
+            }
+        )
     me = threading.get_ident()
     counted = []
 

@@ -19,10 +19,12 @@ def _install(tmp_path, monkeypatch, entry, module_source=None):
     (and, optionally, a module ``fake_plugin_mod`` with that source)."""
     dist = tmp_path / "fake_plugin-1.0.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\n"
-                                   "Name: fake-plugin\nVersion: 1.0\n")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: fake-plugin\nVersion: 1.0\n"
+    )
     (dist / "entry_points.txt").write_text(
-        "[%s]\n%s\n" % (registry.NAMESPACE, entry))
+        "[%s]\n%s\n" % (registry.NAMESPACE, entry)
+    )
     if module_source is not None:
         (tmp_path / "fake_plugin_mod.py").write_text(module_source)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -30,13 +32,20 @@ def _install(tmp_path, monkeypatch, entry, module_source=None):
     # A fresh registry: heat_lite caches the loaded types and stevedore
     # the entry points of a namespace, both per process.
     monkeypatch.setattr(registry, "_TYPES", {})
-    monkeypatch.delitem(extension.ExtensionManager.ENTRY_POINT_CACHE,
-                        registry.NAMESPACE, raising=False)
+    monkeypatch.delitem(
+        extension.ExtensionManager.ENTRY_POINT_CACHE,
+        registry.NAMESPACE,
+        raising=False,
+    )
 
 
 def test_a_plugin_that_fails_to_import_stops_loading(tmp_path, monkeypatch):
-    _install(tmp_path, monkeypatch, "Broken::Type = fake_plugin_mod:Thing",
-             "raise ImportError('needs a library that is not installed')\n")
+    _install(
+        tmp_path,
+        monkeypatch,
+        "Broken::Type = fake_plugin_mod:Thing",
+        "raise ImportError('needs a library that is not installed')\n",
+    )
     with pytest.raises(RuntimeError) as err:
         registry.load()
     message = str(err.value)
@@ -50,23 +59,33 @@ def test_a_misspelt_module_stops_loading(tmp_path, monkeypatch):
         registry.load()
 
 
-def test_a_class_that_is_not_a_resource_stops_loading(tmp_path,
-                                                      monkeypatch):
-    _install(tmp_path, monkeypatch, "Wrong::Type = fake_plugin_mod:Thing",
-             "class Thing:\n    pass\n")
+def test_a_class_that_is_not_a_resource_stops_loading(tmp_path, monkeypatch):
+    _install(
+        tmp_path,
+        monkeypatch,
+        "Wrong::Type = fake_plugin_mod:Thing",
+        "class Thing:\n    pass\n",
+    )
     with pytest.raises(RuntimeError) as err:
         registry.load()
     assert "Wrong::Type is not a Resource subclass" in str(err.value)
 
 
-def test_a_good_plugin_loads_beside_the_built_in_types(tmp_path,
-                                                       monkeypatch):
-    _install(tmp_path, monkeypatch, "Good::Type = fake_plugin_mod:Good",
-             "from heat_lite.resources import base\n\n\n"
-             "class Good(base.Resource):\n    pass\n")
+def test_a_good_plugin_loads_beside_the_built_in_types(tmp_path, monkeypatch):
+    _install(
+        tmp_path,
+        monkeypatch,
+        "Good::Type = fake_plugin_mod:Good",
+        "from heat_lite.resources import base\n\n\n"
+        "class Good(base.Resource):\n    pass\n",
+    )
     types = registry.load()
     assert issubclass(types["Good::Type"], base.Resource)
-    for name in ("OS::Heat::RandomString", "OS::Heat::Value",
-                 "OS::Heat::WaitConditionHandle", "OS::Heat::WaitCondition",
-                 "OS::Heat::SoftwareConfig"):
+    for name in (
+        "OS::Heat::RandomString",
+        "OS::Heat::Value",
+        "OS::Heat::WaitConditionHandle",
+        "OS::Heat::WaitCondition",
+        "OS::Heat::SoftwareConfig",
+    ):
         assert name in types

@@ -30,16 +30,18 @@ def test_configured_auth_plugin_without_a_caller_token():
 
 def test_the_callers_token_wins():
     CONF.set_override("auth_type", "none", group="remote_stack")
-    CONF.set_override("endpoint_override", "http://far/v1/p",
-                      group="remote_stack")
+    CONF.set_override(
+        "endpoint_override", "http://far/v1/p", group="remote_stack"
+    )
     caller = context.RequestContext(project_id="p", auth_token="tok")
     auth = remote_client._auth(caller)
     assert isinstance(auth, token_endpoint.Token)
     assert auth.get_token(None) == "tok"
     # The as-is token still fills in endpoint_override's project.
     assert auth.get_project_id(None) == "p"
-    CONF.set_override("token_auth_url", "http://keystone/v3",
-                      group="remote_stack")
+    CONF.set_override(
+        "token_auth_url", "http://keystone/v3", group="remote_stack"
+    )
     auth = remote_client._auth(caller)
     assert isinstance(auth, v3.Token)
     assert auth.auth_url == "http://keystone/v3"
@@ -53,33 +55,42 @@ def test_no_token_and_no_auth_type_is_a_clear_failure():
 def test_the_engine_gives_the_plugin_the_callers_context():
     assert remote_stack.RemoteStack.needs_caller_token
     props = remote_stack.RemoteStack.validate_properties(
-        {"template": "{}"}, "resources.r.properties")
+        {"template": "{}"}, "resources.r.properties"
+    )
     plugin = remote_stack.RemoteStack("r", "OS::Heat::Stack", props)
-    CONF.set_override("endpoint_override", "http://far/v1/%(project_id)s",
-                      group="remote_stack")
-    plugin.request_context = context.RequestContext(project_id="p",
-                                                    auth_token="tok")
+    CONF.set_override(
+        "endpoint_override",
+        "http://far/v1/%(project_id)s",
+        group="remote_stack",
+    )
+    plugin.request_context = context.RequestContext(
+        project_id="p", auth_token="tok"
+    )
     client = plugin._client()
     assert plugin._client() is client  # polls reuse its session
     assert client._api.session.auth.get_token(None) == "tok"
 
 
 def test_credential_secret_needs_a_key_manager():
-    with pytest.raises(exception.StackValidationFailed,
-                       match="credential_secret_id"):
+    with pytest.raises(
+        exception.StackValidationFailed, match="credential_secret_id"
+    ):
         remote_stack.RemoteStack.validate_properties(
             {"template": "{}", "context": {"credential_secret_id": "s"}},
-            "resources.r.properties")
+            "resources.r.properties",
+        )
     props = remote_stack.RemoteStack.validate_properties(
         {"template": "{}", "context": {"region_name": "two"}},
-        "resources.r.properties")
+        "resources.r.properties",
+    )
     assert props["context"]["insecure"] is False
     assert props["parameters"] == {}
 
 
 def test_a_template_that_is_not_a_map_fails():
     props = remote_stack.RemoteStack.validate_properties(
-        {"template": "- a list"}, "resources.r.properties")
+        {"template": "- a list"}, "resources.r.properties"
+    )
     plugin = remote_stack.RemoteStack("r", "OS::Heat::Stack", props)
     with pytest.raises(remote_stack.RemoteStackFailed, match="not a map"):
         plugin._template()
@@ -91,8 +102,7 @@ def test_ca_cert_is_written_once_and_insecure_wins():
     assert remote_client._verify({"ca_cert": pem}) == path
     with open(path) as f:
         assert f.read() == pem
-    assert remote_client._verify({"ca_cert": pem, "insecure": True}) is \
-        False
+    assert remote_client._verify({"ca_cert": pem, "insecure": True}) is False
     assert remote_client._verify({}) is None
 
 

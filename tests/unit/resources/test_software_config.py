@@ -8,8 +8,12 @@ from heat_lite.common import exception
 from heat_lite.resources import software_config as sc
 
 PATH = "resources.c.properties"
-STACK = {"name": "st", "id": "sid", "record_uuid": "0123456789abcdef",
-         "tenant": "p1"}
+STACK = {
+    "name": "st",
+    "id": "sid",
+    "record_uuid": "0123456789abcdef",
+    "tenant": "p1",
+}
 
 
 class FakeStore:
@@ -25,8 +29,9 @@ class FakeStore:
         try:
             return dict(self.rows[(tenant, config_id)])
         except KeyError:
-            raise exception.EntityNotFound(entity="Software Config",
-                                           name=config_id) from None
+            raise exception.EntityNotFound(
+                entity="Software Config", name=config_id
+            ) from None
 
     def software_config_delete(self, config_id, tenant):
         self.software_config_get(config_id, tenant)
@@ -45,29 +50,50 @@ def _props(**values):
 
 
 def test_create_stores_the_config_with_defaults():
-    props = _props(config="#!/bin/sh\necho hi", options={"a": 1},
-                   inputs=[{"name": "x", "default": [1]}],
-                   outputs=[{"name": "y"}])
-    plugin = sc.SoftwareConfig("c", "OS::Heat::SoftwareConfig", props,
-                               stack=STACK)
+    props = _props(
+        config="#!/bin/sh\necho hi",
+        options={"a": 1},
+        inputs=[{"name": "x", "default": [1]}],
+        outputs=[{"name": "y"}],
+    )
+    plugin = sc.SoftwareConfig(
+        "c", "OS::Heat::SoftwareConfig", props, stack=STACK
+    )
     plugin.handle_create()
     uuid.UUID(plugin.resource_id)
     assert plugin.get_reference_id() == plugin.resource_id
     assert plugin.software_config() == {
-        "id": plugin.resource_id, "tenant": "p1",
+        "id": plugin.resource_id,
+        "tenant": "p1",
         "name": "st-c-0123456789ab",
-        "group": "Heat::Ungrouped", "config": "#!/bin/sh\necho hi",
+        "group": "Heat::Ungrouped",
+        "config": "#!/bin/sh\necho hi",
         "options": {"a": 1},
-        "inputs": [{"name": "x", "description": None, "type": "String",
-                    "default": [1], "replace_on_change": False}],
-        "outputs": [{"name": "y", "description": None, "type": "String",
-                     "error_output": False}]}
+        "inputs": [
+            {
+                "name": "x",
+                "description": None,
+                "type": "String",
+                "default": [1],
+                "replace_on_change": False,
+            }
+        ],
+        "outputs": [
+            {
+                "name": "y",
+                "description": None,
+                "type": "String",
+                "error_output": False,
+            }
+        ],
+    }
     assert plugin.get_attribute("config") == "#!/bin/sh\necho hi"
 
 
 def test_empty_config_and_attribute_before_create():
-    plugin = sc.SoftwareConfig("c", "OS::Heat::SoftwareConfig", _props(),
-                               stack=STACK)
+    plugin = sc.SoftwareConfig(
+        "c", "OS::Heat::SoftwareConfig", _props(), stack=STACK
+    )
     assert plugin.get_attribute("config") is None
     plugin.handle_create()
     assert plugin.software_config()["inputs"] == []
@@ -75,8 +101,9 @@ def test_empty_config_and_attribute_before_create():
 
 
 def test_delete_removes_the_row_and_tolerates_its_absence(store):
-    plugin = sc.SoftwareConfig("c", "OS::Heat::SoftwareConfig",
-                               _props(config="a"), stack=STACK)
+    plugin = sc.SoftwareConfig(
+        "c", "OS::Heat::SoftwareConfig", _props(config="a"), stack=STACK
+    )
     plugin.handle_create()
     assert list(store.rows) == [("p1", plugin.resource_id)]
     plugin.handle_delete()
@@ -86,19 +113,25 @@ def test_delete_removes_the_row_and_tolerates_its_absence(store):
 
 
 def test_every_change_replaces():
-    plugin = sc.SoftwareConfig("c", "OS::Heat::SoftwareConfig",
-                               _props(config="a"), stack=STACK)
+    plugin = sc.SoftwareConfig(
+        "c", "OS::Heat::SoftwareConfig", _props(config="a"), stack=STACK
+    )
     for key in sc.SoftwareConfig.properties_schema:
         assert plugin.needs_replace(_props(config="b"), {key})
 
 
-@pytest.mark.parametrize("values, message", [
-    ({"inputs": [{"type": "String"}]}, "name not assigned"),
-    ({"inputs": [{"name": "a", "type": "Text"}]}, "not an allowed value"),
-    ({"outputs": [{"name": "a", "error_output": "maybe"}]},
-     "not a valid boolean"),
-    ({"options": "x"}, "not a map"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"inputs": [{"type": "String"}]}, "name not assigned"),
+        ({"inputs": [{"name": "a", "type": "Text"}]}, "not an allowed value"),
+        (
+            {"outputs": [{"name": "a", "error_output": "maybe"}]},
+            "not a valid boolean",
+        ),
+        ({"options": "x"}, "not a map"),
+    ],
+)
 def test_io_schema(values, message):
     with pytest.raises(exception.StackValidationFailed) as err:
         _props(**values)

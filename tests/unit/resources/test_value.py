@@ -13,28 +13,34 @@ def _props(**values):
     return value_mod.Value.validate_properties(values, PATH)
 
 
-@pytest.mark.parametrize("value_type, given, expected", [
-    ("number", "3", 3),
-    ("number", "2.5", 2.5),
-    ("number", 7, 7),
-    ("string", 42, "42"),
-    ("string", True, "true"),
-    ("boolean", "yes", True),
-    ("boolean", "false", False),
-    ("comma_delimited_list", ["a", "b"], ["a", "b"]),
-    ("json", {"k": [1]}, {"k": [1]}),
-])
+@pytest.mark.parametrize(
+    "value_type, given, expected",
+    [
+        ("number", "3", 3),
+        ("number", "2.5", 2.5),
+        ("number", 7, 7),
+        ("string", 42, "42"),
+        ("string", True, "true"),
+        ("boolean", "yes", True),
+        ("boolean", "false", False),
+        ("comma_delimited_list", ["a", "b"], ["a", "b"]),
+        ("json", {"k": [1]}, {"k": [1]}),
+    ],
+)
 def test_value_is_coerced_to_its_type(value_type, given, expected):
     assert _props(value=given, type=value_type)["value"] == expected
 
 
-@pytest.mark.parametrize("value_type, given", [
-    ("number", "three"),
-    ("boolean", "maybe"),
-    ("string", {"a": 1}),
-    ("json", [1, 2]),
-    ("comma_delimited_list", {"a": 1}),
-])
+@pytest.mark.parametrize(
+    "value_type, given",
+    [
+        ("number", "three"),
+        ("boolean", "maybe"),
+        ("string", {"a": 1}),
+        ("json", [1, 2]),
+        ("comma_delimited_list", {"a": 1}),
+    ],
+)
 def test_value_of_the_wrong_type_fails_validation(value_type, given):
     with pytest.raises(exception.StackValidationFailed) as err:
         _props(value=given, type=value_type)
@@ -56,14 +62,16 @@ def test_value_is_required_and_type_constrained():
 
 
 def test_unresolved_value_is_coerced_later():
-    props = value_mod.Value.validate_properties({"type": "number"}, PATH,
-                                                ["value"])
+    props = value_mod.Value.validate_properties(
+        {"type": "number"}, PATH, ["value"]
+    )
     assert props == {"type": "number"}
 
 
 def test_create_and_update_in_place():
-    plugin = value_mod.Value("v", "OS::Heat::Value", _props(value="a"),
-                             stack=STACK)
+    plugin = value_mod.Value(
+        "v", "OS::Heat::Value", _props(value="a"), stack=STACK
+    )
     plugin.handle_create()
     assert plugin.resource_id == "st-v-0123456789ab"
     assert plugin.get_attribute("value") == "a"

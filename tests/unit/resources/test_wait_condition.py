@@ -17,53 +17,72 @@ from heat_lite.resources import wait_condition as wc
 from heat_lite.resources import wait_condition_handle as wch
 
 CONF = conf.CONF
-STACK = {"name": "my-stack", "id": "5678", "tenant": "demo",
-         "record_uuid": "0123456789abcdef"}
+STACK = {
+    "name": "my-stack",
+    "id": "5678",
+    "tenant": "demo",
+    "record_uuid": "0123456789abcdef",
+}
 
 
 @pytest.fixture
 def server_url():
-    CONF.set_override("heat_waitcondition_server_url",
-                      "http://heat.example.com:8004/")
+    CONF.set_override(
+        "heat_waitcondition_server_url", "http://heat.example.com:8004/"
+    )
     yield
     CONF.clear_override("heat_waitcondition_server_url")
 
 
 def _handle(transport="TOKEN_SIGNAL", name="wait-handle"):
     props = wch.WaitConditionHandle.validate_properties(
-        {"signal_transport": transport}, "resources.h.properties")
-    handle = wch.WaitConditionHandle(name, "OS::Heat::WaitConditionHandle",
-                                     props, stack=dict(STACK))
+        {"signal_transport": transport}, "resources.h.properties"
+    )
+    handle = wch.WaitConditionHandle(
+        name, "OS::Heat::WaitConditionHandle", props, stack=dict(STACK)
+    )
     handle.handle_create()
     return handle
 
 
 def _condition(handle, count=1, timeout=60):
     props = wc.WaitCondition.validate_properties(
-        {"handle": handle.get_reference_id(), "count": count,
-         "timeout": timeout}, "resources.w.properties")
-    cond = wc.WaitCondition("w", "OS::Heat::WaitCondition", props,
-                            stack=dict(STACK))
+        {
+            "handle": handle.get_reference_id(),
+            "count": count,
+            "timeout": timeout,
+        },
+        "resources.w.properties",
+    )
+    cond = wc.WaitCondition(
+        "w", "OS::Heat::WaitCondition", props, stack=dict(STACK)
+    )
     store = {handle.name: handle}
     cond.lookup_resource_data = lambda name: (
-        store[name].data() if name in store else None)
+        store[name].data() if name in store else None
+    )
     return cond
 
 
 def test_token_handle_attributes(server_url):
     handle = _handle()
-    endpoint = ("http://heat.example.com:8004/v1/demo/stacks/my-stack/5678"
-                "/resources/wait-handle/signal")
+    endpoint = (
+        "http://heat.example.com:8004/v1/demo/stacks/my-stack/5678"
+        "/resources/wait-handle/signal"
+    )
     assert handle.resource_id == "my-stack-wait-handle-0123456789ab"
     assert handle.get_attribute("endpoint") == endpoint
     token = handle.get_attribute("token")
     assert len(token) >= 40
     assert handle.get_attribute("curl_cli") == (
         "curl -i -X POST -H 'X-Auth-Token: %s' -H 'Content-Type: "
-        "application/json' -H 'Accept: application/json' %s" % (token,
-                                                                 endpoint))
+        "application/json' -H 'Accept: application/json' %s"
+        % (token, endpoint)
+    )
     assert json.loads(handle.get_attribute("signal")) == {
-        "endpoint": endpoint, "token": token}
+        "endpoint": endpoint,
+        "token": token,
+    }
     assert _handle().get_attribute("token") != token
 
 
@@ -71,8 +90,11 @@ def test_endpoint_defaults_to_the_api_bind_address():
     CONF.set_override("bind_host", "127.0.0.2", group="api")
     CONF.set_override("bind_port", 9999, group="api")
     try:
-        assert _handle().get_attribute("endpoint").startswith(
-            "http://127.0.0.2:9999/v1/demo/stacks/my-stack/5678/")
+        assert (
+            _handle()
+            .get_attribute("endpoint")
+            .startswith("http://127.0.0.2:9999/v1/demo/stacks/my-stack/5678/")
+        )
     finally:
         CONF.clear_override("bind_host", group="api")
         CONF.clear_override("bind_port", group="api")
@@ -84,8 +106,11 @@ def test_other_transports(server_url):
     assert heat.get_attribute("curl_cli") is None
     assert json.loads(heat.get_attribute("signal")) == {
         "endpoint": "http://heat.example.com:8004/v1/demo/stacks/my-stack/"
-        "5678/resources/wait-handle/signal", "project_id": "demo",
-        "stack_id": "5678", "resource_name": "wait-handle"}
+        "5678/resources/wait-handle/signal",
+        "project_id": "demo",
+        "stack_id": "5678",
+        "resource_name": "wait-handle",
+    }
     none = _handle("NO_SIGNAL")
     assert none.get_attribute("signal") == "{}"
     assert none.get_attribute("endpoint") is None
@@ -97,24 +122,40 @@ def test_other_transports(server_url):
 def test_signals_get_heat_defaults_and_ids():
     handle = _handle()
     handle.metadata = {}
-    assert handle.handle_signal(None) == \
-        "Signal: status:SUCCESS reason:Signal 1 received"
+    assert (
+        handle.handle_signal(None)
+        == "Signal: status:SUCCESS reason:Signal 1 received"
+    )
     handle.handle_signal({"data": {"ip": "10.0.0.1"}, "id": "web"})
     handle.handle_signal({"status": "FAILURE", "reason": "disk full"})
     handle.handle_signal({"id": "web", "data": "again"})
     assert handle.signals() == {
-        "1": {"status": "SUCCESS", "reason": "Signal 1 received",
-              "data": None},
-        "web": {"status": "SUCCESS", "reason": "Signal 4 received",
-                "data": "again"},
-        "3": {"status": "FAILURE", "reason": "disk full", "data": None}}
+        "1": {
+            "status": "SUCCESS",
+            "reason": "Signal 1 received",
+            "data": None,
+        },
+        "web": {
+            "status": "SUCCESS",
+            "reason": "Signal 4 received",
+            "data": "again",
+        },
+        "3": {"status": "FAILURE", "reason": "disk full", "data": None},
+    }
     assert handle.metadata == handle.signals()
     assert handle.data_changed
 
 
-@pytest.mark.parametrize("details", [
-    {"status": "success"}, {"status": "DONE"}, {"colour": "red"}, "text",
-    [1, 2]])
+@pytest.mark.parametrize(
+    "details",
+    [
+        {"status": "success"},
+        {"status": "DONE"},
+        {"colour": "red"},
+        "text",
+        [1, 2],
+    ],
+)
 def test_malformed_signals_are_refused(details):
     handle = _handle()
     with pytest.raises(exception.Invalid) as err:
@@ -130,21 +171,21 @@ def test_evaluate():
     assert wc.evaluate({"1": ok}, 2, 0, 10) is False
     assert wc.evaluate({"1": ok, "2": ok}, 2, 0, 10) is True
     with pytest.raises(wc.WaitConditionFailure) as err:
-        wc.evaluate({"1": bad, "2": ok, "3": dict(bad, reason="x")}, 5, 0,
-                    10)
+        wc.evaluate({"1": bad, "2": ok, "3": dict(bad, reason="x")}, 5, 0, 10)
     assert str(err.value) == "broken;x"
     with pytest.raises(wc.WaitConditionTimeout) as err:
         wc.evaluate({}, 2, 11, 10)
     assert str(err.value) == "0 of 2 received"
     with pytest.raises(wc.WaitConditionTimeout) as err:
-        wc.evaluate({"1": ok, "2": dict(ok, reason="b"), "3": bad}, 3, 11,
-                    10)
+        wc.evaluate({"1": ok, "2": dict(ok, reason="b"), "3": bad}, 3, 11, 10)
     assert str(err.value) == "2 of 3 received - fine;b"
 
 
 def test_handle_reference_to_name():
     assert wc.handle_candidates("st-my-handle-0123456789ab", "st") == [
-        "my-handle", "st-my-handle-0123456789ab"]
+        "my-handle",
+        "st-my-handle-0123456789ab",
+    ]
     assert wc.handle_candidates("my-handle", "st") == ["my-handle"]
 
 
@@ -161,11 +202,15 @@ def test_wait_polls_until_enough_signals_then_exposes_data():
         cond.check_create_complete(cookie)
     handle.handle_signal({"id": "b", "data": {"k": 2}})
     assert cond.check_create_complete(cookie) is True
-    assert json.loads(cond.get_attribute("data")) == {"1": "first",
-                                                      "b": {"k": 2}}
+    assert json.loads(cond.get_attribute("data")) == {
+        "1": "first",
+        "b": {"k": 2},
+    }
     cond.lookup_resource_data = None  # as the API resolves it
-    assert json.loads(cond.get_attribute("data")) == {"1": "first",
-                                                      "b": {"k": 2}}
+    assert json.loads(cond.get_attribute("data")) == {
+        "1": "first",
+        "b": {"k": 2},
+    }
 
 
 def test_failure_signal_fails_the_wait():

@@ -19,14 +19,29 @@ from heat_lite.api.controllers.v1 import (
 
 # Paths that exist under a stack name as well as under name/id; any
 # method there is redirected to the canonical URL (clients re-send).
-LOOKUP_SUBS = ("resources", "events", "template", "actions", "environment",
-               "files", "outputs", "snapshots", "export", "abandon",
-               "preview")
+LOOKUP_SUBS = (
+    "resources",
+    "events",
+    "template",
+    "actions",
+    "environment",
+    "files",
+    "outputs",
+    "snapshots",
+    "export",
+    "abandon",
+    "preview",
+)
 _ALL = ("GET", "POST", "PUT", "PATCH", "DELETE")
 # An ARN's slashes may arrive quoted (%2F): WSGI servers leave them so.
 _SLASH = r"(?:/|%2[Ff])"
-ARN = (r"arn:openstack:heat::(?P<arn_tenant>[^:/]*):stacks" + _SLASH +
-       r"(?P<name>[^/%]+)" + _SLASH + r"(?P<stack_id>[^/%]+)(?P<sub>/.+)?")
+ARN = (
+    r"arn:openstack:heat::(?P<arn_tenant>[^:/]*):stacks"
+    + _SLASH
+    + r"(?P<name>[^/%]+)"
+    + _SLASH
+    + r"(?P<stack_id>[^/%]+)(?P<sub>/.+)?"
+)
 
 
 def _stack_routes(r, base):
@@ -35,13 +50,23 @@ def _stack_routes(r, base):
     r.add(base + "/preview", POST=stacks.preview_stack)
     r.add(base + "/" + ARN, **{m: stacks.lookup_arn for m in _ALL})
     r.add(base + "/{name}", **{m: stacks.lookup for m in _ALL})
-    r.add(base + "/{name}/(?P<sub>(?:%s)(?:/.+)?)" % "|".join(LOOKUP_SUBS),
-          **{m: stacks.lookup for m in _ALL})
+    r.add(
+        base + "/{name}/(?P<sub>(?:%s)(?:/.+)?)" % "|".join(LOOKUP_SUBS),
+        **{m: stacks.lookup for m in _ALL},
+    )
     one = base + "/{name}/{stack_id}"
-    r.add(one, GET=stack.show_stack, PUT=stack.update_stack,
-          PATCH=stack.patch_stack, DELETE=stack.delete_stack)
-    r.add(one + "/preview", PUT=stack.preview_update,
-          PATCH=stack.preview_update_patch)
+    r.add(
+        one,
+        GET=stack.show_stack,
+        PUT=stack.update_stack,
+        PATCH=stack.patch_stack,
+        DELETE=stack.delete_stack,
+    )
+    r.add(
+        one + "/preview",
+        PUT=stack.preview_update,
+        PATCH=stack.preview_update_patch,
+    )
     r.add(one + "/abandon", DELETE=stack.abandon_stack)
     r.add(one + "/export", GET=stack.export_stack)
     r.add(one + "/template", GET=stack.get_template)
@@ -51,8 +76,11 @@ def _stack_routes(r, base):
     r.add(one + "/outputs/{output_key}", GET=stack.show_output)
     r.add(one + "/actions", POST=stack.stack_action)
     r.add(one + "/snapshots", GET=stack.snapshots, POST=stack.snapshots)
-    r.add(one + "/snapshots/{snapshot_id}", GET=stack.snapshots,
-          DELETE=stack.snapshots)
+    r.add(
+        one + "/snapshots/{snapshot_id}",
+        GET=stack.snapshots,
+        DELETE=stack.snapshots,
+    )
     r.add(one + "/snapshots/{snapshot_id}/restore", POST=stack.snapshots)
     return one
 
@@ -76,19 +104,26 @@ def build():
     top = "/v1/{tenant}"
     r.add(top + "/validate", POST=templates.validate)
     r.add(top + "/template_versions", GET=templates.list_versions)
-    r.add(top + "/template_versions/{version}/functions",
-          GET=templates.list_functions)
+    r.add(
+        top + "/template_versions/{version}/functions",
+        GET=templates.list_functions,
+    )
     r.add(top + "/resource_types", GET=templates.list_resource_types)
-    r.add(top + "/resource_types/{type_name}",
-          GET=templates.resource_schema)
-    r.add(top + "/resource_types/{type_name}/template",
-          GET=templates.generate_template)
+    r.add(top + "/resource_types/{type_name}", GET=templates.resource_schema)
+    r.add(
+        top + "/resource_types/{type_name}/template",
+        GET=templates.generate_template,
+    )
     r.add(top + "/build_info", GET=services.build_info)
     r.add(top + "/services", GET=services.list_services)
-    r.add(top + "/software_configs",
-          GET=software_configs.list_software_configs,
-          POST=software_configs.create_software_config)
-    r.add(top + "/software_configs/{config_id}",
-          GET=software_configs.show_software_config,
-          DELETE=software_configs.delete_software_config)
+    r.add(
+        top + "/software_configs",
+        GET=software_configs.list_software_configs,
+        POST=software_configs.create_software_config,
+    )
+    r.add(
+        top + "/software_configs/{config_id}",
+        GET=software_configs.show_software_config,
+        DELETE=software_configs.delete_software_config,
+    )
     return r

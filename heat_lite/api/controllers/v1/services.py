@@ -6,9 +6,13 @@ from heat_lite.api.request import Reply, rule
 
 @rule("build_info:build_info")
 def build_info(req, tenant):
-    return Reply(200, {"api": {"revision": version.version_string()},
-                       "engine": {"revision": req.engine.get_revision(
-                           req.context)}})
+    return Reply(
+        200,
+        {
+            "api": {"revision": version.version_string()},
+            "engine": {"revision": req.engine.get_revision(req.context)},
+        },
+    )
 
 
 @rule("service:index")

@@ -2,22 +2,29 @@
 update, delete, preview of an update, template, environment, files,
 outputs, export/abandon, actions and (unsupported) snapshots."""
 
-from heat_lite.api import views
+from heat_lite.api import schemas, views
 from heat_lite.api.controllers.v1 import stack_body
-from heat_lite.api.request import Reply, rule
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
 
 
 def identity(tenant, name, stack_id):
-    return {"tenant": tenant, "stack_name": name, "stack_id": stack_id,
-            "path": ""}
+    return {
+        "tenant": tenant,
+        "stack_name": name,
+        "stack_id": stack_id,
+        "path": "",
+    }
 
 
 @rule("stacks:show")
+@query(resolve_outputs=schemas.Q_BOOL)
 def show_stack(req, tenant, name, stack_id):
     stack = req.engine.show_stack(
-        req.context, identity(tenant, name, stack_id),
-        resolve_outputs=req.bool_param("resolve_outputs", True))
+        req.context,
+        identity(tenant, name, stack_id),
+        resolve_outputs=req.bool_param("resolve_outputs", True),
+    )
     if not req.context.is_admin:
         stack.pop("project", None)
     return Reply(200, {"stack": views.stack(req.app_url, stack)})
@@ -27,38 +34,51 @@ def _update_request(req, tenant, name, stack_id, existing):
     body = req.body()
     stack_body.check_keys(body, stack_body.UPDATE_KEYS)
     params, files, environment, env_files = stack_body.sources(body)
-    return (req.context, identity(tenant, name, stack_id),
-            stack_body.template(body, required=not existing), params,
-            files, environment, env_files, stack_body.args(body, True))
+    return (
+        req.context,
+        identity(tenant, name, stack_id),
+        stack_body.template(body, required=not existing),
+        params,
+        files,
+        environment,
+        env_files,
+        stack_body.args(body, True),
+    )
 
 
 @rule("stacks:update")
 def update_stack(req, tenant, name, stack_id):
-    req.engine.update_stack(*_update_request(req, tenant, name, stack_id,
-                                             False), existing=False)
+    req.engine.update_stack(
+        *_update_request(req, tenant, name, stack_id, False), existing=False
+    )
     return Reply(202, None)
 
 
 @rule("stacks:update_patch")
 def patch_stack(req, tenant, name, stack_id):
-    req.engine.update_stack(*_update_request(req, tenant, name, stack_id,
-                                             True), existing=True)
+    req.engine.update_stack(
+        *_update_request(req, tenant, name, stack_id, True), existing=True
+    )
     return Reply(202, None)
 
 
 def _preview_update(req, tenant, name, stack_id, existing):
     changes = req.engine.preview_update_stack(
         *_update_request(req, tenant, name, stack_id, existing),
-        existing=existing, show_nested=req.bool_param("show_nested"))
+        existing=existing,
+        show_nested=req.bool_param("show_nested"),
+    )
     return Reply(200, {"resource_changes": changes})
 
 
 @rule("stacks:preview_update")
+@query(show_nested=schemas.Q_BOOL)
 def preview_update(req, tenant, name, stack_id):
     return _preview_update(req, tenant, name, stack_id, False)
 
 
 @rule("stacks:preview_update_patch")
+@query(show_nested=schemas.Q_BOOL)
 def preview_update_patch(req, tenant, name, stack_id):
     return _preview_update(req, tenant, name, stack_id, True)
 
@@ -73,66 +93,101 @@ def delete_stack(req, tenant, name, stack_id):
 def abandon_stack(req, tenant, name, stack_id):
     """Abandon the stack: its data (for adopt), the stack tree removed,
     its physical resources left in place."""
-    return Reply(200, req.engine.abandon_stack(
-        req.context, identity(tenant, name, stack_id)))
+    return Reply(
+        200,
+        req.engine.abandon_stack(
+            req.context, identity(tenant, name, stack_id)
+        ),
+    )
 
 
 @rule("stacks:export")
 def export_stack(req, tenant, name, stack_id):
     """The stack's abandon data, the stack left as it is."""
-    return Reply(200, req.engine.export_stack(
-        req.context, identity(tenant, name, stack_id)))
+    return Reply(
+        200,
+        req.engine.export_stack(req.context, identity(tenant, name, stack_id)),
+    )
 
 
 @rule("stacks:template")
 def get_template(req, tenant, name, stack_id):
-    return Reply(200, req.engine.get_template(
-        req.context, identity(tenant, name, stack_id)))
+    return Reply(
+        200,
+        req.engine.get_template(req.context, identity(tenant, name, stack_id)),
+    )
 
 
 @rule("stacks:environment")
 def get_environment(req, tenant, name, stack_id):
-    return Reply(200, req.engine.get_environment(
-        req.context, identity(tenant, name, stack_id)))
+    return Reply(
+        200,
+        req.engine.get_environment(
+            req.context, identity(tenant, name, stack_id)
+        ),
+    )
 
 
 @rule("stacks:files")
 def get_files(req, tenant, name, stack_id):
-    return Reply(200, req.engine.get_files(
-        req.context, identity(tenant, name, stack_id)))
+    return Reply(
+        200,
+        req.engine.get_files(req.context, identity(tenant, name, stack_id)),
+    )
 
 
 @rule("stacks:list_outputs")
 def list_outputs(req, tenant, name, stack_id):
-    return Reply(200, {"outputs": req.engine.list_outputs(
-        req.context, identity(tenant, name, stack_id))})
+    return Reply(
+        200,
+        {
+            "outputs": req.engine.list_outputs(
+                req.context, identity(tenant, name, stack_id)
+            )
+        },
+    )
 
 
 @rule("stacks:show_output")
 def show_output(req, tenant, name, stack_id, output_key):
-    return Reply(200, {"output": req.engine.show_output(
-        req.context, identity(tenant, name, stack_id), output_key)})
+    return Reply(
+        200,
+        {
+            "output": req.engine.show_output(
+                req.context, identity(tenant, name, stack_id), output_key
+            )
+        },
+    )
 
 
-ACTIONS = ("suspend", "resume", "check", "cancel_update",
-           "cancel_without_rollback")
+ACTIONS = (
+    "suspend",
+    "resume",
+    "check",
+    "cancel_update",
+    "cancel_without_rollback",
+)
 
 
 @rule("actions:action")
 def stack_action(req, tenant, name, stack_id):
     body = req.body()
     if len(body) != 1:
-        raise exception.BadRequest(message="Multiple actions specified"
-                                   if body else "No action specified")
+        raise exception.BadRequest(
+            message="Multiple actions specified"
+            if body
+            else "No action specified"
+        )
     action = next(iter(body))
     if action not in ACTIONS:
-        raise exception.BadRequest(message="Invalid action %s specified" %
-                                   action)
+        raise exception.BadRequest(
+            message="Invalid action %s specified" % action
+        )
     ident = identity(tenant, name, stack_id)
     if action in ("cancel_update", "cancel_without_rollback"):
         req.engine.stack_cancel_update(
-            req.context, ident,
-            cancel_with_rollback=action == "cancel_update")
+            req.context, ident, cancel_with_rollback=action == "cancel_update"
+        )
     else:
         req.engine.stack_action(req.context, ident, action.upper())
     return Reply(200, None)

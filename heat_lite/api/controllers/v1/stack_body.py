@@ -4,61 +4,53 @@ Checks types and shapes only (what a malformed request gets as 400);
 what the values mean is the engine's business.
 """
 
-import json
-
-import yaml
-
 from heat_lite import conf
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 
 CONF = conf.CONF
-CREATE_KEYS = ("stack_name", "template", "template_url", "parameters",
-               "environment", "environment_files", "files",
-               "files_container", "timeout_mins", "disable_rollback",
-               "tags", "adopt_stack_data", "timeout")
+CREATE_KEYS = (
+    "stack_name",
+    "template",
+    "template_url",
+    "parameters",
+    "environment",
+    "environment_files",
+    "files",
+    "files_container",
+    "timeout_mins",
+    "disable_rollback",
+    "tags",
+    "adopt_stack_data",
+    "timeout",
+)
 UPDATE_KEYS = CREATE_KEYS + ("clear_parameters", "converge", "existing")
-VALIDATE_KEYS = ("template", "template_url", "parameters", "environment",
-                 "environment_files", "files", "files_container")
-
-
-class _NoAliasLoader(yaml.SafeLoader):
-    """YAML without anchors and aliases: a few bytes of aliases can make
-    a document that expands exponentially once serialised."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, "YAML aliases are not allowed",
-                event.start_mark)
-        return super().compose_node(parent, index)
-
-
-# Timestamps stay strings, as in Heat ("heat_template_version: 2018-08-31").
-_NoAliasLoader.add_constructor(
-    "tag:yaml.org,2002:timestamp",
-    lambda loader, node: loader.construct_scalar(node))
+VALIDATE_KEYS = (
+    "template",
+    "template_url",
+    "parameters",
+    "environment",
+    "environment_files",
+    "files",
+    "files_container",
+)
 
 
 def _parse_template_text(text):
-    if len(text) > CONF.max_template_size:
-        raise exception.RequestLimitExceeded(
-            message="Template size (%d bytes) exceeds maximum allowed size "
-            "(%d bytes)." % (len(text), CONF.max_template_size))
-    try:
-        if text.lstrip().startswith("{"):
-            return json.loads(text)
-        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506
-    except (ValueError, yaml.YAMLError, RecursionError) as exc:
-        raise exception.StackValidationFailed(
-            message="Error parsing template: %s" % exc) from None
+    return template_format.parse(
+        text,
+        CONF.max_template_size,
+        "Template",
+        exception.StackValidationFailed,
+    )
 
 
 def check_keys(body, allowed):
     unknown = sorted(set(body) - set(allowed))
     if unknown:
-        raise exception.Invalid(message="Unknown attribute: %s" %
-                                ", ".join(str(k) for k in unknown))
+        raise exception.Invalid(
+            message="Unknown attribute: %s"
+            % ", ".join(str(k) for k in unknown)
+        )
 
 
 def _typed(body, key, types, what):
@@ -81,7 +73,8 @@ def template(body, required=True):
         value = _parse_template_text(value)
     if not isinstance(value, dict):
         raise exception.InvalidTemplateVersion(
-            explanation="Template format version not found.")
+            explanation="Template format version not found."
+        )
     return value
 
 
@@ -91,12 +84,14 @@ def sources(body):
     files = _typed(body, "files", dict, "a map") or {}
     if any(not isinstance(v, str) for v in files.values()):
         raise exception.Invalid(message="files must map names to strings")
-    environment = _typed(body, "environment", (dict, str),
-                         "a map or a YAML document")
+    environment = _typed(
+        body, "environment", (dict, str), "a map or a YAML document"
+    )
     env_files = _typed(body, "environment_files", list, "a list")
     if env_files and any(not isinstance(f, str) for f in env_files):
-        raise exception.Invalid(message="environment_files must be a list "
-                                "of strings")
+        raise exception.Invalid(
+            message="environment_files must be a list of strings"
+        )
     return params, files, environment, env_files
 
 
@@ -114,11 +109,12 @@ def _bool(body, key):
 def _timeout(value):
     try:
         timeout = int(value)
-        if isinstance(value, (bool, float)) or timeout > 2 ** 31:
+        if isinstance(value, (bool, float)) or timeout > 2**31:
             raise ValueError(value)
     except (TypeError, ValueError):
-        raise exception.Invalid(message="Invalid timeout value %s" %
-                                value) from None
+        raise exception.Invalid(
+            message="Invalid timeout value %s" % value
+        ) from None
     if timeout < 0:
         raise exception.Invalid(message="Invalid timeout value %s" % value)
     return timeout or None
@@ -127,12 +123,15 @@ def _timeout(value):
 def _tags(tags):
     if isinstance(tags, str):
         tags = [t.strip() for t in tags.split(",") if t.strip()]
-    if tags is not None and (not isinstance(tags, list) or any(
-            not isinstance(t, str) or len(t) > 80 or "," in t
-            for t in tags)):
-        raise exception.Invalid(message="Invalid tags: each tag must be a "
-                                "string of at most 80 characters without "
-                                "commas")
+    if tags is not None and (
+        not isinstance(tags, list)
+        or any(not isinstance(t, str) or len(t) > 80 or "," in t for t in tags)
+    ):
+        raise exception.Invalid(
+            message="Invalid tags: each tag must be a "
+            "string of at most 80 characters without "
+            "commas"
+        )
     return tags or None
 
 
@@ -150,15 +149,18 @@ def args(body, update=False):
         result["tags"] = _tags(body["tags"])
     if body.get("clear_parameters") is not None:
         clear = body["clear_parameters"]
-        if not isinstance(clear, list) or any(not isinstance(c, str)
-                                              for c in clear):
-            raise exception.Invalid(message="clear_parameters must be a "
-                                    "list of parameter names")
+        if not isinstance(clear, list) or any(
+            not isinstance(c, str) for c in clear
+        ):
+            raise exception.Invalid(
+                message="clear_parameters must be a list of parameter names"
+            )
         result["clear_parameters"] = clear
     if body.get("converge") is not None:
         if not update:
-            raise exception.Invalid(message="converge is only allowed on "
-                                    "update")
+            raise exception.Invalid(
+                message="converge is only allowed on update"
+            )
         result["converge"] = _bool(body, "converge")
     return result
 
@@ -170,13 +172,14 @@ def adopt_data(body):
     if data is None:
         return None
     if not CONF.enable_stack_adopt:
-        raise exception.NotSupported(feature="Stack Adopt")
+        raise exception.feature_disabled("Stack Adopt", "enable_stack_adopt")
     if isinstance(data, str):
         try:
-            data = json.loads(data)
+            data = template_format.loads_json(data)
         except ValueError:
-            raise exception.Invalid(message="Invalid adopt data: %s" %
-                                    data[:100]) from None
+            raise exception.Invalid(
+                message="Invalid adopt data: %s" % data[:100]
+            ) from None
     if not isinstance(data, dict):
         raise exception.Invalid(message="Invalid adopt data")
     return data

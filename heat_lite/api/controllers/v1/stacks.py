@@ -3,17 +3,46 @@ that redirects a name, an id or an ARN to the canonical stack URL."""
 
 from urllib import parse
 
-from heat_lite.api import views
+from heat_lite.api import schemas, views
 from heat_lite.api.controllers.v1 import stack_body
-from heat_lite.api.request import Reply, rule
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
 
 # Exact-match filters of the stack list (public names).
-LIST_FILTERS = ("id", "status", "name", "action", "tenant", "username",
-                "owner_id", "stack_name", "stack_status",
-                "stack_status_reason", "disable_rollback", "timeout_mins",
-                "stack_owner", "parent", "stack_user_project_id")
+LIST_FILTERS = (
+    "id",
+    "status",
+    "name",
+    "action",
+    "tenant",
+    "username",
+    "owner_id",
+    "stack_name",
+    "stack_status",
+    "stack_status_reason",
+    "disable_rollback",
+    "timeout_mins",
+    "stack_owner",
+    "parent",
+    "stack_user_project_id",
+)
 TAG_FILTERS = ("tags", "tags_any", "not_tags", "not_tags_any")
+_LIST_QUERY = dict(
+    schemas.Q_PAGE,
+    sort_keys=schemas.STRING,
+    sort_dir=schemas.Q_SORT_DIR,
+    with_count=schemas.Q_BOOL,
+    **{
+        k: schemas.Q_BOOL
+        for k in (
+            "show_deleted",
+            "show_nested",
+            "show_hidden",
+            "global_tenant",
+        )
+    },
+    **{k: schemas.STRING for k in LIST_FILTERS + TAG_FILTERS},
+)
 
 
 def _list_params(req):
@@ -43,11 +72,15 @@ def _list_params(req):
 def _next_link(req, stacks):
     query = [(k, v) for k, v in req.params.items() if k != "marker"]
     query.append(("marker", stacks[-1]["id"]))
-    return {"rel": "next", "href": "%s%s?%s" % (
-        req.app_url, req.raw.path_info, parse.urlencode(query))}
+    return {
+        "rel": "next",
+        "href": "%s%s?%s"
+        % (req.app_url, req.raw.path_info, parse.urlencode(query)),
+    }
 
 
 @rule("stacks:index")
+@query(**_LIST_QUERY)
 def list_stacks(req, tenant):
     params = _list_params(req)
     if params["global_tenant"]:
@@ -61,15 +94,17 @@ def list_stacks(req, tenant):
     if params["limit"] and len(items) == params["limit"]:
         body["links"] = [_next_link(req, items)]
     if req.bool_param("with_count"):
-        count_params = {k: v for k, v in params.items()
-                        if k not in ("limit", "marker", "sort_keys",
-                                     "sort_dir")}
-        body["count"] = req.engine.count_stacks(req.context,
-                                                **count_params)
+        count_params = {
+            k: v
+            for k, v in params.items()
+            if k not in ("limit", "marker", "sort_keys", "sort_dir")
+        }
+        body["count"] = req.engine.count_stacks(req.context, **count_params)
     return Reply(200, body)
 
 
 @rule("stacks:detail")
+@query(**_LIST_QUERY)
 def list_stacks_detail(req, tenant):
     return list_stacks(req, tenant)
 
@@ -88,11 +123,19 @@ def _create_request(req):
     if adopt is not None:
         args["adopt_stack_data"] = adopt
         # Heat takes the template from the adopt data unless one is given.
-        template = stack_body.template(body, required=False) or \
-            stack_body.template(adopt)
+        template = stack_body.template(
+            body, required=False
+        ) or stack_body.template(adopt)
     params, files, environment, env_files = stack_body.sources(body)
-    return (name, template or stack_body.template(body), params, files,
-            environment, env_files, args)
+    return (
+        name,
+        template or stack_body.template(body),
+        params,
+        files,
+        environment,
+        env_files,
+        args,
+    )
 
 
 @rule("stacks:create")
@@ -100,14 +143,24 @@ def create_stack(req, tenant):
     """Create a stack, or adopt one from ``adopt_stack_data``."""
     ident = req.engine.create_stack(req.context, *_create_request(req))
     url = views.stack_url(req.app_url, ident)
-    return Reply(201, {"stack": {"id": ident["stack_id"], "links": [
-        {"href": url, "rel": "self"}]}}, {"Location": url})
+    return Reply(
+        201,
+        {
+            "stack": {
+                "id": ident["stack_id"],
+                "links": [{"href": url, "rel": "self"}],
+            }
+        },
+        {"Location": url},
+    )
 
 
 @rule("stacks:preview")
 def preview_stack(req, tenant):
-    stack = views.stack(req.app_url, req.engine.preview_stack(
-        req.context, *_create_request(req)))
+    stack = views.stack(
+        req.app_url,
+        req.engine.preview_stack(req.context, *_create_request(req)),
+    )
     if not req.context.is_admin:
         stack.pop("project", None)
     return Reply(200, {"stack": stack})

@@ -1,17 +1,27 @@
 """Handlers of /validate, /template_versions and /resource_types."""
 
+from heat_lite.api import schemas
 from heat_lite.api.controllers.v1 import stack_body
-from heat_lite.api.request import Reply, rule
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
+
+TEMPLATE_TYPES = ("cfn", "hot")
 
 
 @rule("stacks:validate_template")
+@query(show_nested=schemas.Q_BOOL)
 def validate(req, tenant):
     body = req.body()
     params, files, environment, env_files = stack_body.sources(body)
     doc = req.engine.validate_template(
-        req.context, stack_body.template(body), params, files, environment,
-        env_files, show_nested=req.bool_param("show_nested"))
+        req.context,
+        stack_body.template(body),
+        params,
+        files,
+        environment,
+        env_files,
+        show_nested=req.bool_param("show_nested"),
+    )
     return Reply(200, doc)
 
 
@@ -22,35 +32,58 @@ def list_versions(req, tenant):
 
 
 @rule("stacks:list_template_functions")
+@query(with_condition_func=schemas.Q_BOOL)
 def list_functions(req, tenant, version):
     functions = req.engine.list_template_functions(
-        req.context, version,
-        with_condition_func=req.bool_param("with_condition_func"))
+        req.context,
+        version,
+        with_condition_func=req.bool_param("with_condition_func"),
+    )
     return Reply(200, {"template_functions": functions})
 
 
 @rule("stacks:list_resource_types")
+@query(
+    support_status=schemas.STRING,
+    name=schemas.STRING,
+    version=schemas.STRING,
+    with_description=schemas.Q_BOOL,
+)
 def list_resource_types(req, tenant):
     types = req.engine.list_resource_types(
-        req.context, support_status=req.params.get("support_status"),
+        req.context,
+        support_status=req.params.get("support_status"),
         type_name=req.params.get("name"),
         heat_version=req.params.get("version"),
-        with_description=req.bool_param("with_description"))
+        with_description=req.bool_param("with_description"),
+    )
     return Reply(200, {"resource_types": types})
 
 
 @rule("stacks:resource_schema")
+@query(with_description=schemas.Q_BOOL)
 def resource_schema(req, tenant, type_name):
-    return Reply(200, req.engine.resource_schema(
-        req.context, type_name,
-        with_description=req.bool_param("with_description")))
+    return Reply(
+        200,
+        req.engine.resource_schema(
+            req.context,
+            type_name,
+            with_description=req.bool_param("with_description"),
+        ),
+    )
 
 
 @rule("stacks:generate_template")
+@query(template_type={"type": "string", "enum": list(TEMPLATE_TYPES)})
 def generate_template(req, tenant, type_name):
     template_type = req.params.get("template_type", "cfn")
-    if template_type not in ("cfn", "hot"):
-        raise exception.Invalid(message="Template type is not supported: "
-                                "%s" % template_type)
-    return Reply(200, req.engine.generate_template(
-        req.context, type_name, template_type=template_type))
+    if template_type not in TEMPLATE_TYPES:
+        raise exception.Invalid(
+            message="Template type is not supported: %s" % template_type
+        )
+    return Reply(
+        200,
+        req.engine.generate_template(
+            req.context, type_name, template_type=template_type
+        ),
+    )

@@ -35,14 +35,21 @@ def _run(case, phase_reached):
     bound = tmpl.bind(case.get("environment"), case.get("stack", STACK))
     phase_reached.append("resolve")
     world = case.get("scope") or {}
-    scope = fakes.FakeScope(bound, world.get("refs"),
-                            world.get("attributes"), world.get("facade"))
-    properties = {name: defn.resolve_properties(scope)
-                  for name, defn in bound.resources.items()}
-    metadata = {name: defn.resolve_metadata(scope)
-                for name, defn in bound.resources.items()}
-    outputs = {name: functions.resolve(out.value, scope)
-               for name, out in bound.outputs.items()}
+    scope = fakes.FakeScope(
+        bound, world.get("refs"), world.get("attributes"), world.get("facade")
+    )
+    properties = {
+        name: defn.resolve_properties(scope)
+        for name, defn in bound.resources.items()
+    }
+    metadata = {
+        name: defn.resolve_metadata(scope)
+        for name, defn in bound.resources.items()
+    }
+    outputs = {
+        name: functions.resolve(out.value, scope)
+        for name, out in bound.outputs.items()
+    }
     return tmpl, bound, properties, metadata, outputs
 
 
@@ -64,8 +71,7 @@ def test_corpus(path):
             assert fragment in str(info.value)
         return
     tmpl, bound, properties, metadata, outputs = _run(case, phases)
-    _check_expect(case["expect"], tmpl, bound, properties, metadata,
-                  outputs)
+    _check_expect(case["expect"], tmpl, bound, properties, metadata, outputs)
 
 
 def _check_expect(expect, tmpl, bound, properties, metadata, outputs):
@@ -92,8 +98,7 @@ def _check_expect(expect, tmpl, bound, properties, metadata, outputs):
         assert bound.conditions[name] is value, name
     for name, attrs in expect.get("definitions", {}).items():
         for attr, value in attrs.items():
-            assert getattr(bound.resources[name], attr) == value, \
-                (name, attr)
+            assert getattr(bound.resources[name], attr) == value, (name, attr)
 
 
 def _function_keys(value, found):
@@ -116,7 +121,8 @@ def test_corpus_covers_every_version_and_function():
         if isinstance(tmpl, dict) and "heat_template_version" in tmpl:
             try:
                 seen_versions.add(
-                    versions.normalise(tmpl["heat_template_version"]))
+                    versions.normalise(tmpl["heat_template_version"])
+                )
             except exception.InvalidTemplateVersion:
                 pass
         _function_keys(tmpl, seen_functions)

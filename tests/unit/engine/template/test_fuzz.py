@@ -28,25 +28,59 @@ PARAM_NAMES = ["p0", "p1", "p2"]
 CONDITION_NAMES = ["c0", "c1"]
 STACK = {"name": "fuzz", "id": "fuzz-id", "project_id": "proj"}
 # database=None: no example database is written into the work tree.
-FAST = settings(max_examples=150, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow,
-                                       HealthCheck.data_too_large])
+FAST = settings(
+    max_examples=150,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
-names = st.sampled_from(RESOURCE_NAMES + PARAM_NAMES + CONDITION_NAMES
-                        + ["x", "%x%", "$x", "", "a,b"])
+names = st.sampled_from(
+    RESOURCE_NAMES
+    + PARAM_NAMES
+    + CONDITION_NAMES
+    + ["x", "%x%", "$x", "", "a,b"]
+)
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 70000),
-    st.floats(allow_nan=True, allow_infinity=True), names,
-    st.text(max_size=8), st.sampled_from(["sha256", "md5", "http", "80"]))
-keys = st.one_of(names, st.sampled_from(
-    ["template", "params", "for_each", "permutations", "expression", "data",
-     "keys", "values", "scheme", "host", "port", "query", "path"]),
-    st.integers(0, 3), st.none(), st.booleans())
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 70000),
+    st.floats(allow_nan=True, allow_infinity=True),
+    names,
+    st.text(max_size=8),
+    st.sampled_from(["sha256", "md5", "http", "80"]),
+)
+keys = st.one_of(
+    names,
+    st.sampled_from(
+        [
+            "template",
+            "params",
+            "for_each",
+            "permutations",
+            "expression",
+            "data",
+            "keys",
+            "values",
+            "scheme",
+            "host",
+            "port",
+            "query",
+            "path",
+        ]
+    ),
+    st.integers(0, 3),
+    st.none(),
+    st.booleans(),
+)
 
 
 def _call(children):
-    return st.builds(lambda name, args: {name: args},
-                     st.sampled_from(FUNCTION_NAMES), children)
+    return st.builds(
+        lambda name, args: {name: args},
+        st.sampled_from(FUNCTION_NAMES),
+        children,
+    )
 
 
 values = st.recursive(
@@ -54,11 +88,21 @@ values = st.recursive(
     lambda children: st.one_of(
         st.lists(children, max_size=4),
         st.dictionaries(keys, children, max_size=4),
-        _call(children)),
-    max_leaves=25)
+        _call(children),
+    ),
+    max_leaves=25,
+)
 
-YAQL = ["$.data", "$.data.a.sum()", "$.data.select($ * 2)", "len($.data)",
-        "$.data.keys()", "1 / 0", "$.data.a[5]", "range(0, 100000)"]
+YAQL = [
+    "$.data",
+    "$.data.a.sum()",
+    "$.data.select($ * 2)",
+    "len($.data)",
+    "$.data.keys()",
+    "1 / 0",
+    "$.data.a[5]",
+    "range(0, 100000)",
+]
 
 
 def _shaped(children):
@@ -67,122 +111,224 @@ def _shaped(children):
     lst = st.lists(children, max_size=3)
     dct = st.dictionaries(names, children, max_size=3)
     shapes = {
-        "get_param": st.one_of(st.sampled_from(PARAM_NAMES),
-                               st.lists(children, min_size=1, max_size=3)),
+        "get_param": st.one_of(
+            st.sampled_from(PARAM_NAMES),
+            st.lists(children, min_size=1, max_size=3),
+        ),
         "get_resource": st.sampled_from(RESOURCE_NAMES),
-        "get_attr": st.lists(children, max_size=3).map(
-            lambda v: ["r0"] + v),
+        "get_attr": st.lists(children, max_size=3).map(lambda v: ["r0"] + v),
         "str_replace": st.fixed_dictionaries(
-            {"template": children, "params": dct}),
+            {"template": children, "params": dct}
+        ),
         "list_join": st.lists(children, min_size=1, max_size=3).map(
-            lambda v: [","] + v),
+            lambda v: [","] + v
+        ),
         "str_split": st.tuples(children, children, children).map(list),
         "repeat": st.fixed_dictionaries(
-            {"for_each": st.dictionaries(st.sampled_from(["%x%", "%y%"]),
-                                         children, max_size=2),
-             "template": children},
-            optional={"permutations": children}),
-        "digest": st.tuples(st.sampled_from(["sha256", "md5", "x"]),
-                            children).map(list),
+            {
+                "for_each": st.dictionaries(
+                    st.sampled_from(["%x%", "%y%"]), children, max_size=2
+                ),
+                "template": children,
+            },
+            optional={"permutations": children},
+        ),
+        "digest": st.tuples(
+            st.sampled_from(["sha256", "md5", "x"]), children
+        ).map(list),
         "map_merge": lst,
-        "map_replace": st.tuples(children, st.fixed_dictionaries(
-            {}, optional={"keys": dct, "values": dct})).map(list),
+        "map_replace": st.tuples(
+            children,
+            st.fixed_dictionaries({}, optional={"keys": dct, "values": dct}),
+        ).map(list),
         "yaql": st.fixed_dictionaries(
-            {"expression": st.sampled_from(YAQL), "data": children}),
+            {"expression": st.sampled_from(YAQL), "data": children}
+        ),
         "if": st.lists(children, min_size=1, max_size=2).map(
-            lambda v: ["c0"] + v),
+            lambda v: ["c0"] + v
+        ),
         "contains": st.tuples(children, children).map(list),
         "filter": st.tuples(children, children).map(list),
-        "make_url": st.dictionaries(st.sampled_from(
-            ["scheme", "host", "port", "path", "query", "username",
-             "password", "fragment"]), children, max_size=4),
+        "make_url": st.dictionaries(
+            st.sampled_from(
+                [
+                    "scheme",
+                    "host",
+                    "port",
+                    "path",
+                    "query",
+                    "username",
+                    "password",
+                    "fragment",
+                ]
+            ),
+            children,
+            max_size=4,
+        ),
         "list_concat": lst,
         "list_concat_unique": lst,
         "resource_facade": st.sampled_from(
-            ["metadata", "deletion_policy", "update_policy"]),
+            ["metadata", "deletion_policy", "update_policy"]
+        ),
     }
-    return st.one_of(*[args.map(lambda a, n=name: {n: a})
-                       for name, args in shapes.items()])
+    return st.one_of(
+        *[args.map(lambda a, n=name: {n: a}) for name, args in shapes.items()]
+    )
 
 
 shaped_values = st.recursive(
     scalars,
-    lambda children: st.one_of(st.lists(children, max_size=3),
-                               st.dictionaries(names, children, max_size=3),
-                               _shaped(children)),
-    max_leaves=20)
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(names, children, max_size=3),
+        _shaped(children),
+    ),
+    max_leaves=20,
+)
 
 
 @st.composite
 def wallaby_templates(draw):
-    params = {name: {"type": t, "default": d} for name, t, d in zip(
-        PARAM_NAMES, ["string", "json", "comma_delimited_list"],
-        ["a,b", {"a": [1, 2]}, "x,y"], strict=True)}
+    params = {
+        name: {"type": t, "default": d}
+        for name, t, d in zip(
+            PARAM_NAMES,
+            ["string", "json", "comma_delimited_list"],
+            ["a,b", {"a": [1, 2]}, "x,y"],
+            strict=True,
+        )
+    }
     resources = {}
-    for name in draw(st.lists(st.sampled_from(RESOURCE_NAMES), max_size=3,
-                              unique=True)):
-        resources[name] = {"type": "OS::Heat::None",
-                           "properties": {"p": draw(shaped_values)}}
-    return {"heat_template_version": "2021-04-16",
-            "parameters": params,
-            "conditions": {"c0": draw(st.booleans()), "c1": True},
-            "resources": resources,
-            "outputs": {"o": {"value": draw(shaped_values)}}}
+    for name in draw(
+        st.lists(st.sampled_from(RESOURCE_NAMES), max_size=3, unique=True)
+    ):
+        resources[name] = {
+            "type": "OS::Heat::None",
+            "properties": {"p": draw(shaped_values)},
+        }
+    return {
+        "heat_template_version": "2021-04-16",
+        "parameters": params,
+        "conditions": {"c0": draw(st.booleans()), "c1": True},
+        "resources": resources,
+        "outputs": {"o": {"value": draw(shaped_values)}},
+    }
 
 
 param_schemas = st.fixed_dictionaries(
-    {"type": st.sampled_from(["string", "number", "comma_delimited_list",
-                              "json", "boolean", "bogus"])},
-    optional={"default": values, "hidden": st.booleans(),
-              "immutable": values, "tags": values, "label": values,
-              "constraints": st.lists(st.dictionaries(
-                  st.sampled_from(["length", "range", "modulo",
-                                   "allowed_values", "allowed_pattern",
-                                   "custom_constraint", "description"]),
-                  values, max_size=2), max_size=2)})
+    {
+        "type": st.sampled_from(
+            [
+                "string",
+                "number",
+                "comma_delimited_list",
+                "json",
+                "boolean",
+                "bogus",
+            ]
+        )
+    },
+    optional={
+        "default": values,
+        "hidden": st.booleans(),
+        "immutable": values,
+        "tags": values,
+        "label": values,
+        "constraints": st.lists(
+            st.dictionaries(
+                st.sampled_from(
+                    [
+                        "length",
+                        "range",
+                        "modulo",
+                        "allowed_values",
+                        "allowed_pattern",
+                        "custom_constraint",
+                        "description",
+                    ]
+                ),
+                values,
+                max_size=2,
+            ),
+            max_size=2,
+        ),
+    },
+)
 
 resource_snippets = st.fixed_dictionaries(
     {"type": st.one_of(st.just("OS::Heat::None"), values)},
-    optional={"properties": values, "metadata": values,
-              "depends_on": values, "condition": values,
-              "deletion_policy": values, "update_policy": values,
-              "external_id": values, "description": values})
+    optional={
+        "properties": values,
+        "metadata": values,
+        "depends_on": values,
+        "condition": values,
+        "deletion_policy": values,
+        "update_policy": values,
+        "external_id": values,
+        "description": values,
+    },
+)
 
 versions_st = st.sampled_from(
-    versions.VERSIONS + sorted(versions.ALIASES)
-    + [datetime.date(2016, 10, 14), "2099-01-01", 12])
+    versions.VERSIONS
+    + sorted(versions.ALIASES)
+    + [datetime.date(2016, 10, 14), "2099-01-01", 12]
+)
 
 
 @st.composite
 def templates(draw):
     tmpl = {"heat_template_version": draw(versions_st)}
     if draw(st.booleans()):
-        tmpl["parameters"] = draw(st.dictionaries(
-            st.sampled_from(PARAM_NAMES), param_schemas, max_size=3))
-    tmpl["resources"] = draw(st.dictionaries(
-        st.sampled_from(RESOURCE_NAMES), resource_snippets, max_size=3))
+        tmpl["parameters"] = draw(
+            st.dictionaries(
+                st.sampled_from(PARAM_NAMES), param_schemas, max_size=3
+            )
+        )
+    tmpl["resources"] = draw(
+        st.dictionaries(
+            st.sampled_from(RESOURCE_NAMES), resource_snippets, max_size=3
+        )
+    )
     if draw(st.booleans()):
-        tmpl["conditions"] = draw(st.dictionaries(
-            st.sampled_from(CONDITION_NAMES), values, max_size=2))
+        tmpl["conditions"] = draw(
+            st.dictionaries(
+                st.sampled_from(CONDITION_NAMES), values, max_size=2
+            )
+        )
     if draw(st.booleans()):
-        tmpl["outputs"] = draw(st.dictionaries(
-            names, st.fixed_dictionaries({"value": values},
-                                         optional={"condition": values}),
-            max_size=2))
+        tmpl["outputs"] = draw(
+            st.dictionaries(
+                names,
+                st.fixed_dictionaries(
+                    {"value": values}, optional={"condition": values}
+                ),
+                max_size=2,
+            )
+        )
     return tmpl
 
 
 environments = st.one_of(
     st.none(),
-    st.fixed_dictionaries({}, optional={
-        "parameters": st.dictionaries(st.sampled_from(PARAM_NAMES), values,
-                                      max_size=3),
-        "parameter_defaults": st.dictionaries(
-            st.sampled_from(PARAM_NAMES), values, max_size=3)}),
-    values)
-attributes = st.dictionaries(st.sampled_from(RESOURCE_NAMES),
-                             st.dictionaries(names, values, max_size=3),
-                             max_size=3)
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "parameters": st.dictionaries(
+                st.sampled_from(PARAM_NAMES), values, max_size=3
+            ),
+            "parameter_defaults": st.dictionaries(
+                st.sampled_from(PARAM_NAMES), values, max_size=3
+            ),
+        },
+    ),
+    values,
+)
+attributes = st.dictionaries(
+    st.sampled_from(RESOURCE_NAMES),
+    st.dictionaries(names, values, max_size=3),
+    max_size=3,
+)
 
 
 def exercise(tmpl, env=None, files=None, attrs=None):
@@ -266,8 +412,9 @@ def test_mutated_corpus_raises_only_typed_errors(data):
         if action == "delete" and isinstance(container, dict):
             del container[key]
         elif action == "wrap":
-            container[key] = {data.draw(st.sampled_from(FUNCTION_NAMES)):
-                              container[key]}
+            container[key] = {
+                data.draw(st.sampled_from(FUNCTION_NAMES)): container[key]
+            }
         else:
             container[key] = data.draw(values)
     env = case.get("environment")
@@ -275,20 +422,36 @@ def test_mutated_corpus_raises_only_typed_errors(data):
         declared = tmpl.get("parameters")
         if not isinstance(declared, dict) or not declared:
             declared = PARAM_NAMES
-        env = {"parameters": data.draw(st.dictionaries(
-            st.sampled_from(sorted(declared, key=str)), values,
-            max_size=3))}
-    exercise(tmpl, env, case.get("files"),
-             (case.get("scope") or {}).get("attributes"))
+        env = {
+            "parameters": data.draw(
+                st.dictionaries(
+                    st.sampled_from(sorted(declared, key=str)),
+                    values,
+                    max_size=3,
+                )
+            )
+        }
+    exercise(
+        tmpl,
+        env,
+        case.get("files"),
+        (case.get("scope") or {}).get("attributes"),
+    )
 
 
 @FAST
-@given(st.sampled_from(["string", "number", "comma_delimited_list", "json",
-                        "boolean"]), values)
+@given(
+    st.sampled_from(
+        ["string", "number", "comma_delimited_list", "json", "boolean"]
+    ),
+    values,
+)
 def test_random_parameter_values(param_type, value):
-    tmpl = {"heat_template_version": "2018-08-31",
-            "parameters": {"p": {"type": param_type}},
-            "outputs": {"o": {"value": {"get_param": ["p", 0]}}}}
+    tmpl = {
+        "heat_template_version": "2018-08-31",
+        "parameters": {"p": {"type": param_type}},
+        "outputs": {"o": {"value": {"get_param": ["p", 0]}}},
+    }
     exercise(tmpl, {"parameters": {"p": value}})
 
 
@@ -301,12 +464,20 @@ def _nested(depth, leaf, wrap):
 
 def test_deep_nesting_is_bounded():
     for depth in (150, 5000):
-        for wrap in (lambda v: [v], lambda v: {"k": v},
-                     lambda v: {"list_join": [",", v]}):
-            tmpl = {"heat_template_version": "2018-08-31",
-                    "resources": {"r": {"type": "OS::Heat::None",
-                                        "properties": {
-                                            "p": _nested(depth, "x", wrap)}}}}
+        for wrap in (
+            lambda v: [v],
+            lambda v: {"k": v},
+            lambda v: {"list_join": [",", v]},
+        ):
+            tmpl = {
+                "heat_template_version": "2018-08-31",
+                "resources": {
+                    "r": {
+                        "type": "OS::Heat::None",
+                        "properties": {"p": _nested(depth, "x", wrap)},
+                    }
+                },
+            }
             try:
                 template.parse(tmpl)
             except exception.StackValidationFailed as exc:
@@ -316,8 +487,10 @@ def test_deep_nesting_is_bounded():
 
 
 def test_deep_parameter_values_are_bounded():
-    tmpl = {"heat_template_version": "2018-08-31",
-            "parameters": {"j": {"type": "json"}}}
+    tmpl = {
+        "heat_template_version": "2018-08-31",
+        "parameters": {"j": {"type": "json"}},
+    }
     deep = "[" * 100000 + "]" * 100000
     for value in (deep, _nested(5000, 1, lambda v: [v])):
         try:
@@ -331,9 +504,12 @@ def test_deep_parameter_values_are_bounded():
 def test_self_referencing_yaml_is_bounded():
     env_text = "parameters: &a {p: [*a]}\n"
     try:
-        template.parse({"heat_template_version": "2018-08-31",
-                        "parameters": {"p": {"type": "json"}}}).bind(
-            env_text, STACK)
+        template.parse(
+            {
+                "heat_template_version": "2018-08-31",
+                "parameters": {"p": {"type": "json"}},
+            }
+        ).bind(env_text, STACK)
     except exception.StackValidationFailed:
         pass
     else:

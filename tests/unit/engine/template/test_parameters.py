@@ -10,37 +10,66 @@ def param(ptype, **schema):
     return parameters.Parameter("p", dict(schema, type=ptype))
 
 
-@pytest.mark.parametrize("ptype, raw, value", [
-    ("string", 5, "5"), ("string", "", ""), ("string", True, "true"),
-    ("number", "10", 10), ("number", "1e3", 1000.0), ("number", 0, 0),
-    ("comma_delimited_list", "a,b", ["a", "b"]),
-    ("comma_delimited_list", "", []), ("comma_delimited_list", [1], ["1"]),
-    ("json", '{"a": 1}', {"a": 1}), ("json", "", {}), ("json", [], []),
-    ("boolean", "ON", True), ("boolean", "0", False), ("boolean", False,
-                                                      False),
-])
+@pytest.mark.parametrize(
+    "ptype, raw, value",
+    [
+        ("string", 5, "5"),
+        ("string", "", ""),
+        ("string", True, "true"),
+        ("number", "10", 10),
+        ("number", "1e3", 1000.0),
+        ("number", 0, 0),
+        ("comma_delimited_list", "a,b", ["a", "b"]),
+        ("comma_delimited_list", "", []),
+        ("comma_delimited_list", [1], ["1"]),
+        ("json", '{"a": 1}', {"a": 1}),
+        ("json", "", {}),
+        ("json", [], []),
+        ("boolean", "ON", True),
+        ("boolean", "0", False),
+        ("boolean", False, False),
+    ],
+)
 def test_coercion(ptype, raw, value):
     assert param(ptype).coerce(raw) == value
 
 
-@pytest.mark.parametrize("ptype, raw", [
-    ("string", {"a": 1}), ("number", "x"), ("number", True), ("number", []),
-    ("comma_delimited_list", 5), ("json", "[1,"), ("json", "5"),
-    ("boolean", "2"),
-])
+@pytest.mark.parametrize(
+    "ptype, raw",
+    [
+        ("string", {"a": 1}),
+        ("number", "x"),
+        ("number", True),
+        ("number", []),
+        ("comma_delimited_list", 5),
+        ("json", "[1,"),
+        ("json", "5"),
+        ("boolean", "2"),
+    ],
+)
 def test_bad_values(ptype, raw):
     with pytest.raises(exception.StackValidationFailed) as info:
         param(ptype).coerce(raw)
     assert "Parameter 'p' is invalid" in str(info.value)
 
 
-@pytest.mark.parametrize("spec, value, message", [
-    ({"length": {"min": 2}}, "a", "The length must be at least 2."),
-    ({"length": {"max": 2}}, "abc", "The length must be no greater than 2."),
-    ({"range": {"min": 1, "max": 2}}, 3,
-     "The value must be in the range 1 to 2."),
-    ({"allowed_values": ["a", "b"]}, "c", "Allowed values: a, b"),
-])
+@pytest.mark.parametrize(
+    "spec, value, message",
+    [
+        ({"length": {"min": 2}}, "a", "The length must be at least 2."),
+        (
+            {"length": {"max": 2}},
+            "abc",
+            "The length must be no greater than 2.",
+        ),
+        (
+            {"range": {"min": 1, "max": 2}},
+            3,
+            "The value must be in the range 1 to 2.",
+        ),
+        ({"allowed_values": ["a", "b"]}, "c", "Allowed values: a, b"),
+    ],
+)
 def test_constraint_messages(spec, value, message):
     ptype = "number" if "range" in spec else "string"
     with pytest.raises(exception.StackValidationFailed) as info:
@@ -66,12 +95,16 @@ def test_display():
 
 
 def test_resolve_values_order_and_falsy():
-    schema = parameters.parse_schema({
-        "a": {"type": "string", "default": "t"},
-        "b": {"type": "number", "default": 5},
-        "c": {"type": "boolean"}})
-    values = parameters.resolve_values(schema, {"b": 0, "c": "false"},
-                                       {"a": "", "zzz": 1})
+    schema = parameters.parse_schema(
+        {
+            "a": {"type": "string", "default": "t"},
+            "b": {"type": "number", "default": 5},
+            "c": {"type": "boolean"},
+        }
+    )
+    values = parameters.resolve_values(
+        schema, {"b": 0, "c": "false"}, {"a": "", "zzz": 1}
+    )
     assert values == {"a": "", "b": 0, "c": False}
     with pytest.raises(exception.UserParameterMissing):
         parameters.resolve_values(schema, {}, {})
@@ -80,7 +113,8 @@ def test_resolve_values_order_and_falsy():
 def test_parameter_groups_reject_duplicates():
     schema = parameters.parse_schema({"a": {"type": "string"}})
     with pytest.raises(exception.StackValidationFailed) as info:
-        parameters.validate_groups([{"parameters": ["a"]},
-                                    {"label": "g2", "parameters": ["a"]}],
-                                   schema)
+        parameters.validate_groups(
+            [{"parameters": ["a"]}, {"label": "g2", "parameters": ["a"]}],
+            schema,
+        )
     assert "must be assigned to one parameter group only" in str(info.value)

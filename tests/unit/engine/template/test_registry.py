@@ -5,33 +5,43 @@ import pytest
 from heat_lite.common import exception
 from heat_lite.engine.template import registry
 
-ENV = {"resource_registry": {
-    "OS::Alias": "OS::Middle",
-    "OS::Middle": "OS::Heat::None",
-    "OS::Nova::*": "OS::Heat::None",
-    "OS::Net*": "OS::Neutron*",
-    "My::Server": "server.yaml",
-    "OS::Gone": None,
-    "resources": {
-        "web": {"OS::Alias": "OS::Heat::TestResource",
-                "hooks": "pre-create"},
-        "*_server": {"hooks": ["pre-update", "post-delete"],
-                     "restricted_actions": "replace"},
-        "group": {"member": {"hooks": "pre-delete"}},
-    }}}
+ENV = {
+    "resource_registry": {
+        "OS::Alias": "OS::Middle",
+        "OS::Middle": "OS::Heat::None",
+        "OS::Nova::*": "OS::Heat::None",
+        "OS::Net*": "OS::Neutron*",
+        "My::Server": "server.yaml",
+        "OS::Gone": None,
+        "resources": {
+            "web": {
+                "OS::Alias": "OS::Heat::TestResource",
+                "hooks": "pre-create",
+            },
+            "*_server": {
+                "hooks": ["pre-update", "post-delete"],
+                "restricted_actions": "replace",
+            },
+            "group": {"member": {"hooks": "pre-delete"}},
+        },
+    }
+}
 
 
-@pytest.mark.parametrize("name, type_name, expected", [
-    (None, "OS::Alias", "OS::Heat::None"),
-    ("other", "OS::Alias", "OS::Heat::None"),
-    ("web", "OS::Alias", "OS::Heat::TestResource"),
-    (None, "OS::Nova::Server", "OS::Heat::None"),
-    (None, "OS::NetworkThing", "OS::NeutronworkThing"),
-    (None, "My::Server", "server.yaml"),
-    (None, "OS::Gone", "OS::Gone"),
-    (None, "OS::Unmapped", "OS::Unmapped"),
-    (None, "local.yaml", "local.yaml"),
-])
+@pytest.mark.parametrize(
+    "name, type_name, expected",
+    [
+        (None, "OS::Alias", "OS::Heat::None"),
+        ("other", "OS::Alias", "OS::Heat::None"),
+        ("web", "OS::Alias", "OS::Heat::TestResource"),
+        (None, "OS::Nova::Server", "OS::Heat::None"),
+        (None, "OS::NetworkThing", "OS::NeutronworkThing"),
+        (None, "My::Server", "server.yaml"),
+        (None, "OS::Gone", "OS::Gone"),
+        (None, "OS::Unmapped", "OS::Unmapped"),
+        (None, "local.yaml", "local.yaml"),
+    ],
+)
 def test_resolve_type(name, type_name, expected):
     assert registry.resolve_type(ENV, name, type_name) == expected
 
@@ -63,6 +73,7 @@ def test_nested_environment():
     assert nested["parameters"] == {}
     assert nested["parameter_defaults"] == {"d": 2}
     assert nested["resource_registry"]["resources"] == {
-        "member": {"hooks": "pre-delete"}}
+        "member": {"hooks": "pre-delete"}
+    }
     assert nested["resource_registry"]["OS::Alias"] == "OS::Middle"
     assert registry.hooks(nested, "member") == {"pre-delete"}

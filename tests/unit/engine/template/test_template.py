@@ -1,5 +1,4 @@
-"""Template and BoundTemplate: the interface the engine is written against.
-"""
+"""Template and BoundTemplate: the interface the engine is written against."""
 
 import datetime
 import time
@@ -23,20 +22,32 @@ TMPL = {
     },
     "conditions": {"db": {"get_param": "with_db"}},
     "resources": {
-        "db": {"type": "OS::Heat::None", "condition": "db",
-               "deletion_policy": "Snapshot"},
-        "web": {"type": "OS::Heat::TestResource",
-                "description": "front",
-                "depends_on": "net",
-                "metadata": {"m": {"get_attr": ["net", "x"]}},
-                "properties": {"db": {"if": ["db", {"get_resource": "db"}]},
-                               "size": {"get_param": "size"}},
-                "update_policy": {"batch": 1}},
+        "db": {
+            "type": "OS::Heat::None",
+            "condition": "db",
+            "deletion_policy": "Snapshot",
+        },
+        "web": {
+            "type": "OS::Heat::TestResource",
+            "description": "front",
+            "depends_on": "net",
+            "metadata": {"m": {"get_attr": ["net", "x"]}},
+            "properties": {
+                "db": {"if": ["db", {"get_resource": "db"}]},
+                "size": {"get_param": "size"},
+            },
+            "update_policy": {"batch": 1},
+        },
         "net": {"type": "OS::Heat::None"},
     },
-    "outputs": {"db_id": {"value": {"get_resource": "db"},
-                          "condition": "db", "description": "the db"},
-                "web": {"value": {"get_attr": ["web", "name"]}}},
+    "outputs": {
+        "db_id": {
+            "value": {"get_resource": "db"},
+            "condition": "db",
+            "description": "the db",
+        },
+        "web": {"value": {"get_attr": ["web", "name"]}},
+    },
 }
 
 
@@ -51,7 +62,10 @@ def test_static_template():
     web = t.resources["web"]
     assert isinstance(web, rsrc_defn.ResourceDefinition)
     assert (web.name, web.type, web.description) == (
-        "web", "OS::Heat::TestResource", "front")
+        "web",
+        "OS::Heat::TestResource",
+        "front",
+    )
     assert web.explicit_depends == ["net"]
     assert web.depends == {"net", "db"}
     assert web.snippet is TMPL["resources"]["web"]
@@ -75,8 +89,10 @@ def test_bound_template_with_condition_false():
     b = template.parse(TMPL).bind({"parameters": {"with_db": False}}, STACK)
     assert list(b.resources) == ["web", "net"]
     assert b.resources["web"].depends == {"net"}
-    assert b.resources["web"].properties == {"size": {"get_param": "size"}} \
+    assert (
+        b.resources["web"].properties == {"size": {"get_param": "size"}}
         or "db" not in b.resources["web"].properties
+    )
     assert b.outputs["db_id"].value is None
     assert b.conditions == {"db": False}
     assert set(b.dependency_graph()) == {"web", "net"}
@@ -84,7 +100,8 @@ def test_bound_template_with_condition_false():
 
 def test_bound_accessors():
     b = template.parse(TMPL).bind(
-        {"parameters": {"secret": "hush", "size": "3"}}, STACK)
+        {"parameters": {"secret": "hush", "size": "3"}}, STACK
+    )
     assert b.parameters["size"] == 3
     assert b.param("OS::stack_name") == "s"
     assert b.param("OS::stack_id") == "sid"
@@ -109,8 +126,9 @@ def test_dependency_graph_is_a_fresh_copy():
 
 
 def test_file_lookup():
-    t = template.parse({"heat_template_version": "2018-08-31"},
-                       {"a.sh": "echo"})
+    t = template.parse(
+        {"heat_template_version": "2018-08-31"}, {"a.sh": "echo"}
+    )
     b = t.bind(None, STACK)
     assert b.file("a.sh") == "echo"
     with pytest.raises(exception.StackValidationFailed) as info:
@@ -120,18 +138,26 @@ def test_file_lookup():
 
 def test_immutable_parameters():
     t = template.parse(TMPL)
-    assert t.immutable_changes({"size": 1, "secret": "a"},
-                               {"size": 2, "secret": "b"}) == ["size"]
+    assert t.immutable_changes(
+        {"size": 1, "secret": "a"}, {"size": 2, "secret": "b"}
+    ) == ["size"]
     assert t.immutable_changes({"size": 1}, {"size": 1}) == []
     with pytest.raises(exception.ImmutableParameterModified) as info:
         t.check_immutable({"size": 1}, {"size": 2})
-    assert str(info.value) == ("The following parameters are immutable and "
-                               "may not be updated: size")
+    assert str(info.value) == (
+        "The following parameters are immutable and may not be updated: size"
+    )
 
 
-@pytest.mark.parametrize("value", [
-    datetime.date(2016, 10, 14), "2016-10-14", "newton",
-    "heat_template_version.2016-10-14"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime.date(2016, 10, 14),
+        "2016-10-14",
+        "newton",
+        "heat_template_version.2016-10-14",
+    ],
+)
 def test_version_forms(value):
     t = template.parse({"heat_template_version": value})
     assert t.version == "2016-10-14"
@@ -139,15 +165,23 @@ def test_version_forms(value):
 
 def test_static_references_to_unknown_resources_in_outputs():
     with pytest.raises(exception.InvalidTemplateReference) as info:
-        template.parse({"heat_template_version": "2018-08-31",
-                        "outputs": {"o": {"value": {"get_attr": ["x", "y"]}}}})
+        template.parse(
+            {
+                "heat_template_version": "2018-08-31",
+                "outputs": {"o": {"value": {"get_attr": ["x", "y"]}}},
+            }
+        )
     assert "outputs.o.value" in str(info.value)
 
 
 def test_self_dependency_is_a_cycle():
     with pytest.raises(exception.CircularDependencyException) as info:
-        template.parse({"heat_template_version": "2018-08-31",
-                        "resources": {"a": {"type": "T", "depends_on": "a"}}})
+        template.parse(
+            {
+                "heat_template_version": "2018-08-31",
+                "resources": {"a": {"type": "T", "depends_on": "a"}},
+            }
+        )
     assert "a" in str(info.value)
 
 
@@ -159,18 +193,30 @@ def test_non_mapping_template():
 def _big_template(count):
     resources = {}
     for i in range(count):
-        props = {"name": {"str_replace": {
-            "template": "r$i", "params": {"$i": {"get_param": "prefix"}}}},
-            "size": {"get_param": "size"}}
+        props = {
+            "name": {
+                "str_replace": {
+                    "template": "r$i",
+                    "params": {"$i": {"get_param": "prefix"}},
+                }
+            },
+            "size": {"get_param": "size"},
+        }
         if i:
             props["prev"] = {"get_attr": ["r%d" % (i - 1), "value"]}
             props["half"] = {"get_resource": "r%d" % (i // 2)}
-        resources["r%d" % i] = {"type": "OS::Heat::TestResource",
-                                "properties": props}
-    return {"heat_template_version": "2018-08-31",
-            "parameters": {"prefix": {"type": "string", "default": "p"},
-                           "size": {"type": "number", "default": 1}},
-            "resources": resources}
+        resources["r%d" % i] = {
+            "type": "OS::Heat::TestResource",
+            "properties": props,
+        }
+    return {
+        "heat_template_version": "2018-08-31",
+        "parameters": {
+            "prefix": {"type": "string", "default": "p"},
+            "size": {"type": "number", "default": 1},
+        },
+        "resources": resources,
+    }
 
 
 def test_a_thousand_resources_parse_and_bind_quickly():

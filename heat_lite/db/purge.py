@@ -1,0 +1,218 @@
+"""Keeping the database small: record history, event retention and the
+hard delete of soft-deleted stacks (``heat-lite-manage purge_deleted``).
+
+When a stack's operation ends, its deleted record versions become
+``history`` rows (kept for ``/versions``) and the oldest of them, beyond
+``[engine] max_record_versions`` per resource, go; so do the oldest events
+beyond ``max_events_per_stack``. Both run inside the transaction that
+finishes the stack, a few statements per operation, none per resource.
+``purge_deleted`` removes soft-deleted stacks, the stacks nested in them
+and every row that belongs to them, a batch of stacks per transaction;
+a live stack (``deleted_at`` unset) is never touched.
+"""
+
+import collections
+
+import sqlalchemy as sa
+
+from heat_lite import conf
+from heat_lite.common.states import Role
+from heat_lite.db import models
+from heat_lite.db.session import transaction
+
+CONF = conf.CONF
+STACK = models.Stack.__table__
+RESOURCE = models.Resource.__table__
+EVENT = models.Event.__table__
+SYNC = models.SyncPoint.__table__
+TRAVERSAL = models.Traversal.__table__
+TEMPLATE = models.RawTemplate.__table__
+SERVICE = models.Service.__table__
+_CHUNK = 500
+# What purge_deleted counts.
+PURGED = (
+    "stacks",
+    "nested",
+    "resources",
+    "events",
+    "templates",
+    "traversals",
+    "sync_points",
+    "services",
+)
+
+
+def _chunks(items, size=_CHUNK):
+    items = list(items)
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+# Record history ------------------------------------------------------------
+def records_to_history(session, stack_id, every=False):
+    """Turn the stack's deleted (DELETE_COMPLETE) records into history
+    (``every``: all its records, the stack itself being deleted).
+
+    Runs in the transaction that finishes the stack: no traversal can act
+    on them any more. The oldest history versions beyond
+    ``max_record_versions`` per resource are deleted.
+
+    :returns: the number of records that became history.
+    """
+    which = [RESOURCE.c.stack_id == stack_id, RESOURCE.c.role != Role.HISTORY]
+    if not every:
+        which += [
+            RESOURCE.c.action == "DELETE",
+            RESOURCE.c.status == "COMPLETE",
+        ]
+    result = session.execute(
+        RESOURCE.update()
+        .where(*which)
+        .values(
+            role=Role.HISTORY, engine_id=None, lock_traversal=None, hook=None
+        )
+    )
+    if result.rowcount:
+        history_trim(session, stack_id, CONF.engine.max_record_versions)
+    return result.rowcount
+
+
+def history_trim(session, stack_id, keep):
+    """Delete the history rows of each resource beyond its ``keep``
+    newest versions (the live ones count, and are never deleted)."""
+    rows = session.execute(
+        sa.select(RESOURCE.c.id, RESOURCE.c.name, RESOURCE.c.role)
+        .where(RESOURCE.c.stack_id == stack_id)
+        .order_by(RESOURCE.c.name, RESOURCE.c.version.desc())
+    )
+    seen = collections.Counter()
+    doomed = []
+    for row in rows:
+        seen[row.name] += 1
+        if seen[row.name] > keep and row.role == Role.HISTORY:
+            doomed.append(row.id)
+    for chunk in _chunks(doomed):
+        session.execute(RESOURCE.delete().where(RESOURCE.c.id.in_(chunk)))
+    return len(doomed)
+
+
+# Events --------------------------------------------------------------------
+def event_count(stack_id):
+    """A scalar subquery: the number of events of the stack."""
+    return (
+        sa.select(sa.func.count())
+        .select_from(EVENT)
+        .where(EVENT.c.stack_id == stack_id)
+        .scalar_subquery()
+    )
+
+
+def events_trim(session, stack_id, count, keep=None, batch=None):
+    """Delete the stack's oldest events when it has more than ``keep``
+    (``max_events_per_stack``; 0 keeps all), in multiples of ``batch``
+    (``event_purge_batch_size``) so that this happens once per batch of
+    new events, not at every operation.
+
+    :param count: the stack's number of events (``event_count``).
+    :returns: the number of events deleted.
+    """
+    keep = CONF.max_events_per_stack if keep is None else keep
+    batch = CONF.event_purge_batch_size if batch is None else batch
+    excess = count - keep
+    if not keep or excess <= 0:
+        return 0
+    doomed = min(count, -(-excess // batch) * batch)
+    last = session.execute(
+        sa.select(EVENT.c.id)
+        .where(EVENT.c.stack_id == stack_id)
+        .order_by(EVENT.c.id)
+        .offset(doomed - 1)
+        .limit(1)
+    ).scalar()
+    result = session.execute(
+        EVENT.delete().where(EVENT.c.stack_id == stack_id, EVENT.c.id <= last)
+    )
+    return result.rowcount
+
+
+# Soft-deleted stacks -------------------------------------------------------
+def purge_deleted(older_than, tenant=None, batch_size=20):
+    """Hard-delete the stacks soft-deleted before ``older_than``.
+
+    Each batch of ``batch_size`` such stacks goes in one transaction with
+    the stacks nested in them (at any depth) that are soft-deleted too,
+    and with their records, events, sync points, traversals and
+    templates. Engine service rows deleted before ``older_than`` go too.
+
+    :param tenant: only the stacks of this project.
+    :returns: {name: rows deleted} for each name of ``PURGED``
+        (``stacks``: the top ones, ``nested``: the stacks in them).
+    """
+    totals = collections.Counter()
+    while True:
+        with transaction() as session:
+            query = (
+                sa.select(STACK.c.id)
+                .where(
+                    STACK.c.deleted_at.is_not(None),
+                    STACK.c.deleted_at < older_than,
+                )
+                .order_by(STACK.c.deleted_at, STACK.c.id)
+                .limit(batch_size)
+            )
+            if tenant is not None:
+                query = query.where(STACK.c.tenant == tenant)
+            roots = list(session.execute(query).scalars())
+            if not roots:
+                break
+            nested = _deleted_descendants(session, roots)
+            totals.update(_delete_stacks(session, roots + nested))
+            totals["stacks"] += len(roots)
+            totals["nested"] += len(nested)
+    with transaction() as session:
+        totals["services"] = session.execute(
+            SERVICE.delete().where(
+                SERVICE.c.deleted_at.is_not(None),
+                SERVICE.c.deleted_at < older_than,
+            )
+        ).rowcount
+    return {key: totals[key] for key in PURGED}
+
+
+def _deleted_descendants(session, roots):
+    """Soft-deleted stacks nested under ``roots`` (any depth): a live
+    descendant, and what is nested in it, is left alone."""
+    found, parents = [], list(roots)
+    while parents:
+        level = []
+        for chunk in _chunks(parents):
+            level.extend(
+                session.execute(
+                    sa.select(STACK.c.id).where(
+                        STACK.c.owner_id.in_(chunk),
+                        STACK.c.deleted_at.is_not(None),
+                    )
+                ).scalars()
+            )
+        found.extend(level)
+        parents = level
+    return found
+
+
+def _delete_stacks(session, stack_ids):
+    counts = collections.Counter()
+    for chunk in _chunks(stack_ids):
+        for table, key in (
+            (SYNC, "sync_points"),
+            (TRAVERSAL, "traversals"),
+            (EVENT, "events"),
+            (RESOURCE, "resources"),
+        ):
+            counts[key] += session.execute(
+                table.delete().where(table.c.stack_id.in_(chunk))
+            ).rowcount
+        session.execute(STACK.delete().where(STACK.c.id.in_(chunk)))
+        counts["templates"] += session.execute(
+            TEMPLATE.delete().where(TEMPLATE.c.stack_id.in_(chunk))
+        ).rowcount
+    return counts

@@ -1,0 +1,127 @@
+"""Failing a node visibly when something unexpected escapes running it.
+
+A plugin's handler or completion check that raises is failed by the
+action itself (``actions.ActionRunner._job_failed``). Anything else that
+escapes a node -- a plugin's ``needs_replace``, its constructor, property
+resolution, the engine's own code, a poll or hook callback -- reaches the
+dispatcher, which hands it here instead of dropping it: the record is
+marked FAILED with the exception's text as its reason and an event, and
+the stack fails or rolls back as for any resource failure. Dropping it
+would leave the node for the watchdog to re-drive into the same bug
+forever. Mixed into ``check.NodeRunner``.
+"""
+
+import logging
+
+from heat_lite.common import exception
+from heat_lite.db import api as db_api
+from heat_lite.db import convergence as conv
+from heat_lite.engine.planner import CLEANUP
+
+LOG = logging.getLogger(__name__)
+
+
+def reason_for(exc, name):
+    """The status reason of a resource that failed with ``exc``."""
+    return "%s: resources.%s: %s" % (type(exc).__name__, name, exc)
+
+
+def log_unexpected(exc, what):
+    """One traceback per unexpected error, where it is handled; typed
+    errors (HeatLiteException) are expected and get one line."""
+    if isinstance(exc, exception.HeatLiteException):
+        LOG.info("%s failed: %s", what, exc)
+    else:
+        LOG.error("%s failed unexpectedly", what, exc_info=exc)
+
+
+class NodeFailures:
+    """Needs ``fence``, ``stacks``, ``_lock`` and ``_unlocked``."""
+
+    def fail_node(self, stack_id, traversal, entity, phase, exc, logged=False):
+        """Fail node (entity, phase) of ``traversal`` because of ``exc``.
+
+        Does nothing if the node is stale (a newer traversal, a record
+        gone) or its record is locked by another engine (that engine's
+        action decides). ``logged``: the traceback was already logged.
+
+        :returns: the next nodes (a newer traversal's, or a rollback's).
+        """
+        if not logged:
+            log_unexpected(
+                exc, "Node %s/%s of stack %s" % (entity, phase, stack_id)
+            )
+        if entity == 0:
+            return self._fail_stack_node(stack_id, traversal, phase, exc)
+        record = conv.resource_load(entity)
+        while (
+            phase != CLEANUP and record is not None and record["replaced_by"]
+        ):
+            record = conv.resource_load(record["replaced_by"])
+        if record is None or record["stack_traversal"] != traversal:
+            return []
+        action = self._failed_action(record, phase)
+        if record["engine_id"] is None:
+            if not self._lock(record, traversal, action):
+                return []
+        elif (
+            record["engine_id"],
+            record["lock_epoch"],
+        ) != self.fence.owner or record["lock_traversal"] != traversal:
+            # Another engine's action, or an older action of ours that
+            # still runs: that action decides.
+            return []
+        reason = reason_for(exc, record["name"])
+        event = db_api.event_values(
+            stack_id,
+            record["name"],
+            record["physical_resource_id"],
+            action,
+            "FAILED",
+            reason,
+            record["type"],
+        )
+        released = conv.resource_release(
+            record["id"],
+            self.fence.owner,
+            {"action": action, "status": "FAILED", "status_reason": reason},
+            [event],
+        )
+        self._unlocked(record["id"])
+        if not released:
+            return []
+        return self.stacks.resource_failed(
+            stack_id,
+            traversal,
+            record["id"],
+            "Resource %s failed: %s" % (action, reason),
+        )
+
+    @staticmethod
+    def _failed_action(record, phase):
+        """The action a failed node reports, as Heat names it."""
+        if phase == CLEANUP:
+            return (
+                "SUSPEND" if record["stack_action"] == "SUSPEND" else "DELETE"
+            )
+        if record["stack_action"] in ("RESUME", "CHECK"):
+            return record["stack_action"]
+        if (
+            record["lock_traversal"] == record["stack_traversal"]
+            and record["status"] == "IN_PROGRESS"
+        ):
+            return record["action"]
+        return "CREATE" if record["action"] == "INIT" else "UPDATE"
+
+    def _fail_stack_node(self, stack_id, traversal, phase, exc):
+        """A stack-level node (the barrier or the final join) failed."""
+        stack = db_api.stack_get(stack_id)
+        if (
+            stack["current_traversal"] != traversal
+            or stack["status"] != "IN_PROGRESS"
+        ):
+            return []
+        self.stacks.mark_failed(
+            stack, "%s: stack %s: %s" % (type(exc).__name__, phase, exc)
+        )
+        return []

@@ -1,0 +1,38 @@
+"""A private database for in-process tests, on any backend.
+
+oslo.db's enginefacade starts once per process; tests that need a
+database of their own (or several backends in one run) inject an engine
+with oslo.db's test factory and take it out again afterwards.
+"""
+
+import contextlib
+
+from oslo_db.sqlalchemy import enginefacade, engines, orm
+
+from heat_lite.db import migration, session
+from tests import backends
+
+
+@contextlib.contextmanager
+def private_database(kind, tmp_path):
+    """Yield the URL of a migrated database of ``kind`` (sqlite: a file
+    under ``tmp_path``) that heat_lite.db uses until the block ends."""
+    drop = None
+    if kind == "sqlite":
+        url = "sqlite:///%s/db.sqlite" % tmp_path
+    else:
+        url, drop = backends.create_database(kind)
+    engine = engines.create_engine(url)
+    factory = enginefacade._TestTransactionFactory(
+        engine, orm.get_maker(engine), apply_global=True
+    )
+    session.reset()
+    try:
+        migration.upgrade("head", engine=engine)
+        yield url
+    finally:
+        factory.dispose_global()
+        engine.dispose()
+        session.reset()
+        if drop is not None:
+            drop()
