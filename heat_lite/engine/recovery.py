@@ -257,8 +257,10 @@ class Watchdog:
         if joins:
             self.dispatcher.drive(joins)
         nodes = [n for n in nodes if n[3] not in (BARRIER, STACK)]
-        # Capped and backed off: see engine/redrive.py.
-        nodes = self.redrives.admit(stack, nodes)
+        if stalled:
+            # Capped and backed off: see engine/redrive.py. A re-drive
+            # because the live engines changed is not a stall.
+            nodes = self.redrives.admit(stack, nodes)
         if nodes:
             log = LOG.warning if stalled else LOG.info
             log(
