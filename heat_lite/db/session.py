@@ -5,7 +5,11 @@ Every query in ``heat_lite.db`` runs inside ``transaction()``. On SQLite
 process-wide lock, WAL lets readers run alongside, and a busy timeout covers
 a second process such as ``heat-lite-manage``. On MySQL the session runs at
 READ COMMITTED so that conditional updates and counters see the latest
-committed rows and take no gap locks.
+committed rows and take no gap locks. On PostgreSQL and MariaDB a
+transaction left idle for half of ``[engine] engine_life_check_timeout``
+is ended by the server: its process was paused (SIGSTOP, a frozen VM) and
+will be claimed as dead, and the row locks such a transaction holds would
+otherwise block the engine that takes its work over.
 """
 
 import contextlib
@@ -40,10 +44,30 @@ def _on_sqlite_connect(dbapi_conn, record):
     cursor.close()
 
 
+def _idle_transaction_seconds():
+    return max(1, int(CONF.engine.engine_life_check_timeout / 2))
+
+
 def _on_mysql_connect(dbapi_conn, record):
     cursor = dbapi_conn.cursor()
     cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+    cursor.execute("SELECT @@version")
+    if "mariadb" in str(cursor.fetchone()[0]).lower():
+        cursor.execute(
+            "SET SESSION idle_transaction_timeout = %d"
+            % _idle_transaction_seconds()
+        )
     cursor.close()
+
+
+def _on_postgresql_connect(dbapi_conn, record):
+    cursor = dbapi_conn.cursor()
+    cursor.execute(
+        "SET idle_in_transaction_session_timeout = %d"
+        % (_idle_transaction_seconds() * 1000)
+    )
+    cursor.close()
+    dbapi_conn.commit()
 
 
 def _count_statement(
@@ -180,6 +204,8 @@ def get_engine():
                 _SETUP["sqlite"] = True
             elif engine.dialect.name == "mysql":
                 sa.event.listen(engine, "connect", _on_mysql_connect)
+            elif engine.dialect.name == "postgresql":
+                sa.event.listen(engine, "connect", _on_postgresql_connect)
             # oslo.db hard-codes pool_pre_ping; honour our option instead,
             # and ping only connections that sat idle (see above).
             engine.pool._pre_ping = CONF.database.pool_pre_ping

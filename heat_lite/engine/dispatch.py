@@ -139,6 +139,11 @@ class Dispatcher:
         self.drive(nodes)
 
     def _run(self, node):
+        if not self.runner.fence.lease_valid():
+            # Fenced or out of touch with the database: run it once a
+            # heartbeat has told whether this engine may still act.
+            self.later(CONF.engine.heartbeat_interval, lambda: [node], node)
+            return []
         try:
             return self.runner.run(*node)
         except Exception as exc:  # noqa: BLE001 - fail it, never drop it

@@ -116,10 +116,14 @@ class EngineProcess:
         engine re-drives them at once) and unregister."""
         LOG.info("Engine %s stopping", self.engine_id)
         self.dispatcher.draining = True
-        for server in self._servers:
-            server.stop()
-        for server in self._servers:
-            server.wait()
+        # The worker topic stops at once: no new resource checks. The
+        # engine topic keeps answering the API until the process exits:
+        # stopping an oslo.messaging RPC server loses a call that arrives
+        # meanwhile, whereas the broker re-queues what an exiting process
+        # had not acknowledged.
+        worker_server = self._servers[1]
+        worker_server.stop()
+        worker_server.wait()
         deadline = time.monotonic() + CONF.engine.graceful_shutdown_timeout
         while self.runner.active_records() and time.monotonic() < deadline:
             time.sleep(0.1)

@@ -253,6 +253,9 @@ class Watchdog:
     def _redrive(self, stack, stalled=True):
         traversal = stack["current_traversal"]
         if not traversal or conv.traversal_get(traversal) is None:
+            age = models.utcnow() - stack["action_started_at"]
+            if age.total_seconds() < CONF.engine.stall_timeout:
+                return []  # its traversal is being stored right now
             LOG.warning("Stack %s has no traversal; failing it", stack["id"])
             self.ops.mark_failed(
                 stack, "Engine went down during stack %s" % stack["action"]
@@ -267,8 +270,10 @@ class Watchdog:
         if joins:
             self.dispatcher.drive(joins)
         nodes = [n for n in nodes if n[3] not in (BARRIER, STACK)]
-        # Capped and backed off: see engine/redrive.py.
-        nodes = self.redrives.admit(stack, nodes)
+        if stalled:
+            # Capped and backed off: see engine/redrive.py. A re-drive
+            # because the live engines changed is not a stall.
+            nodes = self.redrives.admit(stack, nodes)
         if nodes:
             log = LOG.warning if stalled else LOG.info
             log(

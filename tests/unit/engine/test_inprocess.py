@@ -2,17 +2,19 @@
 for what a test must break: a worker API that loses messages; and the
 caller's token the engine keeps for the length of an operation."""
 
+import threading
 import time
 import uuid
 
 import pytest
+import sqlalchemy as sa
 
 from heat_lite import conf
 from heat_lite.common import context, crypt
 from heat_lite.db import api as db_api
-from heat_lite.db import caller_tokens, migration
+from heat_lite.db import caller_tokens, migration, models, session
 from heat_lite.db import convergence as conv
-from heat_lite.engine import caller, process, service
+from heat_lite.engine import caller, process, recovery, service
 
 CONF = conf.CONF
 
@@ -251,3 +253,73 @@ def test_nothing_is_kept_without_a_key_or_a_token(engine):
     assert caller_tokens.traversal_token(stack["current_traversal"]) is None
     assert caller.keep(_as_caller()) is None
     _wait(stack_id, "CREATE_COMPLETE")
+
+
+def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
+    """1,000 in-progress stacks, 4 live engines: a pass of one engine's
+    watchdog reads services, stale locks, stacks and the progress marks
+    of the stacks it watches (about a quarter): 4 statements (plus its
+    heartbeat, 1 UPDATE on its own thread), not one per stack."""
+    stacks = models.Stack.__table__
+    now = models.utcnow()
+    ids = [str(uuid.uuid4()) for _ in range(1000)]
+    db = session.get_engine()
+    with db.begin() as conn:
+        template = conn.execute(
+            models.RawTemplate.__table__.insert().values(
+                template="{}", environment="{}", files="{}", created_at=now
+            )
+        ).inserted_primary_key[0]
+        conn.execute(
+            stacks.insert(),
+            [
+                {
+                    "raw_template_id": template,
+                    "id": i,
+                    "name": "s" + i[:8],
+                    "tenant": "cost",
+                    "action": "CREATE",
+                    "status": "IN_PROGRESS",
+                    "current_traversal": str(uuid.uuid4()),
+                    "nested_depth": 0,
+                    "disable_rollback": True,
+                    "created_at": now,
+                    "action_started_at": now,
+                }
+                for i in ids
+            ],
+        )
+    others = [str(uuid.uuid4()) for _ in range(3)]
+    for n, other in enumerate(others):
+        db_api.service_create(
+            {
+                "engine_id": other,
+                "host": "h%d" % n,
+                "hostname": "h%d" % n,
+                "binary": "b",
+                "topic": "t",
+                "pid": 1,
+                "report_interval": 1,
+            }
+        )
+    me = threading.get_ident()
+    counted = []
+
+    def count(conn, cursor, statement, *args):
+        if threading.get_ident() == me and statement != "BEGIN":
+            counted.append(statement.split("\n")[0][:60])
+
+    watchdog = recovery.Watchdog(engine.fence, engine.ops, engine.dispatcher)
+    try:
+        watchdog.tick()  # the first pass looks at every watched stack
+        for other in others:  # alive: nobody claims them meanwhile
+            db_api.service_heartbeat(other)
+        sa.event.listen(db, "before_cursor_execute", count)
+        watchdog.tick()
+        sa.event.remove(db, "before_cursor_execute", count)
+        watched = len(watchdog._progress)
+    finally:
+        with db.begin() as conn:
+            conn.execute(stacks.delete().where(stacks.c.tenant == "cost"))
+    assert 150 < watched < 400
+    assert len(counted) == 4, counted
