@@ -158,10 +158,11 @@ class Heat:
                         "heat-%s exited:\n%s" % (key, self.log(key))
                     )
             try:
-                requests.get(self.url, timeout=2)
+                requests.get(self.url, timeout=5)
                 if self.engines_up() >= self.workers:
                     return
-            except requests.ConnectionError:
+            except requests.RequestException:
+                # Not listening yet, or still loading the application.
                 pass
             time.sleep(0.5)
         raise RuntimeError(
