@@ -393,12 +393,14 @@ def render(opts):
 
 def main(argv=None):
     opts = parse(argv)
-    if opts.render:
-        return render(opts)
     if opts.against_heat:
         from bench import against_heat
 
+        if opts.render:
+            return against_heat.render(opts.render[0], opts.out)
         return against_heat.main(opts)
+    if opts.render:
+        return render(opts)
     os.makedirs(os.path.join(opts.out, "logs"), exist_ok=True)
     started = datetime.datetime.now().isoformat(timespec="seconds")
     data = {"meta": _meta(opts, started), "topologies": {}}

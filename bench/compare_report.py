@@ -11,6 +11,8 @@ for both), which a loaded machine distorts far less than seconds.
 import os
 import statistics
 
+from bench import stats
+
 THROUGHPUT = ("throughput_create", "throughput_update", "throughput_delete")
 ORDER = (
     "create",
@@ -101,6 +103,26 @@ def _size_rows(comparison):
         for r in comparison
         if r["scenario"] not in THROUGHPUT
     ]
+
+
+def _slope_rows(comparison):
+    series = {}
+    for r in comparison:
+        if r["scenario"] not in THROUGHPUT:
+            series.setdefault((r["scenario"], r["shape"]), []).append(r)
+    out = []
+    for (scenario, shape), rs in series.items():
+        if len({r["n"] for r in rs}) < 2:
+            continue
+        slopes = [
+            stats.loglog_slope([(r["n"], r[target]) for r in rs])
+            for target in ("heat_lite", "heat")
+        ]
+        sizes = ",".join(str(r["n"]) for r in sorted(rs, key=lambda r: r["n"]))
+        out.append(
+            [scenario, shape, sizes] + [_fmt(x, "%.2f") for x in slopes]
+        )
+    return out
 
 
 def _throughput_rows(comparison):
@@ -208,6 +230,18 @@ def markdown(data):
         ],
         _size_rows(comparison),
     )
+    rows = _slope_rows(comparison)
+    if rows:
+        out += [
+            "## Scaling: log-log slope of time vs N",
+            "",
+            "1.0: ten times the resources take ten times as long.",
+            "",
+        ]
+        out += _table(
+            ["scenario", "shape", "sizes", "heat_lite slope", "Heat slope"],
+            rows,
+        )
     rows = _throughput_rows(comparison)
     if rows:
         out += [

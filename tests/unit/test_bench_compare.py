@@ -55,3 +55,14 @@ def test_rows_take_medians_and_ratios():
     # Throughput: the ratio is heat_lite's rate over Heat's.
     assert rows["throughput_update", "-"]["ratio"] == 20.0
     assert ("delete", 10) not in rows
+
+
+def test_slopes_of_both_targets():
+    records = [
+        _rec("heat_lite", "create", 0.1, 1, n=10),
+        _rec("heat_lite", "create", 1.0, 1, n=100),
+        _rec("heat", "create", 9.0, 1, n=10),
+        _rec("heat", "create", 900.0, 1, n=100),
+    ]
+    [row] = compare_report._slope_rows(compare_report.rows(records))
+    assert row == ["create", "flat", "10,100", "1.00", "2.00"]
