@@ -53,6 +53,18 @@ DEFAULTS = {
     "soak_updates": (10000, 40),
     "soak_rounds": (10, 2),
 }
+# --against-heat: Heat is slow (a flat stack of N takes N s), so fewer
+# and smaller stacks; applied before DEFAULTS.
+AGAINST_HEAT_DEFAULTS = {
+    "sizes": ("10,100,500", "10"),
+    "concurrent_sizes": ("10,100", "10"),
+    "throughput_stacks": (20, 4),
+    "throughput_threads": (4, 2),
+    "throughput_seconds": (30.0, 0.0),
+    "repeat": (3, 1),
+    "op_timeout": (1200.0, 300.0),
+}
+AGAINST_HEAT_SCENARIOS = scenarios.SIZE_SCENARIOS + ("throughput",)
 
 
 def _ints(text):
@@ -91,7 +103,6 @@ def parser():
     )
     p.add_argument(
         "--scenarios",
-        default=",".join(DEFAULT_SCENARIOS),
         help="comma separated subset of: %s (default all but "
         "%s)" % (", ".join(ALL_SCENARIOS), ", ".join(OPT_IN_SCENARIOS)),
     )
@@ -143,9 +154,23 @@ def parser():
     p.add_argument(
         "--op-timeout",
         type=float,
-        default=300.0,
         help="seconds one operation may take before the "
-        "harness gives up on that size (default 300)",
+        "harness gives up on that size (default 300; --against-heat: "
+        "1200)",
+    )
+    p.add_argument(
+        "--against-heat",
+        action="store_true",
+        help="run the scenarios on heat_lite (PostgreSQL, RabbitMQ) "
+        "and on OpenStack Heat 27 installed from PyPI into a cached "
+        "venv, and write the side-by-side table (default sizes "
+        "10,100,500; --quick: 10, one repetition)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        help="--against-heat: repetitions of every scenario; the "
+        "report gives the median (default 3; --quick: 1)",
     )
     p.add_argument(
         "--out", help="output folder (default bench/results/<timestamp>)"
@@ -167,6 +192,17 @@ def parser():
 
 def parse(argv=None):
     opts = parser().parse_args(argv)
+    if opts.against_heat:
+        for key, (full, quick) in AGAINST_HEAT_DEFAULTS.items():
+            if getattr(opts, key) is None:
+                setattr(opts, key, quick if opts.quick else full)
+        opts.topology = opts.topology or ["postgresql"]
+        if opts.scenarios is None:
+            opts.scenarios = ",".join(AGAINST_HEAT_SCENARIOS)
+    if opts.op_timeout is None:
+        opts.op_timeout = 300.0
+    if opts.scenarios is None:
+        opts.scenarios = ",".join(DEFAULT_SCENARIOS)
     for key, (full, quick) in DEFAULTS.items():
         if getattr(opts, key) is None:
             setattr(opts, key, quick if opts.quick else full)
@@ -181,7 +217,7 @@ def parse(argv=None):
             "unknown scenario or shape: %s"
             % ", ".join(sorted(unknown) or opts.shapes)
         )
-    if opts.quick and max(opts.sizes) > 100:
+    if opts.quick and max(opts.sizes) > 100 and not opts.against_heat:
         parser().error("--quick runs sizes up to 100")
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     opts.out = opts.out or os.path.join(HERE, "results", stamp)
@@ -305,28 +341,34 @@ def _run_sizes(topo, opts, results):
                 topo.restart()
 
 
-def _meta(opts, started):
-    def _git(*args):
-        try:
-            return subprocess.run(
-                ["git", *args],
-                capture_output=True,
-                text=True,
-                cwd=HERE,
-                timeout=10,
-            ).stdout.strip()
-        except OSError:
-            return ""
+def _git(*args):
+    try:
+        return subprocess.run(
+            ["git", *args],
+            capture_output=True,
+            text=True,
+            cwd=HERE,
+            timeout=10,
+        ).stdout.strip()
+    except OSError:
+        return ""
 
+
+def revision():
+    """The heat_lite commit measured (``+local changes`` if its code
+    differs from it); ``BENCH_REVISION`` names the code when the run is
+    made from an exported tree rather than a git checkout."""
+    rev = os.environ.get("BENCH_REVISION")
+    if not rev:
+        rev = _git("rev-parse", "--short", "HEAD") or "unknown"
+        if _git("status", "--porcelain", "--", "heat_lite"):
+            rev += "+local changes"
+    return rev
+
+
+def _meta(opts, started):
     with open("/proc/meminfo") as f:
         mem_kb = int(f.readline().split()[1])
-    # BENCH_REVISION names the code measured when the run is made from
-    # an exported tree rather than a git checkout.
-    revision = os.environ.get("BENCH_REVISION")
-    if not revision:
-        revision = _git("rev-parse", "--short", "HEAD") or "unknown"
-        if _git("status", "--porcelain", "--", "heat_lite"):
-            revision += "+local changes"
     return {
         "started": started,
         "argv": sys.argv[1:],
@@ -336,7 +378,7 @@ def _meta(opts, started):
         "shapes": opts.shapes,
         "scenarios": opts.scenarios,
         "op_timeout_s": opts.op_timeout,
-        "revision": revision,
+        "revision": revision(),
         "cpus": os.cpu_count(),
         "memory_gib": round(mem_kb / 2**20),
         "python": sys.version.split()[0],
@@ -362,6 +404,12 @@ def render(opts):
 
 def main(argv=None):
     opts = parse(argv)
+    if opts.against_heat:
+        from bench import against_heat
+
+        if opts.render:
+            return against_heat.render(opts.render[0], opts.out)
+        return against_heat.main(opts)
     if opts.render:
         return render(opts)
     os.makedirs(os.path.join(opts.out, "logs"), exist_ok=True)

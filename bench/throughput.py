@@ -63,7 +63,6 @@ def run_throughput(topo, results, stacks, threads, seconds, timeout):
 
 def _phase(topo, results, phase, work, names, threads, duration):
     tally = api.Tally()
-    endpoint = topo.deployment.endpoint()
     shares = [names[i::threads] for i in range(threads)]
 
     def _run():
@@ -73,7 +72,7 @@ def _phase(topo, results, phase, work, names, threads, duration):
             futures = [
                 pool.submit(
                     work,
-                    api.StackClient(endpoint, tally, poll_floor=0.1),
+                    topo.make_client(tally, poll_floor=0.1),
                     mine,
                     deadline,
                 )

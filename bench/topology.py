@@ -110,6 +110,9 @@ class Topology:
         self.per_poll = {}
         self.services = ""
         self._settled = None
+        # What the harness drives heat_lite with: bench.api's requests
+        # client, or python-heatclient for the comparison with Heat.
+        self.client_class = api.StackClient
 
     # Life cycle ----------------------------------------------------------
     def start(self):
@@ -138,7 +141,7 @@ class Topology:
             dep.stop()
             raise
         self.deployment = dep
-        self.client = api.StackClient(dep.endpoint(), self.tally)
+        self.client = self.client_class(dep.endpoint(), self.tally)
         self.services = dep.manage("service", "list")
         self._calibrate()
         return self
@@ -155,6 +158,12 @@ class Topology:
         and left work in flight that would skew later measurements."""
         self.stop()
         self.start()
+
+    def make_client(self, tally, poll_floor=0.1):
+        """Another client of the running service (one per thread)."""
+        return self.client_class(
+            self.deployment.endpoint(), tally, poll_floor=poll_floor
+        )
 
     def engine_pids(self):
         dep = self.deployment
