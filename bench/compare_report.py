@@ -11,7 +11,7 @@ for both), which a loaded machine distorts far less than seconds.
 import os
 import statistics
 
-from bench import stats
+from bench import report, stats
 
 THROUGHPUT = ("throughput_create", "throughput_update", "throughput_delete")
 ORDER = (
@@ -78,13 +78,6 @@ def rows(records):
 
 def _fmt(value, pattern="%.3f"):
     return "-" if value is None else pattern % value
-
-
-def _table(header, body):
-    lines = ["| " + " | ".join(header) + " |"]
-    lines.append("|" + "|".join("---" for _ in header) + "|")
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in body]
-    return lines + [""]
 
 
 def _size_rows(comparison):
@@ -216,7 +209,7 @@ def markdown(data):
         "the client's polls included.",
         "",
     ]
-    out += _table(
+    out += report.table(
         [
             "scenario",
             "shape",
@@ -238,7 +231,7 @@ def markdown(data):
             "1.0: ten times the resources take ten times as long.",
             "",
         ]
-        out += _table(
+        out += report.table(
             ["scenario", "shape", "sizes", "heat_lite slope", "Heat slope"],
             rows,
         )
@@ -250,7 +243,7 @@ def markdown(data):
             "Stacks per second; ratio = heat_lite / Heat.",
             "",
         ]
-        out += _table(
+        out += report.table(
             [
                 "phase",
                 "heat_lite stacks/s",
@@ -262,26 +255,7 @@ def markdown(data):
             rows,
         )
     out += [WHY_HEAT_IS_SLOW]
-    others = [r for r in data["records"] if r["status"] != "ok"]
-    if others:
-        out += ["## Not run, failed or timed out", ""]
-        out += _table(
-            ["target", "scenario", "shape", "N", "status", "reason"],
-            [
-                [
-                    r["topology"],
-                    r["scenario"],
-                    r["shape"],
-                    r["n"],
-                    r["status"],
-                    (r.get("reason") or "").replace("|", "/")[:200],
-                ]
-                for r in others
-            ],
-        )
-    if data.get("plots"):
-        out += ["## Plots", ""]
-        out += ["![%s](%s)" % (name[:-4], name) for name in data["plots"]]
+    out += report.trailer(data["records"], data, "target")
     return "\n".join(out) + "\n"
 
 

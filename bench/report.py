@@ -43,7 +43,34 @@ def _fmt(value, pattern="%.2f"):
     return "-" if value is None else pattern % value
 
 
-def _table(header, rows):
+def trailer(records, data, first_column):
+    """The report's closing sections: the runs that did not succeed, and
+    the plots (shared by the comparison report)."""
+    out = []
+    others = [r for r in records if r["status"] != "ok"]
+    if others:
+        out += ["## Not run, failed or timed out", ""]
+        out += table(
+            [first_column, "scenario", "shape", "N", "status", "reason"],
+            [
+                [
+                    r["topology"],
+                    r["scenario"],
+                    r["shape"],
+                    r["n"],
+                    r["status"],
+                    (r.get("reason") or "").replace("|", "/")[:200],
+                ]
+                for r in others
+            ],
+        )
+    if data.get("plots"):
+        out += ["## Plots", ""]
+        out += ["![%s](%s)" % (name[:-4], name) for name in data["plots"]]
+    return out
+
+
+def table(header, rows):
     lines = [
         "| " + " | ".join(header) + " |",
         "|" + "|".join("---" for _ in header) + "|",
@@ -181,7 +208,7 @@ def markdown(data):
             "",
         ]
     )
-    out += _table(
+    out += table(
         ["topology", "scenario", "shape", "N", "seconds", "accept s", "ms/res"]
         + [label for _, label in COST_KEYS]
         + ["engine CPU ms/res", "api CPU ms/res", "engine MB", "api MB"],
@@ -194,7 +221,7 @@ def markdown(data):
         "size; each step's slope is between two consecutive sizes.",
         "",
     ]
-    out += _table(
+    out += table(
         [
             "topology",
             "scenario",
@@ -224,7 +251,7 @@ def markdown(data):
             "to COMPLETE, against the same update alone.",
             "",
         ]
-        out += _table(
+        out += table(
             [
                 "topology",
                 "shape",
@@ -245,7 +272,7 @@ def markdown(data):
             "Latency columns are p50 / p90 / p99 in ms.",
             "",
         ]
-        out += _table(
+        out += table(
             [
                 "topology",
                 "phase",
@@ -262,7 +289,7 @@ def markdown(data):
             rows,
         )
     out += ["## Targets of issue 7", ""]
-    out += _table(
+    out += table(
         ["topology", "target", "measured", "met"],
         [
             [topo, target, measured, "yes" if met else "**no**"]
@@ -270,26 +297,7 @@ def markdown(data):
             for target, measured, met in stats.targets(records, topo)
         ],
     )
-    others = [r for r in records if r["status"] != "ok"]
-    if others:
-        out += ["## Not run, failed or timed out", ""]
-        out += _table(
-            ["topology", "scenario", "shape", "N", "status", "reason"],
-            [
-                [
-                    r["topology"],
-                    r["scenario"],
-                    r["shape"],
-                    r["n"],
-                    r["status"],
-                    (r.get("reason") or "").replace("|", "/")[:200],
-                ]
-                for r in others
-            ],
-        )
-    if data.get("plots"):
-        out += ["## Plots", ""]
-        out += ["![%s](%s)" % (name[:-4], name) for name in data["plots"]]
+    out += trailer(records, data, "topology")
     return "\n".join(out) + "\n"
 
 
