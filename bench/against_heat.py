@@ -32,7 +32,6 @@ from bench import (
     heatclient_api,
     report,
     scenarios,
-    throughput,
     topology,
 )
 from bench.results import Results
@@ -83,20 +82,12 @@ def run_target(topo, opts, results, data):
             topo.name, "all", "-", 0, "failed", reason=str(exc)[-2000:]
         )
         return
+    from bench import cli  # cli imports this module
+
     try:
         for rep in range(opts.repeat):
             _sizes(topo, opts, results, rep)
-            if "throughput" in opts.scenarios:
-                _guarded(
-                    topo,
-                    throughput.run_throughput,
-                    topo,
-                    results,
-                    opts.throughput_stacks,
-                    opts.throughput_threads,
-                    opts.throughput_seconds,
-                    opts.op_timeout,
-                )
+            cli.run_throughput(topo, opts, results)
     except Exception as exc:  # noqa: BLE001 - keep the other target
         results.add(
             topo.name,
@@ -110,13 +101,6 @@ def run_target(topo, opts, results, data):
         data["targets"][topo.name] = topo.describe()
         topo.stop()
         topo.logs(os.path.join(opts.out, "logs"))
-
-
-def _guarded(topo, fn, *args):
-    try:
-        fn(*args)
-    except (api.OpFailed, api.OpTimeout):
-        topo.restart()
 
 
 def _sizes(topo, opts, results, rep):

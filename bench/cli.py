@@ -257,8 +257,8 @@ def run_topology(name, opts, results, data, workroot):
         topo.logs(os.path.join(opts.out, "logs"))
 
 
-def _run_topology(topo, opts, results):
-    _run_sizes(topo, opts, results)
+def run_throughput(topo, opts, results):
+    """The throughput scenario, if asked for (also run against Heat)."""
     if "throughput" in opts.scenarios:
         _guarded(
             topo,
@@ -270,6 +270,11 @@ def _run_topology(topo, opts, results):
             opts.throughput_seconds,
             opts.op_timeout,
         )
+
+
+def _run_topology(topo, opts, results):
+    _run_sizes(topo, opts, results)
+    run_throughput(topo, opts, results)
     if "resource_group" in opts.scenarios:
         big, small = max(opts.group_sizes), min(opts.group_sizes)
         _guarded(
