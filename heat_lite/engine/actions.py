@@ -27,14 +27,20 @@ DB_RETRY_SECONDS = 1.0
 # an action and another engine took the lock over: the outcome of that
 # action is unknown.
 WENT_DOWN = "Engine went down during resource %s"
+# The reason a record gets when its own engine lost track of the action
+# holding its lock (an orphan the watchdog releases): the outcome is just
+# as unknown.
+INTERNAL = "Internal error during resource %s"
 
 
 def interrupted_create(record):
-    """True if the record's create was cut short by a takeover."""
+    """True if the record's create was cut short by a takeover: whatever
+    it made is found (``find_created``) rather than made again."""
     return (
         record["action"] == "CREATE"
         and record["status"] == "FAILED"
-        and record["status_reason"] == WENT_DOWN % "CREATE"
+        and record["status_reason"]
+        in (WENT_DOWN % "CREATE", INTERNAL % "CREATE")
     )
 
 
@@ -55,9 +61,12 @@ class Job:
     post_hook_done: bool = False
     # False for an instant action run without taking the lock first.
     locked: bool = True
-    # The engine's fencing generation when the job started; a job of an
-    # older one (the engine was claimed, or is stopping) stops.
+    # The engine's fencing generation when the job's lock was taken; a
+    # job of an older one (the engine was claimed, or is stopping) stops.
     generation: int = 0
+    # The (engine_id, epoch) the lock was taken as: every write of the job
+    # is guarded by it, never by the engine's current epoch.
+    owner: Any = None
     values: dict = dataclasses.field(default_factory=dict)
 
 
@@ -77,8 +86,21 @@ class ActionRunner:
         fencing generation: leave its lock to the takeover."""
         if job.generation == self.fence.generation:
             return False
-        self._unlocked(job.record["id"])
+        self._job_unlocked(job)
         return True
+
+    def _job_unlocked(self, job):
+        """The job's action no longer holds its lock (a newer lock of this
+        process on the same record stays active)."""
+        self._unlocked(job.record["id"], (job.owner, job.generation))
+
+    def _lost_lock(self, job, exc):
+        """A write of the job was refused: its lock was taken over (the
+        engine was claimed, or the action was orphaned). The new holder
+        decides; nothing is failed here."""
+        self._job_unlocked(job)
+        LOG.warning("Lost the lock of resource %s: %s", job.record["id"], exc)
+        return []
 
     # Running and polling actions -----------------------------------------
     def _start(self, job, handle, on_replace=None):
@@ -87,13 +109,17 @@ class ActionRunner:
         :param on_replace: what to do if the handler raises UpdateReplace.
         """
         record_id = job.record["id"]
-        job.generation = self.fence.generation
-        if job.locked and not self._may_act():
-            # Fenced, lease run out or stopping since the lock was taken:
-            # start nothing; the lock goes to a takeover.
-            self._unlocked(record_id)
-            return []
-        owner = self.fence.owner
+        if job.locked:
+            if not self._bind(job):
+                return []  # dropped: the engine was fenced or stops
+            if not self._may_act() or self._stale(job):
+                # Fenced, lease run out or stopping since the lock was
+                # taken: start nothing; the lock goes to a takeover.
+                self._job_unlocked(job)
+                return []
+        else:
+            job.generation = self.fence.generation
+        owner = job.owner
         notify.resource_event(job.record, job.action, "start")
         job.plugin.lookup_resource_data = functools.partial(
             db_api.resource_data_by_name, job.record["stack_id"]
@@ -157,6 +183,8 @@ class ActionRunner:
             if db_api.is_unavailable(exc):
                 return self._when_db_answers(job, lambda: self._poll(job))
             return self._job_failed(job, exc)
+        if self._stale(job):
+            return []  # fenced while the plugin was asked
         if done:
             return self._finish_polled(job)
         try:
@@ -165,6 +193,8 @@ class ActionRunner:
                     job, exception.ActionAborted(action=job.action)
                 )
             self._write_progress(job)
+        except exception.ConcurrentTransaction as exc:
+            return self._lost_lock(job, exc)
         except Exception as exc:
             if not db_api.is_unavailable(exc):
                 raise
@@ -215,7 +245,7 @@ class ActionRunner:
             if not db_api.is_unavailable(exc):
                 raise
             return self._when_db_answers(job, step)
-        owner = self.fence.owner
+        owner = job.owner
         held = record is not None and (
             record["engine_id"],
             record.get("lock_epoch"),
@@ -228,9 +258,7 @@ class ActionRunner:
             "Lost the lock of resource %s while the database was unavailable",
             job.record["id"],
         )
-        if record is None or record["engine_id"] != owner[0]:
-            # (A newer action of ours on it keeps it active.)
-            self._unlocked(job.record["id"])
+        self._job_unlocked(job)
         return []
 
     @staticmethod
@@ -263,7 +291,7 @@ class ActionRunner:
         )
         conv.resource_progress(
             job.record["id"],
-            self.fence.owner,
+            job.owner,
             {
                 "physical_resource_id": plugin.resource_id,
                 "rsrc_data": json.dumps(plugin.data()),
@@ -343,7 +371,7 @@ class ActionRunner:
         )
         events.append(self._event(job, "COMPLETE", "state changed"))
         guard = (
-            (None, self.fence.owner)
+            (None, job.owner)
             if job.locked
             else (job.record["atomic_key"], None)
         )
@@ -359,7 +387,7 @@ class ActionRunner:
                 self.graphs.successors(job.traversal, job.node, job.phase),
             )
         except exception.ConcurrentTransaction:
-            self._unlocked(job.record["id"])
+            self._job_unlocked(job)
             if not job.locked:
                 # Someone changed the record meanwhile: look again.
                 return [
@@ -372,7 +400,7 @@ class ActionRunner:
                 ]
             LOG.warning("Lost the lock of resource %s", job.record["id"])
             return []
-        self._unlocked(job.record["id"])
+        self._job_unlocked(job)
         notify.resource_event(
             job.record, job.action, "end", physical_id=plugin.resource_id
         )
@@ -401,9 +429,11 @@ class ActionRunner:
             ]
         )
         events.append(self._event(job, "FAILED", reason))
+        if job.locked and not self._bind(job):
+            return []  # the lock is no longer this process's
         released = conv.resource_release(
             job.record["id"],
-            self.fence.owner,
+            job.owner,
             {
                 "action": job.action,
                 "status": "FAILED",
@@ -413,7 +443,7 @@ class ActionRunner:
             },
             events,
         )
-        self._unlocked(job.record["id"])
+        self._job_unlocked(job)
         if not released:
             # The lock was no longer ours (the action had already been
             # recorded, or the lock was taken over): nothing to fail.
@@ -444,15 +474,27 @@ class ActionRunner:
         return self._job_failed(job, exc)
 
     def _lock(self, record, traversal, action, extra=None):
+        """Take the record's lock for an action of this process.
+
+        A record another action of this process holds (or is taking) is
+        refused without asking the database: two messages for one node
+        can run at once here (a re-drive crossing the cast that made the
+        node ready), and the loser must not forget the winner's action,
+        or the watchdog would take its lock for an orphan. The holder
+        re-triggers the record when it lets go, as with any lock.
+        """
         if not self._may_act():
             return False
+        owner, generation = self.fence.snapshot()
         with self._active_lock:
-            self._active.add(record["id"])
+            if record["id"] in self._active:
+                return False
+            self._active[record["id"]] = (owner, generation)
         try:
             locked = conv.resource_lock(
                 record["id"],
                 record["atomic_key"],
-                self.fence.owner,
+                owner,
                 traversal,
                 dict(
                     {
@@ -466,15 +508,34 @@ class ActionRunner:
         except Exception:
             # Whether or not the lock was taken, no action runs for it: a
             # lock that was taken is an orphan the watchdog releases.
-            self._unlocked(record["id"])
+            self._unlocked(record["id"], (owner, generation))
             raise
         if not locked:
-            self._unlocked(record["id"])
+            self._unlocked(record["id"], (owner, generation))
         return locked
 
-    def _unlocked(self, record_id):
+    def _lock_of(self, record_id):
+        """(owner, generation) of this process's lock of the record, or
+        None."""
         with self._active_lock:
-            self._active.discard(record_id)
+            return self._active.get(record_id)
+
+    def _bind(self, job):
+        """Give a locked job the owner and generation its lock was taken
+        as; False if this process no longer holds it."""
+        if job.owner is None:
+            held = self._lock_of(job.record["id"])
+            if held is None:
+                return False
+            job.owner, job.generation = held
+        return True
+
+    def _unlocked(self, record_id, held=None):
+        """Forget this process's lock of the record: only the lock
+        ``held`` = (owner, generation) when given."""
+        with self._active_lock:
+            if held is None or self._active.get(record_id) == held:
+                self._active.pop(record_id, None)
 
     @staticmethod
     def _plugin(cls, record, props):

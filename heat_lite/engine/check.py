@@ -40,8 +40,9 @@ class NodeRunner(
         self.stacks = stacks
         self.graphs = graphs
         self.scheduler = scheduler
-        # Records this process holds a lock on because an action runs.
-        self._active = set()
+        # {record id: (owner, generation)} of the locks this process holds
+        # (or is taking) because an action of it runs.
+        self._active = {}
         self._active_lock = threading.Lock()
 
     def active_records(self):
@@ -439,14 +440,14 @@ class NodeRunner(
             if "replace" in getattr(plugin, "restricted", ()):
                 conv.resource_release(
                     record["id"],
-                    self.fence.owner,
+                    job.owner,
                     {
                         "action": record["action"],
                         "status": record["status"],
                         "properties_data": record["properties_data"],
                     },
                 )
-                self._unlocked(record["id"])
+                self._job_unlocked(job)
                 return self._restricted(record, traversal, "replace")
             return self._replace(
                 record,
@@ -478,11 +479,14 @@ class NodeRunner(
             if locked
             else None
         )
+        held = self._lock_of(record["id"]) if locked else None
+        if locked and held is None:
+            return []  # the lock was dropped: the takeover decides
         new = conv.resource_replace(
             record["stack_id"],
             traversal,
             record,
-            self.fence.owner if locked else None,
+            held[0] if locked else None,
             {
                 "uuid": _uuid(),
                 "stack_id": record["stack_id"],
@@ -498,10 +502,10 @@ class NodeRunner(
             old_values=restore,
         )
         if locked:
-            self._unlocked(record["id"])
+            self._unlocked(record["id"], held)
         if new is None:
             if locked:
-                conv.resource_release(record["id"], self.fence.owner, restore)
+                conv.resource_release(record["id"], held[0], restore)
             return self.retrigger(record["id"])
         new = dict(
             new,

@@ -36,7 +36,7 @@ def log_unexpected(exc, what):
 
 
 class NodeFailures:
-    """Needs ``fence``, ``stacks``, ``_lock`` and ``_unlocked``."""
+    """Needs ``fence``, ``stacks``, ``_lock``, ``_lock_of``, ``_unlocked``."""
 
     def fail_node(self, stack_id, traversal, entity, phase, exc, logged=False):
         """Fail node (entity, phase) of ``traversal`` because of ``exc``.
@@ -47,6 +47,18 @@ class NodeFailures:
 
         :returns: the next nodes (a newer traversal's, or a rollback's).
         """
+        if isinstance(exc, exception.ConcurrentTransaction):
+            # A write refused because someone else changed the record or
+            # took its lock over (this engine was claimed): the other
+            # side's action decides, and it re-triggers the node.
+            LOG.info(
+                "Node %s/%s of stack %s lost a race: %s",
+                entity,
+                phase,
+                stack_id,
+                exc,
+            )
+            return []
         if not logged:
             log_unexpected(
                 exc, "Node %s/%s of stack %s" % (entity, phase, stack_id)
@@ -64,12 +76,18 @@ class NodeFailures:
         if record["engine_id"] is None:
             if not self._lock(record, traversal, action):
                 return []
-        elif (
-            record["engine_id"],
-            record["lock_epoch"],
-        ) != self.fence.owner or record["lock_traversal"] != traversal:
-            # Another engine's action, or an older action of ours that
-            # still runs: that action decides.
+            held = self._lock_of(record["id"])
+        else:
+            held = self._lock_of(record["id"])
+            if (
+                held is None
+                or held[0] != (record["engine_id"], record["lock_epoch"])
+                or record["lock_traversal"] != traversal
+            ):
+                # Another engine's action, or an older action of ours
+                # (its lock was taken over): that action decides.
+                return []
+        if held is None:
             return []
         reason = reason_for(exc, record["name"])
         event = db_api.event_values(
@@ -83,11 +101,11 @@ class NodeFailures:
         )
         released = conv.resource_release(
             record["id"],
-            self.fence.owner,
+            held[0],
             {"action": action, "status": "FAILED", "status_reason": reason},
             [event],
         )
-        self._unlocked(record["id"])
+        self._unlocked(record["id"], held)
         if not released:
             return []
         return self.stacks.resource_failed(

@@ -84,6 +84,13 @@ class Fence:
         """The lock owner written to (and guarding) records."""
         return (self.engine_id, self.epoch)
 
+    def snapshot(self):
+        """(owner, generation), read together: what a lock is taken as.
+        A job keeps them, so that after a re-registration its late
+        writes carry the old epoch and are refused."""
+        with self._lock:
+            return (self.engine_id, self.epoch), self.generation
+
     def register(self):
         """Register under a new epoch; with our stable identity if it is
         free, else (another live process has it) under a random one."""

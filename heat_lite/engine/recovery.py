@@ -39,13 +39,11 @@ from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
 from heat_lite.engine import redrive
-from heat_lite.engine.actions import WENT_DOWN
+from heat_lite.engine.actions import INTERNAL, WENT_DOWN
 from heat_lite.engine.planner import BARRIER, STACK
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
-
-INTERNAL = "Internal error during resource %s"
 
 
 def watcher(stack_id, engine_ids):

@@ -15,6 +15,7 @@ from heat_lite.db import api as db_api
 from heat_lite.db import caller_tokens, migration, models, session
 from heat_lite.db import convergence as conv
 from heat_lite.engine import caller, process, recovery, service
+from heat_lite.resources import base, test_resource
 
 CONF = conf.CONF
 
@@ -310,6 +311,9 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
             counted.append(statement.split("\n")[0][:60])
 
     watchdog = recovery.Watchdog(engine.fence, engine.ops, engine.dispatcher)
+    # However long the first pass takes on a loaded machine, the second
+    # must not find the stacks stalled (that is one read per stack).
+    CONF.set_override("stall_timeout", 600, group="engine")
     try:
         watchdog.tick()  # the first pass looks at every watched stack
         for other in others:  # alive: nobody claims them meanwhile
@@ -319,7 +323,131 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
         sa.event.remove(db, "before_cursor_execute", count)
         watched = len(watchdog._progress)
     finally:
+        CONF.set_override("stall_timeout", 1.0, group="engine")
         with db.begin() as conn:
             conn.execute(stacks.delete().where(stacks.c.tenant == "cost"))
     assert 150 < watched < 400
     assert len(counted) == 4, counted
+
+
+def _locked_record(stack_id, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for record in conv.resource_get_all(stack_id):
+            if record["engine_id"]:
+                return conv.resource_load(record["id"])
+        time.sleep(0.02)
+    raise AssertionError("no record of stack %s got locked" % stack_id)
+
+
+def test_a_duplicate_message_leaves_the_running_action_alone(engine):
+    """Two messages for one node reach one engine (a re-drive crossing
+    the cast that made it ready): the second read the record before the
+    first took its lock, so its own lock attempt fails. The first action
+    must stay this engine's, or the watchdog takes it for an orphan,
+    fails it and the record is replaced: the resource made twice."""
+    stack_id = _create(
+        engine,
+        "duplicate",
+        {
+            "r": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"value": "v", "wait_secs": 3},
+            }
+        },
+    )
+    record = _locked_record(stack_id)
+    assert record["id"] in engine.runner.active_records()
+    # What the duplicate read: the record just before the first lock.
+    before = dict(
+        record,
+        engine_id=None,
+        lock_epoch=None,
+        atomic_key=record["atomic_key"] - 1,
+        action="INIT",
+    )
+    assert not engine.runner._lock(before, record["lock_traversal"], "CREATE")
+    assert record["id"] in engine.runner.active_records()
+    _wait(stack_id, "CREATE_COMPLETE")
+    (after,) = conv.resource_get_all(stack_id)
+    assert after["id"] == record["id"]
+    assert after["status_reason"] == "state changed"
+
+
+def test_an_orphaned_create_is_found_not_made_again(engine, tmp_path):
+    """The engine loses track of a create it runs (its lock is an orphan
+    the watchdog releases as an internal error): the outcome is unknown,
+    so the re-driven node asks the plugin what the create made and keeps
+    it -- the same record, one physical resource."""
+    ledger = tmp_path / "ledger"
+    CONF.set_override("test_resource_ledger", str(ledger), group="engine")
+    try:
+        stack_id = _create(
+            engine,
+            "orphan",
+            {
+                "r": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"value": "v", "wait_secs": 2},
+                }
+            },
+        )
+        record = _locked_record(stack_id)
+        engine.runner._unlocked(record["id"])  # the action is forgotten
+        _wait(stack_id, "CREATE_COMPLETE")
+        (after,) = conv.resource_get_all(stack_id)
+        reasons = [
+            e["resource_status_reason"] for e in db_api.event_get_all(stack_id)
+        ]
+        created, _ = test_resource.read_ledger(str(ledger))
+    finally:
+        CONF.clear_override("test_resource_ledger", group="engine")
+    assert after["id"] == record["id"]
+    assert len(created) == 1, created
+    assert after["physical_resource_id"] in created
+    assert "Internal error during resource CREATE" in reasons
+
+
+def test_a_zombie_step_never_fails_what_the_new_life_finished(
+    engine, monkeypatch
+):
+    """The engine is claimed while a step of an action runs (a partition,
+    a long pause), registers again under a new epoch, and the stack is
+    finished by the takeover. When that old step resumes, its writes are
+    refused (the lock is gone) -- and that refusal must not fail the
+    record the new life completed."""
+    started, go = threading.Event(), threading.Event()
+    real_check = test_resource.TestResource.check_create_complete
+
+    def check(plugin, cookie):
+        if plugin.name == "zombie" and not started.is_set():
+            started.set()
+            go.wait(30)
+            plugin.data_set("late", True)  # progress to write
+            raise base.PollDelay(0.01)
+        return real_check(plugin, cookie)
+
+    monkeypatch.setattr(
+        test_resource.TestResource, "check_create_complete", check
+    )
+    stack_id = _create(
+        engine,
+        "zombie",
+        {"zombie": {"type": "OS::Heat::TestResource", "properties": {}}},
+    )
+    try:
+        assert started.wait(10)
+        epoch = engine.fence.epoch
+        db_api.service_delete(engine.engine_id, epoch)  # claimed as dead
+        deadline = time.time() + 10
+        while engine.fence.epoch == epoch and time.time() < deadline:
+            time.sleep(0.05)
+        assert engine.fence.epoch != epoch, "the engine did not re-register"
+        _wait(stack_id, "CREATE_COMPLETE")
+    finally:
+        go.set()
+    time.sleep(1.0)  # the zombie step resumes and is refused
+    (record,) = conv.resource_get_all(stack_id)
+    assert (record["action"], record["status"]) == ("CREATE", "COMPLETE")
+    assert record["engine_id"] is None
+    assert _wait(stack_id, "CREATE_COMPLETE")
