@@ -49,7 +49,7 @@ class KeystoneContext:
     the URL must be the token's project unless the caller is admin.
 
     The context keeps the caller's token: the engine keeps it, encrypted,
-    for the operation the request starts (see ``engine.caller``).
+    for the operation the request starts (see ``engine.worker.caller``).
     """
 
     def __init__(self, app):

@@ -19,8 +19,9 @@ LOG = logging.getLogger(__name__)
 
 
 def run_one(index=0):
-    """Run worker ``index`` (its identity, see ``engine.fencing``) until
-    SIGTERM/SIGINT, then stop it gracefully."""
+    """Run worker ``index`` (its identity, see
+    ``engine.recovery.fencing``) until SIGTERM/SIGINT, then stop it
+    gracefully."""
     from heat_lite.engine import process
 
     common.enable_counters("engine")

@@ -1,5 +1,5 @@
 """Reading the caller's token kept with a traversal (``traversal.
-caller_token``, encrypted by ``heat_lite.engine.caller``).
+caller_token``, encrypted by ``heat_lite.engine.worker.caller``).
 
 ``convergence.traversal_begin`` writes it in the traversal's row, and it is
 deleted with that row when the traversal is replaced or its stack finishes.

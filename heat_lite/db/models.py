@@ -208,9 +208,9 @@ class Service(BASE):
     """An engine process; ``updated_at`` is its heartbeat.
 
     ``engine_id`` is stable across restarts of one host's process (see
-    ``engine.fencing``); ``epoch`` grows each time it registers, so locks
-    taken by an earlier life (or by a zombie that was claimed) are
-    recognised and refused.
+    ``engine.recovery.fencing``); ``epoch`` grows each time it registers,
+    so locks taken by an earlier life (or by a zombie that was claimed)
+    are recognised and refused.
     """
 
     __tablename__ = "service"
@@ -253,7 +253,7 @@ class SoftwareConfig(BASE):
 
 
 class Verification(BASE):
-    """The checks of a verified update or create (``engine.verify``).
+    """The checks of a verified update or create (``engine.traversal.verify``).
 
     One row per traversal that carries ``verify``; it outlives the
     traversal row (which is purged when the stack finishes) so that a

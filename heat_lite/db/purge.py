@@ -212,7 +212,8 @@ def _delete_stacks(session, stack_ids):
             counts[key] += session.execute(
                 table.delete().where(table.c.stack_id.in_(chunk))
             ).rowcount
-        # Verified updates' outcomes (engine.verify) go with their stack.
+        # Verified updates' outcomes (engine.traversal.verify) go with
+        # their stack.
         session.execute(
             VERIFICATION.delete().where(VERIFICATION.c.stack_id.in_(chunk))
         )

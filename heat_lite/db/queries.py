@@ -1,4 +1,5 @@
-"""Reads of stack queries (``POST /stacks/query``, ``engine.queries``).
+"""Reads of stack queries (``POST /stacks/query``,
+``engine.endpoint.queries``).
 
 The database narrows first, with what an index or a cheap predicate can
 do -- live top-level stacks of the project, ``LIKE`` prefixes of the name

@@ -1,5 +1,5 @@
 """Queries of verified updates: one ``verification`` row per traversal
-that carries a ``verify`` document (see ``engine.verify``).
+that carries a ``verify`` document (see ``engine.traversal.verify``).
 
 Each step is a conditional write, so that any number of engines may poll
 the same verification and exactly one of them decides it: the start

@@ -1,0 +1,34 @@
+"""The engine: everything behind the RPC API, by role.
+
+``rpcapi``
+    The RPC clients: ``EngineAPI`` (what the REST API calls) and
+    ``WorkerAPI`` (what engines cast to each other).
+``process``
+    One engine process, wired up: both RPC servers, the node runner, the
+    poll scheduler, the heartbeat and the recovery watchdog.
+``endpoint/``
+    The ``[engine] topic`` endpoint: every call the API makes (stacks,
+    reads, resources, catalog, software configs, preview, abandon and
+    export), answered in Heat's engine format.
+``traversal/``
+    One traversal from start to finish: starting and finishing stack
+    operations (``ops``), planning the update and cleanup graphs
+    (``planner``), the per-process graph cache, verification between the
+    phases, and the nested stacks plugins own.
+``worker/``
+    The ``[engine] worker_topic`` endpoint and what runs a graph node:
+    dispatch and the poll scheduler, the node runner (``node``), resource
+    actions, the cleanup phase, adopt, hooks, failures and the caller's
+    token.
+``recovery/``
+    Keeping every stack moving when engines die: the engine's identity
+    and heartbeat (``fencing``), the watchdog (dead engines, stale locks,
+    stalls, timeouts) and its capped re-drives.
+``template/``
+    The template language (HOT and CFN functions, parameters,
+    environments, conditions): pure, no database and no RPC.
+``graph``, ``definitions``, ``validation``, ``limits``
+    Shared by the roles above: the pure dependency graph, parsed and bound
+    templates cached by id, checks on what a user submits, and the size
+    of a stack tree.
+"""

@@ -9,19 +9,16 @@ import time
 from heat_lite import conf
 from heat_lite.common import crypt, rpc
 from heat_lite.db import api as db_api
-from heat_lite.engine import (
-    check,
-    dispatch,
-    fencing,
-    graphs,
-    nested,
-    recovery,
-    rpcapi,
-    service,
-    stacks,
-    verify,
-    worker,
-)
+from heat_lite.engine import rpcapi
+from heat_lite.engine.endpoint import service
+from heat_lite.engine.recovery import fencing
+from heat_lite.engine.recovery import watchdog as recovery
+from heat_lite.engine.traversal import graph_cache as graphs
+from heat_lite.engine.traversal import nested, verify
+from heat_lite.engine.traversal import ops as stacks
+from heat_lite.engine.worker import dispatch
+from heat_lite.engine.worker import endpoint as worker
+from heat_lite.engine.worker import node as check
 from heat_lite.resources import registry, stack_resource
 
 CONF = conf.CONF

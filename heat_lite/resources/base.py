@@ -86,7 +86,7 @@ class Resource:
     # A plugin that acts in another service as the user who started the
     # operation says so here; before each of its actions the engine then
     # sets ``request_context``: a RequestContext carrying that user's
-    # token (keystone mode, see heat_lite.engine.caller), or None.
+    # token (keystone mode, see heat_lite.engine.worker.caller), or None.
     needs_caller_token = False
     request_context = None
 

@@ -1,6 +1,6 @@
 """Resources backed by a nested stack (template resources, groups).
 
-The engine injects ``nested_stacks`` (``heat_lite.engine.nested``) at
+The engine injects ``nested_stacks`` (``heat_lite.engine.traversal.nested``) at
 start-up; a subclass only says which template its child stack converges
 on (``child_template``). Create, update, delete, suspend, resume and check
 start the matching operation on the child and then poll its state, so a

@@ -71,8 +71,8 @@ def test_template_language_is_pure():
             "heat_lite.db",
             "heat_lite.api",
             "oslo_messaging",
-            "heat_lite.engine.service",
-            "heat_lite.engine.check",
+            "heat_lite.engine.endpoint.service",
+            "heat_lite.engine.worker.node",
             "heat_lite.resources",
         ],
     )
@@ -93,7 +93,11 @@ def test_graph_is_pure():
 def test_resources_do_not_import_the_engine_service():
     assert (
         _violations(
-            "resources", ["heat_lite.engine.service", "heat_lite.engine.check"]
+            "resources",
+            [
+                "heat_lite.engine.endpoint.service",
+                "heat_lite.engine.worker.node",
+            ],
         )
         == []
     )

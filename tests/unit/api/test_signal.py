@@ -13,7 +13,8 @@ from heat_lite import conf
 from heat_lite.common import context, exception
 from heat_lite.db import api as db_api
 from heat_lite.db import migration, session
-from heat_lite.engine import process, service
+from heat_lite.engine import process
+from heat_lite.engine.endpoint import service
 from heat_lite.resources import base, registry
 
 CONF = conf.CONF

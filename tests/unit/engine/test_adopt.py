@@ -3,7 +3,8 @@
 import pytest
 
 from heat_lite.common import exception
-from heat_lite.engine import adopt, planner
+from heat_lite.engine.traversal import planner
+from heat_lite.engine.worker import adopt
 from heat_lite.resources import base
 
 TEMPLATE = {

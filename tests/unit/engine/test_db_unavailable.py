@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from heat_lite.api import faults
 from heat_lite.common import exception
-from heat_lite.engine import service_base
+from heat_lite.engine.endpoint import base as service_base
 from tests.functional.deployment import free_port
 
 

@@ -14,7 +14,10 @@ from heat_lite.common import context, crypt
 from heat_lite.db import api as db_api
 from heat_lite.db import caller_tokens, migration, models, session
 from heat_lite.db import convergence as conv
-from heat_lite.engine import caller, process, recovery, service
+from heat_lite.engine import process
+from heat_lite.engine.endpoint import service
+from heat_lite.engine.recovery import watchdog as recovery
+from heat_lite.engine.worker import caller
 from heat_lite.resources import base, test_resource
 
 CONF = conf.CONF

@@ -19,7 +19,8 @@ from heat_lite import conf
 from heat_lite.common import context
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine import process, service
+from heat_lite.engine import process
+from heat_lite.engine.endpoint import service
 from heat_lite.resources import base, registry
 from tests.unit import databases
 

@@ -2,8 +2,8 @@
 
 import json
 
-from heat_lite.engine import planner
 from heat_lite.engine import template as tmpl_mod
+from heat_lite.engine.traversal import planner
 
 
 def _defs(resources):

@@ -7,7 +7,9 @@ import pytest
 
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.engine import nested, preview, validation
+from heat_lite.engine import validation
+from heat_lite.engine.endpoint import preview
+from heat_lite.engine.traversal import nested
 from heat_lite.resources import test_resource
 
 LEAF = json.dumps(

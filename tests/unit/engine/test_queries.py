@@ -5,7 +5,7 @@ import fnmatch
 import pytest
 
 from heat_lite.common import exception
-from heat_lite.engine import queries
+from heat_lite.engine.endpoint import queries
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,9 @@ from heat_lite import conf
 from heat_lite.common import context, exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine import planner, service, stacks
+from heat_lite.engine.endpoint import service
+from heat_lite.engine.traversal import ops as stacks
+from heat_lite.engine.traversal import planner
 from tests.unit import databases
 
 CONF = conf.CONF

@@ -1,11 +1,13 @@
-"""``engine.verify.outcome``: what a caller inside the engine (a rollout)
-reads from the database about a verified update it started."""
+"""``engine.traversal.verify.outcome``: what a caller inside the engine
+(a rollout) reads from the database about a verified update it started."""
 
 import time
 
 from heat_lite.common import context
 from heat_lite.db import api as db_api
-from heat_lite.engine import definitions, service, validation, verify
+from heat_lite.engine import definitions, validation
+from heat_lite.engine.endpoint import service
+from heat_lite.engine.traversal import verify
 from tests.unit.engine.test_inprocess import (
     _wait,
     engine,  # noqa: F401 - fixture

@@ -1,6 +1,6 @@
 """Handler of /v1/{tenant}/stacks/query: the stacks a selector matches
 (names, tags, parameters, resources' properties, status; see
-``engine.queries``)."""
+``engine.endpoint.queries``)."""
 
 from heat_lite.api.controllers.v1 import stack_body
 from heat_lite.api.request import Reply, rule

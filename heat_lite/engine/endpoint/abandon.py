@@ -15,7 +15,7 @@ import uuid
 from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine.stacks import stack_event
+from heat_lite.engine.traversal.ops import stack_event
 
 
 def _tree(stack):

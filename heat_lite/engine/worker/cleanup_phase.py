@@ -1,6 +1,6 @@
 """The cleanup phase: delete (or keep, or suspend) the records that are
 not part of the goal, in reverse dependency order. Mixed into
-``check.NodeRunner``.
+``node.NodeRunner``.
 """
 
 import logging
@@ -8,8 +8,9 @@ import logging
 from heat_lite.common import exception
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import actions, definitions
-from heat_lite.engine.planner import CLEANUP
+from heat_lite.engine import definitions
+from heat_lite.engine.traversal.planner import CLEANUP
+from heat_lite.engine.worker import actions
 
 LOG = logging.getLogger(__name__)
 

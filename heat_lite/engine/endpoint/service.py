@@ -14,28 +14,20 @@ import oslo_messaging as messaging
 from heat_lite import conf
 from heat_lite.common import exception, verify_spec
 from heat_lite.db import api as db_api
-from heat_lite.engine import (
-    abandon,
-    adopt,
-    caller,
-    definitions,
-    preview,
-    queries,
-    rpcapi,
-    stacks,
-    validation,
-    views,
-)
-from heat_lite.engine.service_base import (
+from heat_lite.engine import definitions, rpcapi, validation
+from heat_lite.engine.endpoint import abandon, preview, queries, views
+from heat_lite.engine.endpoint.base import (
     bound_template,
     expected,
     find_stack,
     records_by_name,
 )
-from heat_lite.engine.service_catalog import CatalogEndpoint
-from heat_lite.engine.service_reads import ReadEndpoint
-from heat_lite.engine.service_resources import ResourceEndpoint
-from heat_lite.engine.service_software_configs import SoftwareConfigEndpoint
+from heat_lite.engine.endpoint.catalog import CatalogEndpoint
+from heat_lite.engine.endpoint.reads import ReadEndpoint
+from heat_lite.engine.endpoint.resources import ResourceEndpoint
+from heat_lite.engine.endpoint.software_configs import SoftwareConfigEndpoint
+from heat_lite.engine.traversal import ops as stacks
+from heat_lite.engine.worker import adopt, caller
 
 CONF = conf.CONF
 _UUID_RE = re.compile(
@@ -53,9 +45,9 @@ class EngineService(
     """Stack operations requested by the API (or any RPC client).
 
     The reading methods, the resource methods, the catalog (templates,
-    types, services) and software configs are in ``service_reads``,
-    ``service_resources``, ``service_catalog`` and
-    ``service_software_configs``; this class starts and stops operations.
+    types, services) and software configs are in ``reads``,
+    ``resources``, ``catalog`` and
+    ``software_configs``; this class starts and stops operations.
     """
 
     target = messaging.Target(version=rpcapi.RPC_API_VERSION)
@@ -426,13 +418,13 @@ class EngineService(
     @_expected
     def stack_verdict(self, ctxt, stack_identity, status, reason=None):
         """A test runner's verdict (PASS / FAIL) on the stack's running
-        verification (see ``engine.verify``)."""
+        verification (see ``engine.traversal.verify``)."""
         stack = self._stack(ctxt, stack_identity, live=True)
         self.ops.verifier.signal(stack, status, reason)
 
     @_expected
     def query_stacks(self, ctxt, selector, all_projects=False):
-        """The stacks a selector matches (``engine.queries``); every
+        """The stacks a selector matches (``engine.endpoint.queries``); every
         project's only for an admin."""
         if all_projects and not ctxt.is_admin:
             raise exception.Forbidden(action="stacks:query_all_projects")

@@ -8,7 +8,7 @@ dispatcher, which hands it here instead of dropping it: the record is
 marked FAILED with the exception's text as its reason and an event, and
 the stack fails or rolls back as for any resource failure. Dropping it
 would leave the node for the watchdog to re-drive into the same bug
-forever. Mixed into ``check.NodeRunner``.
+forever. Mixed into ``node.NodeRunner``.
 """
 
 import logging
@@ -16,7 +16,7 @@ import logging
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine.planner import CLEANUP
+from heat_lite.engine.traversal.planner import CLEANUP
 
 LOG = logging.getLogger(__name__)
 

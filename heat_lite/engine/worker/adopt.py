@@ -12,8 +12,8 @@ stack adopts that stack from the entry's ``resources``.
 
 from heat_lite.common import exception
 from heat_lite.db import models
-from heat_lite.engine import actions
-from heat_lite.engine.planner import ADOPT_NESTED_KEY, UPDATE
+from heat_lite.engine.traversal.planner import ADOPT_NESTED_KEY, UPDATE
+from heat_lite.engine.worker import actions
 
 NESTED_KEY = ADOPT_NESTED_KEY
 
@@ -100,7 +100,7 @@ def resource_data(plugin):
 
 
 class AdoptAction:
-    """The ADOPT action of a new record; mixed into ``check.NodeRunner``
+    """The ADOPT action of a new record; mixed into ``node.NodeRunner``
     (needs its ``_lock``, ``_plugin`` and ``_start``)."""
 
     def _adopt(self, record, node, traversal, cls, props, values, policy=None):

@@ -11,8 +11,9 @@ from heat_lite import conf, version
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import models
-from heat_lite.engine import validation, views
-from heat_lite.engine.service_base import expected
+from heat_lite.engine import validation
+from heat_lite.engine.endpoint import views
+from heat_lite.engine.endpoint.base import expected
 from heat_lite.engine.template import validate as tmpl_validate
 from heat_lite.engine.template import versions as tmpl_versions
 from heat_lite.resources import properties, registry

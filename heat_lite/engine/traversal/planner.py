@@ -18,7 +18,7 @@ from heat_lite.engine import graph as graph_mod
 
 UPDATE, CLEANUP, BARRIER, STACK = "update", "cleanup", "barrier", "stack"
 # Adopt data key holding a nested stack's resources in a record's data
-# until its plugin takes them (see engine.adopt).
+# until its plugin takes them (see engine.worker.adopt).
 ADOPT_NESTED_KEY = "adopt_nested_resources"
 
 

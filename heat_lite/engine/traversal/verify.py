@@ -32,7 +32,8 @@ import threading
 from heat_lite.common import exception, verify_spec
 from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
-from heat_lite.engine import definitions, stacks
+from heat_lite.engine import definitions
+from heat_lite.engine.traversal import ops as stacks
 
 LOG = logging.getLogger(__name__)
 

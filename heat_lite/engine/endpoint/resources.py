@@ -10,9 +10,10 @@ import json
 
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
-from heat_lite.engine import definitions, hooks
-from heat_lite.engine.service_base import expected, find_record, find_stack
-from heat_lite.engine.service_reads import resource_metadata
+from heat_lite.engine import definitions
+from heat_lite.engine.endpoint.base import expected, find_record, find_stack
+from heat_lite.engine.endpoint.reads import resource_metadata
+from heat_lite.engine.worker import hooks
 
 UNHEALTHY_REASON = "state changed by resource_mark_unhealthy api"
 

@@ -1,6 +1,6 @@
 """Running one resource action: the plugin's handler, non-blocking
 polling of ``check_*_complete``, ``post-*`` hooks, and the transaction that
-finishes the node (or fails it). Mixed into ``check.NodeRunner``.
+finishes the node (or fails it). Mixed into ``node.NodeRunner``.
 """
 
 import dataclasses
@@ -13,8 +13,9 @@ from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import caller, definitions, failures, hooks
-from heat_lite.engine.planner import UPDATE
+from heat_lite.engine import definitions
+from heat_lite.engine.traversal.planner import UPDATE
+from heat_lite.engine.worker import caller, failures, hooks
 from heat_lite.resources import base
 
 LOG = logging.getLogger(__name__)

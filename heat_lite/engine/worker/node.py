@@ -17,9 +17,11 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import actions, adopt, cleanup, definitions, failures
-from heat_lite.engine.planner import BARRIER, STACK, UPDATE
+from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
+from heat_lite.engine.traversal.planner import BARRIER, STACK, UPDATE
+from heat_lite.engine.worker import actions, adopt, failures
+from heat_lite.engine.worker import cleanup_phase as cleanup
 from heat_lite.resources import base
 
 LOG = logging.getLogger(__name__)
@@ -32,7 +34,7 @@ class NodeRunner(
     failures.NodeFailures,
 ):
     """Executes nodes for one engine process; ``fence`` (see
-    ``engine.fencing``) gives the lock owner and says whether it may act.
+    ``recovery.fencing``) gives the lock owner and says whether it may act.
     """
 
     def __init__(self, fence, stacks, graphs, scheduler):

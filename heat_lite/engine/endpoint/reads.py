@@ -10,8 +10,9 @@ from heat_lite import conf
 from heat_lite.common import exception, states
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine import definitions, views
-from heat_lite.engine.service_base import (
+from heat_lite.engine import definitions
+from heat_lite.engine.endpoint import views
+from heat_lite.engine.endpoint.base import (
     bound_template,
     expected,
     find_record,

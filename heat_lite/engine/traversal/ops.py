@@ -15,7 +15,9 @@ from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import caller, definitions, planner
+from heat_lite.engine import definitions
+from heat_lite.engine.traversal import planner
+from heat_lite.engine.worker import caller
 
 LOG = logging.getLogger(__name__)
 _START_RETRIES = 20
@@ -70,7 +72,7 @@ class StackOps:
 
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
-        # engine.verify.Verifier, set by the process: holds the cleanup
+        # traversal.verify.Verifier, set by the process: holds the cleanup
         # phase of a verified traversal until its checks pass.
         self.verifier = None
 
@@ -104,7 +106,7 @@ class StackOps:
         :param caller_token: the encrypted token of the user who asked
             for it (``caller.keep``), kept for the traversal's lifetime.
         :param verify: a checked ``verify`` document: the checks run
-            between the update and the cleanup phase (``engine.verify``).
+            between the update and the cleanup phase (``verify``).
         :returns: the stack row as it was before, with the new
             traversal's id as ``new_traversal``; or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.

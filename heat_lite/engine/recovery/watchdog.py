@@ -1,7 +1,7 @@
 """Keep every stack moving: dead engines, stale locks, stalls, timeouts.
 
 Each engine process runs ``Watchdog.tick`` every ``heartbeat_interval``
-(its heartbeat runs on a thread of its own, see ``engine.fencing``):
+(its heartbeat runs on a thread of its own, see ``engine.recovery.fencing``):
 
 * it claims engines whose heartbeat is older than
   ``engine_life_check_timeout`` (one claimer per dead engine);
@@ -38,9 +38,9 @@ from heat_lite import conf
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import redrive
-from heat_lite.engine.actions import INTERNAL, WENT_DOWN
-from heat_lite.engine.planner import BARRIER, STACK
+from heat_lite.engine.recovery import redrive
+from heat_lite.engine.traversal.planner import BARRIER, STACK
+from heat_lite.engine.worker.actions import INTERNAL, WENT_DOWN
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -269,7 +269,7 @@ class Watchdog:
             self.dispatcher.drive(joins)
         nodes = [n for n in nodes if n[3] not in (BARRIER, STACK)]
         if stalled:
-            # Capped and backed off: see engine/redrive.py. A re-drive
+            # Capped and backed off: see engine/recovery/redrive.py. A re-drive
             # because the live engines changed is not a stall.
             nodes = self.redrives.admit(stack, nodes)
         if nodes:

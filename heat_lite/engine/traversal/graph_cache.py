@@ -4,7 +4,7 @@ import collections
 import threading
 
 from heat_lite.db import convergence as conv
-from heat_lite.engine.planner import CLEANUP, UPDATE
+from heat_lite.engine.traversal.planner import CLEANUP, UPDATE
 
 
 class GraphCache:
