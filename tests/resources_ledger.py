@@ -2,21 +2,24 @@
 
 import collections
 import os
-import time
 
 from heat_lite.resources import test_resource
+from tests import polling
 
 
 def assert_no_leaks(deployment, timeout=10):
     """Every physical ID created was deleted (all stacks are gone)."""
-    deadline = time.time() + timeout
-    while True:
+
+    def leaked():
         created, deleted = test_resource.read_ledger(deployment.ledger)
-        leaked = created - deleted
-        if not leaked or time.time() > deadline:
-            break
-        time.sleep(0.2)
-    assert not leaked, "leaked physical resources: %s" % sorted(leaked)
+        return created - deleted
+
+    polling.until(
+        lambda: not leaked(),
+        timeout,
+        lambda: "no leaked physical resources (%s)" % sorted(leaked()),
+        interval=0.2,
+    )
 
 
 def ledger_counts(deployment):

@@ -9,6 +9,7 @@ import time
 from heat_lite import conf
 from heat_lite.common import crypt, rpc
 from heat_lite.db import api as db_api
+from heat_lite.db import software_configs
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.recovery import fencing
@@ -19,7 +20,7 @@ from heat_lite.engine.traversal import ops as stacks
 from heat_lite.engine.worker import dispatch
 from heat_lite.engine.worker import endpoint as worker
 from heat_lite.engine.worker import node as check
-from heat_lite.resources import registry, stack_resource
+from heat_lite.resources import registry, software_config, stack_resource
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -67,6 +68,8 @@ class EngineProcess:
         stack_resource.StackResource.nested_stacks = nested.NestedStacks(
             self.ops
         )
+        # And software configs are kept in the database, through this.
+        software_config.SoftwareConfig.store = software_configs
         self._servers = []
 
     @property

@@ -13,7 +13,6 @@ to deployments, and deleting the resource deletes the row.
 import uuid
 
 from heat_lite.common import exception
-from heat_lite.db import software_configs
 from heat_lite.resources import base
 from heat_lite.resources import constraints as c
 from heat_lite.resources import properties as p
@@ -103,8 +102,11 @@ class SoftwareConfig(base.Resource):
             "The config value of the software config.", type="string"
         ),
     }
-    # Where configs are kept; a unit test may put a fake store here.
-    store = software_configs
+    # Where configs are kept (``heat_lite.db.software_configs``): the
+    # engine process injects it, as it injects ``nested_stacks``, so that
+    # plugins never import the database layer; a unit test may put a
+    # fake store here.
+    store = None
 
     def _tenant(self):
         return self.stack.get("tenant") or ""

@@ -23,6 +23,7 @@ import pytest
 import sqlalchemy as sa
 from heatclient import exc as heat_exc
 
+from tests import polling
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 from tests.resources_ledger import assert_no_leaks
@@ -138,21 +139,11 @@ def _wait_status(heat, stack_id, expected, timeout=60):
                 raise
 
 
-def _wait(predicate, timeout=30, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("%s not met in %ss" % (what, timeout))
-
-
 def _holder(dep):
     """An engine worker PID that holds a lock (an action is in flight)."""
     pids = set(dep.engine_pids())
     return sorted(
-        _wait(
+        polling.until(
             lambda: _lock_holders(dep) & pids, what="an engine holding a lock"
         )
     )[0]
@@ -214,7 +205,7 @@ def _start_engines(dep):
         dep._spawn(
             "engine", "heat-lite-engine", "--workers", str(dep.engine_workers)
         )
-        _wait(
+        polling.until(
             lambda: dep.engines_up() >= dep.engine_workers, what="engines up"
         )
 
@@ -264,7 +255,9 @@ def test_sigterm_one_engine_mid_create(deploy, kind):
         "SIGTERM 1 of 2",
         time.time() - fault,
     )
-    _wait(lambda: victim not in dep.engine_pids(), what="victim exited")
+    polling.until(
+        lambda: victim not in dep.engine_pids(), what="victim exited"
+    )
     _assert_created_once(dep, "sigterm1", resources)
     _delete_all(dep, heat, [stack_id])
 
@@ -278,7 +271,7 @@ def test_sigterm_all_engines_then_fresh_ones(deploy, kind):
     resources = _layers(2, 4, 3)
     stack_id = helpers.create(heat, "sigtermall", helpers.template(resources))
     if kind == "sqlite":
-        _wait(
+        polling.until(
             lambda: _query(
                 dep, "SELECT id FROM resource WHERE engine_id IS NOT NULL"
             ),
@@ -389,10 +382,12 @@ def test_sigstop_past_liveness_then_sigcont(deploy, kind):
             "SIGSTOP (past 4 s)",
             time.time() - fault,
         )
-        _wait(lambda: time.time() - fault > 2 * LIVENESS, what="pause")
+        polling.until(lambda: time.time() - fault > 2 * LIVENESS, what="pause")
     finally:
         os.kill(victim, signal.SIGCONT)
-    _wait(lambda: dep.engines_up() >= 2, what="the zombie re-registered")
+    polling.until(
+        lambda: dep.engines_up() >= 2, what="the zombie re-registered"
+    )
     # The zombie works again: a second stack uses both engines.
     second = helpers.create(heat, "after", helpers.template(_layers(1, 6, 1)))
     _wait_status(heat, second, "CREATE_COMPLETE", timeout=60)
@@ -425,10 +420,14 @@ def test_delete_while_an_engine_is_dead(deploy, kind):
     finally:
         os.kill(victim, signal.SIGCONT)
     woke = time.time()
-    _wait(lambda: dep.engines_up() >= 2, what="the zombie re-registered")
+    polling.until(
+        lambda: dep.engines_up() >= 2, what="the zombie re-registered"
+    )
     # Give the zombie's old polls time to come round: they must not
     # delete anything again.
-    _wait(lambda: time.time() - woke > 3, what="the zombie's old polls")
+    polling.until(
+        lambda: time.time() - woke > 3, what="the zombie's old polls"
+    )
     assert_no_leaks(dep)
     _assert_deleted_once(dep)
     _assert_created_once(dep, "deldead", resources)

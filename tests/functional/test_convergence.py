@@ -2,6 +2,7 @@
 
 import time
 
+from tests import polling
 from tests.functional import helpers
 from tests.resources_ledger import assert_no_leaks
 
@@ -155,11 +156,23 @@ def _slow_chain(n, value, wait):
     return helpers.template(resources)
 
 
+def _resource_updating(heat, stack_id):
+    """Wait until the update is under way: a resource is updating."""
+    polling.until(
+        lambda: any(
+            r.resource_status == "UPDATE_IN_PROGRESS"
+            for r in heat.resources.list(stack_id)
+        ),
+        30,
+        "a resource of %s updating" % stack_id,
+    )
+
+
 def test_update_while_update_in_progress(deployment, heat):
     stack_id = helpers.create(heat, "racing", _slow_chain(3, "v0", 0))
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     heat.stacks.update(stack_id, template=_slow_chain(3, "v1", 1))
-    time.sleep(0.5)
+    _resource_updating(heat, stack_id)
     assert heat.stacks.get(stack_id).stack_status == "UPDATE_IN_PROGRESS"
     final = _slow_chain(4, "v2", 0)
     final["resources"]["r1"]["properties"]["update_replace_value"] = "new"
@@ -237,7 +250,7 @@ def test_cancel_and_delete_during_update(deployment, heat):
     stack_id = helpers.create(heat, "cancel", _slow_chain(2, "v0", 0))
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     heat.stacks.update(stack_id, template=_slow_chain(3, "v1", 1))
-    time.sleep(0.3)
+    _resource_updating(heat, stack_id)
     heat.actions.cancel_without_rollback(stack_id)
     stack = heat.stacks.get(stack_id)
     assert stack.stack_status == "UPDATE_FAILED"

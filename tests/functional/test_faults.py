@@ -16,6 +16,7 @@ import uuid
 
 import pytest
 
+from tests import polling
 from tests.functional import conftest, helpers
 from tests.functional import deployment as deployment_mod
 
@@ -86,6 +87,14 @@ def _count_tracebacks(lines, wanted):
     return count
 
 
+def _one_traceback(deployment, text):
+    def count():
+        return _tracebacks(deployment, "ZeroDivisionError: " + text)
+
+    polling.until(count, 10, "a traceback of %r" % text)
+    polling.stays(lambda: count() == 1, 1.5, "one traceback of %r" % text)
+
+
 def _assert_visible(deployment, heat, stack_id, action, text):
     # As in Heat, a resource whose delete failed is still listed.
     resource = heat.resources.get(stack_id, "bad")
@@ -100,10 +109,10 @@ def _assert_visible(deployment, heat, stack_id, action, text):
         if e.resource_status == action + "_FAILED"
     ]
     assert any(text in e.resource_status_reason for e in events), events
-    # Exactly one traceback, written when the failure was handled (wait a
-    # moment so that a looping re-drive would have logged another one).
-    time.sleep(1.5)
-    assert _tracebacks(deployment, "ZeroDivisionError: " + text) == 1
+    # Exactly one traceback, written when the failure was handled (and
+    # still one a moment later, when a looping re-drive would have logged
+    # another one).
+    _one_traceback(deployment, text)
 
 
 @pytest.mark.parametrize(
@@ -140,8 +149,7 @@ def test_create_rolls_back(deployment, heat):
         and text in e.resource_status_reason
         for e in events
     )
-    time.sleep(1.5)
-    assert _tracebacks(deployment, "ZeroDivisionError: " + text) == 1
+    _one_traceback(deployment, text)
 
 
 @pytest.mark.parametrize(

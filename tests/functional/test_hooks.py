@@ -1,8 +1,7 @@
 """Breakpoints from the environment pause one resource while the rest of
 the graph goes on, until a signal clears them."""
 
-import time
-
+from tests import polling
 from tests.functional import helpers
 
 
@@ -11,15 +10,6 @@ def _events(heat, stack_id, name):
         e.resource_status_reason
         for e in heat.events.list(stack_id, resource_name=name)
     ]
-
-
-def _wait_for(predicate, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError("condition not met in %ss" % timeout)
 
 
 def test_pre_create_and_post_update_hooks(deployment, heat):
@@ -42,7 +32,7 @@ def test_pre_create_and_post_update_hooks(deployment, heat):
         }
     )
     stack_id = helpers.create(heat, "hooks", tmpl, environment=env)
-    _wait_for(
+    polling.until(
         lambda: (
             "CREATE paused until Hook pre-create is cleared"
             in _events(heat, stack_id, "held")
@@ -52,7 +42,7 @@ def test_pre_create_and_post_update_hooks(deployment, heat):
         r.resource_name: r.resource_status
         for r in heat.resources.list(stack_id)
     }
-    _wait_for(
+    polling.until(
         lambda: (
             {
                 r.resource_name: r.resource_status
@@ -74,7 +64,7 @@ def test_pre_create_and_post_update_hooks(deployment, heat):
 
     tmpl["resources"]["held"]["properties"]["value"] = "2"
     heat.stacks.update(stack_id, template=tmpl, environment=env)
-    _wait_for(
+    polling.until(
         lambda: (
             "UPDATE paused until Hook post-update is cleared"
             in _events(heat, stack_id, "held")

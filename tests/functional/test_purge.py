@@ -13,12 +13,12 @@ parts 4 and 8, issue 12 part 7), on SQLite, PostgreSQL and MariaDB:
 import datetime
 import json
 import subprocess
-import time
 
 import pytest
 import sqlalchemy as sa
 
 from heat_lite.db import models
+from tests import polling
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 
@@ -105,16 +105,6 @@ def _count(dep, table, column, ids):
         engine.dispose()
 
 
-def _wait(predicate, timeout=60, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("no %s after %ss" % (what, timeout))
-
-
 def _versions(heat, stack_id, name):
     stack = heat.stacks.get(stack_id, resolve_outputs=False)
     resp = heat.http_client.get(
@@ -163,9 +153,10 @@ def test_resources_being_deleted_stay_listed(dep, heat):
     heat.stacks.update(
         stack_id, template=helpers.template({"keep": {"type": TR}})
     )
-    _wait(
+    polling.until(
         lambda: _listed(heat, stack_id).get("gone") == "DELETE_IN_PROGRESS",
         what="gone DELETE_IN_PROGRESS",
+        timeout=60,
     )
     shown = heat.resources.get(stack_id, "gone")
     assert shown.resource_status == "DELETE_IN_PROGRESS"
@@ -187,9 +178,10 @@ def test_resources_being_deleted_stay_listed(dep, heat):
     )
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     heat.stacks.delete(stack_id)
-    _wait(
+    polling.until(
         lambda: "DELETE_IN_PROGRESS" in _listed(heat, stack_id).values(),
         what="DELETE_IN_PROGRESS in the list",
+        timeout=60,
     )
     states = _cli_listed(dep, stack_id)
     assert set(states) == {"keep", "other"}, states

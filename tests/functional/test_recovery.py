@@ -7,6 +7,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
+from tests import polling
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 from tests.resources_ledger import assert_no_leaks
@@ -39,16 +40,6 @@ def _lock_holders(deployment):
         engine.dispose()
 
 
-def _wait(predicate, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("condition not met in %ss" % timeout)
-
-
 def test_kill_engine_mid_traversal(deployment, heat):
     if deployment.kind == "sqlite":
         pytest.skip("heat-lite-all is a single process: nothing survives")
@@ -62,7 +53,7 @@ def test_kill_engine_mid_traversal(deployment, heat):
         "properties": {"value": "end"},
     }
     stack_id = helpers.create(heat, "killed", helpers.template(resources))
-    holders = _wait(lambda: _lock_holders(deployment))
+    holders = polling.until(lambda: _lock_holders(deployment))
     victim = sorted(holders)[0]
     assert victim in deployment.engine_pids()
     os.kill(victim, signal.SIGKILL)
@@ -83,7 +74,7 @@ def test_kill_engine_mid_traversal(deployment, heat):
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
     assert_no_leaks(deployment)
-    _wait(
+    polling.until(
         lambda: deployment.engines_up() >= deployment.engine_workers,
         timeout=30,
     )

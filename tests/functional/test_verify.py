@@ -4,12 +4,12 @@ rolls back onto the very physical resources the update replaced."""
 
 import os
 import signal
-import time
 import uuid
 
 import pytest
 import requests
 
+from tests import polling
 from tests.functional import helpers
 from tests.resources_ledger import assert_no_leaks
 
@@ -40,16 +40,6 @@ def _output(equals, timeout=600):
 SIGNAL = {"timeout": 600, "checks": [{"type": "signal"}]}
 
 
-def _wait(predicate, timeout=60, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("%s not met in %ss" % (what, timeout))
-
-
 def _physical(heat, stack_id):
     return {
         r.resource_name: r.physical_resource_id
@@ -66,7 +56,7 @@ def _verifying(heat, stack_id, timeout=60):
         )
         return "verifying" in (stack.stack_status_reason or "") and stack
 
-    return _wait(check, timeout, "stack verifying")
+    return polling.until(check, timeout, "stack verifying")
 
 
 def _verdict(deployment, heat, stack_id, body, project="demo"):
@@ -195,13 +185,14 @@ def test_verify_on_create(deployment, heat):
     helpers.wait_for_status(heat, good, "CREATE_COMPLETE")
     stack = helpers.wait_for_status(heat, bad, "ROLLBACK_COMPLETE")
     assert list(heat.resources.list(bad)) == []
-    stack = _wait(
+    stack = polling.until(
         lambda: (
             (s := heat.stacks.get(kept, resolve_outputs=False)).stack_status
             != "CREATE_IN_PROGRESS"
             and s
         ),
         what="create failed",
+        timeout=60,
     )
     assert stack.stack_status == "CREATE_FAILED"
     assert "Verification failed" in stack.stack_status_reason
@@ -293,7 +284,7 @@ def test_engines_killed_during_verification(deployment, heat):
     ]
     assert any("timed out after 12 s" in r for r in failed), failed
     assert stack.stack_status == "ROLLBACK_COMPLETE"
-    _wait(
+    polling.until(
         lambda: deployment.engines_up() >= deployment.engine_workers,
         timeout=30,
     )

@@ -29,8 +29,7 @@ import json
 from openstack import exceptions as sdk_exc
 
 from heat_lite.common import exception
-from heat_lite.db import software_configs
-from heat_lite.resources import base, cloud_config
+from heat_lite.resources import base, cloud_config, software_config
 from heat_lite.resources.openstack import client, server_schema, server_update
 
 # Statuses a server passes through on its way to ACTIVE (Heat's list).
@@ -171,7 +170,9 @@ class Server(base.Resource):
         value = props["user_data"]
         if props.get("user_data_format") in ("RAW", "SOFTWARE_CONFIG"):
             value = cloud_config.stored_config(
-                software_configs, value, self.stack.get("tenant") or ""
+                software_config.SoftwareConfig.store,
+                value,
+                self.stack.get("tenant") or "",
             )
         return value
 

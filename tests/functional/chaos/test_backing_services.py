@@ -21,6 +21,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 
+from tests import polling
 from tests.functional import helpers
 from tests.resources_ledger import assert_no_leaks, assert_one_each
 
@@ -53,16 +54,6 @@ def _template(width=6, wait=3):
         "properties": {"value": "end", "wait_secs": 1},
     }
     return helpers.template(resources)
-
-
-def _until(predicate, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("%s: not within %ss" % (what, timeout))
 
 
 def _in_progress(heat, stack_id):
@@ -145,7 +136,9 @@ def _converge(
 
 def _start_create(heat):
     stack_id = helpers.create(heat, "chaos", _template())
-    _until(lambda: _in_progress(heat, stack_id), 60, "a resource in progress")
+    polling.until(
+        lambda: _in_progress(heat, stack_id), 60, "a resource in progress"
+    )
     return stack_id
 
 
@@ -252,7 +245,9 @@ def test_partition_of_one_engine_host_mid_create(chaos):
             )
         )
         try:
-            _until(lambda: victim in _lock_holders(chaos), 2, "engine b")
+            polling.until(
+                lambda: victim in _lock_holders(chaos), 2, "engine b"
+            )
             break
         except AssertionError:
             continue
@@ -265,7 +260,7 @@ def test_partition_of_one_engine_host_mid_create(chaos):
     try:
         # Long enough for the other engine to declare it dead and take
         # its locks over.
-        _until(
+        polling.until(
             lambda: (
                 time.time() - fault_at > PARTITION_SECONDS
                 and victim not in _lock_holders(chaos)

@@ -3,7 +3,6 @@ engine, with the record's plugin instance; what it changes in its data
 and metadata is stored, with a SIGNAL event. No built-in type takes
 signals yet, so a fake one is registered for the test."""
 
-import time
 import uuid
 
 import oslo_messaging as messaging
@@ -11,11 +10,11 @@ import pytest
 
 from heat_lite import conf
 from heat_lite.common import context, exception
-from heat_lite.db import api as db_api
 from heat_lite.db import migration, session
 from heat_lite.engine import process
 from heat_lite.engine.endpoint import service
 from heat_lite.resources import base, registry
+from tests import polling
 
 CONF = conf.CONF
 
@@ -58,18 +57,6 @@ def engine(tmp_path_factory):
     registry._TYPES.pop("Test::Signalled", None)
 
 
-def _wait(stack_id, expected, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        stack = db_api.stack_get(stack_id)
-        if "%s_%s" % (stack["action"], stack["status"]) == expected:
-            return stack
-        time.sleep(0.05)
-    raise AssertionError(
-        "stack %s is %s_%s" % (stack_id, stack["action"], stack["status"])
-    )
-
-
 def test_signal_reaches_the_plugin(engine):
     ctxt = context.RequestContext(project_id="p", user_id="u")
     tmpl = {
@@ -80,7 +67,7 @@ def test_signal_reaches_the_plugin(engine):
         },
     }
     ident = engine.create_stack(ctxt, "sig", tmpl, {}, {}, None, None, {})
-    _wait(ident["stack_id"], "CREATE_COMPLETE")
+    polling.stack_reaches(ident["stack_id"], "CREATE_COMPLETE")
     assert engine.resource_metadata(ctxt, ident, "s") == {"m": 1}
     engine.resource_signal(ctxt, ident, "s", {"status": "SUCCESS"})
     engine.resource_signal(ctxt, ident, "s", None)

@@ -19,6 +19,7 @@ from heat_lite.engine.endpoint import service
 from heat_lite.engine.recovery import watchdog as recovery
 from heat_lite.engine.worker import caller
 from heat_lite.resources import base, test_resource
+from tests import polling
 
 CONF = conf.CONF
 
@@ -58,23 +59,11 @@ def engine(tmp_path_factory):
     proc.start()
     # The watchdog's first pass re-drives every stack at once (a fresh
     # engine may follow one that stopped): let it pass before the tests.
-    deadline = time.time() + 10
-    while proc.watchdog.passes == 0 and time.time() < deadline:
-        time.sleep(0.05)
+    polling.until(
+        lambda: proc.watchdog.passes, 10, "a watchdog pass", interval=0.05
+    )
     yield proc
     proc.stop()
-
-
-def _wait(stack_id, expected, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        stack = db_api.stack_get(stack_id)
-        if "%s_%s" % (stack["action"], stack["status"]) == expected:
-            return stack
-        time.sleep(0.05)
-    raise AssertionError(
-        "stack %s is %s_%s" % (stack_id, stack["action"], stack["status"])
-    )
 
 
 def test_lost_messages_are_redriven(engine):
@@ -93,7 +82,7 @@ def test_lost_messages_are_redriven(engine):
             ctxt, "lost", tmpl, {}, {}, None, None, {}
         )
         started = time.time()
-        _wait(ident["stack_id"], "CREATE_COMPLETE")
+        polling.stack_reaches(ident["stack_id"], "CREATE_COMPLETE")
         assert losing.lost, "the first cast was not lost"
         # Re-driven by the watchdog once the stall timeout passed.
         assert time.time() - started >= CONF.engine.stall_timeout * 0.9
@@ -114,13 +103,14 @@ def test_watchdog_claims_dead_engines(engine):
             "report_interval": 1,
         }
     )
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        alive = {s["engine_id"] for s in db_api.service_get_all()}
-        if stale not in alive:
-            break
-        time.sleep(0.2)
-    assert stale not in {s["engine_id"] for s in db_api.service_get_all()}
+    polling.until(
+        lambda: (
+            stale not in {s["engine_id"] for s in db_api.service_get_all()}
+        ),
+        30,
+        "the stale engine row gone",
+        interval=0.2,
+    )
     assert engine.engine_id in {
         s["engine_id"] for s in db_api.service_get_all()
     }
@@ -150,7 +140,7 @@ def _create(engine, name, resources, **args):
 
 
 def _in_progress(stack_id, action):
-    stack = _wait(stack_id, action + "_IN_PROGRESS")
+    stack = polling.stack_reaches(stack_id, action + "_IN_PROGRESS")
     return stack, {
         "stack_id": stack_id,
         "stack_tenant": stack["tenant"],
@@ -180,7 +170,7 @@ def test_the_callers_token_lives_as_long_as_the_operation(
     assert (ctxt.auth_token, ctxt.project_id) == (TOKEN, "p")
     assert caller.keep(context.RequestContext(overwrite=False)) is None
 
-    _wait(stack_id, "CREATE_COMPLETE")
+    polling.stack_reaches(stack_id, "CREATE_COMPLETE")
     assert conv.traversal_get(traversal) is None
     assert caller_tokens.operation_token(stack_id, traversal) is None
     assert caller.request_context(record, traversal) is None
@@ -206,19 +196,20 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
         },
     )
     _in_progress(parent_id, "CREATE")
-    deadline = time.time() + 30
-    children = []
-    while not children and time.time() < deadline:
-        children = [
+    children = polling.until(
+        lambda: [
             s for s in conv.stacks_in_progress() if s["owner_id"] == parent_id
-        ]
-        time.sleep(0.05)
+        ],
+        30,
+        "a child stack in progress",
+        interval=0.05,
+    )
     child, record = _in_progress(children[0]["id"], "CREATE")
     # The engine started the child: its own traversal keeps nothing.
     assert caller_tokens.traversal_token(child["current_traversal"]) is None
     ctxt = caller.request_context(record, child["current_traversal"])
     assert ctxt.auth_token == TOKEN
-    _wait(parent_id, "CREATE_COMPLETE")
+    polling.stack_reaches(parent_id, "CREATE_COMPLETE")
 
     # A failed create rolls back with the token of the create.
     stack_id = _create(
@@ -239,7 +230,7 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
     stack, record = _in_progress(stack_id, "ROLLBACK")
     ctxt = caller.request_context(record, stack["current_traversal"])
     assert ctxt.auth_token == TOKEN
-    _wait(stack_id, "ROLLBACK_COMPLETE")
+    polling.stack_reaches(stack_id, "ROLLBACK_COMPLETE")
 
 
 def test_nothing_is_kept_without_a_key_or_a_token(engine):
@@ -256,7 +247,7 @@ def test_nothing_is_kept_without_a_key_or_a_token(engine):
     stack, _ = _in_progress(stack_id, "CREATE")
     assert caller_tokens.traversal_token(stack["current_traversal"]) is None
     assert caller.keep(_as_caller()) is None
-    _wait(stack_id, "CREATE_COMPLETE")
+    polling.stack_reaches(stack_id, "CREATE_COMPLETE")
 
 
 def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
@@ -334,13 +325,13 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
 
 
 def _locked_record(stack_id, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        for record in conv.resource_get_all(stack_id):
-            if record["engine_id"]:
-                return conv.resource_load(record["id"])
-        time.sleep(0.02)
-    raise AssertionError("no record of stack %s got locked" % stack_id)
+    locked = polling.until(
+        lambda: [r for r in conv.resource_get_all(stack_id) if r["engine_id"]],
+        timeout,
+        "a locked record of stack %s" % stack_id,
+        interval=0.02,
+    )
+    return conv.resource_load(locked[0]["id"])
 
 
 def test_a_duplicate_message_leaves_the_running_action_alone(engine):
@@ -371,7 +362,7 @@ def test_a_duplicate_message_leaves_the_running_action_alone(engine):
     )
     assert not engine.runner._lock(before, record["lock_traversal"], "CREATE")
     assert record["id"] in engine.runner.active_records()
-    _wait(stack_id, "CREATE_COMPLETE")
+    polling.stack_reaches(stack_id, "CREATE_COMPLETE")
     (after,) = conv.resource_get_all(stack_id)
     assert after["id"] == record["id"]
     assert after["status_reason"] == "state changed"
@@ -397,7 +388,7 @@ def test_an_orphaned_create_is_found_not_made_again(engine, tmp_path):
         )
         record = _locked_record(stack_id)
         engine.runner._unlocked(record["id"])  # the action is forgotten
-        _wait(stack_id, "CREATE_COMPLETE")
+        polling.stack_reaches(stack_id, "CREATE_COMPLETE")
         (after,) = conv.resource_get_all(stack_id)
         reasons = [
             e["resource_status_reason"] for e in db_api.event_get_all(stack_id)
@@ -442,15 +433,27 @@ def test_a_zombie_step_never_fails_what_the_new_life_finished(
         assert started.wait(10)
         epoch = engine.fence.epoch
         db_api.service_delete(engine.engine_id, epoch)  # claimed as dead
-        deadline = time.time() + 10
-        while engine.fence.epoch == epoch and time.time() < deadline:
-            time.sleep(0.05)
-        assert engine.fence.epoch != epoch, "the engine did not re-register"
-        _wait(stack_id, "CREATE_COMPLETE")
+        polling.until(
+            lambda: engine.fence.epoch != epoch,
+            10,
+            "the engine re-registered",
+            interval=0.05,
+        )
+        polling.stack_reaches(stack_id, "CREATE_COMPLETE")
     finally:
         go.set()
-    time.sleep(1.0)  # the zombie step resumes and is refused
+
+    def finished_and_unlocked():
+        (record,) = conv.resource_get_all(stack_id)
+        return (record["action"], record["status"], record["engine_id"]) == (
+            "CREATE",
+            "COMPLETE",
+            None,
+        )
+
+    # The zombie step resumes meanwhile and is refused.
+    polling.stays(finished_and_unlocked, 1.0, "the record the new life made")
     (record,) = conv.resource_get_all(stack_id)
     assert (record["action"], record["status"]) == ("CREATE", "COMPLETE")
     assert record["engine_id"] is None
-    assert _wait(stack_id, "CREATE_COMPLETE")
+    assert polling.stack_reaches(stack_id, "CREATE_COMPLETE")

@@ -22,6 +22,7 @@ from heat_lite.db import convergence as conv
 from heat_lite.engine import process
 from heat_lite.engine.endpoint import service
 from heat_lite.resources import base, registry
+from tests import polling
 from tests.unit import databases
 
 CONF = conf.CONF
@@ -138,19 +139,6 @@ def _create(svc, resources, env=None, prefix="s-", **sections):
     )
 
 
-def _wait(stack_id, expected, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        stack = db_api.stack_get(stack_id)
-        if "%s_%s" % (stack["action"], stack["status"]) == expected:
-            return stack
-        time.sleep(0.05)
-    raise AssertionError(
-        "stack %s is %s_%s (%s)"
-        % (stack_id, stack["action"], stack["status"], stack["status_reason"])
-    )
-
-
 def _record(stack_id, name):
     return next(
         r
@@ -172,7 +160,9 @@ def _failed_events(stack_id, name):
 def test_an_error_in_a_poll_callback_fails_the_resource(engine):
     svc, _ = engine
     ident = _create(svc, {"p": {"type": "Test::PollBug"}})
-    stack = _wait(ident["stack_id"], "CREATE_FAILED", timeout=10)
+    stack = polling.stack_reaches(
+        ident["stack_id"], "CREATE_FAILED", timeout=10
+    )
     assert "not JSON serializable" in stack["status_reason"]
     record = _record(ident["stack_id"], "p")
     assert (record["action"], record["status"]) == ("CREATE", "FAILED")
@@ -193,7 +183,9 @@ def test_an_error_resolving_properties_fails_the_resource(engine):
         },
         parameters={"p": {"type": "string", "default": "boom"}},
     )
-    stack = _wait(ident["stack_id"], "CREATE_FAILED", timeout=10)
+    stack = polling.stack_reaches(
+        ident["stack_id"], "CREATE_FAILED", timeout=10
+    )
     assert "KeyError: resources.b: 'x'" in stack["status_reason"]
     record = _record(ident["stack_id"], "b")
     assert (record["action"], record["status"]) == ("CREATE", "FAILED")
@@ -203,9 +195,11 @@ def test_an_error_resolving_properties_fails_the_resource(engine):
 def test_an_error_building_a_cleanup_node_fails_the_delete(engine):
     svc, _ = engine
     ident = _create(svc, {"l": {"type": "Test::LoadBug"}})
-    _wait(ident["stack_id"], "CREATE_COMPLETE", timeout=10)
+    polling.stack_reaches(ident["stack_id"], "CREATE_COMPLETE", timeout=10)
     svc.delete_stack(CTXT, ident)
-    stack = _wait(ident["stack_id"], "DELETE_FAILED", timeout=10)
+    stack = polling.stack_reaches(
+        ident["stack_id"], "DELETE_FAILED", timeout=10
+    )
     assert "cannot load l" in stack["status_reason"]
     record = _record(ident["stack_id"], "l")
     assert (record["action"], record["status"]) == ("DELETE", "FAILED")
@@ -226,7 +220,7 @@ def test_redrives_are_capped_then_the_node_fails(engine):
         "stack_id"
     ]
     started = time.time()
-    stack = _wait(stack_id, "CREATE_FAILED", timeout=20)
+    stack = polling.stack_reaches(stack_id, "CREATE_FAILED", timeout=20)
     elapsed = time.time() - started
     assert "No progress after %d re-drives" % LIMIT in stack["status_reason"]
     record = _record(stack_id, "n")
@@ -237,17 +231,19 @@ def test_redrives_are_capped_then_the_node_fails(engine):
     assert len(losing.lost) == 1 + LIMIT
     assert elapsed >= CONF.engine.stall_timeout * (1 + LIMIT) * 0.9
     lost = len(losing.lost)
-    time.sleep(1.5)  # a looping watchdog would have cast again by now
-    assert len(losing.lost) == lost
+    # A looping watchdog would cast again within this.
+    polling.stays(lambda: len(losing.lost) == lost, 1.5, "no more casts")
 
 
 def test_a_node_waiting_at_a_hook_is_not_failed(engine):
     svc, _ = engine
     env = {"resource_registry": {"resources": {"h": {"hooks": "pre-create"}}}}
     ident = _create(svc, {"h": {"type": "OS::Heat::None"}}, env)
-    deadline = time.time() + CONF.engine.stall_timeout * (2 + LIMIT) * 2
-    while time.time() < deadline:  # longer than the limit would allow
-        assert db_api.stack_get(ident["stack_id"])["status"] == "IN_PROGRESS"
-        time.sleep(0.2)
+    polling.stays(  # longer than the limit would allow
+        lambda: db_api.stack_get(ident["stack_id"])["status"] == "IN_PROGRESS",
+        CONF.engine.stall_timeout * (2 + LIMIT) * 2,
+        "the stack in progress",
+        interval=0.2,
+    )
     svc.resource_signal(CTXT, ident, "h", {"unset_hook": "pre-create"})
-    _wait(ident["stack_id"], "CREATE_COMPLETE", timeout=10)
+    polling.stack_reaches(ident["stack_id"], "CREATE_COMPLETE", timeout=10)

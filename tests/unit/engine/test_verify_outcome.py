@@ -1,15 +1,13 @@
 """``engine.traversal.verify.outcome``: what a caller inside the engine
 (a rollout) reads from the database about a verified update it started."""
 
-import time
-
 from heat_lite.common import context
 from heat_lite.db import api as db_api
 from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.traversal import verify
+from tests import polling
 from tests.unit.engine.test_inprocess import (
-    _wait,
     engine,  # noqa: F401 - fixture
 )
 
@@ -25,14 +23,19 @@ TMPL = {
 SIGNAL = {"timeout": 600, "checks": [{"type": "signal"}]}
 
 
-def _until(stack_id, traversal, state, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        found = verify.outcome(stack_id, traversal)
-        if found["state"] == state:
-            return found
-        time.sleep(0.05)
-    raise AssertionError("outcome is %s, expected %s" % (found, state))
+def _outcome(stack_id, traversal, state, timeout=30):
+    seen = {}
+
+    def reached():
+        seen["found"] = found = verify.outcome(stack_id, traversal)
+        return found if found["state"] == state else None
+
+    return polling.until(
+        reached,
+        timeout,
+        lambda: "outcome %s (it is %s)" % (state, seen.get("found")),
+        interval=0.05,
+    )
 
 
 def _update(proc, stack_id, value):
@@ -63,24 +66,24 @@ def test_outcome_through_pass_and_fail(engine):  # noqa: F811
     api = service.EngineService(engine.ops)
     ident = api.create_stack(ctxt, "outcome", TMPL, {}, {}, None, None, {})
     stack_id = ident["stack_id"]
-    _wait(stack_id, "CREATE_COMPLETE")
+    polling.stack_reaches(stack_id, "CREATE_COMPLETE")
 
     traversal = _update(engine, stack_id, "v2")
-    _until(stack_id, traversal, "VERIFYING")
+    _outcome(stack_id, traversal, "VERIFYING")
     api.stack_verdict(ctxt, ident, "PASS", "green")
-    found = _until(stack_id, traversal, "SUCCEEDED")
+    found = _outcome(stack_id, traversal, "SUCCEEDED")
     assert "all checks passed" in found["reason"]
 
     traversal = _update(engine, stack_id, "v3")
-    _until(stack_id, traversal, "VERIFYING")
+    _outcome(stack_id, traversal, "VERIFYING")
     api.stack_verdict(ctxt, ident, "FAIL", "red")
-    found = _until(stack_id, traversal, "ROLLED_BACK")
+    found = _outcome(stack_id, traversal, "ROLLED_BACK")
     assert "red" in found["reason"]
 
     traversal = _update(engine, stack_id, "v4")
-    _until(stack_id, traversal, "VERIFYING")
+    _outcome(stack_id, traversal, "VERIFYING")
     newer = _update(engine, stack_id, "v5")
     assert verify.outcome(stack_id, traversal)["state"] == "SUPERSEDED"
-    _until(stack_id, newer, "VERIFYING")
+    _outcome(stack_id, newer, "VERIFYING")
     api.delete_stack(ctxt, ident)
-    _until(stack_id, newer, "DELETED")
+    _outcome(stack_id, newer, "DELETED")
