@@ -8,7 +8,7 @@ from heat_lite.engine import rpcapi
 class WorkerEndpoint:
     """Receives ``check_resources`` casts and runs the nodes here."""
 
-    target = messaging.Target(version=rpcapi.RPC_API_VERSION)
+    target = messaging.Target(version=rpcapi.WORKER_API_VERSION)
 
     def __init__(self, dispatcher):
         self.dispatcher = dispatcher
