@@ -93,7 +93,7 @@ class EngineProcess:
             rpc.get_server(
                 CONF.engine.topic,
                 self.engine_id,
-                [service.EngineService(self.ops)],
+                service.endpoints(self.ops),
                 threads,
             ),
             rpc.get_server(

@@ -10,9 +10,12 @@ import oslo_messaging as messaging
 
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
-from heat_lite.engine import definitions
+from heat_lite.engine import definitions, rpcapi
 
 LOG = logging.getLogger(__name__)
+# Every endpoint object of the [engine] topic serves this version: the
+# RPC server finds a method on whichever of them has it.
+TARGET = messaging.Target(version=rpcapi.RPC_API_VERSION)
 
 
 def expected(fn):

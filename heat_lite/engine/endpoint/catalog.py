@@ -13,7 +13,7 @@ from heat_lite.db import api as db_api
 from heat_lite.db import models
 from heat_lite.engine import validation
 from heat_lite.engine.endpoint import views
-from heat_lite.engine.endpoint.base import expected
+from heat_lite.engine.endpoint.base import TARGET, expected
 from heat_lite.engine.template import validate as tmpl_validate
 from heat_lite.engine.template import versions as tmpl_versions
 from heat_lite.resources import properties, registry
@@ -135,6 +135,8 @@ def _cfn_template(type_name, cls):
 
 class CatalogEndpoint:
     """Templates, resource types, services and revision."""
+
+    target = TARGET
 
     @expected
     def validate_template(

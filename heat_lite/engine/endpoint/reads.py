@@ -13,6 +13,7 @@ from heat_lite.db import convergence as conv
 from heat_lite.engine import definitions
 from heat_lite.engine.endpoint import views
 from heat_lite.engine.endpoint.base import (
+    TARGET,
     bound_template,
     expected,
     find_record,
@@ -95,6 +96,8 @@ def stack_filters(public):
 
 class ReadEndpoint:
     """Stack, output, resource and event reads."""
+
+    target = TARGET
 
     @staticmethod
     def _list_args(ctxt, params):

@@ -11,7 +11,12 @@ import json
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.engine import definitions
-from heat_lite.engine.endpoint.base import expected, find_record, find_stack
+from heat_lite.engine.endpoint.base import (
+    TARGET,
+    expected,
+    find_record,
+    find_stack,
+)
 from heat_lite.engine.endpoint.reads import resource_metadata
 from heat_lite.engine.worker import hooks
 
@@ -38,6 +43,8 @@ def _busy(stack, record):
 
 class ResourceEndpoint:
     """Resource metadata, signal and mark-unhealthy."""
+
+    target = TARGET
 
     @expected
     def resource_metadata(self, ctxt, stack_identity, resource_name):

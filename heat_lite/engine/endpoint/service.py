@@ -9,14 +9,13 @@ import json
 import re
 import uuid
 
-import oslo_messaging as messaging
-
 from heat_lite import conf
 from heat_lite.common import exception, verify_spec
 from heat_lite.db import api as db_api
-from heat_lite.engine import definitions, rpcapi, validation
+from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint import abandon, preview, queries, views
 from heat_lite.engine.endpoint.base import (
+    TARGET,
     bound_template,
     expected,
     find_stack,
@@ -39,18 +38,31 @@ _UUID_RE = re.compile(
 _expected = expected
 
 
-class EngineService(
-    ReadEndpoint, ResourceEndpoint, CatalogEndpoint, SoftwareConfigEndpoint
-):
-    """Stack operations requested by the API (or any RPC client).
+def endpoints(stack_ops):
+    """The endpoint objects of the [engine] topic, for one RPC server.
 
-    The reading methods, the resource methods, the catalog (templates,
-    types, services) and software configs are in ``reads``,
-    ``resources``, ``catalog`` and
-    ``software_configs``; this class starts and stops operations.
+    oslo.messaging finds each method on whichever of them has it; each is
+    given what it needs here. The stack operations need ``stack_ops``;
+    the reads, the resource calls, the catalog and software configs work
+    on the database alone.
+    """
+    return [
+        EngineService(stack_ops),
+        ReadEndpoint(),
+        ResourceEndpoint(),
+        CatalogEndpoint(),
+        SoftwareConfigEndpoint(),
+    ]
+
+
+class EngineService:
+    """Stack operations requested by the API (or any RPC client): start
+    and stop them. The other calls of the topic are answered by the
+    endpoints of ``reads``, ``resources``, ``catalog`` and
+    ``software_configs`` (see ``endpoints``).
     """
 
-    target = messaging.Target(version=rpcapi.RPC_API_VERSION)
+    target = TARGET
 
     def __init__(self, stack_ops):
         self.ops = stack_ops

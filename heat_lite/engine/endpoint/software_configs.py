@@ -8,7 +8,7 @@ is stored in the caller's project.
 import uuid
 
 from heat_lite.db import software_configs as db_configs
-from heat_lite.engine.endpoint.base import expected
+from heat_lite.engine.endpoint.base import TARGET, expected
 from heat_lite.resources import software_config
 
 DEFAULT_GROUP = "Heat::Ungrouped"
@@ -30,6 +30,8 @@ def view(config, detail=True):
 
 class SoftwareConfigEndpoint:
     """Create, list, show and delete software configs."""
+
+    target = TARGET
 
     @expected
     def create_software_config(

@@ -12,9 +12,9 @@ from heat_lite import conf
 from heat_lite.common import context, exception
 from heat_lite.db import migration, session
 from heat_lite.engine import process
-from heat_lite.engine.endpoint import service
 from heat_lite.resources import base, registry
 from tests import polling
+from tests.unit import endpoints
 
 CONF = conf.CONF
 
@@ -52,7 +52,7 @@ def engine(tmp_path_factory):
     registry._TYPES["Test::Signalled"] = Signalled
     proc = process.EngineProcess(binary="test")
     proc.start()
-    yield service.EngineService(proc.ops)
+    yield endpoints.Engine(proc.ops)
     proc.stop()
     registry._TYPES.pop("Test::Signalled", None)
 

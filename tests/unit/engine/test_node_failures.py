@@ -20,10 +20,9 @@ from heat_lite.common import context
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine import process
-from heat_lite.engine.endpoint import service
 from heat_lite.resources import base, registry
 from tests import polling
-from tests.unit import databases
+from tests.unit import databases, endpoints
 
 CONF = conf.CONF
 LIMIT = 2
@@ -118,7 +117,7 @@ def engine(tmp_path_factory):
         proc.dispatcher.worker_api = losing
         proc.start()
         try:
-            yield service.EngineService(proc.ops), losing
+            yield endpoints.Engine(proc.ops), losing
         finally:
             proc.stop()
             for name in TYPES:
