@@ -85,7 +85,10 @@ def setup_app(engine=None):
     """Build the API WSGI app; ``engine`` defaults to an EngineAPI."""
     from heat_lite import conf
 
-    engine = engine or rpcapi.EngineAPI(timeout=conf.CONF.api.rpc_timeout)
+    engine = engine or rpcapi.EngineAPI(
+        timeout=conf.CONF.api.rpc_timeout,
+        monitor_timeout=conf.CONF.api.rpc_call_monitor_timeout,
+    )
     _memoize_pecan_argspec()
     app = pecan.make_app(
         root.RootController(engine),

@@ -14,6 +14,7 @@ from heat_lite.common import context, counters
 
 CONF = conf.CONF
 ALLOWED_EXMODS = ["heat_lite.common.exception"]
+MessagingTimeout = messaging.MessagingTimeout
 
 _STATE = {"transport": None}
 

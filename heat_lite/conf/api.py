@@ -80,6 +80,16 @@ opts = [
         min=1,
         help="Seconds the API waits for an engine to answer a call.",
     ),
+    cfg.IntOpt(
+        "rpc_call_monitor_timeout",
+        default=5,
+        min=1,
+        help="Seconds after which a call that no engine has taken up is "
+        "given up (the engine working on a call says so every half of "
+        "this). A read given up this way is asked again once, of any "
+        "engine: an engine that stops, or stalls, with a call in hand "
+        "costs a reader these seconds instead of rpc_timeout.",
+    ),
 ]
 
 

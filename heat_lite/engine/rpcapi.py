@@ -42,21 +42,72 @@ RPC_API_VERSION = "1.4"
 WORKER_API_VERSION = "1.0"
 
 
-class EngineAPI:
-    """Client of the engine topic. Every method is a ``call``."""
+# Calls that change nothing: given up by the call monitor (no engine
+# took them up), they are asked again once.
+READS = frozenset(
+    {
+        "count_stacks",
+        "describe_stack_resource",
+        "export_stack",
+        "generate_template",
+        "get_environment",
+        "get_files",
+        "get_revision",
+        "get_template",
+        "identify_stack",
+        "list_events",
+        "list_outputs",
+        "list_resource_types",
+        "list_services",
+        "list_software_configs",
+        "list_stack_resources",
+        "list_stacks",
+        "list_template_functions",
+        "list_template_versions",
+        "preview_stack",
+        "preview_update_stack",
+        "query_stacks",
+        "resource_metadata",
+        "resource_schema",
+        "resource_versions",
+        "show_event",
+        "show_output",
+        "show_software_config",
+        "show_stack",
+        "validate_template",
+    }
+)
 
-    def __init__(self, timeout=None):
+
+class EngineAPI:
+    """Client of the engine topic. Every method is a ``call``.
+
+    :param timeout: seconds to wait for an answer (``[api] rpc_timeout``).
+    :param monitor_timeout: seconds after which a call no engine works on
+        is given up (oslo.messaging's call monitor: the engine working on
+        it sends a heartbeat every half of this). RabbitMQ's listener
+        acknowledges a call when it reads it, so an engine that exits or
+        stalls with one in hand would otherwise leave the caller waiting
+        the whole ``timeout``; a read is then asked again, once.
+    """
+
+    def __init__(self, timeout=None, monitor_timeout=None):
         self._client = rpc.get_client(
             CONF.engine.topic, RPC_API_VERSION, timeout=timeout
         )
+        self._monitor = monitor_timeout
 
     def _call(self, ctxt, method, version=None, **kwargs):
-        client = (
-            self._client.prepare(version=version)
-            if version
-            else self._client.prepare()
-        )
-        return client.call(ctxt, method, **kwargs)
+        options = {"version": version} if version else {}
+        if self._monitor:
+            options["call_monitor_timeout"] = self._monitor
+        client = self._client.prepare(**options)
+        try:
+            return client.call(ctxt, method, **kwargs)
+        except rpc.MessagingTimeout:
+            if method not in READS or not self._monitor:
+                raise
+            return client.call(ctxt, method, **kwargs)
 
     def create_stack(
         self,

@@ -1,0 +1,44 @@
+"""The calls the API may ask again (``rpcapi.READS``) are real engine
+calls that change nothing."""
+
+import inspect
+import re
+
+from heat_lite.engine import rpcapi
+from heat_lite.engine.endpoint import service
+
+# Calls that start or change something: never asked twice.
+WRITES = {
+    "abandon_stack",
+    "create_software_config",
+    "create_stack",
+    "delete_software_config",
+    "delete_stack",
+    "resource_mark_unhealthy",
+    "resource_signal",
+    "stack_action",
+    "stack_cancel_update",
+    "stack_verdict",
+    "update_stack",
+}
+
+
+def _called():
+    source = inspect.getsource(rpcapi.EngineAPI)
+    return set(re.findall(r'_call\(\s*ctxt,\s*"(\w+)"', source))
+
+
+def test_every_call_is_a_read_or_a_write():
+    called = _called()
+    assert called == rpcapi.READS | WRITES
+    assert not rpcapi.READS & WRITES
+
+
+def test_every_read_is_served_by_an_endpoint():
+    served = {
+        name
+        for endpoint in service.endpoints(stack_ops=None)
+        for name in dir(endpoint)
+        if not name.startswith("_")
+    }
+    assert rpcapi.READS <= served
