@@ -104,6 +104,23 @@ class Browser:
     def wait_css(self, selector, timeout=WAIT):
         return self.wait_for(selector, lambda: self.css(selector), timeout)[0]
 
+    def click(self, selector, timeout=WAIT):
+        """Click the element ``selector`` finds, again if the page
+        redrew it meanwhile (it polls the API and redraws)."""
+        from selenium.common import exceptions
+
+        def attempt():
+            found = self.css(selector)
+            if not found:
+                return False
+            try:
+                found[0].click()
+            except exceptions.StaleElementReferenceException:
+                return False
+            return True
+
+        self.wait_for("a click on " + selector, attempt, timeout)
+
     def attr(self, selector, name):
         found = self.css(selector)
         return found[0].get_attribute(name) if found else None
@@ -124,4 +141,4 @@ class Browser:
             "the confirmation dialog",
             lambda: self.css("dialog#confirm[open]"),
         )
-        self.css("#confirm-yes")[0].click()
+        self.click("#confirm-yes")

@@ -120,7 +120,11 @@ def test_root_redirects_browsers_and_answers_clients(heat_all, browser):
 
 def test_api_answers_304_while_nothing_changed(heat_all):
     heat = heat_all.client("etag")
-    helpers.create(heat, "etag-1", helpers.flat(1))
+    helpers.wait_for_status(
+        heat,
+        helpers.create(heat, "etag-1", helpers.flat(1)),
+        "CREATE_COMPLETE",
+    )
     url = heat_all.endpoint("etag") + "/stacks"
     first = requests.get(url, timeout=10)
     assert first.headers["ETag"]
@@ -175,7 +179,7 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
     )
     row = b.css('tr[data-stack="broken"]')[0]
     assert "CREATE_FAILED" in row.text
-    b.css("#next-page")[0].click()
+    b.click("#next-page")
     b.wait_for(
         "the second page",
         lambda: [
@@ -187,7 +191,7 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
     # Filters: by tag, by status, by name.
     b.open(heat_all.url, "/listing/stacks")
     b.wait_css("#f-tag").send_keys("odd")
-    b.css("#f-apply")[0].click()
+    b.click("#f-apply")
     b.wait_for(
         "odd stacks only",
         lambda: len(b.css("table.stacks tbody tr")) == 11
@@ -223,7 +227,7 @@ def test_project_switch(heat_all, browser):
     field = b.css("#project-input")[0]
     field.clear()
     field.send_keys("proj-b")
-    b.css("#project-switch")[0].click()
+    b.click("#project-switch")
     b.wait_css('tr[data-stack="only-in-proj-b"]')
     assert not b.css('tr[data-stack="only-in-proj-a"]')
     assert "#/proj-b/stacks" in b.driver.current_url
@@ -249,7 +253,7 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     b.driver.execute_script(
         "arguments[0].value = arguments[1]", area, APP
     )
-    b.css("#c-submit")[0].click()
+    b.click("#c-submit")
     b.wait_for(
         "the stack page", lambda: "/scenario/stacks/shop/" in b.driver.current_url
     )
@@ -280,16 +284,16 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     events_before = len(b.css("#events tbody tr"))
     assert events_before >= 6
 
-    b.css("#act-update")[0].click()
+    b.click("#act-update")
     field = b.wait_css('#update-form input[name="version"]')
     field.clear()
     field.send_keys("v2")
-    b.css("#u-preview")[0].click()
+    b.click("#u-preview")
     b.wait_for(
         "the preview",
         lambda: b.text('#preview dd[data-change="replaced"]') == "app",
     )
-    b.css("#u-apply")[0].click()
+    b.click("#u-apply")
     b.confirm()
     b.wait_for(
         "the replaced version beside the current one",
@@ -323,7 +327,7 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     )
     assert "v2" in b.text("#outputs")
     # The resource's version history.
-    _node(b, "app").click()
+    b.click('#graph g.node[data-resource="app"]')
     b.wait_for(
         "the version history",
         lambda: len(b.css("#resource table.versions tbody tr")) >= 2,
@@ -334,7 +338,7 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     ]
     assert roles[0] == "current" and "history" in roles
 
-    b.css("#act-delete")[0].click()
+    b.click("#act-delete")
     b.confirm()
     b.wait_css("#stack-gone")
     helpers.wait_for_status(heat, stack.id, "DELETE_COMPLETE")
@@ -376,7 +380,7 @@ def test_concurrent_update_converges_and_cancel_rolls_back(heat_all, browser):
         "the cancel button",
         lambda: b.css("#act-cancel") and b.css("#act-cancel")[0].is_enabled(),
     )
-    b.css("#act-cancel")[0].click()
+    b.click("#act-cancel")
     b.confirm()
     b.wait_for(
         "the rollback",
@@ -401,9 +405,8 @@ def test_nested_stack_opens_on_click(heat_all, browser):
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     b = browser
     b.open(heat_all.url, "/nest/stacks/outer/" + stack_id)
-    node = b.wait_for("the nested node", lambda: _node(b, "kid"))
-    node.click()
-    b.wait_css("#open-nested").click()
+    b.click('#graph g.node[data-resource="kid"]')
+    b.click("#open-nested")
     b.wait_for(
         "the nested stack's graph",
         lambda: _node_status(b, "inner") == "CREATE_COMPLETE",

@@ -21,7 +21,19 @@ function append(el, children) {
   }
 }
 
+const drawn = new WeakMap();
+
+// Redraw `el` with fn() only when `data` differs from the last drawing:
+// a poll that brings nothing new leaves the DOM (and the focus) alone.
+export function redraw(el, data, fn) {
+  const key = JSON.stringify(data);
+  if (drawn.get(el) === key) return;
+  replace(el, fn());
+  drawn.set(el, key);
+}
+
 export function replace(el, ...children) {
+  drawn.delete(el);
   el.replaceChildren();
   append(el, children);
   return el;

@@ -3,7 +3,7 @@
 // template, environment and files.
 
 import { ApiError, get, link, parseStackLink, session, stackPath, v1 } from "./api.js";
-import { badge, confirm, errorBox, h, replace, Poller, when } from "./dom.js";
+import { badge, confirm, errorBox, h, redraw, replace, Poller, when } from "./dom.js";
 import { otherVersions, render } from "./graph.js";
 import { stackHref } from "./stacks.js";
 
@@ -163,7 +163,9 @@ export function stackPage(main, name, id) {
       return;
     }
     const focused = document.activeElement && document.activeElement.getAttribute("data-resource");
-    replace(graphEl, render(state.resources, state.versions, state.selected, select));
+    redraw(graphEl, [state.resources, state.versions, state.selected], () =>
+      render(state.resources, state.versions, state.selected, select),
+    );
     if (focused) {
       const again = graphEl.querySelector('g.node[data-resource="' + CSS.escape(focused) + '"]');
       if (again) again.focus();
@@ -172,7 +174,8 @@ export function stackPage(main, name, id) {
 
   const drawPanel = () => {
     const res = state.resources.find((r) => r.resource_name === state.selected);
-    replace(panelEl, resourcePanel(res, res && state.versions[res.resource_name]));
+    const versions = res && state.versions[res.resource_name];
+    redraw(panelEl, [res, versions], () => resourcePanel(res, versions));
   };
 
   async function refreshVersions(names) {
@@ -189,11 +192,21 @@ export function stackPage(main, name, id) {
   }
 
   // Versions are read for resources that may have others than the current
-  // one: while the stack is in progress, those in progress or that had
-  // some last time, and every resource once at the start.
+  // one: every resource once at the start, then those in progress, those
+  // that had other versions last time (until they are gone), the chosen
+  // one, and all of them while an update runs (a replacement may start
+  // between two reads).
   function versionsToRead(busy, first) {
+    const updating = busy && state.stack.stack_status.startsWith("UPDATE");
     return state.resources
-      .filter((r) => first || (busy && (r.resource_status.endsWith("IN_PROGRESS") || otherVersions(state.versions[r.resource_name]).length)) || r.resource_name === state.selected)
+      .filter(
+        (r) =>
+          first ||
+          updating ||
+          r.resource_status.endsWith("IN_PROGRESS") ||
+          otherVersions(state.versions[r.resource_name]).length ||
+          r.resource_name === state.selected,
+      )
       .map((r) => r.resource_name);
   }
 
@@ -215,7 +228,7 @@ export function stackPage(main, name, id) {
     }
     state.stack = stack;
     const busy = stack.stack_status.endsWith("IN_PROGRESS");
-    replace(headerEl, header(stack));
+    redraw(headerEl, stack, () => header(stack));
     if (stack.stack_status === "DELETE_COMPLETE") {
       headerEl.append(h("p", { class: "empty", id: "stack-gone" }, "This stack was deleted."));
       replace(actionsEl);
@@ -235,7 +248,7 @@ export function stackPage(main, name, id) {
     first = false;
     drawGraph();
     drawPanel();
-    replace(eventsEl, eventsTable(events.events));
+    redraw(eventsEl, events.events, () => eventsTable(events.events));
     return busy;
   });
 
@@ -254,8 +267,7 @@ export function stackPage(main, name, id) {
     const st = state.stack;
     const busy = st.stack_status.endsWith("IN_PROGRESS");
     const button = (id, label, enabled, fn) => h("button", { id, type: "button", disabled: !enabled, onclick: fn }, label);
-    replace(
-      actionsEl,
+    redraw(actionsEl, st.stack_status, () => [
       button("act-update", "Update parameters…", !busy, () => updateForm()),
       button("act-cancel", "Cancel update", st.stack_status === "UPDATE_IN_PROGRESS", () =>
         act("Cancel the update", "POST", "/actions", { cancel_update: null }, "Roll the stack back to its previous template.")),
@@ -266,7 +278,7 @@ export function stackPage(main, name, id) {
         act("Resume the stack", "POST", "/actions", { resume: null }, "Resume every resource.")),
       button("act-delete", "Delete", st.stack_status !== "DELETE_IN_PROGRESS", () =>
         act("Delete the stack", "DELETE", "", undefined, "Delete stack " + st.stack_name + " and all its resources.")),
-    );
+    ]);
   }
 
   async function updateForm() {
