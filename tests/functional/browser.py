@@ -42,10 +42,14 @@ def available():
         import selenium  # noqa: F401
     except ImportError:
         backends.unavailable("Selenium", "pip install -e .[test]")
-    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+    for path, package in (
+        (CHROMIUM, "chromium"),
+        (CHROMEDRIVER, "chromium-driver"),
+    ):
         if not os.access(path, os.X_OK):
             backends.unavailable(
-                "Chromium", "%s is missing (apt-get install %s)" % (path, package)
+                "Chromium",
+                "%s is missing (apt-get install %s)" % (path, package),
             )
 
 

@@ -156,7 +156,12 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
         heat,
         "broken",
         helpers.template(
-            {"x": {"type": "OS::Heat::TestResource", "properties": {"fail": True}}}
+            {
+                "x": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"fail": True},
+                }
+            }
         ),
         disable_rollback=True,
     )
@@ -167,26 +172,32 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
     b.open(heat_all.url, "/listing/stacks")
     b.wait_for(
         "20 rows, newest first",
-        lambda: len(b.css("table.stacks tbody tr")) == 20
-        and b.attr("table.stacks tbody tr", "data-stack") == "broken",
+        lambda: (
+            len(b.css("table.stacks tbody tr")) == 20
+            and b.attr("table.stacks tbody tr", "data-stack") == "broken"
+        ),
     )
     assert b.wait_for(
         "counts",
-        lambda: b.text('[data-count="ALL"] strong') == "23"
-        and b.text('[data-count="FAILED"] strong') == "1"
-        and b.text('[data-count="COMPLETE"] strong') == "22"
-        and b.text('[data-count="IN_PROGRESS"] strong') == "0",
+        lambda: (
+            b.text('[data-count="ALL"] strong') == "23"
+            and b.text('[data-count="FAILED"] strong') == "1"
+            and b.text('[data-count="COMPLETE"] strong') == "22"
+            and b.text('[data-count="IN_PROGRESS"] strong') == "0"
+        ),
     )
     row = b.css('tr[data-stack="broken"]')[0]
     assert "CREATE_FAILED" in row.text
     b.click("#next-page")
     b.wait_for(
         "the second page",
-        lambda: [
-            r.get_attribute("data-stack")
-            for r in b.css("table.stacks tbody tr")
-        ]
-        == ["s02", "s01", "s00"],
+        lambda: (
+            [
+                r.get_attribute("data-stack")
+                for r in b.css("table.stacks tbody tr")
+            ]
+            == ["s02", "s01", "s00"]
+        ),
     )
     # Filters: by tag, by status, by name.
     b.open(heat_all.url, "/listing/stacks")
@@ -194,20 +205,24 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
     b.click("#f-apply")
     b.wait_for(
         "odd stacks only",
-        lambda: len(b.css("table.stacks tbody tr")) == 11
-        and all(
-            int(r.get_attribute("data-stack")[1:]) % 2
-            for r in b.css("table.stacks tbody tr")
+        lambda: (
+            len(b.css("table.stacks tbody tr")) == 11
+            and all(
+                int(r.get_attribute("data-stack")[1:]) % 2
+                for r in b.css("table.stacks tbody tr")
+            )
         ),
     )
     b.open(heat_all.url, "/listing/stacks?status=FAILED")
     b.wait_for(
         "failed stacks only",
-        lambda: [
-            r.get_attribute("data-stack")
-            for r in b.css("table.stacks tbody tr")
-        ]
-        == ["broken"],
+        lambda: (
+            [
+                r.get_attribute("data-stack")
+                for r in b.css("table.stacks tbody tr")
+            ]
+            == ["broken"]
+        ),
     )
     b.open(heat_all.url, "/listing/stacks?name=nothing-of-that-name")
     b.wait_for(
@@ -234,8 +249,10 @@ def test_project_switch(heat_all, browser):
     b.open(heat_all.url, "/proj-empty/stacks")
     b.wait_for(
         "the empty project",
-        lambda: "No stacks in project proj-empty"
-        in (b.text("#stack-list .empty") or ""),
+        lambda: (
+            "No stacks in project proj-empty"
+            in (b.text("#stack-list .empty") or "")
+        ),
     )
 
 
@@ -250,19 +267,18 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     b.wait_css("#c-name").send_keys("shop")
     area = b.css("#c-template")[0]
     area.clear()
-    b.driver.execute_script(
-        "arguments[0].value = arguments[1]", area, APP
-    )
+    b.driver.execute_script("arguments[0].value = arguments[1]", area, APP)
     b.click("#c-submit")
     b.wait_for(
-        "the stack page", lambda: "/scenario/stacks/shop/" in b.driver.current_url
+        "the stack page",
+        lambda: "/scenario/stacks/shop/" in b.driver.current_url,
     )
     b.wait_for(
         "the graph going green",
         lambda: _all_nodes(b, "CREATE_COMPLETE", ("base", "app", "front")),
     )
     stack = heat.stacks.get("shop")
-    assert b.text("#stack-status") .endswith("CREATE_COMPLETE")
+    assert b.text("#stack-status").endswith("CREATE_COMPLETE")
     resources = {r.resource_name: r for r in heat.resources.list(stack.id)}
     old_app = resources["app"].physical_resource_id
     assert (
@@ -277,9 +293,7 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     }
     assert edges == {("base", "app"), ("app", "front")}
     # Left to right: each node right of what it depends on.
-    xs = [
-        _node(b, n).location["x"] for n in ("base", "app", "front")
-    ]
+    xs = [_node(b, n).location["x"] for n in ("base", "app", "front")]
     assert xs == sorted(xs) and len(set(xs)) == 3
     events_before = len(b.css("#events tbody tr"))
     assert events_before >= 6
@@ -295,19 +309,16 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     )
     b.click("#u-apply")
     b.confirm()
-    b.wait_for(
-        "the replaced version beside the current one",
-        lambda: b.css('#graph g.node[data-resource="app"] g.version[data-role="replaced"]'),
-    )
-    replaced = b.css(
-        '#graph g.node[data-resource="app"] g.version[data-role="replaced"]'
-    )[0]
+    beside = '#graph g.node[data-resource="app"] g.version[data-role="%s"]'
+    replaced = b.wait_css(beside % "replaced")
     assert replaced.get_attribute("data-physical-id") == old_app
     b.wait_for(
         "newer events arriving at the top",
-        lambda: len(b.css("#events tbody tr")) > events_before
-        and "UPDATE" in b.css("#events tbody tr")[0].text
-        or "DELETE" in b.css("#events tbody tr")[0].text,
+        lambda: (
+            len(b.css("#events tbody tr")) > events_before
+            and b.attr("#events tbody tr .badge", "data-status").split("_")[0]
+            in ("UPDATE", "DELETE")
+        ),
     )
     b.wait_for(
         "the update converging",
@@ -366,11 +377,15 @@ def test_concurrent_update_converges_and_cancel_rolls_back(heat_all, browser):
     heat.stacks.update(stack_id, existing=True, parameters={"version": "v3"})
     b.wait_for(
         "convergence on v3",
-        lambda: b.text("#stack-status").endswith("UPDATE_COMPLETE")
-        and "v3" in b.text("#outputs"),
+        lambda: (
+            b.text("#stack-status").endswith("UPDATE_COMPLETE")
+            and "v3" in b.text("#outputs")
+        ),
         timeout=40,
     )
-    b.wait_for("no replaced version left", lambda: not b.css("#graph g.version"))
+    b.wait_for(
+        "no replaced version left", lambda: not b.css("#graph g.version")
+    )
     heat.stacks.update(
         stack_id,
         existing=True,

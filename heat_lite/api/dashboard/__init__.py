@@ -150,7 +150,11 @@ class Dashboard:
                 logged_in=True,
                 csrf_token=session.csrf_token(token),
             ),
-            {"Set-Cookie": session.set_cookie_header(environ, token, lifetime)},
+            {
+                "Set-Cookie": session.set_cookie_header(
+                    environ, token, lifetime
+                )
+            },
         )
 
     def _logout(self, environ):

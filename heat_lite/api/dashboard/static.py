@@ -47,7 +47,11 @@ class Files:
             ext = os.path.splitext(name)[1]
             ctype = _TYPES.get(ext) or mimetypes.guess_type(name)[0]
             etag = hashlib.sha256(body).hexdigest()[:32]
-            self._files[name] = (body, ctype or "application/octet-stream", etag)
+            self._files[name] = (
+                body,
+                ctype or "application/octet-stream",
+                etag,
+            )
 
     def names(self):
         return sorted(self._files)
