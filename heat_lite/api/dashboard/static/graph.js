@@ -93,7 +93,7 @@ function nodeGroup(res, x, y, extra, onSelect) {
     s(
       "text",
       { x: 10, y: 62, class: "physical", "data-physical-id": res.physical_resource_id || "" },
-      short(res.physical_resource_id, 34),
+      short(res.physical_resource_id, 31),
     ),
   );
   if (res.nested) {
@@ -114,7 +114,7 @@ function nodeGroup(res, x, y, extra, onSelect) {
         },
         s("rect", { class: "box", width: NODE_W - 12, height: VERSION_H - 4, rx: 4 }),
         s("text", { x: 8, y: 14, class: "type" }, v.role + " · v" + v.version + " · " + statusSymbol(vs) + " " + vs),
-        s("text", { x: 8, y: 29, class: "physical" }, short(v.physical_resource_id, 32)),
+        s("text", { x: 8, y: 29, class: "physical" }, short(v.physical_resource_id, 29)),
       ),
     );
   });
