@@ -24,14 +24,12 @@ import hmac
 import http.cookies
 from urllib import parse
 
-from keystoneauth1 import exceptions as ks_exc
-from keystoneauth1 import session as ks_session
-from keystoneauth1.identity import v3
-
 from heat_lite import conf
 from heat_lite.common import exception
 
 CONF = conf.CONF
+# keystoneauth1 is imported where a login needs it: a noauth API (the
+# quick start) does not pay for its import at start-up.
 COOKIE = "heat_lite_session"
 CSRF_HEADER = "HTTP_X_CSRF_TOKEN"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -159,6 +157,10 @@ def login(body):
     :raises NotAuthenticated: Keystone refused the credentials.
     :raises ServiceUnavailable: Keystone could not be reached.
     """
+    from keystoneauth1 import exceptions as ks_exc
+    from keystoneauth1 import session as ks_session
+    from keystoneauth1.identity import v3
+
     body = _login_body(body)
     domain = body.get("domain") or "Default"
     plugin = v3.Password(
@@ -201,6 +203,8 @@ def login(body):
 def _self_request(method, token):
     """A request to /auth/tokens about ``token`` made with ``token``
     itself (a user may validate and revoke their own token)."""
+    from keystoneauth1 import session as ks_session
+
     sess = ks_session.Session(timeout=_TIMEOUT)
     return sess.request(
         keystone_url() + "/auth/tokens",
@@ -214,6 +218,8 @@ def _self_request(method, token):
 def whoami(token):
     """What the page may show about the session, or None when the token
     is no longer valid."""
+    from keystoneauth1 import exceptions as ks_exc
+
     try:
         resp = _self_request("GET", token)
     except ks_exc.ConnectionError:
@@ -228,6 +234,8 @@ def whoami(token):
 def revoke(token):
     """Revoke the token at logout; a Keystone that cannot be reached
     leaves it to expire (the cookie is cleared anyway)."""
+    from keystoneauth1 import exceptions as ks_exc
+
     try:
         _self_request("DELETE", token)
     except ks_exc.ConnectionError:
