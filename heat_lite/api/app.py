@@ -6,19 +6,22 @@ import pecan
 import pecan.core
 import pecan.routing
 import pecan.util
+import webob
 
-from heat_lite.api import auth, faults, openapi, request
+from heat_lite.api import auth, dashboard, faults, openapi, request
 from heat_lite.api.controllers import root
 from heat_lite.engine import rpcapi
 
 
 class _Versions:
     """Answers / and /versions before authentication, as Heat does, and
-    /v1/openapi.json (the API's description is public too)."""
+    /v1/openapi.json (the API's description is public too). A browser
+    navigating to / is sent to the dashboard when it is served."""
 
-    def __init__(self, app):
+    def __init__(self, app, redirect_browsers=False):
         self.app = app
         self._openapi = None
+        self._redirect = redirect_browsers
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "/").rstrip("/")
@@ -30,6 +33,12 @@ class _Versions:
                 self._openapi = openapi.build()
             response = request.to_response(request.Reply(200, self._openapi))
             return response(environ, start_response)
+        if path == "" and self._redirect and dashboard.wants_html(environ):
+            response = webob.Response(
+                status=302, location=dashboard.PREFIX + "/"
+            )
+            response.vary = ("Accept",)
+            return response(environ, start_response)
         if path in ("", "/versions"):
             url = "%s://%s%s" % (
                 environ["wsgi.url_scheme"],
@@ -39,6 +48,8 @@ class _Versions:
             response = request.to_response(
                 request.Reply(300, root.versions_document(url))
             )
+            if self._redirect:
+                response.vary = ("Accept",)
             return response(environ, start_response)
         return self.app(environ, start_response)
 
@@ -97,4 +108,9 @@ def setup_app(engine=None):
         debug=False,
         logging=False,
     )
-    return faults.FaultWrapper(_Versions(auth.wrap(_JSONOnly(app))))
+    return faults.FaultWrapper(
+        _Versions(
+            dashboard.wrap(auth.wrap(_JSONOnly(app))),
+            redirect_browsers=conf.CONF.api.dashboard,
+        )
+    )

@@ -153,6 +153,12 @@ class ConflictingMergeStrategyForParam(Invalid):
     )
 
 
+# 401 ----------------------------------------------------------------------
+class NotAuthenticated(HeatLiteException):
+    code = 401
+    msg_fmt = "%(message)s"
+
+
 # 403 ----------------------------------------------------------------------
 class Forbidden(HeatLiteException):
     code = 403

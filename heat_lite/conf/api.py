@@ -74,6 +74,26 @@ opts = [
         "full; past that the oldest is closed. Lowered at start to what "
         "the process's open-files limit leaves room for.",
     ),
+    cfg.BoolOpt(
+        "dashboard",
+        default=True,
+        help="Serve the web dashboard at /dashboard/ (and redirect "
+        "browsers asking for / there). It uses the public API only.",
+    ),
+    cfg.URIOpt(
+        "dashboard_keystone_url",
+        help="Keystone URL the dashboard's login form authenticates "
+        "against (auth_strategy=keystone). Unset: "
+        "[keystone_authtoken] www_authenticate_uri.",
+    ),
+    cfg.BoolOpt(
+        "dashboard_secure_cookie",
+        default=False,
+        help="Mark the dashboard's session cookie Secure (sent over "
+        "HTTPS only) even when the request did not arrive over HTTPS "
+        "(a TLS-terminating proxy in front). Requests that did are "
+        "always answered with a Secure cookie.",
+    ),
     cfg.IntOpt(
         "rpc_timeout",
         default=60,

@@ -43,4 +43,6 @@ class RootController:
         handler, captured = self._router.match(raw.method, path)
         req = api_request.Request(raw, self._engine, handler)
         req.authorize(handler.policy_rule, captured.get("tenant"))
-        return api_request.to_response(handler(req, **captured))
+        return api_request.conditional(
+            api_request.to_response(handler(req, **captured)), raw
+        )

@@ -51,11 +51,18 @@ RESOURCE_FILTERS = (
 
 
 def _split_status(values, filters):
-    """``CREATE_FAILED`` filters action CREATE and status FAILED."""
+    """``CREATE_FAILED`` filters action CREATE and status FAILED;
+    ``IN_PROGRESS`` (one status, with an underscore of its own) alone or
+    after an action."""
     for value in values:
-        action, sep, status = str(value).rpartition("_")
+        value = str(value)
+        if value.endswith(states.Status.IN_PROGRESS):
+            status = str(states.Status.IN_PROGRESS)
+            action = value[: -len(status)].rstrip("_")
+        else:
+            action, _sep, status = value.rpartition("_")
         filters.setdefault("status", []).append(status)
-        if sep:
+        if action:
             filters.setdefault("action", []).append(action)
 
 

@@ -1,0 +1,195 @@
+// The dashboard's entry point: the session (noauth: a project chosen in
+// the page; keystone: the login form), the hash router and the header.
+//
+// Routes: #/<project>/stacks[?name=&status=&tag=&marker=],
+// #/<project>/stacks/<name>/<id>, #/<project>/new,
+// #/<project>/rollouts[/<id>], #/login, #/ (start).
+
+import { on, own, session } from "./api.js";
+import { errorBox, h, replace } from "./dom.js";
+import * as rollouts from "./rollouts.js";
+import { stackPage } from "./stack.js";
+import { createPage, stacksPage } from "./stacks.js";
+
+const main = document.getElementById("main");
+let current = null; // the page's poller
+let rolloutsFor = null; // the project whose rollouts API was probed
+
+function stop() {
+  if (current) current.stop();
+  current = null;
+}
+
+function projectHref(project, page) {
+  return "#/" + encodeURIComponent(project) + "/" + page;
+}
+
+function parseHash() {
+  const raw = location.hash.replace(/^#\/?/, "");
+  const [path, query] = raw.split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  return { parts, query: Object.fromEntries(new URLSearchParams(query || "")) };
+}
+
+function drawWho() {
+  const who = document.getElementById("who");
+  if (session.auth === "noauth") {
+    const input = h("input", { id: "project-input", "aria-label": "Project", value: session.project || "", size: 14 });
+    replace(
+      who,
+      h("form", { class: "project", onsubmit: (ev) => {
+        ev.preventDefault();
+        const value = input.value.trim();
+        if (value) location.hash = projectHref(value, "stacks");
+      } },
+        h("label", { for: "project-input" }, "Project "), input,
+        h("button", { type: "submit", id: "project-switch" }, "Switch")),
+    );
+  } else if (session.who) {
+    replace(
+      who,
+      h("span", { id: "whoami" }, session.who.user.name + " @ " + session.who.project.name),
+      " ",
+      h("button", { type: "button", id: "logout", onclick: logout }, "Log out"),
+    );
+  } else {
+    replace(who);
+  }
+}
+
+async function logout() {
+  try {
+    await own("POST", "logout");
+  } catch (err) {
+    // The cookie is cleared by the answer; a failure leaves it to expire.
+  }
+  session.who = null;
+  session.csrf = null;
+  session.project = null;
+  location.hash = "#/login";
+  route();
+}
+
+function loginPage() {
+  const field = (id, label, type, value) =>
+    h("label", {}, label, h("input", { id, name: id, type, value: value || "", required: id !== "domain", autocomplete: type === "password" ? "current-password" : "on" }));
+  const out = h("div", { "aria-live": "assertive" });
+  const form = h(
+    "form",
+    { class: "login", onsubmit: async (ev) => {
+      ev.preventDefault();
+      const data = Object.fromEntries(new FormData(form));
+      try {
+        const who = await own("POST", "login", data);
+        setLoggedIn(who);
+        location.hash = projectHref(session.project, "stacks");
+      } catch (err) {
+        replace(out, errorBox(err));
+      }
+    } },
+    h("h1", {}, "Log in"),
+    field("user", "User", "text"),
+    field("password", "Password", "password"),
+    field("project", "Project", "text"),
+    field("domain", "Domain", "text", "Default"),
+    h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary", id: "login-submit" }, "Log in")),
+    out,
+  );
+  replace(main, form);
+  form.querySelector("input").focus();
+}
+
+function projectPage() {
+  const input = h("input", { id: "start-project", required: true, value: "demo" });
+  replace(
+    main,
+    h("form", { class: "login", onsubmit: (ev) => {
+      ev.preventDefault();
+      location.hash = projectHref(input.value.trim(), "stacks");
+    } },
+      h("h1", {}, "Choose a project"),
+      h("p", { class: "muted" }, "This heat_lite runs without authentication (noauth): the project is part of every API URL."),
+      h("label", {}, "Project", input),
+      h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary" }, "Open"))),
+  );
+}
+
+function setLoggedIn(who) {
+  session.who = who;
+  session.csrf = who.csrf_token;
+  session.project = who.project.id;
+}
+
+async function probeRollouts() {
+  if (rolloutsFor === session.project) return;
+  rolloutsFor = session.project;
+  const link = document.getElementById("nav-rollouts");
+  link.hidden = true;
+  if (await rollouts.available()) {
+    link.href = projectHref(session.project, "rollouts");
+    link.hidden = false;
+  }
+}
+
+function route() {
+  stop();
+  const { parts, query } = parseHash();
+  if (session.auth === "keystone" && !session.who) {
+    document.getElementById("nav").hidden = true;
+    drawWho();
+    loginPage();
+    return;
+  }
+  if (!parts.length || parts[0] === "login") {
+    if (session.auth === "keystone") location.hash = projectHref(session.project, "stacks");
+    else if (session.project) location.hash = projectHref(session.project, "stacks");
+    else projectPage();
+    return;
+  }
+  session.project = parts[0];
+  const nav = document.getElementById("nav");
+  nav.hidden = false;
+  document.getElementById("nav-stacks").href = projectHref(session.project, "stacks");
+  drawWho();
+  probeRollouts();
+  const [, page, ...rest] = parts;
+  if (page === "stacks" && rest.length >= 2) current = stackPage(main, rest[0], rest[1]);
+  else if (page === "new") current = createPage(main);
+  else if (page === "rollouts" && rest.length) current = rollouts.rolloutPage(main, rest[0]);
+  else if (page === "rollouts") current = rollouts.rolloutsPage(main);
+  else current = stacksPage(main, query);
+  main.focus({ preventScroll: true });
+}
+
+function connection(ok) {
+  const banner = document.getElementById("connection");
+  if (ok) {
+    banner.hidden = true;
+  } else {
+    replace(banner, "Connection to the server lost; retrying…");
+    banner.hidden = false;
+  }
+}
+
+async function start() {
+  on("connection", connection);
+  on("unauthorized", () => {
+    // The token expired or was revoked: back to the login form.
+    session.who = null;
+    session.csrf = null;
+    route();
+  });
+  let info;
+  try {
+    info = await own("GET", "session");
+  } catch (err) {
+    replace(main, errorBox(err));
+    return;
+  }
+  session.auth = info.auth;
+  if (info.auth === "keystone" && info.logged_in) setLoggedIn(info);
+  window.addEventListener("hashchange", route);
+  route();
+}
+
+start();

@@ -1,0 +1,139 @@
+// DOM building without innerHTML (every value from the API is text),
+// status badges that say their status in words and a symbol (never by
+// colour alone), local times, the confirmation dialog and the poller.
+
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else if (key === "class") el.className = value;
+    else el.setAttribute(key, value === true ? "" : value);
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+}
+
+const drawn = new WeakMap();
+
+// Redraw `el` with fn() only when `data` differs from the last drawing:
+// a poll that brings nothing new leaves the DOM (and the focus) alone.
+export function redraw(el, data, fn) {
+  const key = JSON.stringify(data);
+  if (drawn.get(el) === key) return;
+  replace(el, fn());
+  drawn.set(el, key);
+}
+
+export function replace(el, ...children) {
+  drawn.delete(el);
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+const SYMBOLS = { COMPLETE: "✓", FAILED: "✗", IN_PROGRESS: "⟳" };
+
+// "CREATE_COMPLETE" → "complete", "FAILED", "IN_PROGRESS" → css class.
+export function statusKind(status) {
+  if (!status) return "none";
+  if (status.endsWith("IN_PROGRESS")) return "progress";
+  if (status.endsWith("FAILED")) return "failed";
+  if (status.startsWith("DELETE_")) return "deleted";
+  if (status.endsWith("COMPLETE") || status === "SUCCEEDED") return "complete";
+  return "other";
+}
+
+export function statusSymbol(status) {
+  const tail = (status || "").endsWith("IN_PROGRESS")
+    ? "IN_PROGRESS"
+    : (status || "").split("_").pop();
+  return SYMBOLS[tail] || "•";
+}
+
+export function badge(status) {
+  return h(
+    "span",
+    { class: "badge s-" + statusKind(status), "data-status": status || "" },
+    h("span", { "aria-hidden": "true" }, statusSymbol(status) + " "),
+    status || "—",
+  );
+}
+
+export function when(iso) {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return h("time", { datetime: iso, title: iso }, date.toLocaleString());
+}
+
+export function errorBox(err) {
+  const status = err && err.status ? " (" + err.status + ")" : "";
+  return h(
+    "div",
+    { class: "error", role: "alert" },
+    h("strong", {}, err.status === 409 ? "Conflict" + status : "Error" + status),
+    " ",
+    err.message || String(err),
+  );
+}
+
+// Ask before an action; resolves true when confirmed.
+export function confirm(title, ...body) {
+  const dialog = document.getElementById("confirm");
+  replace(document.getElementById("confirm-title"), title);
+  replace(document.getElementById("confirm-body"), ...body);
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), {
+      once: true,
+    });
+    dialog.returnValue = "";
+    dialog.showModal();
+    document.getElementById("confirm-yes").focus();
+  });
+}
+
+// Base polling period; ?poll_ms=N on the page's URL changes it (tests).
+const fromUrl = Number(new URLSearchParams(location.search).get("poll_ms"));
+export const POLL_MS = fromUrl > 0 ? fromUrl : 2000;
+
+// Runs `tick` again and again while the page shows it: fast while
+// something is in progress (tick returns true), slower otherwise, paused
+// while the tab is hidden, stopped by stop() (the page changed).
+export class Poller {
+  constructor(tick) {
+    this.tick = tick;
+    this.stopped = false;
+    this.timer = null;
+    this.onVisible = () => {
+      if (!document.hidden) this.run();
+    };
+    document.addEventListener("visibilitychange", this.onVisible);
+  }
+
+  async run() {
+    clearTimeout(this.timer);
+    if (this.stopped || document.hidden) return;
+    let busy = false;
+    try {
+      busy = await this.tick();
+    } catch (err) {
+      busy = false;
+    }
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.run(), busy ? POLL_MS : POLL_MS * 5);
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    document.removeEventListener("visibilitychange", this.onVisible);
+  }
+}

@@ -1,0 +1,199 @@
+// The stacks page: counts by status, filters (name, status, tag), the
+// list newest first with paging, and a form to create a stack.
+
+import { get, link, parseStackLink, session, v1 } from "./api.js";
+import { badge, errorBox, h, replace, Poller, when } from "./dom.js";
+
+const PAGE = 20;
+const STATUSES = ["IN_PROGRESS", "COMPLETE", "FAILED"];
+
+function listQuery(filters, extra) {
+  const q = new URLSearchParams({ sort_keys: "creation_time", sort_dir: "desc" });
+  if (filters.name) q.set("name", filters.name);
+  if (filters.status) q.set("status", filters.status);
+  if (filters.tag) q.set("tags", filters.tag);
+  for (const [k, v] of Object.entries(extra)) q.set(k, v);
+  return "/stacks?" + q.toString();
+}
+
+export function stackHref(project, name, id) {
+  return "#/" + encodeURIComponent(project) + "/stacks/" + encodeURIComponent(name) + "/" + encodeURIComponent(id);
+}
+
+function listHref(filters) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(filters)) if (v) q.set(k, v);
+  const qs = q.toString();
+  return "#/" + encodeURIComponent(session.project) + "/stacks" + (qs ? "?" + qs : "");
+}
+
+function filterForm(filters) {
+  const name = h("input", { id: "f-name", name: "name", value: filters.name || "", placeholder: "exact name" });
+  const tag = h("input", { id: "f-tag", name: "tag", value: filters.tag || "", placeholder: "tag" });
+  const status = h(
+    "select",
+    { id: "f-status", name: "status" },
+    h("option", { value: "" }, "any status"),
+    ...["CREATE_COMPLETE", "UPDATE_COMPLETE", "IN_PROGRESS", "COMPLETE", "FAILED"].map((s) =>
+      h("option", { value: s, selected: s === filters.status }, s),
+    ),
+  );
+  return h(
+    "form",
+    {
+      class: "filters",
+      role: "search",
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        location.hash = listHref({ name: name.value.trim(), status: status.value, tag: tag.value.trim() });
+      },
+    },
+    h("label", {}, "Name ", name),
+    h("label", {}, "Status ", status),
+    h("label", {}, "Tag ", tag),
+    h("button", { type: "submit", id: "f-apply" }, "Filter"),
+    h("a", { href: listHref({}), class: "button" }, "Clear"),
+  );
+}
+
+function row(stack) {
+  const name = h("a", { href: stackHref(session.project, stack.stack_name, stack.id) }, stack.stack_name);
+  return h(
+    "tr",
+    { "data-stack": stack.stack_name, "data-status": stack.stack_status },
+    h("td", {}, name),
+    h("td", {}, badge(stack.stack_status)),
+    h("td", { class: "reason" }, stack.stack_status_reason || ""),
+    h("td", {}, when(stack.creation_time)),
+    h("td", {}, when(stack.updated_time)),
+    h("td", {}, (stack.tags || []).join(", ")),
+  );
+}
+
+async function counts(filters) {
+  const base = { name: filters.name, tag: filters.tag };
+  const asks = STATUSES.map((s) => get(listQuery({ ...base, status: s }, { limit: 1, with_count: "true" })));
+  const found = await Promise.all(asks);
+  return Object.fromEntries(STATUSES.map((s, i) => [s, found[i].count]));
+}
+
+function countsBar(total, byStatus, filters) {
+  const item = (label, status, n) =>
+    h(
+      "a",
+      { href: listHref({ ...filters, status, marker: "" }), class: "count", "data-count": status || "ALL" },
+      label + ": ",
+      h("strong", {}, String(n)),
+    );
+  return h(
+    "p",
+    { class: "counts", "aria-label": "Stacks by status" },
+    item("All", "", total),
+    ...STATUSES.map((s) => item(s.replace("_", " ").toLowerCase(), s, byStatus[s])),
+  );
+}
+
+export function stacksPage(main, filters) {
+  const countsEl = h("div", { id: "counts" });
+  const listEl = h("div", { id: "stack-list", "aria-live": "polite" }, h("p", { class: "muted" }, "Loading…"));
+  replace(
+    main,
+    h("div", { class: "title" }, h("h1", {}, "Stacks"), h("a", { class: "button", href: "#/" + encodeURIComponent(session.project) + "/new", id: "new-stack" }, "Create stack")),
+    countsEl,
+    filterForm(filters),
+    listEl,
+  );
+  const poller = new Poller(async () => {
+    let body;
+    try {
+      const extra = { limit: PAGE, with_count: "true" };
+      if (filters.marker) extra.marker = filters.marker;
+      body = await get(listQuery(filters, extra));
+    } catch (err) {
+      replace(listEl, errorBox(err));
+      return false;
+    }
+    const stacks = body.stacks || [];
+    try {
+      replace(countsEl, countsBar(body.count, await counts(filters), filters));
+    } catch (err) {
+      replace(countsEl, errorBox(err));
+    }
+    const next = link(body, "next");
+    const pager = h(
+      "nav",
+      { class: "pager", "aria-label": "Pages" },
+      filters.marker ? h("a", { href: listHref({ ...filters, marker: "" }) }, "« First page") : null,
+      next ? h("a", { id: "next-page", href: listHref({ ...filters, marker: stacks[stacks.length - 1].id }) }, "Next page »") : null,
+    );
+    if (!stacks.length) {
+      replace(listEl, h("p", { class: "empty" }, filters.name || filters.status || filters.tag ? "No stack matches these filters." : "No stacks in project " + session.project + " yet."), pager);
+      return false;
+    }
+    replace(
+      listEl,
+      h(
+        "table",
+        { class: "stacks" },
+        h("thead", {}, h("tr", {}, ...["Name", "Status", "Reason", "Created", "Updated", "Tags"].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, stacks.map(row)),
+      ),
+      pager,
+    );
+    return stacks.some((s) => s.stack_status.endsWith("IN_PROGRESS"));
+  });
+  poller.run();
+  return poller;
+}
+
+// key=value lines → {key: value}
+export function parseParams(text) {
+  const params = {};
+  for (const line of text.split("\n")) {
+    const trimmed = line.trim();
+    if (!trimmed) continue;
+    const eq = trimmed.indexOf("=");
+    if (eq < 1) throw new Error("Parameters are key=value lines: " + trimmed);
+    params[trimmed.slice(0, eq).trim()] = trimmed.slice(eq + 1).trim();
+  }
+  return params;
+}
+
+export function createPage(main) {
+  const name = h("input", { id: "c-name", required: true, autocomplete: "off" });
+  const template = h("textarea", { id: "c-template", rows: 14, required: true, spellcheck: "false" },
+    "heat_template_version: 2018-08-31\nresources:\n  example:\n    type: OS::Heat::None\n");
+  const params = h("textarea", { id: "c-params", rows: 3, spellcheck: "false", placeholder: "name=value, one a line" });
+  const out = h("div", { "aria-live": "polite" });
+  const form = h(
+    "form",
+    {
+      class: "create",
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        let body;
+        try {
+          body = { stack_name: name.value.trim(), template: template.value, parameters: parseParams(params.value) };
+        } catch (err) {
+          replace(out, errorBox(err));
+          return;
+        }
+        try {
+          const created = await v1("POST", "/stacks", body);
+          const ident = parseStackLink(created.stack.links[0].href);
+          location.hash = stackHref(session.project, ident.name, ident.id);
+        } catch (err) {
+          replace(out, errorBox(err));
+        }
+      },
+    },
+    h("label", {}, "Name", name),
+    h("label", {}, "Template (HOT, YAML or JSON)", template),
+    h("label", {}, "Parameters", params),
+    h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary", id: "c-submit" }, "Create")),
+    out,
+  );
+  replace(main, h("h1", {}, "Create a stack"), form);
+  name.focus();
+  return null;
+}

@@ -1,0 +1,429 @@
+"""The dashboard in a real headless Chromium against a real heat_lite
+(noauth): ``heat-lite-all`` on SQLite, and the API with two engines over
+RabbitMQ on PostgreSQL for the main scenario. The page uses the public
+API only; what it shows is checked against what the API says."""
+
+import pytest
+import requests
+
+from tests.functional import browser as browser_mod
+from tests.functional import deployment as deployment_mod
+from tests.functional import helpers
+
+pytestmark = pytest.mark.functional
+
+APP = """heat_template_version: 2018-08-31
+parameters:
+  version:
+    type: string
+    default: v1
+    description: the application's version
+resources:
+  base:
+    type: OS::Heat::TestResource
+    properties:
+      value: base
+  app:
+    type: OS::Heat::TestResource
+    depends_on: base
+    properties:
+      value: {get_param: version}
+      update_replace: true
+      action_wait_secs: {create: 0.5, update: 0, delete: 2}
+  front:
+    type: OS::Heat::None
+    depends_on: app
+outputs:
+  version:
+    value: {get_attr: [app, output]}
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    browser_mod.available()
+    b = browser_mod.Browser()
+    yield b
+    b.quit()
+
+
+@pytest.fixture(scope="module")
+def heat_all(tmp_path_factory):
+    yield from deployment_mod.running(
+        "sqlite", tmp_path_factory.mktemp("dash-sqlite")
+    )
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def any_heat(request, heat_all, tmp_path_factory):
+    if request.param == "sqlite":
+        yield heat_all
+        return
+    yield from deployment_mod.running(
+        request.param, tmp_path_factory.mktemp("dash-" + request.param)
+    )
+
+
+def _node(b, name):
+    found = b.css('#graph g.node[data-resource="%s"]' % name)
+    return found[0] if found else None
+
+
+def _node_status(b, name):
+    node = _node(b, name)
+    return node.get_attribute("data-status") if node else None
+
+
+def _all_nodes(b, status, names):
+    return all(_node_status(b, n) == status for n in names)
+
+
+def test_root_redirects_browsers_and_answers_clients(heat_all, browser):
+    html = requests.get(
+        heat_all.url + "/",
+        headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"},
+        allow_redirects=False,
+        timeout=10,
+    )
+    assert html.status_code == 302
+    assert html.headers["Location"].endswith("/dashboard/")
+    for accept in ("application/json", "*/*", None):
+        headers = {"Accept": accept} if accept else {}
+        api = requests.get(heat_all.url + "/", headers=headers, timeout=10)
+        assert api.status_code == 300
+        assert api.json()["versions"][0]["id"] == "v1.0"
+    browser.driver.get(heat_all.url + "/")
+    browser.wait_for(
+        "the dashboard", lambda: "/dashboard/" in browser.driver.current_url
+    )
+    browser.wait_css("#start-project")
+    page = requests.get(heat_all.url + "/dashboard/", timeout=10)
+    assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+    again = requests.get(
+        heat_all.url + "/dashboard/app.js",
+        headers={"If-None-Match": '"%s"' % page.headers["ETag"].strip('"')},
+        timeout=10,
+    )
+    assert again.status_code == 200  # another file, another ETag
+    assert (
+        requests.get(
+            heat_all.url + "/dashboard/",
+            headers={"If-None-Match": page.headers["ETag"]},
+            timeout=10,
+        ).status_code
+        == 304
+    )
+    assert (
+        requests.get(heat_all.url + "/dashboard/../setup.cfg", timeout=10)
+    ).status_code == 404
+
+
+def test_api_answers_304_while_nothing_changed(heat_all):
+    heat = heat_all.client("etag")
+    helpers.wait_for_status(
+        heat,
+        helpers.create(heat, "etag-1", helpers.flat(1)),
+        "CREATE_COMPLETE",
+    )
+    url = heat_all.endpoint("etag") + "/stacks"
+    first = requests.get(url, timeout=10)
+    assert first.headers["ETag"]
+    same = requests.get(
+        url, headers={"If-None-Match": first.headers["ETag"]}, timeout=10
+    )
+    assert same.status_code == 304 and same.content == b""
+    helpers.create(heat, "etag-2", helpers.flat(1))
+    changed = requests.get(
+        url, headers={"If-None-Match": first.headers["ETag"]}, timeout=10
+    )
+    assert changed.status_code == 200
+    assert len(changed.json()["stacks"]) == 2
+
+
+def test_stacks_list_filters_counts_and_pages(heat_all, browser):
+    heat = heat_all.client("listing")
+    ids = []
+    for i in range(22):
+        ids.append(
+            helpers.create(
+                heat,
+                "s%02d" % i,
+                helpers.flat(1),
+                tags="even" if i % 2 == 0 else "odd",
+            )
+        )
+    failing = helpers.create(
+        heat,
+        "broken",
+        helpers.template(
+            {
+                "x": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"fail": True},
+                }
+            }
+        ),
+        disable_rollback=True,
+    )
+    for stack_id in ids:
+        helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    helpers.wait_for_status(heat, failing, "CREATE_FAILED")
+    b = browser
+    b.open(heat_all.url, "/listing/stacks")
+    b.wait_for(
+        "20 rows, newest first",
+        lambda: (
+            len(b.css("table.stacks tbody tr")) == 20
+            and b.attr("table.stacks tbody tr", "data-stack") == "broken"
+        ),
+    )
+    assert b.wait_for(
+        "counts",
+        lambda: (
+            b.text('[data-count="ALL"] strong') == "23"
+            and b.text('[data-count="FAILED"] strong') == "1"
+            and b.text('[data-count="COMPLETE"] strong') == "22"
+            and b.text('[data-count="IN_PROGRESS"] strong') == "0"
+        ),
+    )
+    row = b.css('tr[data-stack="broken"]')[0]
+    assert "CREATE_FAILED" in row.text
+    b.click("#next-page")
+    b.wait_for(
+        "the second page",
+        lambda: (
+            [
+                r.get_attribute("data-stack")
+                for r in b.css("table.stacks tbody tr")
+            ]
+            == ["s02", "s01", "s00"]
+        ),
+    )
+    # Filters: by tag, by status, by name.
+    b.open(heat_all.url, "/listing/stacks")
+    b.wait_css("#f-tag").send_keys("odd")
+    b.click("#f-apply")
+    b.wait_for(
+        "odd stacks only",
+        lambda: (
+            len(b.css("table.stacks tbody tr")) == 11
+            and all(
+                int(r.get_attribute("data-stack")[1:]) % 2
+                for r in b.css("table.stacks tbody tr")
+            )
+        ),
+    )
+    b.open(heat_all.url, "/listing/stacks?status=FAILED")
+    b.wait_for(
+        "failed stacks only",
+        lambda: (
+            [
+                r.get_attribute("data-stack")
+                for r in b.css("table.stacks tbody tr")
+            ]
+            == ["broken"]
+        ),
+    )
+    b.open(heat_all.url, "/listing/stacks?name=nothing-of-that-name")
+    b.wait_for(
+        "the empty state",
+        lambda: "No stack matches" in (b.text("#stack-list .empty") or ""),
+    )
+
+
+def test_project_switch(heat_all, browser):
+    for project in ("proj-a", "proj-b"):
+        helpers.create(
+            heat_all.client(project), "only-in-" + project, helpers.flat(1)
+        )
+    b = browser
+    b.open(heat_all.url, "/proj-a/stacks")
+    b.wait_css('tr[data-stack="only-in-proj-a"]')
+    field = b.css("#project-input")[0]
+    field.clear()
+    field.send_keys("proj-b")
+    b.click("#project-switch")
+    b.wait_css('tr[data-stack="only-in-proj-b"]')
+    assert not b.css('tr[data-stack="only-in-proj-a"]')
+    assert "#/proj-b/stacks" in b.driver.current_url
+    b.open(heat_all.url, "/proj-empty/stacks")
+    b.wait_for(
+        "the empty project",
+        lambda: (
+            "No stacks in project proj-empty"
+            in (b.text("#stack-list .empty") or "")
+        ),
+    )
+
+
+def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
+    """Create from the page, watch the graph go green, update a
+    parameter (preview first) so that ``app`` is replaced, see the
+    replaced version beside the current one and go away, events arriving
+    live, the version history, then delete."""
+    b = browser
+    heat = any_heat.client("scenario")
+    b.open(any_heat.url, "/scenario/new")
+    b.wait_css("#c-name").send_keys("shop")
+    area = b.css("#c-template")[0]
+    area.clear()
+    b.driver.execute_script("arguments[0].value = arguments[1]", area, APP)
+    b.click("#c-submit")
+    b.wait_for(
+        "the stack page",
+        lambda: "/scenario/stacks/shop/" in b.driver.current_url,
+    )
+    b.wait_for(
+        "the graph going green",
+        lambda: _all_nodes(b, "CREATE_COMPLETE", ("base", "app", "front")),
+    )
+    stack = heat.stacks.get("shop")
+    assert b.text("#stack-status").endswith("CREATE_COMPLETE")
+    resources = {r.resource_name: r for r in heat.resources.list(stack.id)}
+    old_app = resources["app"].physical_resource_id
+    assert (
+        _node(b, "app")
+        .find_element("css selector", "text.physical")
+        .get_attribute("data-physical-id")
+        == old_app
+    )
+    edges = {
+        (e.get_attribute("data-from"), e.get_attribute("data-to"))
+        for e in b.css("#graph path.edge")
+    }
+    assert edges == {("base", "app"), ("app", "front")}
+    # Left to right: each node right of what it depends on.
+    xs = [_node(b, n).location["x"] for n in ("base", "app", "front")]
+    assert xs == sorted(xs) and len(set(xs)) == 3
+    events_before = len(b.css("#events tbody tr"))
+    assert events_before >= 6
+
+    b.click("#act-update")
+    field = b.wait_css('#update-form input[name="version"]')
+    field.clear()
+    field.send_keys("v2")
+    b.click("#u-preview")
+    b.wait_for(
+        "the preview",
+        lambda: b.text('#preview dd[data-change="replaced"]') == "app",
+    )
+    b.click("#u-apply")
+    b.confirm()
+    beside = '#graph g.node[data-resource="app"] g.version[data-role="%s"]'
+    replaced = b.wait_css(beside % "replaced")
+    assert replaced.get_attribute("data-physical-id") == old_app
+    b.wait_for(
+        "newer events arriving at the top",
+        lambda: (
+            len(b.css("#events tbody tr")) > events_before
+            and b.attr("#events tbody tr .badge", "data-status").split("_")[0]
+            in ("UPDATE", "DELETE")
+        ),
+    )
+    b.wait_for(
+        "the update converging",
+        lambda: b.text("#stack-status").endswith("UPDATE_COMPLETE"),
+    )
+    b.wait_for(
+        "the replaced version gone",
+        lambda: not b.css("#graph g.version"),
+    )
+    new_app = heat.resources.get(stack.id, "app").physical_resource_id
+    assert new_app != old_app
+    assert (
+        _node(b, "app")
+        .find_element("css selector", "text.physical")
+        .get_attribute("data-physical-id")
+        == new_app
+    )
+    assert "v2" in b.text("#outputs")
+    # The resource's version history.
+    b.click('#graph g.node[data-resource="app"]')
+    b.wait_for(
+        "the version history",
+        lambda: len(b.css("#resource table.versions tbody tr")) >= 2,
+    )
+    roles = [
+        r.get_attribute("data-role")
+        for r in b.css("#resource table.versions tbody tr")
+    ]
+    assert roles[0] == "current" and "history" in roles
+
+    b.click("#act-delete")
+    b.confirm()
+    b.wait_css("#stack-gone")
+    helpers.wait_for_status(heat, stack.id, "DELETE_COMPLETE")
+
+
+def test_concurrent_update_converges_and_cancel_rolls_back(heat_all, browser):
+    """A second update while the first runs: the page follows the stack
+    to the newest template. Then an update cancelled from the page rolls
+    back."""
+    b = browser
+    heat = heat_all.client("conc")
+    slow = APP.replace("delete: 2", "delete: 3")
+    stack_id = helpers.create(heat, "conv", slow)
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    b.open(heat_all.url, "/conc/stacks/conv/" + stack_id)
+    b.wait_for(
+        "a green graph",
+        lambda: _all_nodes(b, "CREATE_COMPLETE", ("base", "app", "front")),
+    )
+    heat.stacks.update(stack_id, existing=True, parameters={"version": "v2"})
+    b.wait_for(
+        "the first update in progress",
+        lambda: b.text("#stack-status").endswith("UPDATE_IN_PROGRESS"),
+    )
+    heat.stacks.update(stack_id, existing=True, parameters={"version": "v3"})
+    b.wait_for(
+        "convergence on v3",
+        lambda: (
+            b.text("#stack-status").endswith("UPDATE_COMPLETE")
+            and "v3" in b.text("#outputs")
+        ),
+        timeout=40,
+    )
+    b.wait_for(
+        "no replaced version left", lambda: not b.css("#graph g.version")
+    )
+    heat.stacks.update(
+        stack_id,
+        existing=True,
+        parameters={"version": "v4"},
+    )
+    b.wait_for(
+        "the cancel button",
+        lambda: b.css("#act-cancel") and b.css("#act-cancel")[0].is_enabled(),
+    )
+    b.click("#act-cancel")
+    b.confirm()
+    b.wait_for(
+        "the rollback",
+        lambda: b.text("#stack-status").endswith("ROLLBACK_COMPLETE"),
+        timeout=40,
+    )
+    assert "v3" in b.text("#outputs")
+
+
+def test_nested_stack_opens_on_click(heat_all, browser):
+    heat = heat_all.client("nest")
+    child = (
+        "heat_template_version: 2018-08-31\n"
+        "resources:\n  inner:\n    type: OS::Heat::None\n"
+    )
+    stack_id = helpers.create(
+        heat,
+        "outer",
+        helpers.template({"kid": {"type": "child.yaml"}}),
+        files={"child.yaml": child},
+    )
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    b = browser
+    b.open(heat_all.url, "/nest/stacks/outer/" + stack_id)
+    b.click('#graph g.node[data-resource="kid"]')
+    b.click("#open-nested")
+    b.wait_for(
+        "the nested stack's graph",
+        lambda: _node_status(b, "inner") == "CREATE_COMPLETE",
+    )
+    assert "kid" in b.text("#stack-name")
