@@ -11,7 +11,7 @@ import webob
 from heat_lite.api import dashboard
 from heat_lite.api.dashboard import session, static
 from heat_lite.common import exception
-from heat_lite.engine import service_reads
+from heat_lite.engine.endpoint import reads as service_reads
 
 TOKEN = "gAAAAAB-a-fernet-token"
 
