@@ -225,7 +225,8 @@ class EngineService(
         existing,
     ):
         """Check an update request; return (stack, template, env, files,
-        bound)."""
+        bound). A rollout's targets use it too (``fleet.target``); it is
+        private so that it is no RPC method."""
         stack = self._stack(ctxt, stack_identity, live=True)
         stacks.check_start(stack, "UPDATE")
         _verify(args)
