@@ -6,6 +6,7 @@ migration 0008, never by its ``upgrade()`` (its alembic history would
 share our ``alembic_version`` table). Each flow has a logbook and a flow
 detail whose uuids are the rollout's id.
 
+On SQLite its writes take our process-wide write lock, as ours do.
 Writes are fenced: before taskflow saves an atom's or the flow's state,
 ``guard()`` must pass (the engine still owns the rollout), else it raises
 and the taskflow engine stops at once, without reverting anything, so an
@@ -28,15 +29,18 @@ class _FencedConnection(impl_sqlalchemy.Connection):
 
     def update_atom_details(self, atom_detail):
         self._guard()
-        return super().update_atom_details(atom_detail)
+        with db_session.write_lock():
+            return super().update_atom_details(atom_detail)
 
     def update_flow_details(self, flow_detail):
         self._guard()
-        return super().update_flow_details(flow_detail)
+        with db_session.write_lock():
+            return super().update_flow_details(flow_detail)
 
     def save_logbook(self, book):
         self._guard()
-        return super().save_logbook(book)
+        with db_session.write_lock():
+            return super().save_logbook(book)
 
 
 class FencedBackend(impl_sqlalchemy.SQLAlchemyBackend):

@@ -251,7 +251,7 @@ def test_busy_and_deleted_stacks_are_skipped(engine, project):
     svc = service.EngineService(engine.ops)
     # app-b is busy with someone else's update (it waits for a signal).
     slow = app_template()
-    slow["resources"]["app"]["properties"]["wait_secs"] = 30
+    slow["resources"]["app"]["properties"] = {"value": "busy", "wait_secs": 30}
     svc.update_stack(
         project,
         {"stack_id": ids["app-b"]},
