@@ -13,11 +13,12 @@ from heat_lite import conf
 from heat_lite.common import context, exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.db import migration, verifications
+from heat_lite.db import verifications
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.engine import process, service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
 from heat_lite.engine.fleet import run as fleet_run
+from tests.unit import databases
 
 CONF = conf.CONF
 TR = "OS::Heat::TestResource"
@@ -72,19 +73,16 @@ def engine(tmp_path_factory):
     CONF([], project="heat_lite")
     suffix = uuid.uuid4().hex[:8]
     CONF.set_override("transport_url", "fake://")
-    CONF.set_override(
-        "connection", "sqlite:///%s/db.sqlite" % workdir, group="database"
-    )
     CONF.set_override("topic", "engine-" + suffix, group="engine")
     CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
     CONF.set_override("heartbeat_interval", 0.2, group="engine")
     CONF.set_override("engine_life_check_timeout", 3.0, group="engine")
-    migration.upgrade()
-    proc = process.EngineProcess(binary="test-rollouts")
-    proc.rollouts.driver.poll = 0.1
-    proc.start()
-    yield proc
-    proc.stop()
+    with databases.private_database("sqlite", workdir):
+        proc = process.EngineProcess(binary="test-rollouts")
+        proc.rollouts.driver.poll = 0.1
+        proc.start()
+        yield proc
+        proc.stop()
 
 
 @pytest.fixture
@@ -276,6 +274,7 @@ def test_busy_and_deleted_stacks_are_skipped(engine, project):
     # The other update was not superseded.
     assert _stack_status(ids["app-b"]) == "UPDATE_IN_PROGRESS"
     svc.stack_cancel_update(project, {"stack_id": ids["app-b"]})
+    _wait(lambda: _stack_status(ids["app-b"]) == "ROLLBACK_COMPLETE")
 
 
 def test_validation_and_empty_selector(engine, project):
