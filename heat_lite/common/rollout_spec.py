@@ -35,7 +35,9 @@ def _invalid(reason):
 def _unknown(where, given, allowed):
     unknown = sorted(str(k) for k in set(given) - set(allowed))
     if unknown:
-        raise _invalid("unknown key(s) in %s: %s" % (where, ", ".join(unknown)))
+        raise _invalid(
+            "unknown key(s) in %s: %s" % (where, ", ".join(unknown))
+        )
 
 
 def _strategy(value):
@@ -69,7 +71,9 @@ def _update(value):
     if env is not None and not isinstance(env, (dict, str)):
         raise _invalid("update.environment must be a map or a YAML document")
     clear = result.get("clear_parameters", [])
-    if not isinstance(clear, list) or any(not isinstance(c, str) for c in clear):
+    if not isinstance(clear, list) or any(
+        not isinstance(c, str) for c in clear
+    ):
         raise _invalid("update.clear_parameters must be a list of names")
     template = result.get("template")
     if isinstance(template, str):

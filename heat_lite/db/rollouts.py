@@ -196,7 +196,9 @@ def rollouts_to_run(engine_id):
     life owns, or that ``engine_id`` owns in any epoch."""
     with transaction(writer=False) as session:
         rows = session.execute(
-            sa.select(ROLLOUT.c.id, ROLLOUT.c.engine_id, ROLLOUT.c.epoch).where(
+            sa.select(
+                ROLLOUT.c.id, ROLLOUT.c.engine_id, ROLLOUT.c.epoch
+            ).where(
                 ROLLOUT.c.status.in_(ACTIVE),
                 sa.or_(
                     ROLLOUT.c.engine_id.is_(None),
@@ -252,7 +254,9 @@ def rollout_owned(rollout_id, owner):
 def rollout_update_owned(rollout_id, owner, values, unless=None):
     """Write ``values`` on the rollout if ``owner`` still owns it (and
     the boolean column ``unless`` is not set)."""
-    query = ROLLOUT.update().where(ROLLOUT.c.id == rollout_id, _owned_by(owner))
+    query = ROLLOUT.update().where(
+        ROLLOUT.c.id == rollout_id, _owned_by(owner)
+    )
     if unless is not None:
         query = query.where(ROLLOUT.c[unless].is_(False))
     with transaction() as session:

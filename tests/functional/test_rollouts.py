@@ -110,9 +110,9 @@ def _check_outcome(dep, heat, ids, before, rollout):
     for i in range(COUNT):
         name = "app-%02d" % i
         stack = heat.stacks.get(ids[name])
-        version = {
-            o["output_key"]: o["output_value"] for o in stack.outputs
-        }["version"]
+        version = {o["output_key"]: o["output_value"] for o in stack.outputs}[
+            "version"
+        ]
         physical = _physical(heat, ids[name])
         if i in BROKEN:
             assert stack.stack_status == "ROLLBACK_COMPLETE", name

@@ -143,7 +143,9 @@ class RolloutEndpoint:
 
 def _state(rollout):
     if rollout["rollback_requested"]:
-        return "rolling back" if rollout["finished_at"] is None else "rolled back"
+        return (
+            "rolling back" if rollout["finished_at"] is None else "rolled back"
+        )
     if rollout["cancel_requested"] and rollout["finished_at"] is None:
         return "cancelling"
     return rollout["status"]

@@ -20,7 +20,7 @@ OWNER_CHECK = 0.5
 
 
 def summary(counts):
-    """"3 SUCCEEDED, 1 ROLLED_BACK" of {status: n}, in state order."""
+    """ "3 SUCCEEDED, 1 ROLLED_BACK" of {status: n}, in state order."""
     return ", ".join(
         "%d %s" % (counts[s], s) for s in tgt.STATES if counts.get(s)
     )

@@ -32,7 +32,11 @@ from heat_lite.engine import verify
 LOG = logging.getLogger(__name__)
 
 PENDING, UPDATING, VERIFYING = "PENDING", "UPDATING", "VERIFYING"
-SUCCEEDED, ROLLING_BACK, ROLLED_BACK = "SUCCEEDED", "ROLLING_BACK", "ROLLED_BACK"
+SUCCEEDED, ROLLING_BACK, ROLLED_BACK = (
+    "SUCCEEDED",
+    "ROLLING_BACK",
+    "ROLLED_BACK",
+)
 FAILED, SKIPPED = "FAILED", "SKIPPED"
 STATES = (
     PENDING,
@@ -111,7 +115,9 @@ class TargetDriver:
         except (exception.StackNotFound, exception.NotSupported) as exc:
             return self._finish(run, target, SKIPPED, str(exc))
         except exception.HeatLiteException as exc:
-            return self._finish(run, target, FAILED, "update refused: %s" % exc)
+            return self._finish(
+                run, target, FAILED, "update refused: %s" % exc
+            )
         if stack["status"] == "IN_PROGRESS":
             return self._finish(run, target, SKIPPED, _busy(stack))
         previous = db_api.raw_template_get(stack["raw_template_id"])
@@ -123,7 +129,10 @@ class TargetDriver:
                 "status_reason": "update started",
                 "traversal_id": traversal,
                 "previous": json.dumps(
-                    {k: previous[k] for k in ("template", "environment", "files")}
+                    {
+                        k: previous[k]
+                        for k in ("template", "environment", "files")
+                    }
                 ),
                 "started_at": models.utcnow(),
             },
@@ -161,7 +170,9 @@ class TargetDriver:
             if status in TERMINAL:
                 return self._finish(run, target, status, reason)
             if (status, reason) != seen:
-                self._write(run, target, {"status": status, "status_reason": reason})
+                self._write(
+                    run, target, {"status": status, "status_reason": reason}
+                )
                 seen = (status, reason)
             time.sleep(self.poll)
 
@@ -195,17 +206,25 @@ class TargetDriver:
         while True:
             run.check()
             try:
-                stack = db_api.stack_get(target["stack_id"], show_deleted=False)
+                stack = db_api.stack_get(
+                    target["stack_id"], show_deleted=False
+                )
             except exception.StackNotFound:
                 return self._finish(run, target, SKIPPED, "stack deleted")
             if stack["current_traversal"] == traversal:
                 if stack["status"] == "COMPLETE":
                     return self._finish(
-                        run, target, ROLLED_BACK, "back on its previous template"
+                        run,
+                        target,
+                        ROLLED_BACK,
+                        "back on its previous template",
                     )
                 if stack["status"] == "FAILED":
                     return self._finish(
-                        run, target, FAILED, "rollback: %s" % stack["status_reason"]
+                        run,
+                        target,
+                        FAILED,
+                        "rollback: %s" % stack["status_reason"],
                     )
             elif stack["updated_at"] < target["revert_marked_at"]:
                 final = self._start_back(run, target, stack, traversal)
@@ -222,7 +241,9 @@ class TargetDriver:
 
     def _start_back(self, run, target, stack, traversal):
         if stack["status"] == "IN_PROGRESS":
-            return self._finish(run, target, FAILED, "not rolled back: " + _busy(stack))
+            return self._finish(
+                run, target, FAILED, "not rolled back: " + _busy(stack)
+            )
         previous = json.loads(target["previous"])
         try:
             stack, template, env, files, bound = self.goal(
@@ -237,7 +258,9 @@ class TargetDriver:
                 False,
             )
         except exception.HeatLiteException as exc:
-            return self._finish(run, target, FAILED, "not rolled back: %s" % exc)
+            return self._finish(
+                run, target, FAILED, "not rolled back: %s" % exc
+            )
         started = self.ops.start(
             stack,
             "UPDATE",

@@ -9,7 +9,6 @@ from oslo_db.sqlalchemy import test_migrations
 from heat_lite.db import migration, models
 from tests import backends
 
-
 _TASKFLOW = ("logbooks", "flowdetails", "atomdetails")
 
 

@@ -13,8 +13,8 @@ from heat_lite import conf
 from heat_lite.common import context, exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.db import verifications
 from heat_lite.db import rollouts as db_rollouts
+from heat_lite.db import verifications
 from heat_lite.engine import process, service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
 from heat_lite.engine.fleet import run as fleet_run
@@ -147,7 +147,9 @@ def _physical(stack_id):
 
 
 def _version(stack_id):
-    raw = db_api.raw_template_get(db_api.stack_get(stack_id)["raw_template_id"])
+    raw = db_api.raw_template_get(
+        db_api.stack_get(stack_id)["raw_template_id"]
+    )
     return raw["environment"]["parameters"].get("php_version", OLD)
 
 
@@ -164,7 +166,9 @@ def _body(strategy, name="php", selector=None):
 def _finished(endpoint, ctxt, rollout_id, timeout=90):
     return _wait(
         lambda: (
-            lambda r: r if r["status"] not in ("IN_PROGRESS", "PAUSED") else None
+            lambda r: (
+                r if r["status"] not in ("IN_PROGRESS", "PAUSED") else None
+            )
         )(endpoint.show_rollout(ctxt, rollout_id)),
         timeout,
         "rollout finished",
@@ -176,8 +180,10 @@ def _endpoint(engine):
 
 
 def test_canary_batches_and_failures(engine, project):
-    specs = [("app-%02d" % i, NEW if i in (3, 6) else "none", i % 2 == 0)
-             for i in range(8)]
+    specs = [
+        ("app-%02d" % i, NEW if i in (3, 6) else "none", i % 2 == 0)
+        for i in range(8)
+    ]
     ids = _apps(engine, project, specs)
     before = {n: _physical(s) for n, s in ids.items()}
     endpoint = _endpoint(engine)
@@ -226,7 +232,9 @@ def test_max_failures_stops_and_skips_the_rest(engine, project):
 
 
 def test_a_failed_canary_stops_the_rollout(engine, project):
-    specs = [("app-%d" % i, NEW if i == 0 else "none", False) for i in range(3)]
+    specs = [
+        ("app-%d" % i, NEW if i == 0 else "none", False) for i in range(3)
+    ]
     _apps(engine, project, specs)
     endpoint = _endpoint(engine)
     rollout = endpoint.create_rollout(
@@ -243,9 +251,15 @@ def test_a_failed_canary_stops_the_rollout(engine, project):
 
 
 def test_busy_and_deleted_stacks_are_skipped(engine, project):
-    ids = _apps(engine, project, [("app-a", "none", False),
-                                  ("app-b", "none", False),
-                                  ("app-c", "none", False)])
+    ids = _apps(
+        engine,
+        project,
+        [
+            ("app-a", "none", False),
+            ("app-b", "none", False),
+            ("app-c", "none", False),
+        ],
+    )
     svc = service.EngineService(engine.ops)
     # app-b is busy with someone else's update (it waits for a signal).
     slow = app_template()
@@ -325,9 +339,15 @@ def test_pause_resume_cancel(engine, project):
 
 
 def test_rollback_of_a_finished_rollout(engine, project):
-    ids = _apps(engine, project, [("app-0", "none", True),
-                                  ("app-1", NEW, False),
-                                  ("app-2", "none", False)])
+    ids = _apps(
+        engine,
+        project,
+        [
+            ("app-0", "none", True),
+            ("app-1", NEW, False),
+            ("app-2", "none", False),
+        ],
+    )
     endpoint = _endpoint(engine)
     rollout = endpoint.create_rollout(
         project, _body({"batch_size": 3, "max_failures": 1})
@@ -355,7 +375,9 @@ def test_another_engine_life_resumes_without_updating_twice(engine, project):
     """The owner loses the rollout mid-batch (claimed as dead): its flow
     stops at its next step, and the keeper's claim resumes the flow from
     the database, following the updates already started."""
-    ids = _apps(engine, project, [("app-%d" % i, "none", False) for i in range(4)])
+    ids = _apps(
+        engine, project, [("app-%d" % i, "none", False) for i in range(4)]
+    )
     endpoint = _endpoint(engine)
     slow = dict(VERIFY, checks=[{"type": "signal"}], timeout=30)
     body = dict(_body({"batch_size": 2}), verify=slow)

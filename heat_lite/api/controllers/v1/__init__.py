@@ -140,7 +140,5 @@ def build():
         GET=rollouts.show_rollout,
         DELETE=rollouts.delete_rollout,
     )
-    r.add(
-        top + "/rollouts/{rollout_id}/actions", POST=rollouts.rollout_action
-    )
+    r.add(top + "/rollouts/{rollout_id}/actions", POST=rollouts.rollout_action)
     return r
