@@ -386,6 +386,55 @@ RESPONSES = {
     ),
 }
 
+_ROLLOUT_SUMMARY = dict(
+    id=STRING,
+    name=STRING,
+    status={
+        "type": "string",
+        "enum": ["IN_PROGRESS", "PAUSED", "COMPLETE", "FAILED", "CANCELLED"],
+    },
+    status_reason=nullable(STRING),
+    strategy=ANY_OBJECT,
+    created_at=TIME,
+    updated_at=TIME,
+    counts={"type": "object", "additionalProperties": INTEGER},
+)
+ROLLOUT_SUMMARY = obj(tuple(_ROLLOUT_SUMMARY), **_ROLLOUT_SUMMARY)
+ROLLOUT_TARGET = obj(
+    ("stack_id", "stack_name", "batch", "status"),
+    stack_id=STRING,
+    stack_name=STRING,
+    batch=INTEGER,
+    status={
+        "type": "string",
+        "enum": [
+            "PENDING",
+            "UPDATING",
+            "VERIFYING",
+            "SUCCEEDED",
+            "ROLLING_BACK",
+            "ROLLED_BACK",
+            "FAILED",
+            "SKIPPED",
+        ],
+    },
+    status_reason=nullable(STRING),
+    started_at=TIME,
+    finished_at=TIME,
+)
+ROLLOUT = obj(
+    tuple(_ROLLOUT_SUMMARY) + ("targets",),
+    targets=array(ROLLOUT_TARGET),
+    **_ROLLOUT_SUMMARY,
+)
+RESPONSES.update(
+    create_rollout=(201, obj(("rollout",), rollout=ROLLOUT)),
+    list_rollouts=(200, obj(("rollouts",), rollouts=array(ROLLOUT_SUMMARY))),
+    show_rollout=(200, obj(("rollout",), rollout=ROLLOUT)),
+    delete_rollout=(204, None),
+    rollout_action=(200, obj(("rollout",), rollout=ROLLOUT)),
+)
+
 _TEMPLATE = {"oneOf": [ANY_OBJECT, STRING]}
 _SOURCES = dict(
     template=_TEMPLATE,
@@ -509,6 +558,35 @@ REQUESTS = {
         additional=False,
         selector=SELECTOR,
         all_projects=BOOLEAN,
+    ),
+    "create_rollout": obj(
+        ("name", "selector", "update", "verify"),
+        additional=False,
+        name={"type": "string", "minLength": 1, "maxLength": 255},
+        selector=SELECTOR,
+        update=obj(
+            additional=False,
+            parameters=ANY_OBJECT,
+            template=_TEMPLATE,
+            files={"type": "object", "additionalProperties": STRING},
+            environment={"oneOf": [ANY_OBJECT, STRING]},
+            clear_parameters=STRINGS,
+        ),
+        verify=VERIFY,
+        strategy=obj(
+            additional=False,
+            canary={"type": "integer", "minimum": 0},
+            batch_size={"type": "integer", "minimum": 1},
+            max_failures={"type": "integer", "minimum": 0},
+        ),
+    ),
+    "rollout_action": dict(
+        obj(
+            additional=False,
+            **{a: {} for a in ("pause", "resume", "cancel", "rollback")},
+        ),
+        minProperties=1,
+        maxProperties=1,
     ),
     "create_software_config": obj(
         name=nullable(STRING),

@@ -113,6 +113,10 @@ class InvalidSelector(Invalid):
     msg_fmt = "Invalid selector: %(reason)s"
 
 
+class InvalidRollout(Invalid):
+    msg_fmt = "Invalid rollout: %(reason)s"
+
+
 class ResourceTypeUnavailable(Invalid):
     msg_fmt = "The Resource Type (%(type_name)s) is not available."
 
@@ -200,6 +204,10 @@ class OutputNotFound(NotFound):
     msg_fmt = "Specified output key %(key)s not found."
 
 
+class RolloutNotFound(NotFound):
+    msg_fmt = "The Rollout (%(rollout)s) could not be found."
+
+
 # 409 ----------------------------------------------------------------------
 class Conflict(HeatLiteException):
     code = 409
@@ -214,6 +222,10 @@ class ActionInProgress(Conflict):
     msg_fmt = (
         "Stack %(stack_name)s already has an action (%(action)s) in progress."
     )
+
+
+class RolloutStateConflict(Conflict):
+    msg_fmt = "Rollout %(rollout)s is %(status)s: cannot %(action)s it."
 
 
 # 413 ----------------------------------------------------------------------

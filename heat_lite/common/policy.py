@@ -302,6 +302,41 @@ _OPERATIONS = [
         "DELETE",
         "/v1/{tenant_id}/software_configs/{config_id}",
     ),
+    (
+        "rollouts:index",
+        _READ,
+        "List rollouts.",
+        "GET",
+        "/v1/{tenant_id}/rollouts",
+    ),
+    (
+        "rollouts:create",
+        _WRITE,
+        "Start a rollout over the project's matching stacks.",
+        "POST",
+        "/v1/{tenant_id}/rollouts",
+    ),
+    (
+        "rollouts:show",
+        _READ,
+        "Show a rollout.",
+        "GET",
+        "/v1/{tenant_id}/rollouts/{rollout_id}",
+    ),
+    (
+        "rollouts:delete",
+        _WRITE,
+        "Delete a finished rollout.",
+        "DELETE",
+        "/v1/{tenant_id}/rollouts/{rollout_id}",
+    ),
+    (
+        "rollouts:action",
+        _WRITE,
+        "Pause, resume, cancel or roll back a rollout.",
+        "POST",
+        "/v1/{tenant_id}/rollouts/{rollout_id}/actions",
+    ),
 ]
 
 

@@ -16,6 +16,7 @@ import datetime
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import declarative_base
+from taskflow.persistence.backends.sqlalchemy import tables as taskflow_tables
 
 BASE = declarative_base()
 
@@ -276,3 +277,70 @@ class Verification(BASE):
     reason = sa.Column(sa.Text, nullable=True)
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
     finished_at = sa.Column(DateTime, nullable=True)
+
+
+class Rollout(BASE):
+    """A rollout: one update (and its checks) applied to many stacks in
+    batches (``engine.fleet``).
+
+    ``spec`` is the checked request (selector, update, verify,
+    strategy). ``engine_id`` + ``epoch`` name the engine life that runs
+    it; every write of the runner is conditional on them, so an engine
+    claimed as dead can no longer move it, and another engine takes it
+    over when that life is no longer a live service row.
+    """
+
+    __tablename__ = "rollout"
+    __table_args__ = (
+        sa.Index("ix_rollout_tenant", "tenant", "created_at", "id"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    spec = sa.Column(LongText, nullable=False)
+    # The creator's token (``engine.caller``), for the targets' updates.
+    caller_token = sa.Column(sa.Text, nullable=True)
+    cancel_requested = sa.Column(sa.Boolean, nullable=False, default=False)
+    rollback_requested = sa.Column(sa.Boolean, nullable=False, default=False)
+    engine_id = sa.Column(sa.String(36), nullable=True)
+    epoch = sa.Column(sa.Integer, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)
+    finished_at = sa.Column(DateTime, nullable=True)
+
+
+class RolloutTarget(BASE):
+    """One stack of a rollout, in the rollout's stable order.
+
+    ``traversal_id`` is the verified update the rollout started on the
+    stack (recorded before it starts, so a resumed flow recognises its
+    own update and never starts a second one); ``revert_traversal_id``
+    the update back to ``previous`` (the template, environment and files
+    the stack had) when the whole rollout is rolled back.
+    """
+
+    __tablename__ = "rollout_target"
+
+    rollout_id = sa.Column(sa.String(36), primary_key=True)
+    position = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    stack_name = sa.Column(sa.String(255), nullable=False)
+    batch = sa.Column(sa.Integer, nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    traversal_id = sa.Column(sa.String(36), nullable=True)
+    revert_traversal_id = sa.Column(sa.String(36), nullable=True)
+    revert_marked_at = sa.Column(DateTime, nullable=True)
+    previous = sa.Column(LongText, nullable=True)
+    started_at = sa.Column(DateTime, nullable=True)
+    finished_at = sa.Column(DateTime, nullable=True)
+
+
+# taskflow's persistence tables (logbooks, flowdetails, atomdetails), as
+# its SQLAlchemy backend defines them: the rollouts' flows are persisted
+# in our database, the tables created by our migration 0008 (taskflow's
+# own alembic history would share our ``alembic_version`` table).
+TASKFLOW_TABLES = taskflow_tables.fetch(BASE.metadata)

@@ -223,6 +223,13 @@ def dialect():
     return get_engine().dialect.name
 
 
+def write_lock():
+    """The lock a writer outside ``transaction()`` (taskflow's backend)
+    must hold: SQLite's process-wide one, else none."""
+    get_engine()
+    return _SQLITE_WRITE_LOCK if _SETUP["sqlite"] else contextlib.nullcontext()
+
+
 @contextlib.contextmanager
 def transaction(writer=True):
     """Yield a connection whose transaction commits when the block ends

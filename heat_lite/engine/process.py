@@ -12,6 +12,9 @@ from heat_lite.db import api as db_api
 from heat_lite.db import software_configs
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
+from heat_lite.engine.fleet import endpoint as fleet_endpoint
+from heat_lite.engine.fleet import runner as fleet_runner
+from heat_lite.engine.fleet import target as fleet_target
 from heat_lite.engine.recovery import fencing
 from heat_lite.engine.recovery import watchdog as recovery
 from heat_lite.engine.traversal import graph_cache as graphs
@@ -64,6 +67,11 @@ class EngineProcess:
             self.fence, self.ops, self.dispatcher
         )
         self.heartbeat = fencing.Heartbeat(self.fence, self.runner.drop_all)
+        self.service = service.EngineService(self.ops)
+        self.rollouts = fleet_runner.RolloutRunner(
+            self.fence,
+            fleet_target.TargetDriver(self.ops, self.service._update_goal),
+        )
         # Plugins that own a child stack reach the engine through this.
         stack_resource.StackResource.nested_stacks = nested.NestedStacks(
             self.ops
@@ -93,7 +101,8 @@ class EngineProcess:
             rpc.get_server(
                 CONF.engine.topic,
                 self.engine_id,
-                service.endpoints(self.ops),
+                service.endpoints(self.ops, stack_service=self.service)
+                + [fleet_endpoint.RolloutEndpoint(self.rollouts)],
                 threads,
             ),
             rpc.get_server(
@@ -107,6 +116,7 @@ class EngineProcess:
             server.start()
         self.heartbeat.start()
         self.watchdog.start()
+        self.rollouts.start()
 
     def stop(self):
         """Stop gracefully: take no new work (nodes received or made ready
@@ -128,6 +138,7 @@ class EngineProcess:
         while self.runner.active_records() and time.monotonic() < deadline:
             time.sleep(0.1)
         self.watchdog.stop()
+        self.rollouts.stop()
         self.fence.retire()
         self.runner.drop_all()
         try:

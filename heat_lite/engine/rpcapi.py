@@ -27,6 +27,8 @@ History of ``RPC_API_VERSION``:
 * 1.4 - create_stack and update_stack take ``args["verify"]`` (a
   verified operation; pinned to 1.4 when given), stack_verdict,
   query_stacks.
+* 1.5 - create_rollout, list_rollouts, show_rollout, delete_rollout,
+  rollout_action.
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -37,7 +39,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.4"
+RPC_API_VERSION = "1.5"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -58,6 +60,7 @@ READS = frozenset(
         "list_events",
         "list_outputs",
         "list_resource_types",
+        "list_rollouts",
         "list_services",
         "list_software_configs",
         "list_stack_resources",
@@ -72,6 +75,7 @@ READS = frozenset(
         "resource_versions",
         "show_event",
         "show_output",
+        "show_rollout",
         "show_software_config",
         "show_stack",
         "validate_template",
@@ -632,6 +636,54 @@ class EngineAPI:
         """
         return self._call(
             ctxt, "delete_software_config", version="1.3", config_id=config_id
+        )
+
+    # Rollouts (engine.fleet) -------------------------------------------
+    def create_rollout(self, ctxt, body):
+        """Create a rollout and start it (call).
+
+        :param body: the request (``common.rollout_spec``).
+        :returns: the rollout dict, with its targets.
+        :raises InvalidRollout, InvalidVerify, InvalidSelector: (400) for
+            a malformed request or a selector that matches no stack.
+        """
+        return self._call(ctxt, "create_rollout", version="1.5", body=body)
+
+    def list_rollouts(self, ctxt):
+        """The project's rollouts, newest first, without targets (call)."""
+        return self._call(ctxt, "list_rollouts", version="1.5")
+
+    def show_rollout(self, ctxt, rollout_id):
+        """One rollout with its targets (call).
+
+        :raises RolloutNotFound: if the project has no such rollout.
+        """
+        return self._call(
+            ctxt, "show_rollout", version="1.5", rollout_id=rollout_id
+        )
+
+    def delete_rollout(self, ctxt, rollout_id):
+        """Delete a finished rollout (call).
+
+        :raises RolloutNotFound: if the project has no such rollout.
+        :raises RolloutStateConflict: (409) if it is not finished.
+        """
+        return self._call(
+            ctxt, "delete_rollout", version="1.5", rollout_id=rollout_id
+        )
+
+    def rollout_action(self, ctxt, rollout_id, action):
+        """Pause, resume, cancel or roll back a rollout (call).
+
+        :returns: the rollout dict.
+        :raises RolloutStateConflict: (409) in the wrong state.
+        """
+        return self._call(
+            ctxt,
+            "rollout_action",
+            version="1.5",
+            rollout_id=rollout_id,
+            action=action,
         )
 
 

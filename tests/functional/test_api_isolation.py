@@ -3,6 +3,7 @@ stacks, resources, events, outputs, templates or software configs (404),
 whatever the route, and its lists never show them. ``MATRIX`` is shared
 with the keystone tests, which run it with real tokens."""
 
+import time
 import uuid
 
 import requests
@@ -55,10 +56,24 @@ CONFIG_MATRIX = [
     ("DELETE", "/software_configs/{config}", None),
     ("GET", "/software_configs?marker={config}", None),
 ]
+# (method, path under /v1/<project>, body) of another project's rollout.
+ROLLOUT_MATRIX = [
+    ("GET", "/rollouts/{rollout}", None),
+    ("DELETE", "/rollouts/{rollout}", None),
+    ("POST", "/rollouts/{rollout}/actions", {"pause": None}),
+    ("POST", "/rollouts/{rollout}/actions", {"rollback": None}),
+]
 
 
 def check_matrix(
-    endpoint, owner, name, stack_id, event_id, headers, config_id=None
+    endpoint,
+    owner,
+    name,
+    stack_id,
+    event_id,
+    headers,
+    config_id=None,
+    rollout_id=None,
 ):
     """Run every MATRIX route (and, given ``config_id``, every
     CONFIG_MATRIX route) as the caller of ``endpoint``/``headers``
@@ -67,6 +82,8 @@ def check_matrix(
     routes = [(m, "/stacks" + p, b) for m, p, b in MATRIX]
     if config_id:
         routes += CONFIG_MATRIX
+    if rollout_id:
+        routes += ROLLOUT_MATRIX
     for method, path, body in routes:
         url = endpoint + path.format(
             name=name,
@@ -74,6 +91,7 @@ def check_matrix(
             owner=owner,
             event=event_id,
             config=config_id,
+            rollout=rollout_id,
         )
         response = requests.request(
             method,
@@ -101,6 +119,32 @@ def test_project_b_never_sees_project_a(deployment):
     event_id = list(alice.events.list(stack_id, resource_name="a"))[0].id
     config = alice.software_configs.create(name="secret", config="x")
     headers = {"X-Auth-User": "bob", "X-Roles": "member"}
+    rollout = requests.post(
+        deployment.endpoint(owner) + "/rollouts",
+        json={
+            "name": "secret",
+            "selector": {"stack_name": "secret"},
+            "update": {"parameters": {}},
+            "verify": {
+                "checks": [{"type": "output", "output": "out", "equals": "x"}]
+            },
+        },
+        headers={"X-Auth-User": "alice"},
+        timeout=60,
+    )
+    assert rollout.status_code == 201, rollout.text
+    rollout_id = rollout.json()["rollout"]["id"]
+    # Alice's rollout updates her stack once; let it finish first.
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        shown = requests.get(
+            deployment.endpoint(owner) + "/rollouts/" + rollout_id,
+            headers={"X-Auth-User": "alice"},
+            timeout=60,
+        ).json()["rollout"]
+        if shown["status"] != "IN_PROGRESS":
+            break
+        time.sleep(0.2)
     failures = check_matrix(
         deployment.endpoint(other),
         owner,
@@ -109,8 +153,26 @@ def test_project_b_never_sees_project_a(deployment):
         event_id,
         headers,
         config.id,
+        rollout_id,
     )
     assert failures == []
+    rollouts = requests.get(
+        deployment.endpoint(other) + "/rollouts", headers=headers, timeout=60
+    )
+    assert rollouts.status_code == 200 and rollouts.json() == {"rollouts": []}
+    # B's selector never matches A's stacks.
+    theirs = requests.post(
+        deployment.endpoint(other) + "/rollouts",
+        json={
+            "name": "steal",
+            "selector": {"stack_name": "*"},
+            "update": {"parameters": {}},
+            "verify": {"checks": [{"type": "signal"}]},
+        },
+        headers=headers,
+        timeout=60,
+    )
+    assert theirs.status_code == 400 and "matches no stack" in theirs.text
     query = requests.post(
         deployment.endpoint(other) + "/stacks/query",
         json={"selector": {"stack_name": "*"}},
@@ -132,9 +194,17 @@ def test_project_b_never_sees_project_a(deployment):
     assert alice.software_configs.get(config.id).config == "x"
     # Nothing B tried changed A's stack.
     stack = alice.stacks.get(stack_id)
-    assert stack.stack_status == "CREATE_COMPLETE"
-    assert (
-        alice.resources.get(stack_id, "a").resource_status == "CREATE_COMPLETE"
+    assert stack.stack_status == "UPDATE_COMPLETE"
+    assert alice.resources.get(stack_id, "a").resource_status in (
+        "CREATE_COMPLETE",
+        "UPDATE_COMPLETE",
     )
+    shown = requests.get(
+        deployment.endpoint(owner) + "/rollouts/" + rollout_id,
+        headers={"X-Auth-User": "alice"},
+        timeout=60,
+    ).json()["rollout"]
+    assert shown["status"] == "COMPLETE", shown["status_reason"]
+    assert shown["counts"]["SKIPPED"] == 0
     alice.stacks.delete(stack_id)
     helpers.wait_for_status(alice, stack_id, "DELETE_COMPLETE")

@@ -38,16 +38,17 @@ _UUID_RE = re.compile(
 _expected = expected
 
 
-def endpoints(stack_ops):
+def endpoints(stack_ops, stack_service=None):
     """The endpoint objects of the [engine] topic, for one RPC server.
 
     oslo.messaging finds each method on whichever of them has it; each is
-    given what it needs here. The stack operations need ``stack_ops``;
-    the reads, the resource calls, the catalog and software configs work
-    on the database alone.
+    given what it needs here. The stack operations need ``stack_ops`` (or
+    are ``stack_service``, when the caller keeps it for other uses); the
+    reads, the resource calls, the catalog and software configs work on
+    the database alone.
     """
     return [
-        EngineService(stack_ops),
+        stack_service or EngineService(stack_ops),
         ReadEndpoint(),
         ResourceEndpoint(),
         CatalogEndpoint(),
@@ -229,7 +230,8 @@ class EngineService:
         existing,
     ):
         """Check an update request; return (stack, template, env, files,
-        bound)."""
+        bound). A rollout's targets use it too (``fleet.target``); it is
+        private so that it is no RPC method."""
         stack = self._stack(ctxt, stack_identity, live=True)
         stacks.check_start(stack, "UPDATE")
         _verify(args)

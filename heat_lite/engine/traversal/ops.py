@@ -90,6 +90,7 @@ class StackOps:
         adopt=None,
         caller_token=None,
         verify=None,
+        traversal=None,
     ):
         """Start a traversal of ``stack`` towards a goal.
 
@@ -107,6 +108,8 @@ class StackOps:
             for it (``caller.keep``), kept for the traversal's lifetime.
         :param verify: a checked ``verify`` document: the checks run
             between the update and the cleanup phase (``verify``).
+        :param traversal: the new traversal's id, chosen (and recorded)
+            by the caller beforehand (a rollout, with ``retry=False``).
         :returns: the stack row as it was before, with the new
             traversal's id as ``new_traversal``; or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
@@ -115,8 +118,9 @@ class StackOps:
             the answer the request would have got after it.
         """
         resources = bound.resources if bound is not None else {}
+        chosen = traversal
         for _ in range(_START_RETRIES):
-            traversal = str(uuid.uuid4())
+            traversal = chosen or str(uuid.uuid4())
             now = models.utcnow()
             values = dict(
                 extra or {},

@@ -9,6 +9,21 @@ from oslo_db.sqlalchemy import test_migrations
 from heat_lite.db import migration, models
 from tests import backends
 
+_TASKFLOW = ("logbooks", "flowdetails", "atomdetails")
+
+
+def _taskflow_pk_unique(entry):
+    """A diff entry about the ``unique`` taskflow adds to its primary
+    keys (PostgreSQL folds it into the primary key)."""
+    if entry[0] not in ("add_constraint", "remove_constraint"):
+        return False
+    constraint = entry[1]
+    return (
+        isinstance(constraint, sa.UniqueConstraint)
+        and constraint.table.name in _TASKFLOW
+        and [c.name for c in constraint.columns] == ["uuid"]
+    )
+
 
 class _MigrationsMixin:
     kind = None
@@ -35,6 +50,12 @@ class _MigrationsMixin:
 
     def db_sync(self, engine):
         migration.upgrade("head", engine=engine)
+
+    def filter_metadata_diff(self, diff):
+        # taskflow declares its primary keys ``unique`` as well; some
+        # backends reflect that second constraint, others fold it into
+        # the primary key.
+        return [d for d in diff if not _taskflow_pk_unique(d)]
 
     def test_upgrade_downgrade_upgrade(self):
         migration.upgrade("head", engine=self.engine)

@@ -6,16 +6,20 @@ import re
 
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
+from heat_lite.engine.fleet import endpoint as fleet_endpoint
 
 # Calls that start or change something: never asked twice.
 WRITES = {
     "abandon_stack",
+    "create_rollout",
     "create_software_config",
     "create_stack",
+    "delete_rollout",
     "delete_software_config",
     "delete_stack",
     "resource_mark_unhealthy",
     "resource_signal",
+    "rollout_action",
     "stack_action",
     "stack_cancel_update",
     "stack_verdict",
@@ -35,9 +39,12 @@ def test_every_call_is_a_read_or_a_write():
 
 
 def test_every_read_is_served_by_an_endpoint():
+    endpoints = service.endpoints(stack_ops=None) + [
+        fleet_endpoint.RolloutEndpoint
+    ]
     served = {
         name
-        for endpoint in service.endpoints(stack_ops=None)
+        for endpoint in endpoints
         for name in dir(endpoint)
         if not name.startswith("_")
     }

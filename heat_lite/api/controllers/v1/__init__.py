@@ -11,6 +11,7 @@ from heat_lite.api.controllers.v1 import (
     events,
     query,
     resources,
+    rollouts,
     services,
     software_configs,
     stack,
@@ -129,4 +130,15 @@ def build():
         GET=software_configs.show_software_config,
         DELETE=software_configs.delete_software_config,
     )
+    r.add(
+        top + "/rollouts",
+        GET=rollouts.list_rollouts,
+        POST=rollouts.create_rollout,
+    )
+    r.add(
+        top + "/rollouts/{rollout_id}",
+        GET=rollouts.show_rollout,
+        DELETE=rollouts.delete_rollout,
+    )
+    r.add(top + "/rollouts/{rollout_id}/actions", POST=rollouts.rollout_action)
     return r

@@ -1,0 +1,55 @@
+"""Handlers of /v1/{tenant}/rollouts: create, list, show, delete and the
+actions (pause, resume, cancel, rollback) of rollouts (``engine.fleet``).
+"""
+
+from heat_lite.api.request import Reply, rule
+from heat_lite.common import exception, rollout_spec
+
+ACTIONS = ("pause", "resume", "cancel", "rollback")
+
+
+@rule("rollouts:create")
+def create_rollout(req, tenant):
+    """Start a rollout: one update, verified, over the matched stacks."""
+    body = rollout_spec.parse(req.body())
+    rollout = req.engine.create_rollout(req.context, body)
+    return Reply(201, {"rollout": rollout})
+
+
+@rule("rollouts:index")
+def list_rollouts(req, tenant):
+    """List the project's rollouts, newest first."""
+    return Reply(200, {"rollouts": req.engine.list_rollouts(req.context)})
+
+
+@rule("rollouts:show")
+def show_rollout(req, tenant, rollout_id):
+    """Show a rollout with its targets."""
+    rollout = req.engine.show_rollout(req.context, rollout_id)
+    return Reply(200, {"rollout": rollout})
+
+
+@rule("rollouts:delete")
+def delete_rollout(req, tenant, rollout_id):
+    """Delete a finished rollout."""
+    req.engine.delete_rollout(req.context, rollout_id)
+    return Reply(204)
+
+
+@rule("rollouts:action")
+def rollout_action(req, tenant, rollout_id):
+    """Pause, resume, cancel or roll back a rollout."""
+    body = req.body()
+    if len(body) != 1:
+        raise exception.BadRequest(
+            message="Multiple actions specified"
+            if body
+            else "No action specified"
+        )
+    action = next(iter(body))
+    if action not in ACTIONS:
+        raise exception.BadRequest(
+            message="Invalid action %s specified" % action
+        )
+    rollout = req.engine.rollout_action(req.context, rollout_id, action)
+    return Reply(200, {"rollout": rollout})

@@ -1,0 +1,70 @@
+"""taskflow's persistence, in our database (the rollouts' flows).
+
+taskflow's own SQLAlchemy backend, handed our engine (oslo.db's writer)
+instead of a connection URL of its own; its tables are created by our
+migration 0008, never by its ``upgrade()`` (its alembic history would
+share our ``alembic_version`` table). Each flow has a logbook and a flow
+detail whose uuids are the rollout's id.
+
+On SQLite its writes take our process-wide write lock, as ours do.
+Writes are fenced: before taskflow saves an atom's or the flow's state,
+``guard()`` must pass (the engine still owns the rollout), else it raises
+and the taskflow engine stops at once, without reverting anything, so an
+engine claimed as dead never records progress over its successor's.
+"""
+
+import contextlib
+
+from taskflow import exceptions as tf_exceptions
+from taskflow.persistence import models as tf_models
+from taskflow.persistence.backends import impl_sqlalchemy
+
+from heat_lite.db import session as db_session
+
+
+class _FencedConnection(impl_sqlalchemy.Connection):
+    def __init__(self, backend, upgrade_lock, guard):
+        super().__init__(backend, upgrade_lock)
+        self._guard = guard
+
+    def update_atom_details(self, atom_detail):
+        self._guard()
+        with db_session.write_lock():
+            return super().update_atom_details(atom_detail)
+
+    def update_flow_details(self, flow_detail):
+        self._guard()
+        with db_session.write_lock():
+            return super().update_flow_details(flow_detail)
+
+    def save_logbook(self, book):
+        self._guard()
+        with db_session.write_lock():
+            return super().save_logbook(book)
+
+
+class FencedBackend(impl_sqlalchemy.SQLAlchemyBackend):
+    """taskflow's SQLAlchemy backend on our engine, writes guarded.
+
+    :param guard: callable raising when this engine may no longer write.
+    """
+
+    def __init__(self, guard):
+        super().__init__({}, engine=db_session.get_engine())
+        self._guard = guard
+
+    def get_connection(self):
+        return _FencedConnection(self, self._upgrade_lock, self._guard)
+
+
+def flow_detail(backend, flow_id, name):
+    """(logbook, flow detail) of flow ``flow_id``, created if new."""
+    with contextlib.closing(backend.get_connection()) as conn:
+        try:
+            book = conn.get_logbook(flow_id)
+        except tf_exceptions.NotFound:
+            book = tf_models.LogBook(name, uuid=flow_id)
+            book.add(tf_models.FlowDetail(name, uuid=flow_id))
+            conn.save_logbook(book)
+            book = conn.get_logbook(flow_id)
+        return book, book.find(flow_id)

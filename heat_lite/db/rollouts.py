@@ -1,0 +1,315 @@
+"""Queries of rollouts (``engine.fleet``): the rollout rows, their
+targets, their owner engine and taskflow's rows of their flows.
+
+Ownership is a fenced claim, like a resource lock: ``engine_id`` +
+``epoch`` name the engine life running the rollout, and every write of
+the runner (``*_owned``) is conditional on them, so an engine claimed as
+dead cannot move a rollout another engine has taken over. A rollout whose
+owner is no live service row (claimed, stopped, restarted under a newer
+epoch) or has none is claimed by one engine (``rollout_claim``).
+"""
+
+import json
+
+import sqlalchemy as sa
+
+from heat_lite.common import exception
+from heat_lite.db import models
+from heat_lite.db.session import retry_read, transaction
+
+ROLLOUT = models.Rollout.__table__
+TARGET = models.RolloutTarget.__table__
+SERVICE = models.Service.__table__
+LOGBOOK, FLOWDETAIL, ATOMDETAIL = models.TASKFLOW_TABLES
+ACTIVE = ("IN_PROGRESS", "PAUSED")
+FINISHED = ("COMPLETE", "FAILED", "CANCELLED")
+
+
+def _decoded(row):
+    if row is None:
+        return None
+    row = dict(row._mapping)
+    if "spec" in row:
+        row["spec"] = json.loads(row["spec"])
+    return row
+
+
+def rollout_create(values, targets):
+    """Store a new rollout (``values``, spec as a dict) and its targets
+    ({position, stack_id, stack_name, batch}), all PENDING."""
+    now = models.utcnow()
+    with transaction() as session:
+        session.execute(
+            ROLLOUT.insert().values(
+                dict(
+                    values,
+                    spec=json.dumps(values["spec"]),
+                    cancel_requested=False,
+                    rollback_requested=False,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+        )
+        if targets:
+            session.execute(
+                TARGET.insert(),
+                [
+                    dict(t, rollout_id=values["id"], status="PENDING")
+                    for t in targets
+                ],
+            )
+
+
+@retry_read
+def rollout_get(rollout_id, tenant=None):
+    """The rollout (spec decoded), in project ``tenant`` when given.
+
+    :raises RolloutNotFound: if there is none (in that project).
+    """
+    query = ROLLOUT.select().where(ROLLOUT.c.id == rollout_id)
+    if tenant is not None:
+        query = query.where(ROLLOUT.c.tenant == tenant)
+    with transaction(writer=False) as session:
+        row = session.execute(query).first()
+    if row is None:
+        raise exception.RolloutNotFound(rollout=rollout_id)
+    return _decoded(row)
+
+
+@retry_read
+def rollout_get_all(tenant):
+    """The project's rollouts, newest first (spec decoded)."""
+    with transaction(writer=False) as session:
+        rows = session.execute(
+            ROLLOUT.select()
+            .where(ROLLOUT.c.tenant == tenant)
+            .order_by(ROLLOUT.c.created_at.desc(), ROLLOUT.c.id)
+        )
+        return [_decoded(r) for r in rows]
+
+
+@retry_read
+def targets_get(rollout_ids):
+    """{rollout id: [target, ...] in position order} of the rollouts."""
+    result = {i: [] for i in rollout_ids}
+    if not rollout_ids:
+        return result
+    with transaction(writer=False) as session:
+        rows = session.execute(
+            TARGET.select()
+            .where(TARGET.c.rollout_id.in_(list(rollout_ids)))
+            .order_by(TARGET.c.rollout_id, TARGET.c.position)
+        )
+        for row in rows:
+            result[row.rollout_id].append(dict(row._mapping))
+    return result
+
+
+def target_get(rollout_id, position):
+    """One target row (None if its rollout is gone)."""
+    with transaction(writer=False) as session:
+        row = session.execute(
+            TARGET.select().where(
+                TARGET.c.rollout_id == rollout_id,
+                TARGET.c.position == position,
+            )
+        ).first()
+    return dict(row._mapping) if row is not None else None
+
+
+def rollout_request(rollout_id, tenant, statuses, values, unless=None):
+    """A user's action: set ``values`` if the rollout is in one of
+    ``statuses`` (and the boolean column ``unless`` is not set).
+
+    :returns: True if it was; False if the rollout is in another state.
+    :raises RolloutNotFound: if there is no such rollout.
+    """
+    query = ROLLOUT.update().where(
+        ROLLOUT.c.id == rollout_id,
+        ROLLOUT.c.tenant == tenant,
+        ROLLOUT.c.status.in_(statuses),
+    )
+    if unless is not None:
+        query = query.where(ROLLOUT.c[unless].is_(False))
+    with transaction() as session:
+        done = session.execute(
+            query.values(updated_at=models.utcnow(), **values)
+        )
+        if done.rowcount == 1:
+            return True
+    rollout_get(rollout_id, tenant)  # raises if there is none
+    return False
+
+
+def rollout_delete(rollout_id, tenant):
+    """Delete a finished rollout, its targets and its flow's rows.
+
+    :returns: False if it is not finished (nothing deleted).
+    :raises RolloutNotFound: if there is no such rollout.
+    """
+    with transaction() as session:
+        done = session.execute(
+            ROLLOUT.delete().where(
+                ROLLOUT.c.id == rollout_id,
+                ROLLOUT.c.tenant == tenant,
+                ROLLOUT.c.status.in_(FINISHED),
+            )
+        )
+        if done.rowcount == 1:
+            session.execute(
+                TARGET.delete().where(TARGET.c.rollout_id == rollout_id)
+            )
+            _delete_flow(session, rollout_id)
+            return True
+    rollout_get(rollout_id, tenant)
+    return False
+
+
+def _delete_flow(session, book_uuid):
+    # Explicitly, child rows first: SQLite enforces no ON DELETE CASCADE
+    # without a pragma.
+    flows = sa.select(FLOWDETAIL.c.uuid).where(
+        FLOWDETAIL.c.parent_uuid == book_uuid
+    )
+    session.execute(
+        ATOMDETAIL.delete().where(ATOMDETAIL.c.parent_uuid.in_(flows))
+    )
+    session.execute(
+        FLOWDETAIL.delete().where(FLOWDETAIL.c.parent_uuid == book_uuid)
+    )
+    session.execute(LOGBOOK.delete().where(LOGBOOK.c.uuid == book_uuid))
+
+
+# Ownership -----------------------------------------------------------------
+def _owner_live():
+    return sa.exists().where(
+        SERVICE.c.engine_id == ROLLOUT.c.engine_id,
+        SERVICE.c.epoch == ROLLOUT.c.epoch,
+        SERVICE.c.deleted_at.is_(None),
+    )
+
+
+@retry_read
+def rollouts_to_run(engine_id):
+    """Active rollouts (status IN_PROGRESS / PAUSED) that no live engine
+    life owns, or that ``engine_id`` owns in any epoch."""
+    with transaction(writer=False) as session:
+        rows = session.execute(
+            sa.select(
+                ROLLOUT.c.id, ROLLOUT.c.engine_id, ROLLOUT.c.epoch
+            ).where(
+                ROLLOUT.c.status.in_(ACTIVE),
+                sa.or_(
+                    ROLLOUT.c.engine_id.is_(None),
+                    ROLLOUT.c.engine_id == engine_id,
+                    sa.not_(_owner_live()),
+                ),
+            )
+        )
+        return [dict(r._mapping) for r in rows]
+
+
+def rollout_claim(rollout_id, seen, owner):
+    """Make ``owner`` (engine_id, epoch) the rollout's owner if its owner
+    is still ``seen`` (as read, possibly (None, None)).
+
+    :returns: True if this caller claimed it.
+    """
+    engine_id, epoch = seen
+    query = ROLLOUT.update().where(
+        ROLLOUT.c.id == rollout_id, ROLLOUT.c.status.in_(ACTIVE)
+    )
+    for column, value in (("engine_id", engine_id), ("epoch", epoch)):
+        query = query.where(
+            ROLLOUT.c[column].is_(None)
+            if value is None
+            else ROLLOUT.c[column] == value
+        )
+    with transaction() as session:
+        done = session.execute(
+            query.values(engine_id=owner[0], epoch=owner[1])
+        )
+        return done.rowcount == 1
+
+
+def _owned_by(owner):
+    return sa.and_(
+        ROLLOUT.c.engine_id == owner[0], ROLLOUT.c.epoch == owner[1]
+    )
+
+
+@retry_read
+def rollout_owned(rollout_id, owner):
+    """True while ``owner`` (engine_id, epoch) owns the rollout."""
+    with transaction(writer=False) as session:
+        row = session.execute(
+            sa.select(ROLLOUT.c.id).where(
+                ROLLOUT.c.id == rollout_id, _owned_by(owner)
+            )
+        ).first()
+    return row is not None
+
+
+def rollout_update_owned(rollout_id, owner, values, unless=None):
+    """Write ``values`` on the rollout if ``owner`` still owns it (and
+    the boolean column ``unless`` is not set)."""
+    query = ROLLOUT.update().where(
+        ROLLOUT.c.id == rollout_id, _owned_by(owner)
+    )
+    if unless is not None:
+        query = query.where(ROLLOUT.c[unless].is_(False))
+    with transaction() as session:
+        done = session.execute(
+            query.values(updated_at=models.utcnow(), **values)
+        )
+        return done.rowcount == 1
+
+
+def target_update_owned(rollout_id, position, owner, values, statuses=None):
+    """Write ``values`` on a target if ``owner`` still owns its rollout
+    (and the target is in one of ``statuses`` when given).
+
+    :returns: True if it was written.
+    """
+    owned = sa.exists().where(ROLLOUT.c.id == rollout_id, _owned_by(owner))
+    query = TARGET.update().where(
+        TARGET.c.rollout_id == rollout_id,
+        TARGET.c.position == position,
+        owned,
+    )
+    if statuses is not None:
+        query = query.where(TARGET.c.status.in_(statuses))
+    with transaction() as session:
+        return session.execute(query.values(**values)).rowcount == 1
+
+
+def targets_skip_pending(rollout_id, owner, reason):
+    """Every PENDING target of the rollout becomes SKIPPED."""
+    owned = sa.exists().where(ROLLOUT.c.id == rollout_id, _owned_by(owner))
+    with transaction() as session:
+        session.execute(
+            TARGET.update()
+            .where(
+                TARGET.c.rollout_id == rollout_id,
+                TARGET.c.status == "PENDING",
+                owned,
+            )
+            .values(
+                status="SKIPPED",
+                status_reason=reason,
+                finished_at=models.utcnow(),
+            )
+        )
+
+
+@retry_read
+def target_counts(rollout_id):
+    """{status: number of targets} of a rollout."""
+    with transaction(writer=False) as session:
+        rows = session.execute(
+            sa.select(TARGET.c.status, sa.func.count())
+            .where(TARGET.c.rollout_id == rollout_id)
+            .group_by(TARGET.c.status)
+        )
+        return {status: count for status, count in rows}

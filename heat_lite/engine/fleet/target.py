@@ -1,0 +1,327 @@
+"""One target of a rollout: its verified update, followed to the end,
+and (when the whole rollout is rolled back) its update back.
+
+The update is a PATCH of the stack with the rollout's ``update`` and
+``verify``, made with rollback enabled; ``engine.verify`` decides it and
+rolls the stack back (reviving its replaced records) when it fails. The
+rollout never supersedes an operation it did not start: the stack must
+not be IN_PROGRESS, and the update starts only from the traversal seen
+(a conditional write), else the target is SKIPPED.
+
+No target is updated twice. The traversal id is chosen and recorded on
+the target *before* the update starts; a resumed flow (another engine,
+after a crash) finds it and follows that update if it started (its
+``verification`` row exists, written in the same transaction as the
+traversal) or starts it under the same id if it did not. The update back
+is recorded the same way; it carries no verification, so it counts as
+started when the stack was updated after it was recorded, and is then
+only followed.
+"""
+
+import json
+import logging
+import time
+import uuid
+
+from heat_lite.common import exception
+from heat_lite.db import api as db_api
+from heat_lite.db import models, verifications
+from heat_lite.db import rollouts as db_rollouts
+from heat_lite.engine.traversal import verify
+
+LOG = logging.getLogger(__name__)
+
+PENDING, UPDATING, VERIFYING = "PENDING", "UPDATING", "VERIFYING"
+SUCCEEDED, ROLLING_BACK, ROLLED_BACK = (
+    "SUCCEEDED",
+    "ROLLING_BACK",
+    "ROLLED_BACK",
+)
+FAILED, SKIPPED = "FAILED", "SKIPPED"
+STATES = (
+    PENDING,
+    UPDATING,
+    VERIFYING,
+    SUCCEEDED,
+    ROLLING_BACK,
+    ROLLED_BACK,
+    FAILED,
+    SKIPPED,
+)
+TERMINAL = (SUCCEEDED, ROLLED_BACK, FAILED, SKIPPED)
+FAILURES = (ROLLED_BACK, FAILED)
+# What an outcome (``verify.outcome``) of the update means for the target.
+_OUTCOME = {
+    "UPDATING": UPDATING,
+    "VERIFYING": VERIFYING,
+    "CLEANING_UP": VERIFYING,
+    "SUCCEEDED": SUCCEEDED,
+    "ROLLING_BACK": ROLLING_BACK,
+    "ROLLED_BACK": ROLLED_BACK,
+    "FAILED": FAILED,
+    "DELETED": SKIPPED,
+}
+
+
+class OwnershipLost(Exception):
+    """This engine no longer owns the rollout: stop acting on it."""
+
+
+class TargetDriver:
+    """Runs targets' updates for the rollouts of one engine process.
+
+    :param ops: the process's ``StackOps``.
+    :param goal: ``EngineService._update_goal``-like callable: (ctxt,
+        identity, template, params, files, environment, environment
+        files, args, existing) -> (stack, template, env, files, bound).
+    :param poll: seconds between two looks at a running update.
+    """
+
+    def __init__(self, ops, goal, poll=0.5):
+        self.ops = ops
+        self.goal = goal
+        self.poll = poll
+
+    # Forward -------------------------------------------------------------
+    def update(self, run, position):
+        """Update target ``position`` of ``run`` (or follow the update it
+        started before); returns its final status."""
+        target = db_rollouts.target_get(run.id, position)
+        if target["status"] in TERMINAL:
+            return target["status"]
+        traversal = target["traversal_id"]
+        if traversal is None or not _started(traversal):
+            final = self._start(run, target, traversal or str(uuid.uuid4()))
+            if final is not None:
+                return final
+            target = db_rollouts.target_get(run.id, position)
+        return self._follow(run, target)
+
+    def _start(self, run, target, traversal):
+        """Start the update; a final status if it did not start."""
+        update = run.spec["update"]
+        try:
+            stack, template, env, files, bound = self.goal(
+                run.context,
+                {"stack_id": target["stack_id"]},
+                update.get("template"),
+                update.get("parameters"),
+                update.get("files"),
+                update.get("environment"),
+                None,
+                {"clear_parameters": update.get("clear_parameters")},
+                True,
+            )
+        except (exception.StackNotFound, exception.NotSupported) as exc:
+            return self._finish(run, target, SKIPPED, str(exc))
+        except exception.HeatLiteException as exc:
+            return self._finish(
+                run, target, FAILED, "update refused: %s" % exc
+            )
+        if stack["status"] == "IN_PROGRESS":
+            return self._finish(run, target, SKIPPED, _busy(stack))
+        previous = db_api.raw_template_get(stack["raw_template_id"])
+        self._write(
+            run,
+            target,
+            {
+                "status": UPDATING,
+                "status_reason": "update started",
+                "traversal_id": traversal,
+                "previous": json.dumps(
+                    {
+                        k: previous[k]
+                        for k in ("template", "environment", "files")
+                    }
+                ),
+                "started_at": models.utcnow(),
+            },
+            (PENDING, UPDATING),
+        )
+        run.check()
+        started = self.ops.start(
+            stack,
+            "UPDATE",
+            bound,
+            new_template=(template, env, files),
+            extra={"disable_rollback": False},
+            retry=False,
+            caller_token=run.caller_token,
+            verify=run.spec["verify"],
+            traversal=traversal,
+        )
+        if started is None:
+            return self._finish(
+                run, target, SKIPPED, "another operation started on the stack"
+            )
+        return None
+
+    def _follow(self, run, target):
+        """Poll the update until it is over; returns the final status."""
+        traversal = target["traversal_id"]
+        seen = (target["status"], target["status_reason"])
+        while True:
+            run.check()
+            outcome = verify.outcome(target["stack_id"], traversal)
+            status = _OUTCOME.get(outcome["state"])
+            reason = outcome["reason"]
+            if status is None:  # SUPERSEDED
+                status, reason = _superseded(traversal, reason)
+            if status in TERMINAL:
+                return self._finish(run, target, status, reason)
+            if (status, reason) != seen:
+                self._write(
+                    run, target, {"status": status, "status_reason": reason}
+                )
+                seen = (status, reason)
+            time.sleep(self.poll)
+
+    # Back ------------------------------------------------------------------
+    def revert(self, run, position):
+        """Update a SUCCEEDED target back to its previous template (the
+        whole rollout is rolled back); returns its final status."""
+        target = db_rollouts.target_get(run.id, position)
+        if target["revert_traversal_id"] is None:
+            if target["status"] != SUCCEEDED:
+                return target["status"]
+            traversal = str(uuid.uuid4())
+            self._write(
+                run,
+                target,
+                {
+                    "status": ROLLING_BACK,
+                    "status_reason": "rollout rolled back",
+                    "revert_traversal_id": traversal,
+                    "revert_marked_at": models.utcnow(),
+                },
+                (SUCCEEDED,),
+            )
+            target = db_rollouts.target_get(run.id, position)
+        elif target["status"] in TERMINAL:
+            return target["status"]
+        return self._follow_back(run, target)
+
+    def _follow_back(self, run, target):
+        traversal = target["revert_traversal_id"]
+        while True:
+            run.check()
+            try:
+                stack = db_api.stack_get(
+                    target["stack_id"], show_deleted=False
+                )
+            except exception.StackNotFound:
+                return self._finish(run, target, SKIPPED, "stack deleted")
+            if stack["current_traversal"] == traversal:
+                if stack["status"] == "COMPLETE":
+                    return self._finish(
+                        run,
+                        target,
+                        ROLLED_BACK,
+                        "back on its previous template",
+                    )
+                if stack["status"] == "FAILED":
+                    return self._finish(
+                        run,
+                        target,
+                        FAILED,
+                        "rollback: %s" % stack["status_reason"],
+                    )
+            elif stack["updated_at"] < target["revert_marked_at"]:
+                final = self._start_back(run, target, stack, traversal)
+                if final is not None:
+                    return final
+            else:
+                return self._finish(
+                    run,
+                    target,
+                    FAILED,
+                    "not rolled back: another operation took the stack over",
+                )
+            time.sleep(self.poll)
+
+    def _start_back(self, run, target, stack, traversal):
+        if stack["status"] == "IN_PROGRESS":
+            return self._finish(
+                run, target, FAILED, "not rolled back: " + _busy(stack)
+            )
+        previous = json.loads(target["previous"])
+        try:
+            stack, template, env, files, bound = self.goal(
+                run.context,
+                {"stack_id": stack["id"]},
+                previous["template"],
+                None,
+                previous["files"],
+                previous["environment"],
+                None,
+                {},
+                False,
+            )
+        except exception.HeatLiteException as exc:
+            return self._finish(
+                run, target, FAILED, "not rolled back: %s" % exc
+            )
+        started = self.ops.start(
+            stack,
+            "UPDATE",
+            bound,
+            new_template=(template, env, files),
+            retry=False,
+            caller_token=run.caller_token,
+            traversal=traversal,
+        )
+        if started is None:
+            return self._finish(
+                run,
+                target,
+                FAILED,
+                "not rolled back: another operation started on the stack",
+            )
+        return None
+
+    # Writes ----------------------------------------------------------------
+    @staticmethod
+    def _write(run, target, values, statuses=None):
+        if not db_rollouts.target_update_owned(
+            run.id, target["position"], run.owner, values, statuses
+        ):
+            raise OwnershipLost(run.id)
+
+    def _finish(self, run, target, status, reason):
+        LOG.info(
+            "Rollout %s: stack %s %s (%s)",
+            run.id,
+            target["stack_id"],
+            status,
+            reason,
+        )
+        self._write(
+            run,
+            target,
+            {
+                "status": status,
+                "status_reason": reason,
+                "finished_at": models.utcnow(),
+            },
+        )
+        return status
+
+
+def _started(traversal):
+    """True if the verified update ``traversal`` was started (its
+    verification row is written with the traversal)."""
+    return verifications.verification_get(traversal) is not None
+
+
+def _superseded(traversal, reason):
+    row = verifications.verification_get(traversal)
+    if row is not None and row["result"] == verify.PASS:
+        return SUCCEEDED, row["reason"]
+    return FAILED, "superseded by another operation: %s" % (reason or "")
+
+
+def _busy(stack):
+    return (
+        "stack is %s_IN_PROGRESS, an operation the rollout did not start"
+        % stack["action"]
+    )

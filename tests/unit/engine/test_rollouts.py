@@ -1,0 +1,425 @@
+"""Rollouts in one engine process (SQLite file, fake:// transport): the
+canary, batches, max_failures, busy and deleted stacks, pause / resume /
+cancel / rollback, and a takeover after the owner lost the rollout."""
+
+import contextlib
+import time
+import uuid
+
+import oslo_messaging as messaging
+import pytest
+
+from heat_lite import conf
+from heat_lite.common import context, exception
+from heat_lite.db import api as db_api
+from heat_lite.db import convergence as conv
+from heat_lite.db import rollouts as db_rollouts
+from heat_lite.db import verifications
+from heat_lite.engine import process
+from heat_lite.engine.endpoint import service
+from heat_lite.engine.fleet import endpoint as fleet_endpoint
+from heat_lite.engine.fleet import run as fleet_run
+from tests.unit import databases
+
+CONF = conf.CONF
+TR = "OS::Heat::TestResource"
+OLD, NEW = "5.4.45", "5.4.46"
+
+
+def app_template():
+    """An application: ``app`` (replaced on upgrade when ``replace``)
+    whose ``healthy`` output is "yes" unless the stack's ``broken_on``
+    version is the one it runs."""
+    return {
+        "heat_template_version": "2018-08-31",
+        "parameters": {
+            "php_version": {"type": "string", "default": OLD},
+            "broken_on": {"type": "string", "default": "none"},
+            "replace": {"type": "boolean", "default": False},
+        },
+        "conditions": {
+            "broken": {
+                "equals": [
+                    {"get_param": "php_version"},
+                    {"get_param": "broken_on"},
+                ]
+            }
+        },
+        "resources": {
+            "app": {
+                "type": TR,
+                "properties": {
+                    "value": {"get_param": "php_version"},
+                    "update_replace": {"get_param": "replace"},
+                },
+            },
+            "db": {"type": TR, "properties": {"value": "static"}},
+        },
+        "outputs": {
+            "healthy": {"value": {"if": ["broken", "no", "yes"]}},
+            "version": {"value": {"get_attr": ["app", "output"]}},
+        },
+    }
+
+
+VERIFY = {
+    "timeout": 2,
+    "checks": [{"type": "output", "output": "healthy", "equals": "yes"}],
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("rollouts")
+    CONF([], project="heat_lite")
+    suffix = uuid.uuid4().hex[:8]
+    CONF.set_override("transport_url", "fake://")
+    CONF.set_override("topic", "engine-" + suffix, group="engine")
+    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
+    CONF.set_override("heartbeat_interval", 0.2, group="engine")
+    CONF.set_override("engine_life_check_timeout", 3.0, group="engine")
+    with databases.private_database("sqlite", workdir):
+        proc = process.EngineProcess(binary="test-rollouts")
+        proc.rollouts.driver.poll = 0.1
+        proc.start()
+        yield proc
+        proc.stop()
+
+
+@pytest.fixture
+def project():
+    return context.RequestContext(
+        project_id="p" + uuid.uuid4().hex[:8], user_id="u"
+    )
+
+
+@contextlib.contextmanager
+def _raises(cls, match=None):
+    """The endpoint's typed error (wrapped as RPC-expected)."""
+    with pytest.raises(messaging.ExpectedException) as info:
+        yield
+    error = info.value.exc_info[1]
+    assert isinstance(error, cls), error
+    if match is not None:
+        assert match in str(error), error
+
+
+def _wait(predicate, timeout=60, what="condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("%s not met in %ss" % (what, timeout))
+
+
+def _stack_status(stack_id):
+    stack = db_api.stack_get(stack_id)
+    return "%s_%s" % (stack["action"], stack["status"])
+
+
+def _apps(engine, ctxt, specs):
+    """Create one application stack per (name, broken_on, replace)."""
+    svc = service.EngineService(engine.ops)
+    ids = {}
+    for name, broken_on, replace in specs:
+        ident = svc.create_stack(
+            ctxt,
+            name,
+            app_template(),
+            {"broken_on": broken_on, "replace": replace},
+            {},
+            None,
+            None,
+            {},
+        )
+        ids[name] = ident["stack_id"]
+    for stack_id in ids.values():
+        _wait(lambda s=stack_id: _stack_status(s) == "CREATE_COMPLETE")
+    return ids
+
+
+def _physical(stack_id):
+    return {
+        r["name"]: r["physical_resource_id"]
+        for r in conv.resource_get_all(stack_id)
+    }
+
+
+def _version(stack_id):
+    raw = db_api.raw_template_get(
+        db_api.stack_get(stack_id)["raw_template_id"]
+    )
+    return raw["environment"]["parameters"].get("php_version", OLD)
+
+
+def _body(strategy, name="php", selector=None):
+    return {
+        "name": name,
+        "selector": selector or {"stack_name": "app-*"},
+        "update": {"parameters": {"php_version": NEW}},
+        "verify": VERIFY,
+        "strategy": strategy,
+    }
+
+
+def _finished(endpoint, ctxt, rollout_id, timeout=90):
+    return _wait(
+        lambda: (
+            lambda r: (
+                r if r["status"] not in ("IN_PROGRESS", "PAUSED") else None
+            )
+        )(endpoint.show_rollout(ctxt, rollout_id)),
+        timeout,
+        "rollout finished",
+    )
+
+
+def _endpoint(engine):
+    return fleet_endpoint.RolloutEndpoint(engine.rollouts)
+
+
+def test_canary_batches_and_failures(engine, project):
+    specs = [
+        ("app-%02d" % i, NEW if i in (3, 6) else "none", i % 2 == 0)
+        for i in range(8)
+    ]
+    ids = _apps(engine, project, specs)
+    before = {n: _physical(s) for n, s in ids.items()}
+    endpoint = _endpoint(engine)
+    rollout = endpoint.create_rollout(
+        project, _body({"canary": 1, "batch_size": 3, "max_failures": 2})
+    )
+    assert [t["batch"] for t in rollout["targets"]] == [0, 1, 1, 1, 2, 2, 2, 3]
+    done = _finished(endpoint, project, rollout["id"])
+    assert done["status"] == "COMPLETE", done["status_reason"]
+    assert done["counts"]["SUCCEEDED"] == 6
+    assert done["counts"]["ROLLED_BACK"] == 2
+    by_name = {t["stack_name"]: t for t in done["targets"]}
+    for name, stack_id in ids.items():
+        if name in ("app-03", "app-06"):
+            assert by_name[name]["status"] == "ROLLED_BACK"
+            assert _stack_status(stack_id) == "ROLLBACK_COMPLETE"
+            assert _physical(stack_id) == before[name]
+            assert "healthy" in by_name[name]["status_reason"]
+        else:
+            assert by_name[name]["status"] == "SUCCEEDED"
+            assert _stack_status(stack_id) == "UPDATE_COMPLETE"
+            assert _version(stack_id) == NEW
+        # One update each, never two.
+        rows = verifications.verifications_of_stack(stack_id)
+        assert len(rows) == 1
+    assert endpoint.list_rollouts(project)[0]["id"] == rollout["id"]
+    endpoint.delete_rollout(project, rollout["id"])
+    with _raises(exception.RolloutNotFound):
+        endpoint.show_rollout(project, rollout["id"])
+
+
+def test_max_failures_stops_and_skips_the_rest(engine, project):
+    specs = [("app-%d" % i, NEW if i < 2 else "none", False) for i in range(6)]
+    _apps(engine, project, specs)
+    endpoint = _endpoint(engine)
+    rollout = endpoint.create_rollout(
+        project, _body({"batch_size": 2, "max_failures": 1})
+    )
+    done = _finished(endpoint, project, rollout["id"])
+    assert done["status"] == "FAILED"
+    assert "2 targets failed (max_failures 1)" in done["status_reason"]
+    assert done["counts"]["ROLLED_BACK"] == 2
+    assert done["counts"]["SKIPPED"] == 4
+    with _raises(exception.RolloutStateConflict):
+        endpoint.rollout_action(project, rollout["id"], "pause")
+
+
+def test_a_failed_canary_stops_the_rollout(engine, project):
+    specs = [
+        ("app-%d" % i, NEW if i == 0 else "none", False) for i in range(3)
+    ]
+    _apps(engine, project, specs)
+    endpoint = _endpoint(engine)
+    rollout = endpoint.create_rollout(
+        project, _body({"canary": 1, "batch_size": 5, "max_failures": 10})
+    )
+    done = _finished(endpoint, project, rollout["id"])
+    assert done["status"] == "FAILED"
+    assert done["status_reason"].startswith("canary failed: stack app-0")
+    assert [t["status"] for t in done["targets"]] == [
+        "ROLLED_BACK",
+        "SKIPPED",
+        "SKIPPED",
+    ]
+
+
+def test_busy_and_deleted_stacks_are_skipped(engine, project):
+    ids = _apps(
+        engine,
+        project,
+        [
+            ("app-a", "none", False),
+            ("app-b", "none", False),
+            ("app-c", "none", False),
+        ],
+    )
+    svc = service.EngineService(engine.ops)
+    # app-b is busy with someone else's update (it waits for a signal).
+    slow = app_template()
+    slow["resources"]["app"]["properties"] = {"value": "busy", "wait_secs": 30}
+    svc.update_stack(
+        project,
+        {"stack_id": ids["app-b"]},
+        slow,
+        {},
+        {},
+        None,
+        None,
+        {},
+    )
+    svc.delete_stack(project, {"stack_id": ids["app-c"]})
+    _wait(lambda: _stack_status(ids["app-c"]) == "DELETE_COMPLETE")
+    endpoint = _endpoint(engine)
+    body = _body({"batch_size": 3})
+    body["selector"] = {"stack_name": "app-*"}
+    rollout = endpoint.create_rollout(project, body)
+    done = _finished(endpoint, project, rollout["id"])
+    status = {t["stack_name"]: t["status"] for t in done["targets"]}
+    assert status == {"app-a": "SUCCEEDED", "app-b": "SKIPPED"}
+    reason = done["targets"][1]["status_reason"]
+    assert "UPDATE_IN_PROGRESS" in reason and "did not start" in reason
+    # The other update was not superseded.
+    assert _stack_status(ids["app-b"]) == "UPDATE_IN_PROGRESS"
+    svc.stack_cancel_update(project, {"stack_id": ids["app-b"]})
+    _wait(lambda: _stack_status(ids["app-b"]) == "ROLLBACK_COMPLETE")
+
+
+def test_validation_and_empty_selector(engine, project):
+    endpoint = _endpoint(engine)
+    with _raises(exception.InvalidRollout, match="matches no stack"):
+        endpoint.create_rollout(project, _body({}))
+    bad = [
+        {"batch_size": 0},
+        {"canary": -1},
+        {"max_failures": "2"},
+        {"bogus": 1},
+    ]
+    for strategy in bad:
+        with _raises(exception.InvalidRollout):
+            endpoint.create_rollout(project, _body(strategy))
+    with _raises(exception.InvalidRollout):
+        endpoint.rollout_action(project, str(uuid.uuid4()), "explode")
+    with _raises(exception.RolloutNotFound):
+        endpoint.rollout_action(project, str(uuid.uuid4()), "pause")
+
+
+def test_pause_resume_cancel(engine, project):
+    _apps(engine, project, [("app-%d" % i, "none", False) for i in range(4)])
+    endpoint = _endpoint(engine)
+    rollout = endpoint.create_rollout(project, _body({"batch_size": 1}))
+    rid = rollout["id"]
+    paused = endpoint.rollout_action(project, rid, "pause")
+    assert paused["status"] == "PAUSED"
+    with _raises(exception.RolloutStateConflict):
+        endpoint.rollout_action(project, rid, "pause")
+    with _raises(exception.RolloutStateConflict):
+        endpoint.delete_rollout(project, rid)
+    # While paused, at most the batch in flight finishes.
+    time.sleep(2.5)
+    shown = endpoint.show_rollout(project, rid)
+    assert shown["counts"]["SUCCEEDED"] <= 1
+    assert shown["counts"]["PENDING"] >= 3
+    endpoint.rollout_action(project, rid, "resume")
+    with _raises(exception.RolloutStateConflict):
+        endpoint.rollout_action(project, rid, "resume")
+    endpoint.rollout_action(project, rid, "cancel")
+    done = _finished(endpoint, project, rid)
+    assert done["status"] == "CANCELLED"
+    assert done["counts"]["SKIPPED"] >= 1
+    assert done["counts"]["SUCCEEDED"] + done["counts"]["SKIPPED"] == 4
+    with _raises(exception.RolloutStateConflict):
+        endpoint.rollout_action(project, rid, "cancel")
+
+
+def test_rollback_of_a_finished_rollout(engine, project):
+    ids = _apps(
+        engine,
+        project,
+        [
+            ("app-0", "none", True),
+            ("app-1", NEW, False),
+            ("app-2", "none", False),
+        ],
+    )
+    endpoint = _endpoint(engine)
+    rollout = endpoint.create_rollout(
+        project, _body({"batch_size": 3, "max_failures": 1})
+    )
+    done = _finished(endpoint, project, rollout["id"])
+    assert done["status"] == "COMPLETE"
+    assert _version(ids["app-0"]) == NEW
+    endpoint.rollout_action(project, rollout["id"], "rollback")
+    back = _finished(endpoint, project, rollout["id"])
+    assert back["status"] == "CANCELLED", back["status_reason"]
+    status = {t["stack_name"]: t["status"] for t in back["targets"]}
+    assert status == {
+        "app-0": "ROLLED_BACK",
+        "app-1": "ROLLED_BACK",
+        "app-2": "ROLLED_BACK",
+    }
+    for stack_id in ids.values():
+        assert _version(stack_id) == OLD
+    assert _stack_status(ids["app-0"]) == "UPDATE_COMPLETE"
+    with _raises(exception.RolloutStateConflict):
+        endpoint.rollout_action(project, rollout["id"], "rollback")
+
+
+def test_another_engine_life_resumes_without_updating_twice(engine, project):
+    """The owner loses the rollout mid-batch (claimed as dead): its flow
+    stops at its next step, and the keeper's claim resumes the flow from
+    the database, following the updates already started."""
+    ids = _apps(
+        engine, project, [("app-%d" % i, "none", False) for i in range(4)]
+    )
+    endpoint = _endpoint(engine)
+    slow = dict(VERIFY, checks=[{"type": "signal"}], timeout=30)
+    body = dict(_body({"batch_size": 2}), verify=slow)
+    rollout = endpoint.create_rollout(project, body)
+    rid = rollout["id"]
+
+    def verifying():
+        shown = endpoint.show_rollout(project, rid)
+        return shown["counts"]["VERIFYING"] == 2
+
+    _wait(verifying, what="first batch verifying")
+    # Another (dead) life owns it now: our flow must stop.
+    db_rollouts.rollout_claim(rid, engine.fence.owner, ("gone", 1))
+    _wait(lambda: not engine.rollouts.running(rid), what="flow stopped")
+    # The keeper claims it back (its own pass, or this one).
+    engine.rollouts.take_over()
+    _wait(
+        lambda: (
+            engine.rollouts.running(rid)
+            and db_rollouts.rollout_owned(rid, engine.fence.owner)
+        ),
+        what="rollout resumed",
+    )
+    for name in sorted(ids):
+        stack_id = ids[name]
+        _wait(lambda s=stack_id: _verifying(s), what="%s verifying" % name)
+        engine.ops.verifier.signal(db_api.stack_get(stack_id), "PASS", "ok")
+    done = _finished(endpoint, project, rid)
+    assert done["status"] == "COMPLETE", done["status_reason"]
+    assert done["counts"]["SUCCEEDED"] == 4
+    for stack_id in ids.values():
+        assert len(verifications.verifications_of_stack(stack_id)) == 1
+
+
+def _verifying(stack_id):
+    stack = db_api.stack_get(stack_id)
+    row = verifications.verification_get(stack["current_traversal"])
+    return row is not None and row["started_at"] is not None
+
+
+def test_summary_is_in_state_order():
+    assert fleet_run.summary({"SKIPPED": 2, "SUCCEEDED": 3}) == (
+        "3 SUCCEEDED, 2 SKIPPED"
+    )
