@@ -14,11 +14,11 @@ import time
 import pytest
 import requests
 
+from tests import polling
 from tests.functional import helpers
 from tests.functional.test_chaos_engines import (  # noqa: F401 - fixture
     _query,
     _retrying,
-    _wait,
     _wait_status,
     deploy,
 )
@@ -96,7 +96,7 @@ def _finished(dep, rollout_id, timeout=120):
             return None  # an engine being killed: ask again
         return rollout if rollout["status"] != "IN_PROGRESS" else None
 
-    return _wait(done, timeout, "rollout finished")
+    return polling.until(done, timeout, "rollout finished")
 
 
 def _check_outcome(dep, heat, ids, before, rollout):
@@ -171,7 +171,7 @@ def test_php_fleet_upgrade_with_its_engine_killed(deploy):  # noqa: F811
             counts["UPDATING"] + counts["VERIFYING"] > 0
         )
 
-    _wait(in_flight, 60, "the first batch in flight")
+    polling.until(in_flight, 60, "the first batch in flight")
     ((pid,),) = _query(
         dep,
         "SELECT s.pid FROM rollout r JOIN service s ON "
