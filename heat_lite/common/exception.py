@@ -153,6 +153,10 @@ class ConflictingMergeStrategyForParam(Invalid):
     )
 
 
+class MissingCredentialError(Invalid):
+    msg_fmt = "Missing required credential: %(required)s"
+
+
 # 403 ----------------------------------------------------------------------
 class Forbidden(HeatLiteException):
     code = 403
@@ -219,6 +223,12 @@ class RequestTooLarge(HeatLiteException):
 # 503 ----------------------------------------------------------------------
 class ServiceUnavailable(HeatLiteException):
     code = 503
+    msg_fmt = "%(message)s"
+
+
+class TrustFailed(ServiceUnavailable):
+    """Keystone could not be asked to create or delete a stack's trust."""
+
     msg_fmt = "%(message)s"
 
 

@@ -157,6 +157,9 @@ def plugin_for(record, props=None):
             "name": record.get("stack_name"),
             "id": record["stack_id"],
             "tenant": record.get("stack_tenant"),
+            # keystone mode: the stored trust (engine.trusts) when the
+            # record was read with its stack's columns.
+            "trust": record.get("stack_trust"),
             "template_id": record["template_id"],
             "record_uuid": record["uuid"],
         },

@@ -6,6 +6,7 @@ caller instead of being logged as errors here.
 """
 
 import json
+import logging
 import re
 import uuid
 
@@ -23,6 +24,7 @@ from heat_lite.engine import (
     queries,
     rpcapi,
     stacks,
+    trusts,
     validation,
     views,
 )
@@ -38,6 +40,7 @@ from heat_lite.engine.service_resources import ResourceEndpoint
 from heat_lite.engine.service_software_configs import SoftwareConfigEndpoint
 
 CONF = conf.CONF
+LOG = logging.getLogger(__name__)
 _UUID_RE = re.compile(
     r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
     r"[0-9a-f]{12}$"
@@ -160,7 +163,13 @@ class EngineService(
             args,
             str(uuid.uuid4()),
         )
-        stack = db_api.stack_create(values, template, env, files or {})
+        # The trust first: a create Keystone refuses leaves no stack.
+        values["trust_id"] = trusts.create(ctxt)
+        try:
+            stack = db_api.stack_create(values, template, env, files or {})
+        except Exception:
+            trusts.delete(values["trust_id"])
+            raise
         resources = None
         if values["action"] == "ADOPT":
             resources = adopt.check_data(args["adopt_stack_data"])
@@ -277,6 +286,7 @@ class EngineService(
             args,
             existing,
         )
+        trusts.ensure(ctxt, stack)
         extra = {"timeout": args.get("timeout_mins", stack["timeout"])}
         if args.get("disable_rollback") is not None:
             extra["disable_rollback"] = args["disable_rollback"]
@@ -352,6 +362,13 @@ class EngineService(
     @_expected
     def delete_stack(self, ctxt, stack_identity):
         stack = self._stack(ctxt, stack_identity, live=True)
+        try:
+            trusts.ensure(ctxt, stack)
+        except exception.HeatLiteException as exc:
+            # A stack with nothing in the cloud must stay deletable.
+            LOG.warning(
+                "Stack %s is deleted without a trust: %s", stack["id"], exc
+            )
         self.ops.start(stack, "DELETE", caller_token=caller.keep(ctxt))
 
     @_expected
@@ -421,6 +438,7 @@ class EngineService(
             raise exception.NotSupported(feature="Stack %s" % action)
         stack = self._stack(ctxt, stack_identity, live=True)
         stacks.check_start(stack, action)
+        trusts.ensure(ctxt, stack)
         self.ops.run_action(stack, action, caller_token=caller.keep(ctxt))
 
     @_expected
