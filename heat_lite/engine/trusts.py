@@ -223,4 +223,15 @@ def _plugin_trust(plugin):
     return for_stack(stack["id"], stack.get("trust"))
 
 
+class _NoTokenBodies(logging.Filter):
+    """Drops keystoneauth's DEBUG dump of each login's response body: a
+    trust-scoped token's body names its trust."""
+
+    def filter(self, record):
+        return not str(record.msg).startswith('{"token"')
+
+
 client.use_trusts(_plugin_trust, trusted_session)
+# keystoneauth logs every login's token body at DEBUG on this logger
+# (when an operator turns keystoneauth's DEBUG on).
+logging.getLogger("keystoneauth.identity.v3.base").addFilter(_NoTokenBodies())
