@@ -13,7 +13,7 @@ import uuid
 import oslo_messaging as messaging
 
 from heat_lite import conf
-from heat_lite.common import exception, verify_spec
+from heat_lite.common import exception, policy, verify_spec
 from heat_lite.db import api as db_api
 from heat_lite.engine import (
     abandon,
@@ -38,6 +38,7 @@ from heat_lite.engine.service_catalog import CatalogEndpoint
 from heat_lite.engine.service_reads import ReadEndpoint
 from heat_lite.engine.service_resources import ResourceEndpoint
 from heat_lite.engine.service_software_configs import SoftwareConfigEndpoint
+from heat_lite.engine.template import registry as type_registry
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -111,7 +112,9 @@ class EngineService(
             "id": stack_id,
             "project_id": ctxt.project_id,
         }
-        bound = validation.bind(template, env, files, info)
+        bound = validation.bind(
+            template, env, files, info, authorize=_types_checker(ctxt)
+        )
         values = {
             "id": stack_id,
             "name": stack_name,
@@ -257,7 +260,11 @@ class EngineService(
             )
             files = files or {}
         bound = validation.bind(
-            template, env, files, definitions.stack_info(stack)
+            template,
+            env,
+            files,
+            definitions.stack_info(stack),
+            authorize=_types_checker(ctxt),
         )
         self._check_immutable(stack, bound)
         return stack, template, env, files, bound
@@ -456,6 +463,23 @@ class EngineService(
             raise exception.Forbidden(action="stacks:query_all_projects")
         tenant = None if all_projects else ctxt.project_id
         return queries.Query(selector, tenant).run()
+
+
+def _types_checker(ctxt):
+    """``check(bound)``: 403 for a resource type the caller may not use
+    (Heat's ``resource_types:`` rules), by its template name or what the
+    environment maps it to."""
+
+    def check(bound):
+        names = set()
+        for name, defn in bound.resources.items():
+            names.add(defn.type)
+            names.add(
+                type_registry.resolve_type(bound.environment, name, defn.type)
+            )
+        policy.authorize_resource_types(ctxt, names, ctxt.project_id)
+
+    return check
 
 
 def _verify(args, adopt=False):

@@ -62,10 +62,13 @@ def environment(env, params, environment_files=None, files=None):
     return env
 
 
-def bind(template, env, files, stack_info, depth=0):
+def bind(template, env, files, stack_info, depth=0, authorize=None):
     """Parse, bind and check a template the way create and update need.
 
     :param depth: the stack's nesting depth (0 for a top-level stack).
+    :param authorize: ``authorize(bound)`` raises if the caller may not
+        use the template's resource types; called before the properties
+        are checked (Heat's order: 403 before 400).
     :raises: typed 400 errors naming the template path; RequestLimitExceeded
         when the stack's tree would pass ``max_resources_per_stack``.
     """
@@ -75,6 +78,8 @@ def bind(template, env, files, stack_info, depth=0):
         )
     check_template_size(template)
     bound = definitions.bind(template, env, files or {}, stack_info)
+    if authorize is not None:
+        authorize(bound)
     classes = {}
     for name, defn in bound.resources.items():
         try:

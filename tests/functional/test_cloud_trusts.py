@@ -312,6 +312,41 @@ def test_resources_act_as_the_creator_after_its_token_is_revoked(
     _secrets_absent(keystone_heat, user, [trust["id"], first, last])
 
 
+def test_admin_only_types_are_refused_before_the_cloud_is_asked(
+    cloud, keystone_heat, admin_sdk, trustor
+):
+    """A non-admin gets Heat's 403 for OS::Nova::Flavor and the Keystone
+    types: no stack, no trust, no flavor."""
+    token = trustor.token()
+    for rtype, props in (
+        ("OS::Nova::Flavor", {"ram": 64, "vcpus": 1, "name": trustor.name}),
+        ("OS::Keystone::Project", {"name": trustor.name}),
+    ):
+        response = requests.post(
+            keystone_heat.endpoint(trustor.project) + "/stacks",
+            headers={"X-Auth-Token": token},
+            json={
+                "stack_name": "forbidden",
+                "template": helpers.template(
+                    {"r": {"type": rtype, "properties": props}}
+                ),
+            },
+            timeout=30,
+        )
+        assert response.status_code == 403
+        error = response.json()["error"]
+        assert error["type"] == "Forbidden"
+        assert error["message"] == (
+            "You are not authorized to use resource_types:%s."
+            % ("OS::Nova::Flavor" if "Nova" in rtype else "OS::Keystone::*")
+        )
+    assert admin_sdk.compute.find_flavor(trustor.name) is None
+    assert admin_sdk.identity.find_project(trustor.name) is None
+    assert _trusts(admin_sdk, trustor.id) == []
+    stacks = trustor.heat(token).stacks.list()
+    assert all(s.stack_name != "forbidden" for s in stacks)
+
+
 def _lock_holders(dep):
     with open(dep.config) as f:
         url = next(
