@@ -151,8 +151,14 @@ class User:
 
 @pytest.fixture
 def trustor(cloud, keystone_heat, admin_sdk):
+    """A fresh user; a test that fails half-way leaves nothing in the
+    cloud (its stacks are deleted) for the next tests to trip on."""
     user = User(cloud, keystone_heat, admin_sdk)
     yield user
+    heat = user.heat(user.token())
+    for stack in heat.stacks.list():
+        heat.stacks.delete(stack.id)
+        helpers.wait_for_status(heat, stack.id, "DELETE_COMPLETE", timeout=120)
     admin_sdk.identity.delete_user(user.id)
 
 
