@@ -73,9 +73,12 @@ def _trustee_id(session):
     return known
 
 
-def _failure(verb, exc, roles=()):
-    """The typed error for a Keystone failure to ``verb`` a trust."""
+def _failure(verb, exc, roles=(), trust_id=None):
+    """The typed error for a Keystone failure to ``verb`` a trust (its
+    text becomes a stack's status reason: the trust id is cut out)."""
     text = "%s: %s" % (type(exc).__name__, exc)
+    if trust_id:
+        text = text.replace(trust_id, "<trust>")
     if isinstance(exc, ks_exc.NotFound) and verb == "create":
         # Keystone's answer to a role the trustor does not have.
         return exception.MissingCredentialError(
@@ -161,9 +164,9 @@ def delete(stored):
         try:
             _session().get_token()
         except ks_exc.ClientException:
-            raise _failure("delete", exc) from None
+            raise _failure("delete", exc, trust_id=trust_id) from None
     except ks_exc.ClientException as exc:
-        raise _failure("delete", exc) from None
+        raise _failure("delete", exc, trust_id=trust_id) from None
     finally:
         client.forget(trust_id)
 

@@ -131,9 +131,10 @@ class User:
         """A fresh token (a new login each time)."""
         return ks_session.Session(auth=self._auth()).get_token()
 
-    def heat(self, token):
-        """python-heatclient with exactly ``token`` (no re-login)."""
-        endpoint = self.dep.endpoint(self.project)
+    def heat(self, token, dep=None):
+        """python-heatclient with exactly ``token`` (no re-login), on
+        ``dep`` (default: the module's heat_lite)."""
+        endpoint = (dep or self.dep).endpoint(self.project)
         sess = ks_session.Session(auth=token_endpoint.Token(endpoint, token))
         return heat_client.Client(
             "1", session=sess, endpoint_override=endpoint
@@ -351,6 +352,74 @@ def test_admin_only_types_are_refused_before_the_cloud_is_asked(
     assert _trusts(admin_sdk, trustor.id) == []
     stacks = trustor.heat(token).stacks.list()
     assert all(s.stack_name != "forbidden" for s in stacks)
+
+
+def test_a_failed_create_deleted_takes_its_trust_along(
+    cloud, keystone_heat, admin_sdk, trustor
+):
+    token = trustor.token()
+    heat = trustor.heat(token)
+    tmpl = helpers.template(
+        {
+            "server": {
+                "type": "OS::Nova::Server",
+                "properties": {
+                    "image": "no-such-image",
+                    "flavor": cloud.flavor,
+                    "networks": [{"network": cloud.network}],
+                },
+            }
+        }
+    )
+    stack_id = heat.stacks.create(stack_name="doomed", template=tmpl)["stack"][
+        "id"
+    ]
+    failed = helpers.wait_for_status(heat, stack_id, "CREATE_FAILED")
+    assert "no-such-image" in failed.stack_status_reason
+    assert len(_trusts(admin_sdk, trustor.id)) == 1
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    assert _trusts(admin_sdk, trustor.id) == []
+
+
+def test_a_trust_keystone_refuses_fails_the_create_with_nothing_left(
+    cloud, admin_sdk, trustor, tmp_path
+):
+    """trusts_delegated_roles names a role the user lacks: Heat's 400
+    "Missing required credential", and no stack is made."""
+    lay = cloud.layout
+    dep = deployment_mod.Deployment(
+        "sqlite",
+        tmp_path,
+        extra_conf=_CONF.format(
+            key=ENCRYPTION_KEY,
+            auth_url=lay.auth_url,
+            password=lay.password,
+            levels=LOG_LEVELS,
+        )
+        + "\n[DEFAULT]\ntrusts_delegated_roles = admin\n",
+    )
+    dep.start()
+    try:
+        response = requests.post(
+            dep.endpoint(trustor.project) + "/stacks",
+            headers={"X-Auth-Token": trustor.token()},
+            json={
+                "stack_name": "untrusted",
+                "template": helpers.template(
+                    {"net": {"type": "OS::Neutron::Net"}}
+                ),
+            },
+            timeout=30,
+        )
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["message"] == (
+            "Missing required credential: roles ['admin']"
+        )
+        assert list(trustor.heat(trustor.token(), dep).stacks.list()) == []
+        assert _trusts(admin_sdk, trustor.id) == []
+    finally:
+        dep.stop()
 
 
 def _lock_holders(dep):

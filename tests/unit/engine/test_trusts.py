@@ -7,6 +7,7 @@ in tests/functional/test_cloud_trusts.py.
 import logging
 
 import pytest
+from keystoneauth1 import exceptions as ks_exc
 
 from heat_lite import conf
 from heat_lite.common import context, crypt
@@ -74,3 +75,18 @@ def test_keystoneauth_token_bodies_are_not_logged(caplog):
         logger.debug("Making authentication request to %s", "url")
     assert "secret" not in caplog.text
     assert "Making authentication request" in caplog.text
+
+
+def test_a_keystone_error_never_carries_the_trust_id():
+    exc = ks_exc.Forbidden("Cannot delete trust abc123def (HTTP 403)")
+    error = trusts._failure("delete", exc, trust_id="abc123def")
+    assert error.code == 403
+    assert "abc123def" not in str(error)
+    assert "<trust>" in str(error)
+    down = trusts._failure("delete", ks_exc.ConnectFailure("refused"))
+    assert down.code == 503
+    roles = trusts._failure("create", ks_exc.NotFound("no role"), ["admin"])
+    assert (roles.code, str(roles)) == (
+        400,
+        "Missing required credential: roles ['admin']",
+    )
