@@ -22,6 +22,7 @@ Endpoints come from the identity's service catalog (``region_name``,
 ``interface``).
 """
 
+import collections
 import threading
 
 import openstack
@@ -34,7 +35,11 @@ from heat_lite.conf import openstack as openstack_conf
 
 CONF = conf.CONF
 _LOCK = threading.Lock()
-_CONNECTIONS = {}
+# Most recently used last; beyond the newest MAX_CONNECTIONS the least
+# recently used is dropped (its stack is idle: its next action logs in
+# again). Trusts of stacks deleted by another engine age out this way.
+_CONNECTIONS = collections.OrderedDict()
+MAX_CONNECTIONS = 256
 _TRUSTS = {}
 
 
@@ -105,6 +110,10 @@ def connection(plugin=None):
         conn = _CONNECTIONS.get(key)
         if conn is None:
             conn = _CONNECTIONS[key] = _make(key)
+        _CONNECTIONS.move_to_end(key)
+        while len(_CONNECTIONS) > MAX_CONNECTIONS:
+            # Dropped, not closed: another thread may be mid-request on it.
+            _CONNECTIONS.popitem(last=False)
         return conn
 
 

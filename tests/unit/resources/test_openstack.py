@@ -425,3 +425,22 @@ def test_web_image_update_is_a_json_patch():
         {"op": "replace", "path": "/b", "value": "3"},
         {"op": "add", "path": "/c", "value": "4"},
     ]
+
+
+def test_idle_trust_connections_age_out(monkeypatch):
+    CONF.set_override("auth_strategy", "keystone", group="api")
+    monkeypatch.setattr(client, "MAX_CONNECTIONS", 2)
+    client.use_trusts(
+        lambda plugin: plugin.stack.get("trust"),
+        lambda trust: keystone_session.Session(),
+    )
+
+    def net(trust):
+        return neutron.Net("n", "OS::Neutron::Net", {}, stack={"trust": trust})
+
+    first = client.connection(net("t1"))
+    client.connection(net("t2"))
+    assert client.connection(net("t1")) is first  # t1 used last: t2 goes
+    client.connection(net("t3"))
+    assert client.connection(net("t1")) is first
+    assert set(client._CONNECTIONS) == {("trust", "t1"), ("trust", "t3")}
