@@ -62,6 +62,8 @@ user_domain_id = default
 [openstack]
 region_name = RegionOne
 poll_interval = 0.2
+[engine]
+graceful_shutdown_timeout = 1
 """
 LOG_LEVELS = ",".join(
     ["keystoneauth=DEBUG", "openstack=DEBUG", "keystonemiddleware=DEBUG"]

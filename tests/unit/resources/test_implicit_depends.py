@@ -81,3 +81,62 @@ def test_an_added_edge_that_closes_a_cycle_is_reported():
                 ),
             }
         )
+
+
+def test_routers_and_floating_ips_wait_for_what_makes_them_work():
+    deps = _depends(
+        {
+            "net": {"type": "OS::Neutron::Net"},
+            "sub": _subnet({"get_resource": "net"}),
+            "other_net": {"type": "OS::Neutron::Net"},
+            "other_sub": _subnet({"get_resource": "other_net"}, "10.0.2.0/24"),
+            "public_sub": _subnet("public", "172.24.9.0/24"),
+            "router": {
+                "type": "OS::Neutron::Router",
+                "properties": {"external_gateway_info": {"network": "public"}},
+            },
+            "iface": {
+                "type": "OS::Neutron::RouterInterface",
+                "properties": {
+                    "router": {"get_resource": "router"},
+                    "subnet": {"get_resource": "sub"},
+                },
+            },
+            "other_iface": {
+                "type": "OS::Neutron::RouterInterface",
+                "properties": {
+                    "router": {"get_resource": "router"},
+                    "subnet": {"get_resource": "other_sub"},
+                },
+            },
+            "port": {
+                "type": "OS::Neutron::Port",
+                "properties": {
+                    "network": {"get_resource": "net"},
+                    "fixed_ips": [{"subnet": {"get_resource": "sub"}}],
+                },
+            },
+            "fip": {
+                "type": "OS::Neutron::FloatingIP",
+                "properties": {
+                    "floating_network": "public",
+                    "port_id": {"get_resource": "port"},
+                },
+            },
+            "bare_port": {
+                "type": "OS::Neutron::Port",
+                "properties": {"network": {"get_resource": "other_net"}},
+            },
+            "bare_fip": {
+                "type": "OS::Neutron::FloatingIP",
+                "properties": {
+                    "floating_network": "elsewhere",
+                    "port_id": {"get_resource": "bare_port"},
+                },
+            },
+        }
+    )
+    assert deps["router"] == ["public_sub"]
+    assert deps["fip"] == ["iface", "port", "router"]
+    # A port without fixed IPs is on any subnet of its network.
+    assert deps["bare_fip"] == ["bare_port", "other_iface"]
