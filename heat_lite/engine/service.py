@@ -38,7 +38,6 @@ from heat_lite.engine.service_catalog import CatalogEndpoint
 from heat_lite.engine.service_reads import ReadEndpoint
 from heat_lite.engine.service_resources import ResourceEndpoint
 from heat_lite.engine.service_software_configs import SoftwareConfigEndpoint
-from heat_lite.engine.template import registry as type_registry
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -466,17 +465,10 @@ class EngineService(
 
 
 def _types_checker(ctxt):
-    """``check(bound)``: 403 for a resource type the caller may not use
-    (Heat's ``resource_types:`` rules), by its template name or what the
-    environment maps it to."""
+    """``check(type names)``: 403 for a resource type the caller may not
+    use (Heat's ``resource_types:`` rules)."""
 
-    def check(bound):
-        names = set()
-        for name, defn in bound.resources.items():
-            names.add(defn.type)
-            names.add(
-                type_registry.resolve_type(bound.environment, name, defn.type)
-            )
+    def check(names):
         policy.authorize_resource_types(ctxt, names, ctxt.project_id)
 
     return check

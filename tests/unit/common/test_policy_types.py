@@ -1,5 +1,7 @@
 """Admin-only resource types (Heat's ``resource_types:`` rules)."""
 
+import json
+
 import pytest
 
 from heat_lite import conf
@@ -68,3 +70,45 @@ def test_other_types_are_for_everyone():
     policy.authorize_resource_types(
         _ctxt("member"), ["OS::Heat::None", "OS::Nova::Server"], "p"
     )
+
+
+def test_an_admin_type_in_a_nested_template_is_refused_too():
+    tmpl = {
+        "heat_template_version": "2018-08-31",
+        "resources": {
+            "inner": {"type": "inner.yaml"},
+            "group": {
+                "type": "OS::Heat::ResourceGroup",
+                "properties": {
+                    "count": 2,
+                    "resource_def": {"type": "OS::Keystone::Role"},
+                },
+            },
+        },
+    }
+    inner = {
+        "heat_template_version": "2018-08-31",
+        "resources": {"f": {"type": "OS::Nova::Flavor"}},
+    }
+    files = {"inner.yaml": json.dumps(inner)}
+    env = validation.environment(None, None)
+    with pytest.raises(exception.Forbidden) as err:
+        validation.bind(
+            tmpl,
+            env,
+            files,
+            INFO,
+            authorize=service._types_checker(_ctxt("member")),
+        )
+    assert "resource_types:OS::" in str(err.value)
+    del files["inner.yaml"]
+    tmpl["resources"].pop("inner")
+    with pytest.raises(exception.Forbidden) as err:
+        validation.bind(
+            tmpl,
+            env,
+            files,
+            INFO,
+            authorize=service._types_checker(_ctxt("member")),
+        )
+    assert "resource_types:OS::Keystone::*" in str(err.value)
