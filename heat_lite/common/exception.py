@@ -157,6 +157,10 @@ class ConflictingMergeStrategyForParam(Invalid):
     )
 
 
+class MissingCredentialError(Invalid):
+    msg_fmt = "Missing required credential: %(required)s"
+
+
 # 401 ----------------------------------------------------------------------
 class NotAuthenticated(HeatLiteException):
     code = 401
@@ -237,6 +241,12 @@ class RequestTooLarge(HeatLiteException):
 # 503 ----------------------------------------------------------------------
 class ServiceUnavailable(HeatLiteException):
     code = 503
+    msg_fmt = "%(message)s"
+
+
+class TrustFailed(ServiceUnavailable):
+    """Keystone could not be asked to create or delete a stack's trust."""
+
     msg_fmt = "%(message)s"
 
 

@@ -14,6 +14,7 @@ operator overrides any rule in ``[oslo_policy] policy_file``;
 ``oslopolicy-sample-generator --namespace heat_lite`` prints them all.
 """
 
+import fnmatch
 import threading
 
 from oslo_policy import policy
@@ -340,9 +341,26 @@ _OPERATIONS = [
 ]
 
 
+# Resource types only an admin may use, as in Heat (``resource_types:<type
+# pattern>``; ``*`` matches any tail). The engine checks every type of a
+# template against these (and any such rule an operator adds) before
+# anything is created, so a non-admin gets 403 instead of the cloud's
+# refusal half-way through a create.
+RESOURCE_TYPE_SCOPE = "resource_types:"
+_ADMIN_TYPES = ("OS::Nova::Flavor", "OS::Keystone::*")
+
+
 def list_rules():
     """Every default rule (entry point ``oslo.policy.policies``)."""
     rules = list(_BASE)
+    for pattern in _ADMIN_TYPES:
+        rules.append(
+            policy.RuleDefault(
+                RESOURCE_TYPE_SCOPE + pattern,
+                _ADMIN,
+                description="May use resource type %s in a stack." % pattern,
+            )
+        )
     for name, check, description, method, path in _OPERATIONS:
         rules.append(
             policy.DocumentedRuleDefault(
@@ -382,3 +400,21 @@ def authorize(ctxt, rule, project_id):
         allowed = False
     if not allowed:
         raise exception.Forbidden(action=rule)
+
+
+def authorize_resource_types(ctxt, type_names, project_id):
+    """Check the ``resource_types:`` rules matching each type name.
+
+    :raises Forbidden: naming the first rule that says no.
+    """
+    enforcer = get_enforcer()
+    enforcer.load_rules()
+    patterns = sorted(
+        name[len(RESOURCE_TYPE_SCOPE) :]
+        for name in enforcer.rules
+        if name.startswith(RESOURCE_TYPE_SCOPE)
+    )
+    for type_name in sorted(set(type_names)):
+        for pattern in patterns:
+            if fnmatch.fnmatchcase(type_name, pattern):
+                authorize(ctxt, RESOURCE_TYPE_SCOPE + pattern, project_id)

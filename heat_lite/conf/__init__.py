@@ -13,6 +13,7 @@ from heat_lite.conf import (
     openstack,
     remote_stack,
     resources,
+    trustee,
 )
 
 CONF = cfg.CONF
@@ -20,7 +21,16 @@ CONF = cfg.CONF
 EMBEDDED_TRANSPORT = "fake://"
 
 # Every heat_lite option module: registered here, listed by opts.list_opts.
-MODULES = (api, database, engine, limits, openstack, remote_stack, resources)
+MODULES = (
+    api,
+    database,
+    engine,
+    limits,
+    openstack,
+    remote_stack,
+    resources,
+    trustee,
+)
 
 for _module in MODULES:
     _module.register_opts(CONF)

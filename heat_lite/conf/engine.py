@@ -25,8 +25,10 @@ default_opts = [
         "the database for that operation, so that OS::Heat::Stack can act "
         "in the remote cloud as that user (keystone mode). It must be the "
         "same on every engine process; changing it while operations run "
-        "makes their kept tokens unreadable. Unset: no token is kept and "
-        "OS::Heat::Stack uses the [remote_stack] credentials.",
+        "makes their kept tokens unreadable. It also encrypts the id of "
+        "each stack's Keystone trust (see [trustee]). Unset: no token is "
+        "kept, OS::Heat::Stack uses the [remote_stack] credentials, and "
+        "trust ids are kept unencrypted.",
     ),
 ]
 

@@ -747,7 +747,14 @@ def stack_finish(stack_id, traversal, values, events, purge, delete=False):
     """
     with transaction() as session:
         if delete:
-            values = dict(values, deleted_at=models.utcnow(), live_name=None)
+            # A deleted stack keeps no trust (engine.trusts deleted the
+            # root's; a nested stack's was a copy).
+            values = dict(
+                values,
+                deleted_at=models.utcnow(),
+                live_name=None,
+                trust_id=None,
+            )
         if not db_api.stack_update_if_traversal(
             session, stack_id, traversal, values
         ):

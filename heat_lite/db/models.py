@@ -86,6 +86,11 @@ class Stack(BASE):
     # When the running action started: the clock of timeout_mins.
     action_started_at = sa.Column(DateTime, nullable=False, default=utcnow)
     deleted_at = sa.Column(DateTime, nullable=True)
+    # keystone mode: the Keystone trust the stack's resources act through
+    # (encrypted under auth_encryption_key when it is set; see
+    # engine.trusts). A nested stack holds a copy of its root's; NULL once
+    # the stack is deleted.
+    trust_id = sa.Column(sa.Text, nullable=True)
 
 
 class Resource(BASE):

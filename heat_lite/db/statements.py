@@ -25,6 +25,7 @@ STACK_COLUMNS = [
     STACK.c.action.label("stack_action"),
     STACK.c.name.label("stack_name"),
     STACK.c.tenant.label("stack_tenant"),
+    STACK.c.trust_id.label("stack_trust"),
 ]
 
 _LOCK = threading.Lock()

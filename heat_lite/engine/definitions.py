@@ -6,13 +6,14 @@ template once and keeps it (a small LRU). The ``RecordScope`` resolves
 """
 
 import collections
+import copy
 import json
 import threading
 
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine import template
+from heat_lite.engine import graph, template
 from heat_lite.engine.template import environment as env_mod
 from heat_lite.engine.template import functions
 from heat_lite.engine.template import registry as type_registry
@@ -28,7 +29,52 @@ _LOADING = {}
 def bind(tmpl, environment, files, stack_info):
     """Parse and bind a template given as documents (no caching)."""
     parsed = template.parse(tmpl, files)
-    return parsed.bind(env_mod.parse(environment), stack_info)
+    bound = parsed.bind(env_mod.parse(environment), stack_info)
+    _add_implicit_depends(bound)
+    return bound
+
+
+def _add_implicit_depends(bound):
+    """Add the dependencies plugins declare with ``implicit_depends``
+    (a server waits for the subnets of its networks). Here, on the one
+    path every engine binds a template through, so that all agree on
+    the graph."""
+    classes = {}
+    for name, defn in bound.resources.items():
+        try:
+            classes[name] = plugin_class(
+                bound.environment, name, defn.type, bound.files
+            )
+        except exception.ResourceTypeUnavailable:
+            classes[name] = None  # validation reports it
+    hooks = {
+        name: cls.implicit_depends
+        for name, cls in classes.items()
+        if getattr(cls, "implicit_depends", None) is not None
+    }
+    added = False
+    for name, hook in hooks.items():
+        defn = bound.resources[name]
+        others = {
+            other: (classes[other], odefn)
+            for other, odefn in bound.resources.items()
+            if other != name
+        }
+        extra = set(hook(defn, others, bound.param)) - defn.depends
+        if extra:
+            defn = copy.copy(defn)
+            defn.depends = defn.depends | extra
+            bound.resources[name] = defn
+            added = True
+    if added:
+        # An added edge may close a cycle (a subnet that reads a server's
+        # attribute): CircularDependencyException, as Heat says.
+        g = graph.Graph()
+        for name, defn in bound.resources.items():
+            g.add_node(name)
+            for dep in defn.depends:
+                g.add_edge(name, dep)
+        g.topological_order()
 
 
 def cached(template_id):
@@ -157,6 +203,9 @@ def plugin_for(record, props=None):
             "name": record.get("stack_name"),
             "id": record["stack_id"],
             "tenant": record.get("stack_tenant"),
+            # keystone mode: the stored trust (engine.trusts) when the
+            # record was read with its stack's columns.
+            "trust": record.get("stack_trust"),
             "template_id": record["template_id"],
             "record_uuid": record["uuid"],
         },

@@ -39,10 +39,13 @@ def _too_deep():
 class _Walk:
     """One count over a tree; stops as soon as the limit is passed."""
 
-    def __init__(self, files, limit):
+    def __init__(self, files, limit, types=None):
         self.files = files or {}
         self.limit = limit
         self.sizes = {}  # (template file, depth) -> size of its tree
+        # When a set: every type name met, as written and as the
+        # environment maps it (for the resource_types policy).
+        self.types = types
 
     def resources(self, environment, defns, depth, scope):
         total = 0
@@ -54,6 +57,11 @@ class _Walk:
 
     def resource(self, environment, name, defn, depth, scope):
         """1 + the resources of the nested stack ``defn`` makes."""
+        if self.types is not None:
+            self.types.add(defn.type)
+            self.types.add(
+                type_registry.resolve_type(environment, name, defn.type)
+            )
         try:
             cls = definitions.plugin_class(
                 environment, name, defn.type, self.files
@@ -138,14 +146,16 @@ def _literal(defn, key, scope, default):
     return value if type(value) is type(default) else default
 
 
-def tree_size(bound, depth=0):
+def tree_size(bound, depth=0, types=None):
     """Resources the tree of ``bound`` (a stack at nesting ``depth``)
     will hold, as far as can be known now.
+
+    :param types: a set to add every resource type name of the tree to.
 
     :raises RequestLimitExceeded: past ``max_resources_per_stack``.
     :raises StackValidationFailed: past ``max_nested_stack_depth``.
     """
-    walk = _Walk(bound.files, CONF.max_resources_per_stack)
+    walk = _Walk(bound.files, CONF.max_resources_per_stack, types)
     return walk.resources(
         bound.environment, bound.resources, depth, hot.ParamScope(bound)
     )

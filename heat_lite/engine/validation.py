@@ -9,6 +9,7 @@ from heat_lite.engine import definitions, limits
 from heat_lite.engine.template import environment as env_mod
 from heat_lite.engine.template import functions, hot
 from heat_lite.engine.template import merge as env_merge
+from heat_lite.engine.template import registry as type_registry
 
 CONF = conf.CONF
 _NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
@@ -62,10 +63,14 @@ def environment(env, params, environment_files=None, files=None):
     return env
 
 
-def bind(template, env, files, stack_info, depth=0):
+def bind(template, env, files, stack_info, depth=0, authorize=None):
     """Parse, bind and check a template the way create and update need.
 
     :param depth: the stack's nesting depth (0 for a top-level stack).
+    :param authorize: ``authorize(type names)`` raises if the caller may
+        not use one of them: called with the template's own types before
+        its properties are checked (Heat's order: 403 before 400), then
+        with those of the nested templates the tree will make.
     :raises: typed 400 errors naming the template path; RequestLimitExceeded
         when the stack's tree would pass ``max_resources_per_stack``.
     """
@@ -75,6 +80,15 @@ def bind(template, env, files, stack_info, depth=0):
         )
     check_template_size(template)
     bound = definitions.bind(template, env, files or {}, stack_info)
+    types = None
+    if authorize is not None:
+        types = set()
+        for name, defn in bound.resources.items():
+            types.add(defn.type)
+            types.add(
+                type_registry.resolve_type(bound.environment, name, defn.type)
+            )
+        authorize(types)
     classes = {}
     for name, defn in bound.resources.items():
         try:
@@ -86,7 +100,10 @@ def bind(template, env, files, stack_info, depth=0):
                 path="resources.%s" % name,
                 msg="The Resource Type (%s) could not be found." % defn.type,
             ) from None
-    limits.tree_size(bound, depth)
+    tree_types = set() if authorize is not None else None
+    limits.tree_size(bound, depth, tree_types)
+    if tree_types:
+        authorize(tree_types - types)
     _check_duplicate_names(bound)
     for name, defn in bound.resources.items():
         _check_literal_properties(bound, defn, classes[name])

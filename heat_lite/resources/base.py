@@ -89,6 +89,13 @@ class Resource:
     # token (keystone mode, see heat_lite.engine.worker.caller), or None.
     needs_caller_token = False
     request_context = None
+    # ``implicit_depends(defn, others, param) -> {resource name}``: the
+    # resources of the same stack this one waits for although its
+    # definition does not refer to them (Heat's ``add_dependencies``).
+    # ``defn`` is its parsed, unresolved definition, ``others`` {name:
+    # (plugin class or None, definition)} of the stack's other resources,
+    # ``param(name)`` a parameter's value. None: no such dependencies.
+    implicit_depends = None
 
     def __init__(
         self, name, type_name, props, resource_id=None, data=None, stack=None

@@ -12,7 +12,9 @@ import yaml
 
 from tools.minicloud import layout as layout_mod
 
-SERVICE_USERS = ("glance", "placement", "neutron", "nova")
+# ``heat`` is heat_lite's own service user in keystone mode: it validates
+# tokens (keystone_authtoken) and is the trustee of each stack's trust.
+SERVICE_USERS = ("glance", "placement", "neutron", "nova", "heat")
 # (name, type, path appended to the service's URL)
 SERVICES = (
     ("glance", "image", "glance", ""),

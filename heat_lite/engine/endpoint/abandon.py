@@ -15,6 +15,7 @@ import uuid
 from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
+from heat_lite.engine import trusts
 from heat_lite.engine.traversal.ops import stack_event
 
 
@@ -87,6 +88,9 @@ def abandon(stack):
                 stack_name=stack["name"], action=member["action"]
             )
     data = _data(stack, tree)
+    # The physical resources stay; the trust heat_lite acted through goes
+    # (Heat does the same): nobody acts on them through heat_lite again.
+    trusts.delete(stack["trust_id"])
     for member in reversed(tree):  # the deepest first
         _remove(member, stack)
     notify.stack_event(stack, "DELETE", "end")

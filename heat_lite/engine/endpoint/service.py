@@ -6,13 +6,14 @@ caller instead of being logged as errors here.
 """
 
 import json
+import logging
 import re
 import uuid
 
 from heat_lite import conf
-from heat_lite.common import exception, verify_spec
+from heat_lite.common import exception, policy, verify_spec
 from heat_lite.db import api as db_api
-from heat_lite.engine import definitions, validation
+from heat_lite.engine import definitions, trusts, validation
 from heat_lite.engine.endpoint import abandon, preview, queries, views
 from heat_lite.engine.endpoint.base import (
     TARGET,
@@ -29,6 +30,7 @@ from heat_lite.engine.traversal import ops as stacks
 from heat_lite.engine.worker import adopt, caller
 
 CONF = conf.CONF
+LOG = logging.getLogger(__name__)
 _UUID_RE = re.compile(
     r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
     r"[0-9a-f]{12}$"
@@ -113,7 +115,9 @@ class EngineService:
             "id": stack_id,
             "project_id": ctxt.project_id,
         }
-        bound = validation.bind(template, env, files, info)
+        bound = validation.bind(
+            template, env, files, info, authorize=_types_checker(ctxt)
+        )
         values = {
             "id": stack_id,
             "name": stack_name,
@@ -165,7 +169,13 @@ class EngineService:
             args,
             str(uuid.uuid4()),
         )
-        stack = db_api.stack_create(values, template, env, files or {})
+        # The trust first: a create Keystone refuses leaves no stack.
+        values["trust_id"] = trusts.create(ctxt)
+        try:
+            stack = db_api.stack_create(values, template, env, files or {})
+        except Exception:
+            trusts.delete(values["trust_id"])
+            raise
         resources = None
         if values["action"] == "ADOPT":
             resources = adopt.check_data(args["adopt_stack_data"])
@@ -254,7 +264,11 @@ class EngineService:
             )
             files = files or {}
         bound = validation.bind(
-            template, env, files, definitions.stack_info(stack)
+            template,
+            env,
+            files,
+            definitions.stack_info(stack),
+            authorize=_types_checker(ctxt),
         )
         self._check_immutable(stack, bound)
         return stack, template, env, files, bound
@@ -283,6 +297,7 @@ class EngineService:
             args,
             existing,
         )
+        trusts.ensure(ctxt, stack)
         extra = {"timeout": args.get("timeout_mins", stack["timeout"])}
         if args.get("disable_rollback") is not None:
             extra["disable_rollback"] = args["disable_rollback"]
@@ -358,6 +373,13 @@ class EngineService:
     @_expected
     def delete_stack(self, ctxt, stack_identity):
         stack = self._stack(ctxt, stack_identity, live=True)
+        try:
+            trusts.ensure(ctxt, stack)
+        except exception.HeatLiteException as exc:
+            # A stack with nothing in the cloud must stay deletable.
+            LOG.warning(
+                "Stack %s is deleted without a trust: %s", stack["id"], exc
+            )
         self.ops.start(stack, "DELETE", caller_token=caller.keep(ctxt))
 
     @_expected
@@ -427,6 +449,7 @@ class EngineService:
             raise exception.NotSupported(feature="Stack %s" % action)
         stack = self._stack(ctxt, stack_identity, live=True)
         stacks.check_start(stack, action)
+        trusts.ensure(ctxt, stack)
         self.ops.run_action(stack, action, caller_token=caller.keep(ctxt))
 
     @_expected
@@ -444,6 +467,16 @@ class EngineService:
             raise exception.Forbidden(action="stacks:query_all_projects")
         tenant = None if all_projects else ctxt.project_id
         return queries.Query(selector, tenant).run()
+
+
+def _types_checker(ctxt):
+    """``check(type names)``: 403 for a resource type the caller may not
+    use (Heat's ``resource_types:`` rules)."""
+
+    def check(names):
+        policy.authorize_resource_types(ctxt, names, ctxt.project_id)
+
+    return check
 
 
 def _verify(args, adopt=False):

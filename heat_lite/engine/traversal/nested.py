@@ -122,6 +122,8 @@ class NestedStacks:
                 "tenant": parent["tenant"],
                 "username": parent["username"],
                 "owner_id": parent_id,
+                # The tree acts through its root's trust (engine.trusts).
+                "trust_id": parent["trust_id"],
                 "parent_resource_name": resource_name,
                 "nested_depth": depth,
                 "action": action,

@@ -15,7 +15,7 @@ from heat_lite.common import exception, notify
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
-from heat_lite.engine import definitions
+from heat_lite.engine import definitions, trusts
 from heat_lite.engine.traversal import planner
 from heat_lite.engine.worker import caller
 
@@ -303,6 +303,14 @@ class StackOps:
         ):
             return
         action = stack["action"]
+        if action == "DELETE" and not stack["owner_id"]:
+            try:
+                trusts.delete(stack["trust_id"])
+            except exception.HeatLiteException as exc:
+                # Heat's rule: a trust that may still exist fails the
+                # delete (deleting again tries again), never leaks.
+                self.mark_failed(stack, "Error deleting trust: %s" % exc)
+                return
         reason = "Stack %s completed successfully" % action
         if action == "ROLLBACK" and self.verifier is not None:
             reason += self.verifier.rollback_note(stack)

@@ -10,17 +10,19 @@ Identities:
 
 * noauth mode: the operator's cloud from ``[openstack]`` (a clouds.yaml
   entry, or keystoneauth1 options), key ``("configured",)``;
-* keystone mode: the user who made the request. That is done through a
+* keystone mode: the user who made the stack. That is done through a
   Keystone trust from the user to heat_lite's service user, made when the
-  stack operation is accepted (Heat's ``deferred_auth_method = trusts``);
-  its key will be ``("trust", <trust id>)``. Not built yet: until it is,
-  the cloud types refuse to act in keystone mode rather than act in the
-  operator's project on a user's behalf.
+  stack operation is accepted (Heat's ``deferred_auth_method = trusts``,
+  see ``heat_lite.engine.trusts``, which tells this module how to find a
+  plugin's trust and how to log in with one: ``use_trusts``); key
+  ``("trust", <trust id>)``. A stack without a trust refuses to act
+  rather than act in another identity on a user's behalf.
 
 Endpoints come from the identity's service catalog (``region_name``,
 ``interface``).
 """
 
+import collections
 import threading
 
 import openstack
@@ -33,7 +35,12 @@ from heat_lite.conf import openstack as openstack_conf
 
 CONF = conf.CONF
 _LOCK = threading.Lock()
-_CONNECTIONS = {}
+# Most recently used last; beyond the newest MAX_CONNECTIONS the least
+# recently used is dropped (its stack is idle: its next action logs in
+# again). Trusts of stacks deleted by another engine age out this way.
+_CONNECTIONS = collections.OrderedDict()
+MAX_CONNECTIONS = 256
+_TRUSTS = {}
 
 
 class CloudUnavailable(exception.HeatLiteException):
@@ -69,19 +76,31 @@ class NotFound(exception.HeatLiteException):
     msg_fmt = "%(message)s"
 
 
+def use_trusts(trust_of, session_for):
+    """How keystone mode finds a plugin's trust, ``trust_of(plugin) ->
+    trust id or None``, and logs in with it, ``session_for(trust id) ->
+    keystoneauth1 session`` (set by the engine)."""
+    _TRUSTS["trust_of"] = trust_of
+    _TRUSTS["session_for"] = session_for
+
+
 def identity(plugin=None):
     """The cache key of the identity ``plugin`` acts as (see above).
 
-    :raises CloudUnavailable: in keystone mode, until trusts exist.
+    :raises CloudUnavailable: in keystone mode, for no plugin or a stack
+        that has no trust.
     """
-    if CONF.api.auth_strategy == "keystone":
+    if CONF.api.auth_strategy != "keystone":
+        return ("configured",)
+    trust_of = _TRUSTS.get("trust_of")
+    trust = trust_of(plugin) if plugin is not None and trust_of else None
+    if trust is None:
         raise CloudUnavailable(
-            message="OpenStack resource types act as the requesting user "
-            "through a Keystone trust in keystone mode, which is not "
-            "available yet; run heat_lite in noauth mode with an "
-            "[openstack] cloud"
+            message="OpenStack resource types act as the user who created "
+            "the stack, through a Keystone trust, in keystone mode; this "
+            "stack has none (is [trustee] configured?)"
         )
-    return ("configured",)
+    return ("trust", trust)
 
 
 def connection(plugin=None):
@@ -90,8 +109,31 @@ def connection(plugin=None):
     with _LOCK:
         conn = _CONNECTIONS.get(key)
         if conn is None:
-            conn = _CONNECTIONS[key] = _configured()
+            conn = _CONNECTIONS[key] = _make(key)
+        _CONNECTIONS.move_to_end(key)
+        while len(_CONNECTIONS) > MAX_CONNECTIONS:
+            # Dropped, not closed: another thread may be mid-request on it.
+            _CONNECTIONS.popitem(last=False)
         return conn
+
+
+def forget(trust):
+    """Drop the connection of a deleted trust."""
+    with _LOCK:
+        conn = _CONNECTIONS.pop(("trust", trust), None)
+    if conn is not None:
+        conn.close()
+
+
+def _make(key):
+    if key[0] == "configured":
+        return _configured()
+    group = CONF[openstack_conf.GROUP]
+    return openstack.connection.Connection(
+        session=_TRUSTS["session_for"](key[1]),
+        region_name=group.region_name,
+        interface=group.interface,
+    )
 
 
 def reset():

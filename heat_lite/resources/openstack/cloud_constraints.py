@@ -7,7 +7,8 @@ that name them are checked at validate and before each create or update:
 the value must name (by name or ID) exactly one such thing visible to the
 identity the types act as. Answers are cached for ``TTL`` seconds (a
 template often names the same image many times). When no cloud is
-configured (or in keystone mode, until trusts exist) the constraints
+configured, and in keystone mode (where the identity is the stack's
+trust, which a template-level check does not have), the constraints
 accept every value, as Heat does for services it cannot reach: the
 resource's own request will fail with the cloud's message instead.
 """

@@ -10,6 +10,7 @@ cloud without an L3 agent, which counts as built (as in Heat).
 from heat_lite.resources import constraints
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client, neutron
+from heat_lite.resources.openstack import implicit_depends as implicit
 
 
 def _custom(name):
@@ -20,6 +21,8 @@ class FloatingIP(neutron.NeutronResource):
     """A Neutron floating IP."""
 
     entity = "floatingip"
+    # Waits for its routers and router interfaces (Heat's add_dependencies).
+    implicit_depends = staticmethod(implicit.floating_ip)
     local_props = neutron.NeutronResource.local_props + (
         "floating_network",
         "floating_subnet",

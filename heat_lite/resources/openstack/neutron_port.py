@@ -11,6 +11,7 @@ from heat_lite.common import exception
 from heat_lite.resources import constraints
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client, neutron
+from heat_lite.resources.openstack import implicit_depends as implicit
 
 
 def _custom(name):
@@ -53,6 +54,8 @@ class Port(neutron.NeutronResource):
     """A Neutron port."""
 
     entity = "port"
+    # Waits for the subnets of its network (Heat's add_dependencies).
+    implicit_depends = staticmethod(implicit.port)
     local_props = neutron.NeutronResource.local_props + (
         "network",
         "network_id",

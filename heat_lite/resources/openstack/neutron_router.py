@@ -15,6 +15,7 @@ from heat_lite.common import exception
 from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client, neutron
+from heat_lite.resources.openstack import implicit_depends as implicit
 
 
 def _custom(name):
@@ -66,6 +67,8 @@ class Router(neutron.NeutronResource):
     """A Neutron router."""
 
     entity = "router"
+    # Waits for the subnets of its gateway network (Heat's add_dependencies).
+    implicit_depends = staticmethod(implicit.router)
     local_props = neutron.NeutronResource.local_props + (
         "external_gateway_info",
         "l3_agent_id",

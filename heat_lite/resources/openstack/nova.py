@@ -31,6 +31,7 @@ from openstack import exceptions as sdk_exc
 from heat_lite.common import exception
 from heat_lite.resources import base, cloud_config, software_config
 from heat_lite.resources.openstack import client, server_schema, server_update
+from heat_lite.resources.openstack import implicit_depends as implicit
 
 # Statuses a server passes through on its way to ACTIVE (Heat's list).
 DEFERRED = frozenset(
@@ -64,6 +65,8 @@ class Server(base.Resource):
     """A Nova server; see the module docstring."""
 
     properties_schema = server_schema.PROPERTIES
+    # Waits for the subnets of its networks (Heat's add_dependencies).
+    implicit_depends = staticmethod(implicit.server)
     attributes_schema = server_schema.ATTRIBUTES
     _live = None
     _ports = None

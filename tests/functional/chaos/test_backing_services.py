@@ -227,10 +227,11 @@ def test_partition_of_one_engine_host_mid_create(chaos):
     # resuming after it registered again, wrote under its new epoch and
     # the refusal failed the record the takeover had completed (see
     # test_inprocess.test_a_zombie_step_never_fails_what_the_new_life_
-    # finished). Before engine fencing, the engine declared dead went on with its old
-    # actions when the partition healed, and a finish guarded by engine_id
-    # alone passed under a newer lock that engine had taken for the
-    # cleanup DELETE of the record (a sync point decremented twice).
+    # finished). Before engine fencing, the engine declared dead went on
+    # with its old actions when the partition healed, and a finish
+    # guarded by engine_id alone passed under a newer lock that engine
+    # had taken for the cleanup DELETE of the record (a sync point
+    # decremented twice).
     heat = chaos.client()
     victim = chaos.engine_pid("engine_b")
     # A traversal's nodes travel in batches, so which engine runs them is

@@ -5,6 +5,7 @@ tests/functional/test_cloud_server.py; this covers what needs none.
 """
 
 import pytest
+from keystoneauth1 import session as keystone_session
 from openstack import exceptions as sdk_exc
 
 from heat_lite import conf
@@ -224,11 +225,37 @@ def test_one_connection_per_identity(tmp_path):
     assert client.connection() is client.connection()
 
 
-def test_keystone_mode_refuses_until_trusts_exist():
+def test_keystone_mode_refuses_a_stack_without_a_trust():
     CONF.set_override("auth_strategy", "keystone", group="api")
     with pytest.raises(client.CloudUnavailable) as err:
         client.connection()
     assert "trust" in str(err.value)
+    net = neutron.Net("r", "OS::Neutron::Net", {}, stack={"id": "nowhere"})
+    client.use_trusts(lambda plugin: None, None)
+    with pytest.raises(client.CloudUnavailable):
+        client.connection(net)
+
+
+def test_keystone_mode_acts_through_the_stacks_trust():
+    """One connection per trust, logged in by the trust's session; a
+    deleted trust's connection is dropped."""
+    CONF.set_override("auth_strategy", "keystone", group="api")
+    sessions = []
+
+    def session_for(trust):
+        sessions.append(trust)
+        return keystone_session.Session()
+
+    client.use_trusts(lambda plugin: plugin.stack.get("trust"), session_for)
+    one = neutron.Net("a", "OS::Neutron::Net", {}, stack={"trust": "t1"})
+    two = neutron.Net("b", "OS::Neutron::Net", {}, stack={"trust": "t2"})
+    assert client.identity(one) == ("trust", "t1")
+    assert client.connection(one) is client.connection(one)
+    assert client.connection(one) is not client.connection(two)
+    assert sessions == ["t1", "t2"]
+    client.forget("t1")
+    client.connection(one)
+    assert sessions == ["t1", "t2", "t1"]
 
 
 def test_sdk_not_found_is_a_deleted_resource():
@@ -398,3 +425,22 @@ def test_web_image_update_is_a_json_patch():
         {"op": "replace", "path": "/b", "value": "3"},
         {"op": "add", "path": "/c", "value": "4"},
     ]
+
+
+def test_idle_trust_connections_age_out(monkeypatch):
+    CONF.set_override("auth_strategy", "keystone", group="api")
+    monkeypatch.setattr(client, "MAX_CONNECTIONS", 2)
+    client.use_trusts(
+        lambda plugin: plugin.stack.get("trust"),
+        lambda trust: keystone_session.Session(),
+    )
+
+    def net(trust):
+        return neutron.Net("n", "OS::Neutron::Net", {}, stack={"trust": trust})
+
+    first = client.connection(net("t1"))
+    client.connection(net("t2"))
+    assert client.connection(net("t1")) is first  # t1 used last: t2 goes
+    client.connection(net("t3"))
+    assert client.connection(net("t1")) is first
+    assert set(client._CONNECTIONS) == {("trust", "t1"), ("trust", "t3")}

@@ -1,0 +1,476 @@
+"""keystone mode against the test cloud: a stack acts as its creator
+through a Keystone trust (``heat_lite.engine.trusts``).
+
+heat_lite runs as operators run it with Heat's ``deferred_auth_method =
+trusts``: ``heat-lite-api`` behind keystonemiddleware and ``heat-lite-engine
+--workers 2`` on PostgreSQL, with the cloud's ``heat`` service user as
+trustee and no ``[openstack]`` cloud at all. The cloud's non-admin
+``demo`` user creates stacks with its own token, which is then revoked:
+whatever the engines do afterwards (the rest of the create, a takeover
+after an engine is killed, the delete) can only be done with the trust.
+Every check of the cloud goes through openstacksdk as admin.
+"""
+
+import json
+import os
+import signal
+import time
+import uuid
+
+import pytest
+import requests
+import sqlalchemy as sa
+from heatclient import client as heat_client
+from keystoneauth1 import session as ks_session
+from keystoneauth1 import token_endpoint
+from keystoneauth1.identity import v3
+
+from tests.functional import cloud as cloud_mod
+from tests.functional import deployment as deployment_mod
+from tests.functional import helpers
+
+pytestmark = [
+    pytest.mark.functional,
+    pytest.mark.cloud,
+    pytest.mark.timeout(1500),
+]
+ENCRYPTION_KEY = "trust-tests-encryption-key-0123456789abcdef"
+_CONF = """
+[DEFAULT]
+debug = true
+# The libraries that carry tokens and trusts log at DEBUG too: none of
+# them may write one.
+default_log_levels = {levels}
+auth_encryption_key = {key}
+[api]
+auth_strategy = keystone
+[keystone_authtoken]
+www_authenticate_uri = {auth_url}
+auth_url = {auth_url}
+auth_type = password
+username = heat
+password = {password}
+project_name = service
+user_domain_id = default
+project_domain_id = default
+[trustee]
+auth_type = password
+auth_url = {auth_url}
+username = heat
+password = {password}
+user_domain_id = default
+[openstack]
+region_name = RegionOne
+poll_interval = 0.2
+[engine]
+graceful_shutdown_timeout = 1
+"""
+LOG_LEVELS = ",".join(
+    ["keystoneauth=DEBUG", "openstack=DEBUG", "keystonemiddleware=DEBUG"]
+    + ["%s=WARN" % quiet for quiet in ("urllib3", "oslo_messaging", "amqp")]
+)
+NESTED = {
+    "heat_template_version": "2018-08-31",
+    "resources": {"inner_net": {"type": "OS::Neutron::Net"}},
+    "outputs": {"net": {"value": {"get_resource": "inner_net"}}},
+}
+
+
+@pytest.fixture(scope="module")
+def keystone_heat(cloud, tmp_path_factory):
+    """heat-lite-api + heat-lite-engine in keystone mode, trusts on."""
+    lay = cloud.layout
+    dep = deployment_mod.Deployment(
+        "postgresql",
+        tmp_path_factory.mktemp("heat-trusts"),
+        extra_conf=_CONF.format(
+            key=ENCRYPTION_KEY,
+            auth_url=lay.auth_url,
+            password=lay.password,
+            levels=LOG_LEVELS,
+        ),
+    )
+    try:
+        dep.start()
+        yield dep
+    finally:
+        dep.stop()
+
+
+@pytest.fixture(scope="module")
+def admin_sdk(cloud):
+    conn = cloud.connect("admin")
+    yield conn
+    conn.close()
+
+
+class User:
+    """A non-admin user of its own (role ``member`` on project ``demo``),
+    with tokens of its own."""
+
+    def __init__(self, cloud, dep, admin_sdk):
+        self.layout = cloud.layout
+        self.dep = dep
+        ident = admin_sdk.identity
+        project = ident.find_project("demo")
+        self.name = "trustor-%s" % uuid.uuid4().hex[:8]
+        made = ident.create_user(
+            name=self.name,
+            password=self.layout.password,
+            domain_id="default",
+            default_project_id=project.id,
+        )
+        ident.assign_project_role_to_user(
+            project, made, ident.find_role("member")
+        )
+        self.id, self.project = made.id, project.id
+        self.seen = []  # every API response body, to search for secrets
+
+    def _auth(self):
+        return v3.Password(**self.layout.auth(self.name, "demo"))
+
+    def token(self):
+        """A fresh token (a new login each time)."""
+        return ks_session.Session(auth=self._auth()).get_token()
+
+    def heat(self, token, dep=None):
+        """python-heatclient with exactly ``token`` (no re-login), on
+        ``dep`` (default: the module's heat_lite)."""
+        endpoint = (dep or self.dep).endpoint(self.project)
+        sess = ks_session.Session(auth=token_endpoint.Token(endpoint, token))
+        return heat_client.Client(
+            "1", session=sess, endpoint_override=endpoint
+        )
+
+    def get(self, path, token):
+        response = requests.get(
+            self.dep.endpoint(self.project) + path,
+            headers={"X-Auth-Token": token},
+            timeout=30,
+        )
+        self.seen.append(response.text)
+        return response
+
+
+@pytest.fixture
+def trustor(cloud, keystone_heat, admin_sdk):
+    """A fresh user; a test that fails half-way leaves nothing in the
+    cloud (its stacks are deleted) for the next tests to trip on."""
+    user = User(cloud, keystone_heat, admin_sdk)
+    yield user
+    heat = user.heat(user.token())
+    for stack in heat.stacks.list():
+        heat.stacks.delete(stack.id)
+        helpers.wait_for_status(heat, stack.id, "DELETE_COMPLETE", timeout=120)
+    admin_sdk.identity.delete_user(user.id)
+
+
+def _revoke(admin_sdk, token):
+    admin_sdk.session.delete(
+        "/auth/tokens",
+        endpoint_filter={"service_type": "identity", "interface": "public"},
+        headers={"X-Subject-Token": token},
+    )
+
+
+def _trusts(admin_sdk, trustor):
+    response = admin_sdk.session.get(
+        "/OS-TRUST/trusts?trustor_user_id=%s" % trustor,
+        endpoint_filter={"service_type": "identity", "interface": "public"},
+    )
+    return response.json()["trusts"]
+
+
+def _stored_trusts(dep):
+    """{stack id: stored trust_id} from heat_lite's database."""
+    with open(dep.config) as f:
+        url = next(
+            line.split(" = ", 1)[1].strip()
+            for line in f
+            if line.startswith("connection = ")
+        )
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT id, trust_id FROM stack"))
+            return dict(rows.fetchall())
+    finally:
+        engine.dispose()
+
+
+def _template(cloud, gate_secs):
+    """A gate that holds the create for ``gate_secs``, then a network, a
+    subnet, a server on it and a nested stack with a network of its own."""
+    return {
+        "heat_template_version": "2018-08-31",
+        "resources": {
+            "gate": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"value": "v", "wait_secs": gate_secs},
+            },
+            "net": {"type": "OS::Neutron::Net", "depends_on": ["gate"]},
+            "subnet": {
+                "type": "OS::Neutron::Subnet",
+                "properties": {
+                    "network": {"get_resource": "net"},
+                    "cidr": "10.77.0.0/24",
+                },
+            },
+            "server": {
+                "type": "OS::Nova::Server",
+                "depends_on": ["subnet"],
+                "properties": {
+                    "image": cloud.image,
+                    "flavor": cloud.flavor,
+                    "networks": [{"network": {"get_resource": "net"}}],
+                },
+            },
+            "inner": {"type": "inner.yaml", "depends_on": ["gate"]},
+        },
+        "outputs": {"inner_net": {"value": {"get_attr": ["inner", "net"]}}},
+    }
+
+
+def _create(user, cloud, name, gate_secs):
+    """Create as ``user`` with a token revoked right after the request
+    was accepted; returns (stack id, the revoked token)."""
+    token = user.token()
+    heat = user.heat(token)
+    stack_id = heat.stacks.create(
+        stack_name=name,
+        template=_template(cloud, gate_secs),
+        files={"inner.yaml": json.dumps(NESTED)},
+    )["stack"]["id"]
+    return stack_id, token
+
+
+def _check_owned(admin_sdk, user, heat, stack_id):
+    """The server and both networks exist, made by ``user`` in its
+    project; returns their IDs."""
+    ids = cloud_mod.physical(heat, stack_id)
+    inner_net = cloud_mod.outputs(heat, stack_id)["inner_net"]
+    server = admin_sdk.compute.get_server(ids["server"])
+    assert (server.project_id, server.user_id) == (user.project, user.id)
+    for net_id in (ids["net"], inner_net):
+        assert admin_sdk.network.get_network(net_id).project_id == user.project
+    return ids["server"], [ids["net"], inner_net]
+
+
+def _check_gone(admin_sdk, server_id, net_ids):
+    cloud_mod.wait_gone(
+        lambda: admin_sdk.compute.find_server(server_id, all_projects=True)
+    )
+    for net_id in net_ids:
+        assert admin_sdk.network.find_network(net_id) is None
+
+
+def _secrets_absent(dep, user, secrets):
+    """No secret in any log of ``dep`` nor in any API answer seen."""
+    texts = list(user.seen)
+    for key in dep.procs:
+        with open(os.path.join(dep.workdir, "%s.log" % key)) as f:
+            texts.append(f.read())
+    for secret in secrets:
+        assert not any(secret in text for text in texts)
+
+
+def _read_everything(user, stack_id, token):
+    """Every read of the stack a client makes, for _secrets_absent."""
+    for path in (
+        "/stacks",
+        "/stacks/%s" % stack_id,
+        "/stacks/%s/resources?nested_depth=2" % stack_id,
+        "/stacks/%s/events?nested_depth=2" % stack_id,
+        "/stacks/%s/template" % stack_id,
+        "/stacks/%s/environment" % stack_id,
+        "/stacks/%s/resources/server" % stack_id,
+    ):
+        assert user.get("/" + path.lstrip("/"), token).status_code < 300
+
+
+def test_resources_act_as_the_creator_after_its_token_is_revoked(
+    cloud, keystone_heat, admin_sdk, trustor
+):
+    user = trustor
+    stack_id, first = _create(user, cloud, "trusted", gate_secs=2)
+    _revoke(admin_sdk, first)
+    heat = user.heat(user.token())
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=120)
+    server_id, net_ids = _check_owned(admin_sdk, user, heat, stack_id)
+
+    # One trust for the whole tree, from demo to heat, on demo's project;
+    # the database holds it encrypted, the nested stack a copy of it.
+    trusts = _trusts(admin_sdk, user.id)
+    assert len(trusts) == 1
+    trust = trusts[0]
+    assert trust["project_id"] == user.project
+    assert trust["impersonation"] is True
+    stored = _stored_trusts(keystone_heat)
+    assert len(set(stored.values())) == 1
+    assert trust["id"] not in next(iter(stored.values()))
+
+    last = user.token()
+    _read_everything(user, stack_id, last)
+    user.heat(last).stacks.delete(stack_id)
+    helpers.wait_for_status(
+        user.heat(last), stack_id, "DELETE_COMPLETE", timeout=120
+    )
+    _check_gone(admin_sdk, server_id, net_ids)
+    assert _trusts(admin_sdk, user.id) == []
+    assert set(_stored_trusts(keystone_heat).values()) == {None}
+    _secrets_absent(keystone_heat, user, [trust["id"], first, last])
+
+
+def test_admin_only_types_are_refused_before_the_cloud_is_asked(
+    cloud, keystone_heat, admin_sdk, trustor
+):
+    """A non-admin gets Heat's 403 for OS::Nova::Flavor and the Keystone
+    types: no stack, no trust, no flavor."""
+    token = trustor.token()
+    for rtype, props in (
+        ("OS::Nova::Flavor", {"ram": 64, "vcpus": 1, "name": trustor.name}),
+        ("OS::Keystone::Project", {"name": trustor.name}),
+    ):
+        response = requests.post(
+            keystone_heat.endpoint(trustor.project) + "/stacks",
+            headers={"X-Auth-Token": token},
+            json={
+                "stack_name": "forbidden",
+                "template": helpers.template(
+                    {"r": {"type": rtype, "properties": props}}
+                ),
+            },
+            timeout=30,
+        )
+        assert response.status_code == 403
+        error = response.json()["error"]
+        assert error["type"] == "Forbidden"
+        assert error["message"] == (
+            "You are not authorized to use resource_types:%s."
+            % ("OS::Nova::Flavor" if "Nova" in rtype else "OS::Keystone::*")
+        )
+    assert admin_sdk.compute.find_flavor(trustor.name) is None
+    assert admin_sdk.identity.find_project(trustor.name) is None
+    assert _trusts(admin_sdk, trustor.id) == []
+    stacks = trustor.heat(token).stacks.list()
+    assert all(s.stack_name != "forbidden" for s in stacks)
+
+
+def test_a_failed_create_deleted_takes_its_trust_along(
+    cloud, keystone_heat, admin_sdk, trustor
+):
+    token = trustor.token()
+    heat = trustor.heat(token)
+    tmpl = helpers.template(
+        {
+            "server": {
+                "type": "OS::Nova::Server",
+                "properties": {
+                    "image": "no-such-image",
+                    "flavor": cloud.flavor,
+                    "networks": [{"network": cloud.network}],
+                },
+            }
+        }
+    )
+    stack_id = heat.stacks.create(stack_name="doomed", template=tmpl)["stack"][
+        "id"
+    ]
+    failed = helpers.wait_for_status(heat, stack_id, "CREATE_FAILED")
+    assert "no-such-image" in failed.stack_status_reason
+    assert len(_trusts(admin_sdk, trustor.id)) == 1
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    assert _trusts(admin_sdk, trustor.id) == []
+
+
+def test_a_trust_keystone_refuses_fails_the_create_with_nothing_left(
+    cloud, admin_sdk, trustor, tmp_path
+):
+    """trusts_delegated_roles names a role the user lacks: Heat's 400
+    "Missing required credential", and no stack is made."""
+    lay = cloud.layout
+    dep = deployment_mod.Deployment(
+        "sqlite",
+        tmp_path,
+        extra_conf=_CONF.format(
+            key=ENCRYPTION_KEY,
+            auth_url=lay.auth_url,
+            password=lay.password,
+            levels=LOG_LEVELS,
+        )
+        + "\n[DEFAULT]\ntrusts_delegated_roles = admin\n",
+    )
+    dep.start()
+    try:
+        response = requests.post(
+            dep.endpoint(trustor.project) + "/stacks",
+            headers={"X-Auth-Token": trustor.token()},
+            json={
+                "stack_name": "untrusted",
+                "template": helpers.template(
+                    {"net": {"type": "OS::Neutron::Net"}}
+                ),
+            },
+            timeout=30,
+        )
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["message"] == (
+            "Missing required credential: roles ['admin']"
+        )
+        assert list(trustor.heat(trustor.token(), dep).stacks.list()) == []
+        assert _trusts(admin_sdk, trustor.id) == []
+    finally:
+        dep.stop()
+
+
+def _lock_holders(dep):
+    with open(dep.config) as f:
+        url = next(
+            line.split(" = ", 1)[1].strip()
+            for line in f
+            if line.startswith("connection = ")
+        )
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                sa.text(
+                    "SELECT DISTINCT s.pid FROM resource r JOIN service s "
+                    "ON s.engine_id = r.engine_id "
+                    "WHERE r.engine_id IS NOT NULL"
+                )
+            )
+            return {row[0] for row in rows}
+    finally:
+        engine.dispose()
+
+
+def test_takeover_after_kill_finishes_the_create_with_the_trust(
+    cloud, keystone_heat, admin_sdk, trustor
+):
+    """The engine holding the gate dies (SIGKILL) with the creator's
+    token already revoked: the engine that takes the stack over creates
+    the networks and the server through the trust."""
+    user = trustor
+    stack_id, first = _create(user, cloud, "taken-over", gate_secs=4)
+    _revoke(admin_sdk, first)
+    deadline = time.monotonic() + 30
+    while not _lock_holders(keystone_heat):
+        assert time.monotonic() < deadline, "no engine took the gate"
+        time.sleep(0.1)
+    victim = sorted(_lock_holders(keystone_heat))[0]
+    assert victim in keystone_heat.engine_pids()
+    os.kill(victim, signal.SIGKILL)
+
+    heat = user.heat(user.token())
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=120)
+    server_id, net_ids = _check_owned(admin_sdk, user, heat, stack_id)
+    assert any(
+        "Engine went down during resource CREATE" in e.resource_status_reason
+        for e in heat.events.list(stack_id)
+    )
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=120)
+    _check_gone(admin_sdk, server_id, net_ids)
+    assert _trusts(admin_sdk, user.id) == []
