@@ -82,9 +82,10 @@ class RolloutRunner:
                 row["id"], seen, owner
             ):
                 continue
-            LOG.info("Engine %s resumes rollout %s", owner[0], row["id"])
-            self.launch(row["id"])
-            resumed.append(row["id"])
+            # (A rollout just created here is being launched by its call.)
+            if self.launch(row["id"]) is not None:
+                LOG.info("Engine %s resumes rollout %s", owner[0], row["id"])
+                resumed.append(row["id"])
         return resumed
 
     # Running one ---------------------------------------------------------
@@ -94,16 +95,23 @@ class RolloutRunner:
             return thread is not None and thread.is_alive()
 
     def launch(self, rollout_id):
-        """Run (or resume) a rollout this engine owns, on its own thread."""
-        thread = threading.Thread(
-            target=self._run_logged,
-            args=(rollout_id,),
-            daemon=True,
-            name="heat-lite-rollout-%s" % rollout_id[:8],
-        )
+        """Run (or resume) a rollout this engine owns, on its own thread;
+        None if it runs here already. The check and the start are one
+        step: the keeper's pass and the call that created the rollout
+        may launch it at the same moment, and two flows of one rollout
+        would update its targets twice."""
         with self._lock:
+            thread = self._running.get(rollout_id)
+            if thread is not None and thread.is_alive():
+                return None
+            thread = threading.Thread(
+                target=self._run_logged,
+                args=(rollout_id,),
+                daemon=True,
+                name="heat-lite-rollout-%s" % rollout_id[:8],
+            )
             self._running[rollout_id] = thread
-        thread.start()
+            thread.start()
         return thread
 
     def _run_logged(self, rollout_id):

@@ -423,3 +423,35 @@ def test_summary_is_in_state_order():
     assert fleet_run.summary({"SKIPPED": 2, "SUCCEEDED": 3}) == (
         "3 SUCCEEDED, 2 SKIPPED"
     )
+
+
+def test_a_rollout_runs_in_one_flow_however_often_it_is_launched(
+    engine, project
+):
+    """The keeper's pass can see a new rollout (owned by this engine, not
+    yet running) while the call that created it starts it: that made two
+    flows of one rollout (a duplicate logbook, targets updated twice)."""
+    ids = _apps(
+        engine, project, [("one-%d" % i, "none", False) for i in range(2)]
+    )
+    endpoint = _endpoint(engine)
+    slow = dict(VERIFY, checks=[{"type": "signal"}], timeout=30)
+    rollout = endpoint.create_rollout(
+        project,
+        dict(
+            _body({"batch_size": 2}, "one", {"stack_name": "one-*"}),
+            verify=slow,
+        ),
+    )
+    rid = rollout["id"]
+    assert engine.rollouts.launch(rid) is None  # already running
+    assert engine.rollouts.take_over() == []
+    svc = service.EngineService(engine.ops)
+    for stack_id in ids.values():
+        _wait(lambda s=stack_id: _verifying(s), what="verifying")
+        svc.stack_verdict(project, {"stack_id": stack_id}, "PASS")
+    done = _finished(endpoint, project, rid)
+    assert done["status"] == "COMPLETE", done["status_reason"]
+    assert done["counts"]["SUCCEEDED"] == sum(done["counts"].values()) == 2
+    for stack_id in ids.values():
+        assert len(verifications.verifications_of_stack(stack_id)) == 1
