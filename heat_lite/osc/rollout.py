@@ -46,12 +46,7 @@ class TargetsColumn(columns.FormattableColumn):
     def human_readable(self):
         return "\n".join(
             "%d %s %s%s"
-            % (
-                t["batch"],
-                t["stack_name"],
-                t["status"],
-                ": %s" % t["status_reason"] if t.get("status_reason") else "",
-            )
+            % (t["batch"], t["stack_name"], t["status"], _reason(t))
             for t in self._value
         )
 
@@ -79,44 +74,48 @@ def _counts(targets):
 
 
 def progress(rollout, seen):
-    """Lines saying what changed since ``seen`` (updated in place): the
-    rollout's status, each batch's counts, targets that ended badly."""
+    """Lines saying what changed since ``seen`` (updated in place): each
+    started batch's counts, the targets that ended badly (with their
+    reasons), then the rollout's status."""
     lines = []
-    status = (rollout["status"], rollout.get("status_reason"))
-    if seen.get("status") != status:
-        seen["status"] = status
-        lines.append(
-            "rollout %s %s%s"
-            % (
-                rollout["name"],
-                status[0],
-                ": %s" % status[1] if status[1] else "",
-            )
-        )
     canary = rollout.get("strategy", {}).get("canary", 0)
     batches = {}
     for target in rollout.get("targets", []):
         batches.setdefault(target["batch"], []).append(target)
-        key = ("target", target["stack_id"])
-        if target["status"] in NOTEWORTHY and seen.get(key) is None:
-            seen[key] = target["status"]
-            lines.append(
-                "  %s %s%s"
-                % (
-                    target["stack_name"],
-                    target["status"],
-                    ": %s" % target["status_reason"]
-                    if target.get("status_reason")
-                    else "",
-                )
-            )
     for batch in sorted(batches):
-        text = _counts(batches[batch])
+        targets = batches[batch]
+        if all(t["status"] == "PENDING" for t in targets):
+            continue  # not started yet: no line for each future batch
+        text = _counts(targets)
         if seen.get(("batch", batch)) != text:
             seen[("batch", batch)] = text
             label = "canary" if batch == 0 and canary else "batch %d" % batch
-            lines.append("%s (%d): %s" % (label, len(batches[batch]), text))
+            lines.append("%s (%d): %s" % (label, len(targets), text))
+        for target in targets:
+            key = ("target", target["stack_id"])
+            if target["status"] in NOTEWORTHY and key not in seen:
+                seen[key] = target["status"]
+                lines.append(
+                    "  %s %s%s"
+                    % (
+                        target["stack_name"],
+                        target["status"],
+                        _reason(target),
+                    )
+                )
+    status = (rollout["status"], rollout.get("status_reason"))
+    if seen.get("status") != status:
+        seen["status"] = status
+        lines.append(
+            "rollout %s %s%s" % (rollout["name"], status[0], _reason(rollout))
+        )
     return lines
+
+
+def _reason(thing):
+    return (
+        ": %s" % thing["status_reason"] if thing.get("status_reason") else ""
+    )
 
 
 def wait(client, rollout, poll, out=None):
@@ -289,7 +288,9 @@ class ListRollout(command.Lister):
                 r["id"],
                 r["name"],
                 r["status"],
-                format_columns.DictColumn(r["counts"]),
+                format_columns.DictColumn(
+                    {s: n for s, n in r["counts"].items() if n}
+                ),
                 r["created_at"],
             )
             for r in listed
