@@ -112,3 +112,13 @@ def test_database_does_not_import_the_engine():
         "db", ["heat_lite.engine", "heat_lite.api", "heat_lite.resources"]
     )
     assert found == []
+
+
+def test_the_cli_plugin_is_a_client_only():
+    """``heat_lite.osc`` talks HTTP through heatclient: it imports no
+    other heat_lite module, and none imports it (a server never needs
+    openstackclient)."""
+    found = _violations("osc", ["heat_lite"], allowed=["heat_lite.osc"])
+    assert found == []
+    for package in ("api", "engine", "db", "resources", "common", "cmd"):
+        assert _violations(package, ["heat_lite.osc"]) == [], package

@@ -1,0 +1,14 @@
+"""heat_lite's openstackclient plugin: the commands for what Heat's API
+does not have (stack queries, rollouts, verdicts, verified updates).
+
+python-heatclient registers ``openstack stack ...`` under the
+``openstack.orchestration.v1`` entry point group; openstackclient loads
+every entry point of that group, whichever distribution ships it, so the
+commands here sit next to heatclient's and use the same client
+(``client_manager.orchestration``: its session, its endpoint from the
+catalog or ``--os-endpoint``). The ``--verify-*`` options of heatclient's
+own ``stack create`` / ``stack update`` are a cliff command hook
+(``openstack.cli.stack_update``), not a replacement of those commands.
+
+Only openstackclient imports these modules: heat_lite itself never does.
+"""
