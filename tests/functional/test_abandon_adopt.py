@@ -129,7 +129,9 @@ def test_abandon_refused_while_in_progress(dep):
         {
             "slow": {
                 "type": "OS::Heat::TestResource",
-                "properties": {"wait_secs": 30},
+                # In progress for the abandon call right after the create
+                # (the delete then waits for it: keep it short).
+                "properties": {"wait_secs": 8},
             }
         }
     )

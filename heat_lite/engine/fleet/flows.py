@@ -21,11 +21,11 @@ the failures.
 from taskflow import task
 from taskflow.patterns import linear_flow, unordered_flow
 
+from heat_lite.engine.fleet.run import RollbackRequested
+
+__all__ = ["RollbackRequested", "get_rollout_flow"]
+
 FINISH = "finish"
-
-
-class RollbackRequested(Exception):
-    """The user asked to roll the whole rollout back."""
 
 
 class BatchGate(task.Task):

@@ -11,7 +11,11 @@ from heat_lite.common import context
 from heat_lite.db import models
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.engine.fleet import target as tgt
-from heat_lite.engine.fleet.flows import RollbackRequested
+
+
+class RollbackRequested(Exception):
+    """The user asked to roll the whole rollout back."""
+
 
 # Seconds between two looks at a paused rollout, and between two checks
 # that this engine still owns it.

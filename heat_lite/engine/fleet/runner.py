@@ -16,14 +16,9 @@ import contextlib
 import logging
 import threading
 
-import taskflow.engines
-from taskflow import states
-
 from heat_lite import conf
 from heat_lite.db import api as db_api
-from heat_lite.db import flow_store
 from heat_lite.db import rollouts as db_rollouts
-from heat_lite.engine.fleet import flows
 from heat_lite.engine.fleet import run as fleet_run
 from heat_lite.engine.fleet import target as tgt
 
@@ -124,6 +119,13 @@ class RolloutRunner:
 
     def run(self, rollout_id):
         """Run the rollout's flow to its end, in this thread."""
+        # taskflow (and networkx under it) costs about 0.3 s to import:
+        # only an engine that runs a rollout pays it, not every start.
+        import taskflow.engines
+
+        from heat_lite.db import flow_store
+        from heat_lite.engine.fleet import flows
+
         rollout = db_rollouts.rollout_get(rollout_id)
         run = fleet_run.RolloutRun(rollout, self.fence)
         targets = db_rollouts.targets_get([rollout_id])[rollout_id]
@@ -146,7 +148,7 @@ class RolloutRunner:
             _reopen(engine)
         try:
             engine.run()
-        except flows.RollbackRequested:
+        except fleet_run.RollbackRequested:
             run.rolled_back()
         finally:
             with contextlib.suppress(Exception):
@@ -154,12 +156,18 @@ class RolloutRunner:
 
 
 def _finished(engine):
+    from taskflow import states
+
     return engine.storage.get_flow_state() == states.SUCCESS
 
 
 def _reopen(engine):
     """A finished flow asked to roll back: run ``finish`` again (it
     raises RollbackRequested, and taskflow reverts the flow)."""
+    from taskflow import states
+
+    from heat_lite.engine.fleet import flows
+
     engine.compile()
     engine.storage.set_atom_state(flows.FINISH, states.PENDING)
     engine.storage.set_flow_state(states.RUNNING)
