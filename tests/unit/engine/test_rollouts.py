@@ -3,7 +3,6 @@ canary, batches, max_failures, busy and deleted stacks, pause / resume /
 cancel / rollback, and a takeover after the owner lost the rollout."""
 
 import contextlib
-import time
 import uuid
 
 import oslo_messaging as messaging
@@ -19,6 +18,7 @@ from heat_lite.engine import process
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
 from heat_lite.engine.fleet import run as fleet_run
+from tests import polling
 from tests.unit import databases
 
 CONF = conf.CONF
@@ -105,13 +105,7 @@ def _raises(cls, match=None):
 
 
 def _wait(predicate, timeout=60, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("%s not met in %ss" % (what, timeout))
+    return polling.until(predicate, timeout, what, interval=0.05)
 
 
 def _stack_status(stack_id):
@@ -323,7 +317,13 @@ def test_pause_resume_cancel(engine, project):
     with _raises(exception.RolloutStateConflict):
         endpoint.delete_rollout(project, rid)
     # While paused, at most the batch in flight finishes.
-    time.sleep(2.5)
+    polling.stays(
+        lambda: (
+            endpoint.show_rollout(project, rid)["counts"]["SUCCEEDED"] <= 1
+        ),
+        2.5,
+        "at most the batch in flight finished while paused",
+    )
     shown = endpoint.show_rollout(project, rid)
     assert shown["counts"]["SUCCEEDED"] <= 1
     assert shown["counts"]["PENDING"] >= 3
