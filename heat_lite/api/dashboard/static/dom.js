@@ -39,12 +39,14 @@ export function replace(el, ...children) {
   return el;
 }
 
-const SYMBOLS = { COMPLETE: "✓", FAILED: "✗", IN_PROGRESS: "⟳" };
+const SYMBOLS = { COMPLETE: "✓", SUCCEEDED: "✓", FAILED: "✗", IN_PROGRESS: "⟳", PAUSED: "⏸", CANCELLED: "⊘", ROLLED_BACK: "↶", SKIPPED: "–", PENDING: "…" };
+// Rollout and promotion targets' words for "running".
+const RUNNING = ["UPDATING", "VERIFYING", "ROLLING_BACK"];
 
 // "CREATE_COMPLETE" → "complete", "FAILED", "IN_PROGRESS" → css class.
 export function statusKind(status) {
   if (!status) return "none";
-  if (status.endsWith("IN_PROGRESS")) return "progress";
+  if (status.endsWith("IN_PROGRESS") || RUNNING.includes(status)) return "progress";
   if (status.endsWith("FAILED")) return "failed";
   if (status.startsWith("DELETE_")) return "deleted";
   if (status.endsWith("COMPLETE") || status === "SUCCEEDED") return "complete";
@@ -52,9 +54,10 @@ export function statusKind(status) {
 }
 
 export function statusSymbol(status) {
-  const tail = (status || "").endsWith("IN_PROGRESS")
-    ? "IN_PROGRESS"
-    : (status || "").split("_").pop();
+  const s = status || "";
+  if (SYMBOLS[s]) return SYMBOLS[s];
+  if (RUNNING.includes(s)) return SYMBOLS.IN_PROGRESS;
+  const tail = s.endsWith("IN_PROGRESS") ? "IN_PROGRESS" : s.split("_").pop();
   return SYMBOLS[tail] || "•";
 }
 
