@@ -302,6 +302,20 @@ class Browser:
         )
         return field
 
+    def submit(self, fields, button, lands_on):
+        """Fill ``fields`` ((selector, value) pairs), press ``button``,
+        confirm, and wait for the page whose URL has ``lands_on``;
+        return the last segment of its URL (the new thing's id)."""
+        for selector, value in fields:
+            self.set_value(selector, value)
+        self.click(button)
+        self.confirm()
+        self.wait_for(
+            "the page of " + lands_on,
+            lambda: lands_on in self.driver.current_url,
+        )
+        return self.driver.current_url.rsplit("/", 1)[1]
+
     def console(self):
         try:
             return [e["message"] for e in self.driver.get_log("browser")]

@@ -6,7 +6,6 @@ API only; what it shows is checked against what the API says."""
 import pytest
 import requests
 
-from tests.functional import browser as browser_mod
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 
@@ -37,11 +36,6 @@ outputs:
   version:
     value: {get_attr: [app, output]}
 """
-
-
-@pytest.fixture(scope="module", params=browser_mod.NAMES)
-def browser(request):
-    yield from browser_mod.running(request.param)
 
 
 @pytest.fixture(scope="module")

@@ -38,11 +38,6 @@ def cloud(tmp_path_factory):
         keystone.stop()
 
 
-@pytest.fixture(scope="module", params=browser_mod.NAMES)
-def browser(request):
-    yield from browser_mod.running(request.param)
-
-
 def _heat(keystone, dep, user, project, project_id):
     return heat_client.Client(
         "1",

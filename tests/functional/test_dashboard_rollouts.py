@@ -10,7 +10,6 @@ import pytest
 import requests
 
 from tests import polling
-from tests.functional import browser as browser_mod
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 
@@ -39,11 +38,6 @@ outputs:
   version:
     value: {get_attr: [app, output]}
 """
-
-
-@pytest.fixture(scope="module", params=browser_mod.NAMES)
-def browser(request):
-    yield from browser_mod.running(request.param)
 
 
 @pytest.fixture(scope="module")
@@ -103,25 +97,21 @@ def _start(b, url, project, name, batch, failures):
         lambda: b.css("#rollout-list .empty, #rollout-list table"),
     )
     b.click("#rollout-new")
-    for selector, value in (
-        ("#r-name", name),
-        ("#r-stacks", "app-*"),
-        ("#r-params", "version=" + NEW),
-        ("#r-output", "healthy"),
-        ("#r-equals", "yes"),
-        ("#r-timeout", "3"),
-        ("#r-canary", "1"),
-        ("#r-batch", str(batch)),
-        ("#r-failures", str(failures)),
-    ):
-        b.set_value(selector, value)
-    b.click("#r-submit")
-    b.confirm()
-    b.wait_for(
-        "the rollout page",
-        lambda: "/%s/rollouts/" % project in b.driver.current_url,
+    rollout_id = b.submit(
+        (
+            ("#r-name", name),
+            ("#r-stacks", "app-*"),
+            ("#r-params", "version=" + NEW),
+            ("#r-output", "healthy"),
+            ("#r-equals", "yes"),
+            ("#r-timeout", "3"),
+            ("#r-canary", "1"),
+            ("#r-batch", str(batch)),
+            ("#r-failures", str(failures)),
+        ),
+        "#r-submit",
+        "/%s/rollouts/" % project,
     )
-    rollout_id = b.driver.current_url.rsplit("/", 1)[1]
     b.wait_css('#batches tr[data-target="app-0"]')
     return rollout_id
 

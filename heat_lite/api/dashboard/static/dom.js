@@ -140,3 +140,36 @@ export class Poller {
     document.removeEventListener("visibilitychange", this.onVisible);
   }
 }
+
+// A collection's page (rollouts, promotions): a title with a button
+// opening the form that makes one (`form()`), and the list, polled:
+// `fetch()` gives the items, `draw(items)` the list, `busy(items)` whether
+// to poll fast. Element ids: <id>-new, <id>-start, <id>-list.
+export function listPage(main, { id, title, newLabel, form, fetch, empty, draw, busy }) {
+  const listEl = h("div", { id: id + "-list" }, h("p", { class: "muted" }, "Loading…"));
+  const formEl = h("div", { id: id + "-start" });
+  const toggle = h("button", { type: "button", id: id + "-new", "aria-expanded": "false", onclick: () => {
+    const open = !formEl.childElementCount;
+    replace(formEl, open ? form() : null);
+    toggle.setAttribute("aria-expanded", String(open));
+    if (open) formEl.querySelector("input").focus();
+  } }, newLabel);
+  replace(main, h("div", { class: "title" }, h("h1", {}, title), toggle), formEl, listEl);
+  const poller = new Poller(async () => {
+    let items;
+    try {
+      items = await fetch();
+    } catch (err) {
+      replace(listEl, errorBox(err));
+      return false;
+    }
+    if (!items.length) {
+      replace(listEl, h("p", { class: "empty" }, empty));
+      return false;
+    }
+    redraw(listEl, items, () => draw(items));
+    return busy(items);
+  });
+  poller.run();
+  return poller;
+}

@@ -3,33 +3,16 @@
 // gate), and one promotion's progress, provenance and one-step undo. The
 // section is shown only when the API offers promotions (not a 404).
 
-import { get, session, v1 } from "./api.js";
-import { badge, confirm, errorBox, h, redraw, replace, Poller, when } from "./dom.js";
-import { parseParams, stackHref } from "./stacks.js";
+import { get, offered, session, v1 } from "./api.js";
+import { badge, confirm, errorBox, h, listPage, redraw, replace, Poller, when } from "./dom.js";
+import { loose, parseParams, stackHref } from "./stacks.js";
 
 const FINISHED = ["COMPLETE", "FAILED", "ROLLED_BACK"];
 
-// Whether this API serves promotions: only a 404 says it does not (a 403
-// or a lost connection is shown on the page itself).
-export async function available() {
-  try {
-    await get("/promotions");
-    return true;
-  } catch (err) {
-    return err.status !== 404;
-  }
-}
+export const available = () => offered("/promotions");
 
 export function promotionHref(id) {
   return "#/" + encodeURIComponent(session.project) + "/promotions/" + encodeURIComponent(id);
-}
-
-function loose(text) {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    return text;
-  }
 }
 
 // A stack of a promotion ({stack_id, stack_name, project}): a link when
@@ -97,28 +80,15 @@ function promoteForm() {
 }
 
 export function promotionsPage(main) {
-  const listEl = h("div", { id: "promotion-list" }, h("p", { class: "muted" }, "Loading…"));
-  const formEl = h("div", { id: "promotion-start" });
-  const toggle = h("button", { type: "button", id: "promotion-new", "aria-expanded": "false", onclick: () => {
-    const open = !formEl.childElementCount;
-    replace(formEl, open ? promoteForm() : null);
-    toggle.setAttribute("aria-expanded", String(open));
-    if (open) formEl.querySelector("input").focus();
-  } }, "Promote a stack…");
-  replace(main, h("div", { class: "title" }, h("h1", {}, "Promotions"), toggle), formEl, listEl);
-  const poller = new Poller(async () => {
-    let promotions;
-    try {
-      promotions = (await get("/promotions")).promotions || [];
-    } catch (err) {
-      replace(listEl, errorBox(err));
-      return false;
-    }
-    if (!promotions.length) {
-      replace(listEl, h("p", { class: "empty" }, "No promotions in project " + session.project + "."));
-      return false;
-    }
-    redraw(listEl, promotions, () =>
+  return listPage(main, {
+    id: "promotion",
+    title: "Promotions",
+    newLabel: "Promote a stack…",
+    form: promoteForm,
+    fetch: async () => (await get("/promotions")).promotions || [],
+    empty: "No promotions in project " + session.project + ".",
+    busy: (promotions) => promotions.some((p) => !FINISHED.includes(p.status)),
+    draw: (promotions) =>
       h(
         "table",
         { class: "promotions" },
@@ -132,11 +102,7 @@ export function promotionsPage(main) {
             h("td", { class: "reason" }, p.status_reason || ""),
             h("td", {}, p.user || "—")))),
       ),
-    );
-    return promotions.some((p) => !FINISHED.includes(p.status));
   });
-  poller.run();
-  return poller;
 }
 
 function format(value) {

@@ -3,23 +3,14 @@
 // with its actions (each asks for a confirmation). The section is shown
 // only when the API offers rollouts (not a 404).
 
-import { get, session, v1 } from "./api.js";
-import { badge, confirm, errorBox, h, redraw, replace, Poller, when } from "./dom.js";
-import { parseParams, stackHref } from "./stacks.js";
+import { get, offered, session, v1 } from "./api.js";
+import { badge, confirm, errorBox, h, listPage, redraw, replace, Poller, when } from "./dom.js";
+import { loose, parseParams, stackHref } from "./stacks.js";
 
 const FINISHED = ["COMPLETE", "FAILED", "CANCELLED"];
 const TARGET_DONE = ["SUCCEEDED", "ROLLED_BACK", "FAILED", "SKIPPED"];
 
-// Whether this API serves rollouts: only a 404 says it does not (a 403
-// or a lost connection is shown on the page itself).
-export async function available() {
-  try {
-    await get("/rollouts");
-    return true;
-  } catch (err) {
-    return err.status !== 404;
-  }
-}
+export const available = () => offered("/rollouts");
 
 function rolloutHref(id) {
   return "#/" + encodeURIComponent(session.project) + "/rollouts/" + encodeURIComponent(id);
@@ -29,15 +20,6 @@ function rolloutHref(id) {
 function countsText(counts) {
   const keys = Object.keys(counts || {}).filter((k) => counts[k]);
   return keys.map((k) => k + ": " + counts[k]).join(" · ") || "—";
-}
-
-// A JSON value if the text is one ("true", "3"), the text otherwise.
-function loose(text) {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    return text;
-  }
 }
 
 function number(id, label, value, min) {
@@ -106,28 +88,15 @@ function startForm() {
 }
 
 export function rolloutsPage(main) {
-  const listEl = h("div", { id: "rollout-list" }, h("p", { class: "muted" }, "Loading…"));
-  const formEl = h("div", { id: "rollout-start" });
-  const toggle = h("button", { type: "button", id: "rollout-new", "aria-expanded": "false", onclick: () => {
-    const open = !formEl.childElementCount;
-    replace(formEl, open ? startForm() : null);
-    toggle.setAttribute("aria-expanded", String(open));
-    if (open) formEl.querySelector("input").focus();
-  } }, "Start a rollout…");
-  replace(main, h("div", { class: "title" }, h("h1", {}, "Rollouts"), toggle), formEl, listEl);
-  const poller = new Poller(async () => {
-    let rollouts;
-    try {
-      rollouts = (await get("/rollouts")).rollouts || [];
-    } catch (err) {
-      replace(listEl, errorBox(err));
-      return false;
-    }
-    if (!rollouts.length) {
-      replace(listEl, h("p", { class: "empty" }, "No rollouts in project " + session.project + "."));
-      return false;
-    }
-    redraw(listEl, rollouts, () =>
+  return listPage(main, {
+    id: "rollout",
+    title: "Rollouts",
+    newLabel: "Start a rollout…",
+    form: startForm,
+    fetch: async () => (await get("/rollouts")).rollouts || [],
+    empty: "No rollouts in project " + session.project + ".",
+    busy: (rollouts) => rollouts.some((r) => !FINISHED.includes(r.status)),
+    draw: (rollouts) =>
       h(
         "table",
         { class: "rollouts" },
@@ -139,11 +108,7 @@ export function rolloutsPage(main) {
             h("td", {}, countsText(r.counts)),
             h("td", {}, when(r.created_at))))),
       ),
-    );
-    return rollouts.some((r) => !FINISHED.includes(r.status));
   });
-  poller.run();
-  return poller;
 }
 
 function batches(targets) {

@@ -169,6 +169,16 @@ async function templateParams(template) {
     .join("\n");
 }
 
+// A JSON value if the text is one ("true", "3"), the text otherwise (an
+// output's expected value typed in a form).
+export function loose(text) {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    return text;
+  }
+}
+
 export function createPage(main) {
   const name = h("input", { id: "c-name", required: true, autocomplete: "off" });
   const template = h("textarea", { id: "c-template", rows: 14, required: true, spellcheck: "false" },
