@@ -276,7 +276,11 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
         lambda: _all_nodes(b, "CREATE_COMPLETE", ("base", "app", "front")),
     )
     stack = heat.stacks.get("shop")
-    assert b.text("#stack-status").endswith("CREATE_COMPLETE")
+    # The resources may all be complete a moment before the stack is.
+    b.wait_for(
+        "the stack complete",
+        lambda: b.text("#stack-status").endswith("CREATE_COMPLETE"),
+    )
     resources = {r.resource_name: r for r in heat.resources.list(stack.id)}
     old_app = resources["app"].physical_resource_id
     assert (
@@ -293,8 +297,11 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     # Left to right: each node right of what it depends on.
     xs = [_node(b, n).rect["x"] for n in ("base", "app", "front")]
     assert xs == sorted(xs) and len(set(xs)) == 3
+    b.wait_for(
+        "the create's events",
+        lambda: len(b.css("#events tbody tr")) >= 6,
+    )
     events_before = len(b.css("#events tbody tr"))
-    assert events_before >= 6
 
     b.click("#act-update")
     field = b.wait_css('#update-form input[name="version"]')
