@@ -27,6 +27,7 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.db import rollouts as db_rollouts
+from heat_lite.engine.traversal import ops as stacks
 from heat_lite.engine.traversal import verify
 
 LOG = logging.getLogger(__name__)
@@ -60,6 +61,12 @@ _OUTCOME = {
     "ROLLED_BACK": ROLLED_BACK,
     "FAILED": FAILED,
     "DELETED": SKIPPED,
+    # Verified, then a newer operation took the cleanup over: the stack
+    # runs the new version.
+    "SUPERSEDED_AFTER_PASS": SUCCEEDED,
+    # Taken over before it passed: the rollout never supersedes an update,
+    # so someone else did, and this target's upgrade is not known good.
+    "SUPERSEDED": FAILED,
 }
 
 
@@ -163,10 +170,10 @@ class TargetDriver:
         while True:
             run.check()
             outcome = verify.outcome(target["stack_id"], traversal)
-            status = _OUTCOME.get(outcome["state"])
+            status = _OUTCOME[outcome["state"]]
             reason = outcome["reason"]
-            if status is None:  # SUPERSEDED
-                status, reason = _superseded(traversal, reason)
+            if outcome["state"] == "SUPERSEDED":
+                reason = "superseded by another operation: %s" % (reason or "")
             if status in TERMINAL:
                 return self._finish(run, target, status, reason)
             if (status, reason) != seen:
@@ -211,7 +218,8 @@ class TargetDriver:
                 )
             except exception.StackNotFound:
                 return self._finish(run, target, SKIPPED, "stack deleted")
-            if stack["current_traversal"] == traversal:
+            current = stack["current_traversal"]
+            if current == traversal:
                 if stack["status"] == "COMPLETE":
                     return self._finish(
                         run,
@@ -219,13 +227,15 @@ class TargetDriver:
                         ROLLED_BACK,
                         "back on its previous template",
                     )
-                if stack["status"] == "FAILED":
-                    return self._finish(
-                        run,
-                        target,
-                        FAILED,
-                        "rollback: %s" % stack["status_reason"],
-                    )
+            elif stacks.end_of(traversal, current, stack["status"]):
+                # The update back failed (or was cancelled); whatever
+                # its own rollback does, the stack is not back.
+                return self._finish(
+                    run,
+                    target,
+                    FAILED,
+                    "rollback: %s" % stack["status_reason"],
+                )
             elif stack["updated_at"] < target["revert_marked_at"]:
                 final = self._start_back(run, target, stack, traversal)
                 if final is not None:
@@ -311,13 +321,6 @@ def _started(traversal):
     """True if the verified update ``traversal`` was started (its
     verification row is written with the traversal)."""
     return verifications.verification_get(traversal) is not None
-
-
-def _superseded(traversal, reason):
-    row = verifications.verification_get(traversal)
-    if row is not None and row["result"] == verify.PASS:
-        return SUCCEEDED, row["reason"]
-    return FAILED, "superseded by another operation: %s" % (reason or "")
 
 
 def _busy(stack):
