@@ -27,6 +27,7 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.db import rollouts as db_rollouts
+from heat_lite.engine.fleet import watch
 from heat_lite.engine.traversal import ops as stacks
 from heat_lite.engine.traversal import verify
 
@@ -87,7 +88,15 @@ class TargetDriver:
     def __init__(self, ops, goal, poll=0.5):
         self.ops = ops
         self.goal = goal
-        self.poll = poll
+        self.watch = watch.StackWatch(db_rollouts.stack_probes, poll)
+
+    @property
+    def poll(self):
+        return self.watch.interval
+
+    @poll.setter
+    def poll(self, seconds):
+        self.watch.interval = seconds
 
     # Forward -------------------------------------------------------------
     def update(self, run, position):
@@ -164,10 +173,17 @@ class TargetDriver:
         return None
 
     def _follow(self, run, target):
-        """Poll the update until it is over; returns the final status."""
+        """Follow the update until it is over; returns the final status.
+
+        The stack is looked at with the other targets' (``watch``); what
+        became of the update is read again only when the look saw its
+        state change, and at least every ``watch.wait`` ``longest``."""
         traversal = target["traversal_id"]
         seen = (target["status"], target["status_reason"])
+        probe = None
         while True:
+            # The look first: the outcome read after it is at least as new.
+            probe = self.watch.wait(target["stack_id"], probe)
             run.check()
             outcome = verify.outcome(target["stack_id"], traversal)
             status = _OUTCOME[outcome["state"]]
@@ -181,7 +197,6 @@ class TargetDriver:
                     run, target, {"status": status, "status_reason": reason}
                 )
                 seen = (status, reason)
-            time.sleep(self.poll)
 
     # Back ------------------------------------------------------------------
     def revert(self, run, position):
