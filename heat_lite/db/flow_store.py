@@ -44,6 +44,19 @@ class _FencedConnection(impl_sqlalchemy.Connection):
         self._written[atom_detail.uuid] = key
         return written
 
+    def _update_atom_details(self, conn, ad, e_ad):
+        """taskflow's, without the UPDATE when the row holds the atom
+        already: a save of the flow (its state: RUNNING, SUCCESS) goes
+        through every atom of it, one UPDATE each, most unchanged."""
+        before = e_ad.to_dict()
+        e_ad.merge(ad)
+        after = e_ad.to_dict()
+        if after != before:
+            atoms = self._tables.atomdetails
+            conn.execute(
+                atoms.update().where(atoms.c.uuid == e_ad.uuid).values(after)
+            )
+
     def update_flow_details(self, flow_detail):
         self._guard()
         with db_session.write_lock():

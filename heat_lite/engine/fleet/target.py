@@ -179,24 +179,31 @@ class TargetDriver:
         became of the update is read again only when the look saw its
         state change, and at least every ``watch.wait`` ``longest``."""
         traversal = target["traversal_id"]
-        seen = (target["status"], target["status_reason"])
+        seen = target["status"]
         probe = None
         while True:
             # The look first: the outcome read after it is at least as new.
             probe = self.watch.wait(target["stack_id"], probe)
             run.check()
-            outcome = verify.outcome(target["stack_id"], traversal)
+            if probe == watch.GONE:
+                outcome = {"state": "DELETED", "reason": "stack deleted"}
+            else:
+                outcome = verify.outcome(
+                    target["stack_id"], traversal, _probed(probe)
+                )
             status = _OUTCOME[outcome["state"]]
             reason = outcome["reason"]
             if outcome["state"] == "SUPERSEDED":
                 reason = "superseded by another operation: %s" % (reason or "")
             if status in TERMINAL:
                 return self._finish(run, target, status, reason)
-            if (status, reason) != seen:
+            if status != seen:
+                # On a change of state only: a reason of its own (the
+                # stack's, then the checks') would cost a write each.
                 self._write(
                     run, target, {"status": status, "status_reason": reason}
                 )
-                seen = (status, reason)
+                seen = status
 
     # Back ------------------------------------------------------------------
     def revert(self, run, position):
@@ -336,6 +343,19 @@ def _started(traversal):
     """True if the verified update ``traversal`` was started (its
     verification row is written with the traversal)."""
     return verifications.verification_get(traversal) is not None
+
+
+def _probed(probe):
+    """The stack columns ``verify.outcome`` reads, from a probe of a live
+    stack (``db.rollouts.stack_probes``)."""
+    traversal, action, status, reason = probe
+    return {
+        "current_traversal": traversal,
+        "action": action,
+        "status": status,
+        "status_reason": reason,
+        "deleted_at": None,
+    }
 
 
 def _busy(stack):

@@ -269,8 +269,12 @@ def _seen(pending, outputs):
 
 
 # For callers inside the engine (rollouts) ---------------------------------
-def outcome(stack_id, traversal):
+def outcome(stack_id, traversal, stack=None):
     """What became of the verified operation ``traversal`` of a stack.
+
+    :param stack: the stack's ``current_traversal``, ``status``,
+        ``status_reason`` and ``deleted_at`` if the caller has just read
+        them (None: read here).
 
     The ends of a traversal give the stack ids derived from it
     (``ops.successor``), so its own failure, cancel or rollback is told
@@ -289,10 +293,11 @@ def outcome(stack_id, traversal):
         rollback or failure, that is all it can say: SUPERSEDED.
     """
     row = verifications.verification_get(traversal)
-    try:
-        stack = db_api.stack_get(stack_id)
-    except exception.StackNotFound:
-        return {"state": "DELETED", "reason": None}
+    if stack is None:
+        try:
+            stack = db_api.stack_get(stack_id)
+        except exception.StackNotFound:
+            return {"state": "DELETED", "reason": None}
     if stack["deleted_at"] is not None:
         return {"state": "DELETED", "reason": stack["status_reason"]}
     if row is None:
