@@ -382,7 +382,8 @@ def revision():
     rev = os.environ.get("BENCH_REVISION")
     if not rev:
         rev = _git("rev-parse", "--short", "HEAD") or "unknown"
-        if _git("status", "--porcelain", "--", "heat_lite"):
+        # ":/" names the path from the top of the tree (git runs in bench/).
+        if _git("status", "--porcelain", "--", ":/heat_lite"):
             rev += "+local changes"
     return rev
 
