@@ -206,16 +206,23 @@ def run_rollouts(topo, results, sizes, timeout):
     for size in sorted(sizes):
         batch = max(1, size // 10)
         started = time.monotonic()
-        made = _create(topo, len(made), size, timeout * 4)
-        created = time.monotonic() - started
-        stacks = made[:size]
-        topo.forget()
-        p_seconds, p_costs = _patches(
-            topo, stacks, batch, next(version), timeout
-        )
-        r_seconds, r_costs, rollout = _rollout(
-            topo, stacks, batch, next(version), timeout
-        )
+        try:
+            made = _create(topo, len(made), size, timeout * 4)
+            created = time.monotonic() - started
+            stacks = made[:size]
+            topo.forget()
+            p_seconds, p_costs = _patches(
+                topo, stacks, batch, next(version), timeout
+            )
+            r_seconds, r_costs, rollout = _rollout(
+                topo, stacks, batch, next(version), timeout
+            )
+        except (api.OpFailed, api.OpTimeout) as exc:
+            status = "timeout" if isinstance(exc, api.OpTimeout) else "failed"
+            results.add(
+                topo.name, "rollout", "-", size, status, reason=str(exc)
+            )
+            raise
         cpu_p = p_costs["net"].get("cpu_ms_engine", 0.0)
         cpu_r = r_costs["net"].get("cpu_ms_engine", 0.0)
         common = {
