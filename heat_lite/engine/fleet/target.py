@@ -195,6 +195,10 @@ class TargetDriver:
             reason = outcome["reason"]
             if outcome["state"] == "SUPERSEDED":
                 reason = "superseded by another operation: %s" % (reason or "")
+            elif outcome["state"] == "SUPERSEDED_AFTER_PASS":
+                reason = "%s; then another operation took the stack over" % (
+                    reason
+                )
             if status in TERMINAL:
                 return self._finish(run, target, status, reason)
             if status != seen:
