@@ -23,6 +23,7 @@ from bench import (
     plots,
     queries,
     report,
+    rollouts,
     scenarios,
     soak,
     stats,
@@ -33,7 +34,7 @@ from bench.results import Results
 
 OTHER_SCENARIOS = ("throughput", "resource_group", "stack_query")
 # Long runs that only run when named in --scenarios.
-OPT_IN_SCENARIOS = ("soak",)
+OPT_IN_SCENARIOS = ("soak", "rollout")
 DEFAULT_SCENARIOS = scenarios.SIZE_SCENARIOS + OTHER_SCENARIOS
 ALL_SCENARIOS = DEFAULT_SCENARIOS + OPT_IN_SCENARIOS
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,6 +53,7 @@ DEFAULTS = {
     "soak_stacks": (100, 4),
     "soak_updates": (10000, 40),
     "soak_rounds": (10, 2),
+    "rollout_sizes": ("100,1000", "10"),
 }
 # --against-heat: Heat is slow (a flat stack of N takes N s), so fewer
 # and smaller stacks; applied before DEFAULTS.
@@ -152,6 +154,11 @@ def parser():
         help="soak: rounds, each ended by purge_deleted (default 10)",
     )
     p.add_argument(
+        "--rollout-sizes",
+        help="rollout: K ten-resource stacks per rollout, powers of ten "
+        "(default 100,1000; --quick: 10)",
+    )
+    p.add_argument(
         "--op-timeout",
         type=float,
         help="seconds one operation may take before the "
@@ -213,7 +220,7 @@ def parse(argv=None):
         if getattr(opts, key) is None:
             setattr(opts, key, quick if opts.quick else full)
     opts.topology = list(dict.fromkeys(opts.topology))
-    for key in ("sizes", "concurrent_sizes", "group_sizes"):
+    for key in ("sizes", "concurrent_sizes", "group_sizes", "rollout_sizes"):
         setattr(opts, key, sorted(_ints(getattr(opts, key))))
     opts.shapes = [s for s in opts.shapes.split(",") if s]
     opts.scenarios = [s for s in opts.scenarios.split(",") if s]
@@ -304,6 +311,15 @@ def _run_topology(topo, opts, results):
             opts.throughput_threads,
             opts.op_timeout,
         )
+    if "rollout" in opts.scenarios:
+        _guarded(
+            topo,
+            rollouts.run_rollouts,
+            topo,
+            results,
+            opts.rollout_sizes,
+            opts.op_timeout,
+        )
     if "stack_query" in opts.scenarios:
         # Last: the stacks it seeds stay in the database.
         _guarded(topo, queries.run_query, topo, results, opts.query_stacks)
@@ -372,12 +388,15 @@ def revision():
     rev = os.environ.get("BENCH_REVISION")
     if not rev:
         rev = _git("rev-parse", "--short", "HEAD") or "unknown"
+        # ":/" names the path from the top of the tree (git runs in bench/).
         if _git("status", "--porcelain", "--", ":/heat_lite"):
             rev += "+local changes"
     return rev
 
 
 def _meta(opts, started):
+    from bench import against_heat
+
     with open("/proc/meminfo") as f:
         mem_kb = int(f.readline().split()[1])
     return {
@@ -393,6 +412,7 @@ def _meta(opts, started):
         "cpus": os.cpu_count(),
         "memory_gib": round(mem_kb / 2**20),
         "python": sys.version.split()[0],
+        "machine": against_heat.machine(),
     }
 
 
@@ -445,6 +465,9 @@ def main(argv=None):
 
 def _write(opts, data, results, elapsed):
     data["meta"]["elapsed_s"] = round(elapsed, 1)
+    data["meta"].setdefault(
+        "load_average_end", [round(x, 2) for x in os.getloadavg()]
+    )
     data["records"] = results.records
     data["fits"] = stats.fits(results.records)
     if plots.available():

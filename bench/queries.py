@@ -51,7 +51,9 @@ def _db_url(deployment):
     raise RuntimeError("no [database] connection in %s" % deployment.config)
 
 
-def _template():
+def template():
+    """The template of every seeded stack (10 TestResource on the
+    ``php_version`` parameter)."""
     return {
         "heat_template_version": "2018-08-31",
         "parameters": {"php_version": {"type": "string"}},
@@ -118,7 +120,7 @@ def seed(deployment, stacks, tenant="demo"):
     """Write ``stacks`` stacks into the deployment's database."""
     engine = sa.create_engine(_db_url(deployment))
     now = models.utcnow()
-    template = json.dumps(_template())
+    text = json.dumps(template())
     raw = models.RawTemplate.__table__
     try:
         with engine.begin() as conn:
@@ -131,7 +133,7 @@ def seed(deployment, stacks, tenant="demo"):
                     template_id = conn.execute(
                         raw.insert().values(
                             stack_id=stack_id,
-                            template=template,
+                            template=text,
                             environment=json.dumps(env),
                             files="{}",
                             created_at=now,

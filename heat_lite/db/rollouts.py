@@ -20,6 +20,7 @@ from heat_lite.db.session import retry_read, transaction
 ROLLOUT = models.Rollout.__table__
 TARGET = models.RolloutTarget.__table__
 SERVICE = models.Service.__table__
+STACK = models.Stack.__table__
 ACTIVE = ("IN_PROGRESS", "PAUSED")
 FINISHED = ("COMPLETE", "FAILED", "CANCELLED")
 
@@ -313,3 +314,25 @@ def target_counts(rollout_id):
             .group_by(TARGET.c.status)
         )
         return {status: count for status, count in rows}
+
+
+@retry_read
+def stack_probes(stack_ids):
+    """{stack id: (current_traversal, action, status, status_reason)} of
+    the live stacks among ``stack_ids`` (a deleted or missing one is left
+    out): one look for every target a rollout has in flight."""
+    if not stack_ids:
+        return {}
+    with transaction(writer=False) as session:
+        rows = session.execute(
+            sa.select(
+                STACK.c.id,
+                STACK.c.current_traversal,
+                STACK.c.action,
+                STACK.c.status,
+                STACK.c.status_reason,
+            ).where(
+                STACK.c.id.in_(list(stack_ids)), STACK.c.deleted_at.is_(None)
+            )
+        )
+        return {row.id: tuple(row)[1:] for row in rows}

@@ -141,7 +141,25 @@ def test_signal_verdicts_over_http(deployment, heat):
 
     heat.stacks.update(stack_id, template=_tmpl("v2"), verify=SIGNAL)
     _verifying(heat, stack_id)
-    response = _verdict(deployment, heat, stack_id, {"status": "PASS"})
+    # By name alone: redirected to name/id, where the client re-sends it.
+    stack = heat.stacks.get(stack_id, resolve_outputs=False)
+    stacks_url = deployment.endpoint("demo") + "/stacks/"
+    response = requests.post(
+        stacks_url + stack.stack_name + "/verdict",
+        json={"status": "PASS"},
+        headers=HEADERS,
+        allow_redirects=False,
+        timeout=60,
+    )
+    assert response.status_code == 302, response.text
+    canonical = "%s%s/%s/verdict" % (stacks_url, stack.stack_name, stack_id)
+    assert response.headers["Location"] == canonical
+    response = requests.post(
+        response.headers["Location"],
+        json={"status": "PASS"},
+        headers=HEADERS,
+        timeout=60,
+    )
     assert response.status_code == 200, response.text
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     upgraded = _physical(heat, stack_id)

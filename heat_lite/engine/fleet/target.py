@@ -27,6 +27,8 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.db import rollouts as db_rollouts
+from heat_lite.engine.fleet import watch
+from heat_lite.engine.traversal import ops as stacks
 from heat_lite.engine.traversal import verify
 
 LOG = logging.getLogger(__name__)
@@ -60,6 +62,12 @@ _OUTCOME = {
     "ROLLED_BACK": ROLLED_BACK,
     "FAILED": FAILED,
     "DELETED": SKIPPED,
+    # Verified, then a newer operation took the cleanup over: the stack
+    # runs the new version.
+    "SUPERSEDED_AFTER_PASS": SUCCEEDED,
+    # Taken over before it passed: the rollout never supersedes an update,
+    # so someone else did, and this target's upgrade is not known good.
+    "SUPERSEDED": FAILED,
 }
 
 
@@ -80,7 +88,15 @@ class TargetDriver:
     def __init__(self, ops, goal, poll=0.5):
         self.ops = ops
         self.goal = goal
-        self.poll = poll
+        self.watch = watch.StackWatch(db_rollouts.stack_probes, poll)
+
+    @property
+    def poll(self):
+        return self.watch.interval
+
+    @poll.setter
+    def poll(self, seconds):
+        self.watch.interval = seconds
 
     # Forward -------------------------------------------------------------
     def update(self, run, position):
@@ -157,24 +173,41 @@ class TargetDriver:
         return None
 
     def _follow(self, run, target):
-        """Poll the update until it is over; returns the final status."""
+        """Follow the update until it is over; returns the final status.
+
+        The stack is looked at with the other targets' (``watch``); what
+        became of the update is read again only when the look saw its
+        state change, and at least every ``watch.wait`` ``longest``."""
         traversal = target["traversal_id"]
-        seen = (target["status"], target["status_reason"])
+        seen = target["status"]
+        probe = None
         while True:
+            # The look first: the outcome read after it is at least as new.
+            probe = self.watch.wait(target["stack_id"], probe)
             run.check()
-            outcome = verify.outcome(target["stack_id"], traversal)
-            status = _OUTCOME.get(outcome["state"])
+            if probe == watch.GONE:
+                outcome = {"state": "DELETED", "reason": "stack deleted"}
+            else:
+                outcome = verify.outcome(
+                    target["stack_id"], traversal, _probed(probe)
+                )
+            status = _OUTCOME[outcome["state"]]
             reason = outcome["reason"]
-            if status is None:  # SUPERSEDED
-                status, reason = _superseded(traversal, reason)
+            if outcome["state"] == "SUPERSEDED":
+                reason = "superseded by another operation: %s" % (reason or "")
+            elif outcome["state"] == "SUPERSEDED_AFTER_PASS":
+                reason = "%s; then another operation took the stack over" % (
+                    reason
+                )
             if status in TERMINAL:
                 return self._finish(run, target, status, reason)
-            if (status, reason) != seen:
+            if status != seen:
+                # On a change of state only: a reason of its own (the
+                # stack's, then the checks') would cost a write each.
                 self._write(
                     run, target, {"status": status, "status_reason": reason}
                 )
-                seen = (status, reason)
-            time.sleep(self.poll)
+                seen = status
 
     # Back ------------------------------------------------------------------
     def revert(self, run, position):
@@ -211,7 +244,8 @@ class TargetDriver:
                 )
             except exception.StackNotFound:
                 return self._finish(run, target, SKIPPED, "stack deleted")
-            if stack["current_traversal"] == traversal:
+            current = stack["current_traversal"]
+            if current == traversal:
                 if stack["status"] == "COMPLETE":
                     return self._finish(
                         run,
@@ -219,13 +253,15 @@ class TargetDriver:
                         ROLLED_BACK,
                         "back on its previous template",
                     )
-                if stack["status"] == "FAILED":
-                    return self._finish(
-                        run,
-                        target,
-                        FAILED,
-                        "rollback: %s" % stack["status_reason"],
-                    )
+            elif stacks.end_of(traversal, current, stack["status"]):
+                # The update back failed (or was cancelled); whatever
+                # its own rollback does, the stack is not back.
+                return self._finish(
+                    run,
+                    target,
+                    FAILED,
+                    "rollback: %s" % stack["status_reason"],
+                )
             elif stack["updated_at"] < target["revert_marked_at"]:
                 final = self._start_back(run, target, stack, traversal)
                 if final is not None:
@@ -313,11 +349,17 @@ def _started(traversal):
     return verifications.verification_get(traversal) is not None
 
 
-def _superseded(traversal, reason):
-    row = verifications.verification_get(traversal)
-    if row is not None and row["result"] == verify.PASS:
-        return SUCCEEDED, row["reason"]
-    return FAILED, "superseded by another operation: %s" % (reason or "")
+def _probed(probe):
+    """The stack columns ``verify.outcome`` reads, from a probe of a live
+    stack (``db.rollouts.stack_probes``)."""
+    traversal, action, status, reason = probe
+    return {
+        "current_traversal": traversal,
+        "action": action,
+        "status": status,
+        "status_reason": reason,
+        "deleted_at": None,
+    }
 
 
 def _busy(stack):

@@ -40,6 +40,48 @@ _REFUSED = {
     "ROLLBACK": {"DELETE": "Rollback of a stack being deleted"},
 }
 
+# What ends a traversal, for ``successor``: failed (no rollback),
+# cancelled, or rolled back.
+FAILED_STEP, CANCELLED_STEP, ROLLBACK_STEP = "failed", "cancelled", "rollback"
+_LINEAGE = uuid.UUID("5d0c6f1e-3b1a-4c55-9d44-6f0f8a3c2b7e")
+
+
+def successor(traversal, step):
+    """The id a traversal's end gives the stack's ``current_traversal``:
+    a failure without rollback, a cancel (the stale id stops the walk) or
+    the rollback traversal that follows a failure.
+
+    Derived from ``traversal`` rather than random, so that whoever
+    started ``traversal`` (a rollout) can tell its own failure or
+    rollback from a later operation's (``verify.outcome``). Each end is
+    a conditional write on ``traversal``, so at most one happens and the
+    derived id is never used twice.
+    """
+    return str(uuid.uuid5(_LINEAGE, "%s/%s" % (traversal, step)))
+
+
+def end_of(traversal, current, status):
+    """How ``traversal`` ended, read from the stack's ``current``
+    traversal and ``status``: FAILED (failed or cancelled without
+    rollback, or its rollback failed), ROLLING_BACK, ROLLED_BACK; None if
+    ``current`` is ``traversal`` itself or another operation's."""
+    if current in (
+        successor(traversal, FAILED_STEP),
+        successor(traversal, CANCELLED_STEP),
+    ):
+        return "FAILED"
+    rollback = successor(traversal, ROLLBACK_STEP)
+    if current == rollback:
+        return {"COMPLETE": "ROLLED_BACK", "IN_PROGRESS": "ROLLING_BACK"}.get(
+            status, "FAILED"
+        )
+    if current in (
+        successor(rollback, FAILED_STEP),
+        successor(rollback, CANCELLED_STEP),
+    ):
+        return "FAILED"
+    return None
+
 
 def check_start(stack, action):
     """Raise if ``action`` may not start on ``stack`` as it is now.
@@ -205,6 +247,9 @@ class StackOps:
         """
         if caller_token is None:
             caller_token = caller.kept(stack["current_traversal"])
+        # Only ever started once from a given traversal (retry=False):
+        # its id says which operation it rolls back.
+        traversal = successor(stack["current_traversal"], ROLLBACK_STEP)
         if stack["prev_raw_template_id"]:
             template_id = stack["prev_raw_template_id"]
             bound = definitions.get(template_id, definitions.stack_info(stack))
@@ -216,6 +261,7 @@ class StackOps:
                 events=events,
                 retry=False,
                 caller_token=caller_token,
+                traversal=traversal,
             )
         current = db_api.raw_template_get(stack["raw_template_id"])
         empty = {
@@ -231,6 +277,7 @@ class StackOps:
             new_template=(empty, current["environment"], {}),
             retry=False,
             caller_token=caller_token,
+            traversal=traversal,
         )
 
     def run_action(self, stack, action, caller_token=None):
@@ -259,7 +306,9 @@ class StackOps:
         values = {
             "status": "FAILED",
             "status_reason": reason,
-            "current_traversal": str(uuid.uuid4()),
+            "current_traversal": successor(
+                stack["current_traversal"], CANCELLED_STEP
+            ),
         }
         return conv.stack_finish(
             stack["id"],
@@ -367,7 +416,9 @@ class StackOps:
         values = {
             "status": "FAILED",
             "status_reason": reason,
-            "current_traversal": str(uuid.uuid4()),
+            "current_traversal": successor(
+                stack["current_traversal"], FAILED_STEP
+            ),
         }
         conv.stack_finish(
             stack["id"],

@@ -269,44 +269,54 @@ def _seen(pending, outputs):
 
 
 # For callers inside the engine (rollouts) ---------------------------------
-def outcome(stack_id, traversal):
+def outcome(stack_id, traversal, stack=None):
     """What became of the verified operation ``traversal`` of a stack.
+
+    :param stack: the stack's ``current_traversal``, ``status``,
+        ``status_reason`` and ``deleted_at`` if the caller has just read
+        them (None: read here).
+
+    The ends of a traversal give the stack ids derived from it
+    (``ops.successor``), so its own failure, cancel or rollback is told
+    apart from a later operation's.
 
     :returns: ``{"state", "reason"}`` where state is one of UPDATING (the
         update phase runs), VERIFYING, CLEANING_UP (passed, old records
-        being deleted), SUCCEEDED, ROLLING_BACK, ROLLED_BACK, FAILED
-        (failed and not rolled back, or the rollback failed),
-        SUPERSEDED (a newer operation took the stack over) or DELETED.
+        being deleted), SUCCEEDED, ROLLING_BACK, ROLLED_BACK (this
+        update failed, or was cancelled with rollback, and the stack is
+        back on its previous template), FAILED (this update failed or
+        was cancelled without rollback, or its rollback failed),
+        SUPERSEDED_AFTER_PASS (its checks passed, then another operation
+        took the stack over during the cleanup), SUPERSEDED (another
+        operation took the stack over before the checks passed) or
+        DELETED. Once a later operation has replaced this update's own
+        rollback or failure, that is all it can say: SUPERSEDED.
     """
     row = verifications.verification_get(traversal)
-    try:
-        stack = db_api.stack_get(stack_id)
-    except exception.StackNotFound:
-        return {"state": "DELETED", "reason": None}
+    if stack is None:
+        try:
+            stack = db_api.stack_get(stack_id)
+        except exception.StackNotFound:
+            return {"state": "DELETED", "reason": None}
     if stack["deleted_at"] is not None:
         return {"state": "DELETED", "reason": stack["status_reason"]}
     if row is None:
         return {"state": "SUPERSEDED", "reason": None}
-    status = (stack["action"], stack["status"])
-    if stack["current_traversal"] == traversal:
-        # Still this operation's (a failure or a cancel would have
-        # replaced the traversal): running, or complete after a PASS.
+    current = stack["current_traversal"]
+    if current == traversal:
+        # Still running, or complete after a PASS.
         if row["result"] == PASS:
-            state = "SUCCEEDED" if status[1] == "COMPLETE" else "CLEANING_UP"
+            done = stack["status"] == "COMPLETE"
+            state = "SUCCEEDED" if done else "CLEANING_UP"
             return {"state": state, "reason": row["reason"]}
         state = "VERIFYING" if row["started_at"] is not None else "UPDATING"
         return {"state": state, "reason": stack["status_reason"]}
-    reason = row["reason"] or stack["status_reason"]
-    if row["result"] == PASS:
-        return {"state": "SUPERSEDED", "reason": reason}
-    # Over without a PASS: its update phase or its verification failed
-    # (and the stack rolled back), or a newer operation replaced it.
-    if status[0] == "ROLLBACK":
-        state = {
-            "IN_PROGRESS": "ROLLING_BACK",
-            "COMPLETE": "ROLLED_BACK",
-        }.get(status[1], "FAILED")
+    # A failed verification's reason names the failing check; any other
+    # end (a resource failed, a cancel) is in the stack's reason.
+    reason = row["reason"] if row["result"] == FAIL else stack["status_reason"]
+    state = stacks.end_of(traversal, current, stack["status"])
+    if state is not None:
         return {"state": state, "reason": reason}
-    if status[1] == "FAILED":
-        return {"state": "FAILED", "reason": reason}
-    return {"state": "SUPERSEDED", "reason": reason}
+    if row["result"] == PASS:
+        return {"state": "SUPERSEDED_AFTER_PASS", "reason": row["reason"]}
+    return {"state": "SUPERSEDED", "reason": stack["status_reason"]}

@@ -37,6 +37,10 @@ def test_matching():
     assert handler.__name__ == "list_resources" or args["resource"] == "r"
     handler, args = router.match("GET", "/v1/p/stacks/n/resources")
     assert handler.__name__ == "lookup" and args["sub"] == "resources"
+    handler, args = router.match("POST", "/v1/p/stacks/n/verdict")
+    assert handler.__name__ == "lookup" and args["sub"] == "verdict"
+    handler, args = router.match("POST", "/v1/p/stacks/n/i/verdict")
+    assert handler.__name__ == "verdict" and args["stack_id"] == "i"
     handler, args = router.match(
         "GET", "/v1/p/stacks/arn:openstack:heat::p:stacks/n/i/events"
     )

@@ -413,6 +413,46 @@ def test_another_engine_life_resumes_without_updating_twice(engine, project):
         assert len(verifications.verifications_of_stack(stack_id)) == 1
 
 
+def test_a_target_superseded_before_it_passed_failed(engine, project):
+    """Someone else's update during a target's verification: the target
+    is FAILED (its upgrade is not known good) and counts as a failure;
+    the other target, verified, SUCCEEDED."""
+    ids = _apps(
+        engine, project, [("app-s%d" % i, "none", False) for i in range(2)]
+    )
+    endpoint = _endpoint(engine)
+    slow = dict(VERIFY, checks=[{"type": "signal"}], timeout=30)
+    body = _body(
+        {"batch_size": 2, "max_failures": 1},
+        selector={"stack_name": "app-s*"},
+    )
+    rid = endpoint.create_rollout(project, dict(body, verify=slow))["id"]
+    for stack_id in ids.values():
+        _wait(lambda s=stack_id: _verifying(s), what="verifying")
+    engine.ops.verifier.signal(db_api.stack_get(ids["app-s0"]), "PASS", "ok")
+    svc = service.EngineService(engine.ops)
+    svc.update_stack(
+        project,
+        {"stack_id": ids["app-s1"]},
+        None,
+        {"php_version": "5.4.99"},
+        None,
+        None,
+        None,
+        {},
+        existing=True,
+    )
+    done = _finished(endpoint, project, rid)
+    by_name = {t["stack_name"]: t for t in done["targets"]}
+    assert by_name["app-s0"]["status"] == "SUCCEEDED"
+    assert by_name["app-s1"]["status"] == "FAILED"
+    assert (
+        "superseded by another operation"
+        in (by_name["app-s1"]["status_reason"])
+    )
+    assert done["status"] == "COMPLETE", done["status_reason"]
+
+
 def _verifying(stack_id):
     stack = db_api.stack_get(stack_id)
     row = verifications.verification_get(stack["current_traversal"])

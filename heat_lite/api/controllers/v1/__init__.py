@@ -33,6 +33,7 @@ LOOKUP_SUBS = (
     "export",
     "abandon",
     "preview",
+    "verdict",
 )
 _ALL = ("GET", "POST", "PUT", "PATCH", "DELETE")
 # An ARN's slashes may arrive quoted (%2F): WSGI servers leave them so.
