@@ -15,14 +15,10 @@ from heat_lite.engine.endpoint import service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
 from heat_lite.engine.fleet import runner as fleet_runner
 from heat_lite.engine.fleet import target as fleet_target
-from heat_lite.engine.recovery import fencing
-from heat_lite.engine.recovery import watchdog as recovery
-from heat_lite.engine.traversal import graph_cache as graphs
-from heat_lite.engine.traversal import nested, verify
-from heat_lite.engine.traversal import ops as stacks
-from heat_lite.engine.worker import dispatch
-from heat_lite.engine.worker import endpoint as worker
-from heat_lite.engine.worker import node as check
+from heat_lite.engine.recovery import fencing, watchdog
+from heat_lite.engine.traversal import graph_cache, nested, ops, verify
+from heat_lite.engine.worker import dispatch, node
+from heat_lite.engine.worker import endpoint as worker_endpoint
 from heat_lite.resources import registry, software_config, stack_resource
 
 CONF = conf.CONF
@@ -55,15 +51,15 @@ class EngineProcess:
         self.dispatcher = dispatch.Dispatcher(
             rpcapi.WorkerAPI(), self.scheduler
         )
-        self.ops = stacks.StackOps(self.dispatcher)
-        self.runner = check.NodeRunner(
-            self.fence, self.ops, graphs.GraphCache(), self.dispatcher
+        self.ops = ops.StackOps(self.dispatcher)
+        self.runner = node.NodeRunner(
+            self.fence, self.ops, graph_cache.GraphCache(), self.dispatcher
         )
         self.dispatcher.runner = self.runner
         self.ops.verifier = verify.Verifier(
             self.ops, self.runner.graphs, self.dispatcher
         )
-        self.watchdog = recovery.Watchdog(
+        self.watchdog = watchdog.Watchdog(
             self.fence, self.ops, self.dispatcher
         )
         self.heartbeat = fencing.Heartbeat(self.fence, self.runner.drop_all)
@@ -108,7 +104,7 @@ class EngineProcess:
             rpc.get_server(
                 CONF.engine.worker_topic,
                 self.engine_id,
-                [worker.WorkerEndpoint(self.dispatcher)],
+                [worker_endpoint.WorkerEndpoint(self.dispatcher)],
                 threads,
             ),
         ]

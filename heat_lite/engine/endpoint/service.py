@@ -26,7 +26,7 @@ from heat_lite.engine.endpoint.catalog import CatalogEndpoint
 from heat_lite.engine.endpoint.reads import ReadEndpoint
 from heat_lite.engine.endpoint.resources import ResourceEndpoint
 from heat_lite.engine.endpoint.software_configs import SoftwareConfigEndpoint
-from heat_lite.engine.traversal import ops as stacks
+from heat_lite.engine.traversal import ops
 from heat_lite.engine.worker import adopt, caller
 
 CONF = conf.CONF
@@ -243,7 +243,7 @@ class EngineService:
         bound). A rollout's targets use it too (``fleet.target``); it is
         private so that it is no RPC method."""
         stack = self._stack(ctxt, stack_identity, live=True)
-        stacks.check_start(stack, "UPDATE")
+        ops.check_start(stack, "UPDATE")
         _verify(args)
         stored = db_api.raw_template_get(stack["raw_template_id"])
         if existing:
@@ -433,9 +433,7 @@ class EngineService:
             started = self.ops.rollback(
                 stack,
                 events=[
-                    stacks.stack_event(
-                        stack, stack["action"], "FAILED", reason
-                    )
+                    ops.stack_event(stack, stack["action"], "FAILED", reason)
                 ],
                 caller_token=caller.keep(ctxt),
             )
@@ -448,7 +446,7 @@ class EngineService:
         if action not in ("SUSPEND", "RESUME", "CHECK"):
             raise exception.NotSupported(feature="Stack %s" % action)
         stack = self._stack(ctxt, stack_identity, live=True)
-        stacks.check_start(stack, action)
+        ops.check_start(stack, action)
         trusts.ensure(ctxt, stack)
         self.ops.run_action(stack, action, caller_token=caller.keep(ctxt))
 

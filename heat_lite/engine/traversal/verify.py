@@ -33,7 +33,7 @@ from heat_lite.common import exception, verify_spec
 from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.engine import definitions
-from heat_lite.engine.traversal import ops as stacks
+from heat_lite.engine.traversal import ops
 
 LOG = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class Verifier:
             stack_id,
             traversal,
             {"status_reason": reason},
-            stacks.stack_event(stack, action, "IN_PROGRESS", reason),
+            ops.stack_event(stack, action, "IN_PROGRESS", reason),
         )
 
     # Polling -------------------------------------------------------------
@@ -161,7 +161,7 @@ class Verifier:
         action = stack["action"]
         if result == PASS:
             text = "Stack %s verified: %s" % (action, reason)
-            event = stacks.stack_event(stack, action, "IN_PROGRESS", text)
+            event = ops.stack_event(stack, action, "IN_PROGRESS", text)
             values = {"status_reason": text}
         else:
             event = values = None

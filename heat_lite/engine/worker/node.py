@@ -20,8 +20,7 @@ from heat_lite.db import models
 from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
 from heat_lite.engine.traversal.planner import BARRIER, STACK, UPDATE
-from heat_lite.engine.worker import actions, adopt, failures
-from heat_lite.engine.worker import cleanup_phase as cleanup
+from heat_lite.engine.worker import actions, adopt, cleanup_phase, failures
 from heat_lite.resources import base
 
 LOG = logging.getLogger(__name__)
@@ -29,7 +28,7 @@ LOG = logging.getLogger(__name__)
 
 class NodeRunner(
     actions.ActionRunner,
-    cleanup.CleanupPhase,
+    cleanup_phase.CleanupPhase,
     adopt.AdoptAction,
     failures.NodeFailures,
 ):

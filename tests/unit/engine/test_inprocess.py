@@ -16,7 +16,7 @@ from heat_lite.db import caller_tokens, migration, models, session
 from heat_lite.db import convergence as conv
 from heat_lite.engine import process
 from heat_lite.engine.endpoint import service
-from heat_lite.engine.recovery import watchdog as recovery
+from heat_lite.engine.recovery import watchdog
 from heat_lite.engine.worker import caller
 from heat_lite.resources import base, test_resource
 from tests import polling
@@ -304,18 +304,18 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
         if threading.get_ident() == me and statement != "BEGIN":
             counted.append(statement.split("\n")[0][:60])
 
-    watchdog = recovery.Watchdog(engine.fence, engine.ops, engine.dispatcher)
+    dog = watchdog.Watchdog(engine.fence, engine.ops, engine.dispatcher)
     # However long the first pass takes on a loaded machine, the second
     # must not find the stacks stalled (that is one read per stack).
     CONF.set_override("stall_timeout", 600, group="engine")
     try:
-        watchdog.tick()  # the first pass looks at every watched stack
+        dog.tick()  # the first pass looks at every watched stack
         for other in others:  # alive: nobody claims them meanwhile
             db_api.service_heartbeat(other)
         sa.event.listen(db, "before_cursor_execute", count)
-        watchdog.tick()
+        dog.tick()
         sa.event.remove(db, "before_cursor_execute", count)
-        watched = len(watchdog._progress)
+        watched = len(dog._progress)
     finally:
         CONF.set_override("stall_timeout", 1.0, group="engine")
         with db.begin() as conn:
