@@ -17,7 +17,7 @@ from heat_lite.engine.fleet import runner as fleet_runner
 from heat_lite.engine.fleet import target as fleet_target
 from heat_lite.engine.recovery import fencing, watchdog
 from heat_lite.engine.traversal import graph_cache, nested, ops, verify
-from heat_lite.engine.worker import dispatch, update_phase
+from heat_lite.engine.worker import dispatch, runner
 from heat_lite.engine.worker import endpoint as worker_endpoint
 from heat_lite.resources import registry, software_config, stack_resource
 
@@ -52,7 +52,7 @@ class EngineProcess:
             rpcapi.WorkerAPI(), self.scheduler
         )
         self.ops = ops.StackOps(self.dispatcher)
-        self.runner = update_phase.NodeRunner(
+        self.runner = runner.NodeRunner(
             self.fence, self.ops, graph_cache.GraphCache(), self.dispatcher
         )
         self.dispatcher.runner = self.runner

@@ -6,7 +6,7 @@ a resource that owns a nested stack (template resource, group) giving
 the nested list of its child's resources, as Heat's preview does.
 ``update_changes`` sorts the resources of an update into Heat's five
 lists — added, deleted, replaced, updated, unchanged — with the same
-decision the worker makes (``node.NodeRunner._update``): a type change,
+decision the worker makes (``update_phase.UpdatePhase``): a type change,
 a failed record that must be replaced, the plugin's ``needs_replace`` or
 a changed property that is not ``update_allowed`` mean replacement; a
 resource owning a nested stack is otherwise always updated (its child

@@ -8,7 +8,7 @@ dispatcher, which hands it here instead of dropping it: the record is
 marked FAILED with the exception's text as its reason and an event, and
 the stack fails or rolls back as for any resource failure. Dropping it
 would leave the node for the watchdog to re-drive into the same bug
-forever. Mixed into ``node.NodeRunner``.
+forever.
 """
 
 import logging
@@ -36,7 +36,16 @@ def log_unexpected(exc, what):
 
 
 class NodeFailures:
-    """Needs ``fence``, ``stacks``, ``_lock``, ``_lock_of``, ``_unlocked``."""
+    """Fails nodes for one engine process.
+
+    :param locks: the process's ``lease.LockTable``.
+    :param stacks: ``traversal.ops.StackOps`` (the stack fails or rolls
+        back).
+    """
+
+    def __init__(self, locks, stacks):
+        self.locks = locks
+        self.stacks = stacks
 
     def fail_node(self, stack_id, traversal, entity, phase, exc, logged=False):
         """Fail node (entity, phase) of ``traversal`` because of ``exc``.
@@ -74,20 +83,17 @@ class NodeFailures:
             return []
         action = self._failed_action(record, phase)
         if record["engine_id"] is None:
-            if not self._lock(record, traversal, action):
-                return []
-            held = self._lock_of(record["id"])
+            lease = self.locks.take(record, traversal, action)
         else:
-            held = self._lock_of(record["id"])
+            lease = self.locks.lease_of(record["id"])
             if (
-                held is None
-                or held[0] != (record["engine_id"], record["lock_epoch"])
-                or record["lock_traversal"] != traversal
-            ):
+                lease is not None
+                and lease.owner != (record["engine_id"], record["lock_epoch"])
+            ) or record["lock_traversal"] != traversal:
                 # Another engine's action, or an older action of ours
                 # (its lock was taken over): that action decides.
                 return []
-        if held is None:
+        if lease is None:
             return []
         reason = reason_for(exc, record["name"])
         event = db_api.event_values(
@@ -99,13 +105,10 @@ class NodeFailures:
             reason,
             record["type"],
         )
-        released = conv.resource_release(
-            record["id"],
-            held[0],
+        released = lease.release(
             {"action": action, "status": "FAILED", "status_reason": reason},
             [event],
         )
-        self._unlocked(record["id"], held)
         if not released:
             return []
         return self.stacks.resource_failed(

@@ -1,112 +1,72 @@
-"""Run one graph node: make a record match the goal, or delete it.
+"""The update phase: decide what an update node does to its record.
 
-``NodeRunner.run`` is what a worker does for a ``check_resource`` message.
-It returns the nodes that became ready because of it (the caller runs one
-of them itself and casts the rest). Every step is idempotent: a node that
-is stale (older traversal), done, or locked by someone else does nothing;
-the holder of a lock re-triggers the record into the newest traversal when
-it lets go.
+An update node makes its record match the goal template: create it (or
+adopt it, or take an ``external_id``), resume a create cut short by a
+takeover, update it in place, replace it, or leave it as it is. This
+module decides; ``changes.Changes`` carries the decision out, and the
+SUSPEND / RESUME / CHECK walks go to ``cleanup_phase.SimpleActions``.
 """
 
 import json
-import logging
-import threading
-import uuid
 
 from heat_lite.common import exception
-from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.db import models
 from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
-from heat_lite.engine.traversal.planner import BARRIER, STACK, UPDATE
-from heat_lite.engine.worker import actions, adopt, cleanup_phase, failures
+from heat_lite.engine.worker import actions
 from heat_lite.resources import base
 
-LOG = logging.getLogger(__name__)
+
+def runs(record, traversal):
+    """Whether an update node of ``record`` has anything to do."""
+    return (
+        record["stack_traversal"] == traversal
+        and record["converged_traversal"] != traversal
+        and not record["engine_id"]
+    )
 
 
-class NodeRunner(
-    actions.ActionRunner,
-    cleanup_phase.CleanupPhase,
-    adopt.AdoptAction,
-    failures.NodeFailures,
-):
-    """Executes nodes for one engine process; ``fence`` (see
-    ``recovery.fencing``) gives the lock owner and says whether it may act.
+def depends_on(traversal):
+    """What ``conv.node_load`` asks: the names the record depends on."""
+
+    def names(record):
+        # Only a cached template: parsing one inside the read
+        # transaction would hold its connection for long.
+        bound = definitions.cached(record["stack_template_id"])
+        if bound is None or not runs(record, traversal):
+            return None
+        defn = bound.resources.get(record["name"])
+        return defn.depends if defn is not None else None
+
+    return names
+
+
+class UpdatePhase:
+    """Update nodes.
+
+    :param actions: the ``actions.ActionRunner`` (failing a record).
+    :param changes: the ``changes.Changes`` that carry a decision out.
+    :param simple: the ``cleanup_phase.SimpleActions`` (RESUME, CHECK).
+    :param successors: ``successors.Successors``.
     """
 
-    def __init__(self, fence, stacks, graphs, scheduler):
-        self.fence = fence
-        self.stacks = stacks
-        self.graphs = graphs
-        self.scheduler = scheduler
-        # {record id: (owner, generation)} of the locks this process holds
-        # (or is taking) because an action of it runs.
-        self._active = {}
-        self._active_lock = threading.Lock()
+    def __init__(self, actions, changes, simple, successors):
+        self.actions = actions
+        self.changes = changes
+        self.simple = simple
+        self.successors = successors
 
-    def active_records(self):
-        """Ids of records whose lock an action of this process holds."""
-        with self._active_lock:
-            return set(self._active)
-
-    def drop_all(self):
-        """Forget every action in flight (the engine was fenced or stops):
-        their locks are left to the takeover."""
-        with self._active_lock:
-            self._active.clear()
-
-    # Entry point ---------------------------------------------------------
-    def run(self, stack_id, traversal, entity, phase):
-        """Run node (entity, phase) of ``traversal``; return next nodes."""
-        if entity == 0:
-            if phase == BARRIER:
-                return self.stacks.begin_cleanup(stack_id, traversal)
-            if phase == STACK:
-                self.stacks.mark_complete(stack_id, traversal)
-            return []
-        if phase == UPDATE:
-            record, deps = conv.node_load(
-                entity, traversal, self._depends_on(traversal)
-            )
-            if record is None or record["stack_traversal"] != traversal:
-                return []
-            return self._update(record, deps, traversal, entity)
-        record = conv.resource_load(entity)
-        if record is None or record["stack_traversal"] != traversal:
-            return []
-        return self._cleanup(record, traversal, entity)
-
-    # Update phase --------------------------------------------------------
-    @staticmethod
-    def _runs(record, traversal):
-        """Whether an update node of ``record`` has anything to do."""
-        return (
-            record["stack_traversal"] == traversal
-            and record["converged_traversal"] != traversal
-            and not record["engine_id"]
+    def run(self, node):
+        """Run update ``node``; return the next nodes."""
+        record, deps = conv.node_load(
+            node.entity, node.traversal, depends_on(node.traversal)
         )
-
-    def _depends_on(self, traversal):
-        """What ``node_load`` asks: the names the record depends on."""
-
-        def names(record):
-            # Only a cached template: parsing one inside the read
-            # transaction would hold its connection for long.
-            bound = definitions.cached(record["stack_template_id"])
-            if bound is None or not self._runs(record, traversal):
-                return None
-            defn = bound.resources.get(record["name"])
-            return defn.depends if defn is not None else None
-
-        return names
-
-    def _update(self, record, deps, traversal, node):
-        if not self._runs(record, traversal):
+        if record is None or record["stack_traversal"] != node.traversal:
+            return []
+        if not runs(record, node.traversal):
             return []
         if record["stack_action"] in ("RESUME", "CHECK"):
-            return self._simple_action(record, node, traversal, UPDATE)
+            return self.simple.run(node, record)
         bound = definitions.get(
             record["stack_template_id"], definitions.stack_info(record)
         )
@@ -115,13 +75,13 @@ class NodeRunner(
             return []
         if deps is None:
             deps = conv.resources_converged(
-                record["stack_id"], defn.depends, traversal
+                record["stack_id"], defn.depends, node.traversal
             )
         if len(deps) != len(defn.depends):
             return []  # not ready: a duplicate or early message
         values = {
             "template_id": record["stack_template_id"],
-            "converged_traversal": traversal,
+            "converged_traversal": node.traversal,
             "type": defn.type,
             "requires": json.dumps(sorted(d["id"] for d in deps.values())),
         }
@@ -136,24 +96,18 @@ class NodeRunner(
             )
         except exception.HeatLiteException as exc:
             action = "CREATE" if record["action"] == "INIT" else "UPDATE"
-            return self._fail_before_start(
-                record, node, traversal, action, exc
-            )
+            return self.actions.fail_before_start(node, record, action, exc)
         values["properties_data"] = json.dumps(props)
         policy = defn.update_policy or {}
+        change = self.changes
         if record["action"] == "INIT" and record["stack_action"] == "ADOPT":
-            return self._adopt(
-                record, node, traversal, cls, props, values, policy
-            )
+            return change.adopt(node, record, cls, props, values, policy)
         if record["action"] == "INIT":
-            if self._held(
-                record, traversal, node, UPDATE, "pre-create", "CREATE"
-            ):
+            if self.actions.held(node, record, "pre-create", "CREATE"):
                 return []
-            return self._create(
-                record,
+            return change.create(
                 node,
-                traversal,
+                record,
                 cls,
                 props,
                 values,
@@ -165,31 +119,26 @@ class NodeRunner(
             and defn.external_id is None
             and cls.find_created is not base.Resource.find_created
         ):
-            return self._resume_create(
-                record, node, traversal, cls, props, values, policy
+            return change.resume_create(
+                node, record, cls, props, values, policy
             )
-        return self._decide(
-            record, node, traversal, cls, props, values, bound, defn
-        )
+        return self._decide(node, record, cls, props, values, bound, defn)
 
-    def _decide(
-        self, record, node, traversal, cls, props, values, bound, defn
-    ):
+    def _decide(self, node, record, cls, props, values, bound, defn):
         """Update an existing record in place, replace it, or leave it."""
         policy = defn.update_policy or {}
         restricted = type_registry.restricted_actions(
             bound.environment, defn.name
         )
         old_props = json.loads(record["properties_data"] or "{}")
-        plugin = self._plugin(cls, record, old_props)
+        plugin = self.actions.plugin(cls, record, old_props)
         plugin.update_policy = policy
         failed = record["status"] == "FAILED"
         external = plugin.data().get(actions.EXTERNAL_ID)
         if external is not None and external != defn.external_id:
-            return self._fail_before_start(
-                record,
+            return self.actions.fail_before_start(
                 node,
-                traversal,
+                record,
                 "UPDATE",
                 exception.NotSupported(
                     feature="Update to property external_id of %s"
@@ -220,16 +169,15 @@ class NodeRunner(
                         "neither update nor replace."
                     ),
                 )
-            return self._finish_unchanged(record, node, traversal, values)
+            return self.successors.finish_unlocked(node, record, values)
         kind = "replace" if replace else "update"
         if kind in restricted:
-            return self._restricted(record, traversal, kind)
+            return self.changes.restricted(node, record, kind)
         immutable = plugin.immutable_changes(diff)
         if immutable:
-            return self._fail_before_start(
-                record,
+            return self.actions.fail_before_start(
                 node,
-                traversal,
+                record,
                 "UPDATE",
                 exception.NotSupported(
                     feature="Update to property %s of "
@@ -237,332 +185,13 @@ class NodeRunner(
                     % (", ".join(immutable), record["name"], record["type"])
                 ),
             )
-        if self._held(record, traversal, node, UPDATE, "pre-update", "UPDATE"):
+        if self.actions.held(node, record, "pre-update", "UPDATE"):
             return []
         if replace:
-            return self._replace(
-                record,
-                node,
-                traversal,
-                cls,
-                props,
-                values,
-                locked=False,
-                policy=policy,
+            return self.changes.replace(
+                node, record, cls, props, values, policy=policy
             )
         plugin.restricted = restricted
-        return self._update_in_place(
-            record, node, traversal, plugin, props, diff, values
+        return self.changes.update_in_place(
+            node, record, plugin, props, diff, values
         )
-
-    def _restricted(self, record, traversal, kind):
-        """An update the environment forbids: the resource stays as it
-        was, an UPDATE_FAILED event says why, and the stack fails."""
-        reason = "%s is restricted for resource." % kind
-        db_api.event_create(
-            db_api.event_values(
-                record["stack_id"],
-                record["name"],
-                record["physical_resource_id"],
-                "UPDATE",
-                "FAILED",
-                reason,
-                record["type"],
-            )
-        )
-        return self.stacks.resource_failed(
-            record["stack_id"],
-            traversal,
-            record["id"],
-            "Resource UPDATE failed: resources.%s: %s"
-            % (record["name"], reason),
-        )
-
-    def _create(
-        self,
-        record,
-        node,
-        traversal,
-        cls,
-        props,
-        values,
-        policy=None,
-        external_id=None,
-    ):
-        """Create the record's resource, or adopt ``external_id``: an
-        existing physical resource that is never created nor deleted."""
-        if external_id is None:
-            plugin = self._plugin(cls, record, props)
-            plugin.update_policy = policy or {}
-            job = actions.Job(
-                record,
-                node,
-                UPDATE,
-                traversal,
-                "CREATE",
-                plugin,
-                started=models.utcnow(),
-                values=values,
-                check=getattr(plugin, "check_create_complete", None),
-            )
-            done = self._instant(job, plugin.handle_create)
-            if done is not None:
-                return done
-        if not self._lock(
-            record,
-            traversal,
-            "CREATE",
-            {
-                "type": values["type"],
-                "properties_data": values["properties_data"],
-            },
-        ):
-            return []
-        plugin = self._plugin(cls, record, props)
-        plugin.update_policy = policy or {}
-        job = actions.Job(
-            record,
-            node,
-            UPDATE,
-            traversal,
-            "CREATE",
-            plugin,
-            started=models.utcnow(),
-            values=values,
-            check=getattr(plugin, "check_create_complete", None),
-        )
-        if external_id is not None:
-            job.check = None
-            return self._start(
-                job, lambda: _take_external(plugin, external_id)
-            )
-        return self._start(job, plugin.handle_create)
-
-    def _resume_create(
-        self, record, node, traversal, cls, props, values, policy
-    ):
-        """A create whose engine went down (the outcome is unknown): under
-        the lock, ask the plugin what that create made (``find_created``)
-        and wait for it, or create it if it made nothing."""
-        if not self._lock(
-            record,
-            traversal,
-            "CREATE",
-            {
-                "type": values["type"],
-                "properties_data": values["properties_data"],
-            },
-        ):
-            return []
-        plugin = self._plugin(cls, record, props)
-        plugin.update_policy = policy or {}
-        job = actions.Job(
-            record,
-            node,
-            UPDATE,
-            traversal,
-            "CREATE",
-            plugin,
-            started=models.utcnow(),
-            values=values,
-            check=getattr(plugin, "check_create_complete", None),
-        )
-
-        def find_or_create():
-            cookie = plugin.find_created()
-            if cookie is None:
-                LOG.info(
-                    "Resource %s: the interrupted create made nothing;"
-                    " creating it",
-                    record["name"],
-                )
-                return plugin.handle_create()
-            LOG.info(
-                "Resource %s: the interrupted create made %s; resuming",
-                record["name"],
-                plugin.resource_id,
-            )
-            return cookie
-
-        return self._start(job, find_or_create)
-
-    def _update_in_place(
-        self, record, node, traversal, plugin, props, diff, values
-    ):
-        handle = getattr(plugin, "handle_update", None)
-        job = actions.Job(
-            record,
-            node,
-            UPDATE,
-            traversal,
-            "UPDATE",
-            plugin,
-            started=models.utcnow(),
-            values=values,
-            check=getattr(plugin, "check_update_complete", None),
-        )
-        done = self._instant(
-            job, (lambda: handle(props, diff)) if handle else (lambda: None)
-        )
-        if done is not None:
-            return done
-        plugin.properties = json.loads(record["properties_data"] or "{}")
-        return self._update_locked(
-            record, node, traversal, plugin, props, diff, values
-        )
-
-    def _update_locked(
-        self, record, node, traversal, plugin, props, diff, values
-    ):
-        # The new properties are stored as the action starts: should it
-        # fail half-way, the next update compares against what was tried.
-        if not self._lock(
-            record,
-            traversal,
-            "UPDATE",
-            {"properties_data": values["properties_data"]},
-        ):
-            return []
-        record = dict(record, atomic_key=record["atomic_key"] + 1)
-        job = actions.Job(
-            record,
-            node,
-            UPDATE,
-            traversal,
-            "UPDATE",
-            plugin,
-            started=models.utcnow(),
-            values=values,
-            check=getattr(plugin, "check_update_complete", None),
-        )
-        handle = getattr(plugin, "handle_update", None)
-
-        def replace():
-            if "replace" in getattr(plugin, "restricted", ()):
-                conv.resource_release(
-                    record["id"],
-                    job.owner,
-                    {
-                        "action": record["action"],
-                        "status": record["status"],
-                        "properties_data": record["properties_data"],
-                    },
-                )
-                self._job_unlocked(job)
-                return self._restricted(record, traversal, "replace")
-            return self._replace(
-                record,
-                node,
-                traversal,
-                type(plugin),
-                props,
-                values,
-                locked=True,
-                policy=plugin.update_policy,
-            )
-
-        return self._start(
-            job,
-            (lambda: handle(props, diff)) if handle else (lambda: None),
-            on_replace=replace,
-        )
-
-    def _replace(
-        self, record, node, traversal, cls, props, values, locked, policy=None
-    ):
-        restore = (
-            {
-                "action": record["action"],
-                "status": record["status"],
-                "status_reason": record["status_reason"],
-                "properties_data": record["properties_data"],
-            }
-            if locked
-            else None
-        )
-        held = self._lock_of(record["id"]) if locked else None
-        if locked and held is None:
-            return []  # the lock was dropped: the takeover decides
-        new = conv.resource_replace(
-            record["stack_id"],
-            traversal,
-            record,
-            held[0] if locked else None,
-            {
-                "uuid": _uuid(),
-                "stack_id": record["stack_id"],
-                "name": record["name"],
-                "role": "current",
-                "type": values["type"],
-                "action": "INIT",
-                "status": "COMPLETE",
-                "status_reason": "",
-                "template_id": values["template_id"],
-                "atomic_key": 0,
-            },
-            old_values=restore,
-        )
-        if locked:
-            self._unlocked(record["id"], held)
-        if new is None:
-            if locked:
-                conv.resource_release(record["id"], held[0], restore)
-            return self.retrigger(record["id"])
-        new = dict(
-            new,
-            stack_traversal=traversal,
-            stack_template_id=record["stack_template_id"],
-            stack_name=record["stack_name"],
-            stack_tenant=record["stack_tenant"],
-            stack_action=record["stack_action"],
-        )
-        return self._create(new, node, traversal, cls, props, values, policy)
-
-    def _finish_unchanged(self, record, node, traversal, values):
-        try:
-            fired, superseded = conv.resource_finish(
-                record["id"],
-                record["atomic_key"],
-                None,
-                values,
-                [],
-                traversal,
-                UPDATE,
-                self.graphs.successors(traversal, node, UPDATE),
-            )
-        except exception.ConcurrentTransaction:
-            return self.retrigger(record["id"])
-        return self._next(record, traversal, fired, superseded)
-
-    # Helpers -------------------------------------------------------------
-    def _next(self, record, traversal, fired, superseded):
-        if superseded:
-            return self.retrigger(record["id"])
-        return [(record["stack_id"], traversal, e, p) for e, p in fired]
-
-    def retrigger(self, record_id):
-        """Offer a record that was busy to the stack's newest traversal.
-
-        :returns: its node in that traversal if the node is ready.
-        """
-        record = conv.resource_load(record_id)
-        if record is None or not record["stack_traversal"]:
-            return []
-        traversal = record["stack_traversal"]
-        node = self.graphs.node_of(traversal, record)
-        if node is None:
-            return []
-        entity, phase = node
-        if conv.sync_point_remaining(traversal, entity, phase) == 0:
-            return [(record["stack_id"], traversal, entity, phase)]
-        return []
-
-
-def _uuid():
-    return str(uuid.uuid4())
-
-
-def _take_external(plugin, external_id):
-    """Take an existing physical resource instead of creating one."""
-    plugin.data_set(actions.EXTERNAL_ID, external_id)
-    plugin.resource_id_set(external_id)

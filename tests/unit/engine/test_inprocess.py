@@ -360,7 +360,10 @@ def test_a_duplicate_message_leaves_the_running_action_alone(engine):
         atomic_key=record["atomic_key"] - 1,
         action="INIT",
     )
-    assert not engine.runner._lock(before, record["lock_traversal"], "CREATE")
+    assert (
+        engine.runner.locks.take(before, record["lock_traversal"], "CREATE")
+        is None
+    )
     assert record["id"] in engine.runner.active_records()
     polling.stack_reaches(stack_id, "CREATE_COMPLETE")
     (after,) = conv.resource_get_all(stack_id)
@@ -387,7 +390,7 @@ def test_an_orphaned_create_is_found_not_made_again(engine, tmp_path):
             },
         )
         record = _locked_record(stack_id)
-        engine.runner._unlocked(record["id"])  # the action is forgotten
+        engine.runner.locks.unlocked(record["id"])  # the action is forgotten
         polling.stack_reaches(stack_id, "CREATE_COMPLETE")
         (after,) = conv.resource_get_all(stack_id)
         reasons = [
