@@ -11,10 +11,10 @@ import re
 import uuid
 
 from heat_lite import conf
-from heat_lite.common import exception, policy, verify_spec
+from heat_lite.common import exception
 from heat_lite.db import api as db_api
-from heat_lite.engine import definitions, trusts, validation
-from heat_lite.engine.endpoint import abandon, preview, queries, views
+from heat_lite.engine import trusts, validation
+from heat_lite.engine.endpoint import abandon, goals, preview, queries, views
 from heat_lite.engine.endpoint.base import (
     TARGET,
     bound_template,
@@ -67,8 +67,10 @@ class EngineService:
 
     target = TARGET
 
-    def __init__(self, stack_ops):
+    def __init__(self, stack_ops, update_goals=None):
         self.ops = stack_ops
+        # Checks an update's new goal (a rollout's targets use it too).
+        self.goals = update_goals or goals.UpdateGoals()
 
     # Lookup --------------------------------------------------------------
     _stack = staticmethod(find_stack)
@@ -106,7 +108,7 @@ class EngineService:
         action = "CREATE"
         if args.get("adopt_stack_data") is not None:
             action = "ADOPT"
-        _verify(args, adopt=action == "ADOPT")
+        goals.verify_document(args, adopt=action == "ADOPT")
         env = validation.environment(
             environment, params, environment_files, files
         )
@@ -116,7 +118,7 @@ class EngineService:
             "project_id": ctxt.project_id,
         }
         bound = validation.bind(
-            template, env, files, info, authorize=_types_checker(ctxt)
+            template, env, files, info, authorize=goals.types_checker(ctxt)
         )
         values = {
             "id": stack_id,
@@ -186,7 +188,7 @@ class EngineService:
             goal_template_id=stack["raw_template_id"],
             adopt=resources,
             caller_token=caller.keep(ctxt),
-            verify=_verify(args),
+            verify=goals.verify_document(args),
         )
         return views.identity(stack)
 
@@ -227,52 +229,6 @@ class EngineService:
             stack, bound, preview.create_resources(stack, bound)
         )
 
-    def _update_goal(
-        self,
-        ctxt,
-        stack_identity,
-        template,
-        params,
-        files,
-        environment,
-        environment_files,
-        args,
-        existing,
-    ):
-        """Check an update request; return (stack, template, env, files,
-        bound). A rollout's targets use it too (``fleet.target``); it is
-        private so that it is no RPC method."""
-        stack = self._stack(ctxt, stack_identity, live=True)
-        ops.check_start(stack, "UPDATE")
-        _verify(args)
-        stored = db_api.raw_template_get(stack["raw_template_id"])
-        if existing:
-            template = template or stored["template"]
-            env = validation.environment(stored["environment"], None)
-            new_env = validation.environment(
-                environment, params, environment_files, files
-            )
-            for key in args.get("clear_parameters") or []:
-                env["parameters"].pop(key, None)
-            for section, value in new_env.items():
-                if isinstance(value, dict):
-                    env.setdefault(section, {}).update(value)
-            files = dict(stored["files"], **(files or {}))
-        else:
-            env = validation.environment(
-                environment, params, environment_files, files
-            )
-            files = files or {}
-        bound = validation.bind(
-            template,
-            env,
-            files,
-            definitions.stack_info(stack),
-            authorize=_types_checker(ctxt),
-        )
-        self._check_immutable(stack, bound)
-        return stack, template, env, files, bound
-
     @_expected
     def update_stack(
         self,
@@ -286,7 +242,7 @@ class EngineService:
         args,
         existing=False,
     ):
-        stack, template, env, files, bound = self._update_goal(
+        stack, template, env, files, bound = self.goals.check(
             ctxt,
             stack_identity,
             template,
@@ -312,7 +268,7 @@ class EngineService:
             new_template=(template, env, files),
             extra=extra,
             caller_token=caller.keep(ctxt),
-            verify=_verify(args),
+            verify=goals.verify_document(args),
         )
         return views.identity(stack)
 
@@ -330,7 +286,7 @@ class EngineService:
         existing=False,
         show_nested=False,
     ):
-        stack, _t, _e, _f, bound = self._update_goal(
+        stack, _t, _e, _f, bound = self.goals.check(
             ctxt,
             stack_identity,
             template,
@@ -352,23 +308,6 @@ class EngineService:
             records_by_name(stack),
             show_nested=show_nested,
         )
-
-    @staticmethod
-    def _check_immutable(stack, bound):
-        old = definitions.get(
-            stack["raw_template_id"], definitions.stack_info(stack)
-        )
-        changed = [
-            name
-            for name, param in bound.template.parameters.items()
-            if param.immutable
-            and name in old.parameters
-            and old.parameters[name] != bound.parameters[name]
-        ]
-        if changed:
-            raise exception.ImmutableParameterModified(
-                keys=", ".join(sorted(changed))
-            )
 
     @_expected
     def delete_stack(self, ctxt, stack_identity):
@@ -465,22 +404,3 @@ class EngineService:
             raise exception.Forbidden(action="stacks:query_all_projects")
         tenant = None if all_projects else ctxt.project_id
         return queries.Query(selector, tenant).run()
-
-
-def _types_checker(ctxt):
-    """``check(type names)``: 403 for a resource type the caller may not
-    use (Heat's ``resource_types:`` rules)."""
-
-    def check(names):
-        policy.authorize_resource_types(ctxt, names, ctxt.project_id)
-
-    return check
-
-
-def _verify(args, adopt=False):
-    """The checked ``verify`` document of a request, or None."""
-    if args.get("verify") is None:
-        return None
-    if adopt:
-        raise exception.InvalidVerify(reason="adopt cannot be verified")
-    return verify_spec.parse(args["verify"])

@@ -71,15 +71,15 @@ class TargetDriver:
     """Runs targets' updates for the rollouts of one engine process.
 
     :param ops: the process's ``StackOps``.
-    :param goal: ``EngineService._update_goal``-like callable: (ctxt,
-        identity, template, params, files, environment, environment
-        files, args, existing) -> (stack, template, env, files, bound).
+    :param goals: ``endpoint.goals.UpdateGoals``: checks each target's
+        update request as ``update_stack`` does (``check`` returns
+        (stack, template, env, files, bound)).
     :param poll: seconds between two looks at a running update.
     """
 
-    def __init__(self, ops, goal, poll=0.5):
+    def __init__(self, ops, goals, poll=0.5):
         self.ops = ops
-        self.goal = goal
+        self.goals = goals
         self.poll = poll
 
     # Forward -------------------------------------------------------------
@@ -101,7 +101,7 @@ class TargetDriver:
         """Start the update; a final status if it did not start."""
         update = run.spec["update"]
         try:
-            stack, template, env, files, bound = self.goal(
+            stack, template, env, files, bound = self.goals.check(
                 run.context,
                 {"stack_id": target["stack_id"]},
                 update.get("template"),
@@ -246,7 +246,7 @@ class TargetDriver:
             )
         previous = json.loads(target["previous"])
         try:
-            stack, template, env, files, bound = self.goal(
+            stack, template, env, files, bound = self.goals.check(
                 run.context,
                 {"stack_id": stack["id"]},
                 previous["template"],
