@@ -11,7 +11,7 @@ newer one.
 import logging
 import uuid
 
-from heat_lite.common import exception, notify
+from heat_lite.common import exception, notify, states
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
@@ -25,31 +25,16 @@ _START_RETRIES = 20
 KEEP_TEMPLATE = ("SUSPEND", "RESUME", "CHECK")
 
 
-# What each operation refuses to start on: {operation: {the stack's current
-# action: what the 400 error says is not supported}} (Heat's rules). A
-# deleted stack refuses everything (404). Both are part of the conditional
-# write that starts the operation, not only checked before it.
-_REFUSED = {
-    "UPDATE": {
-        "DELETE": "Updating a stack when it is deleting",
-        "SUSPEND": "Updating a stack when it is suspended",
-    },
-    "SUSPEND": {"DELETE": "Suspend of a stack being deleted"},
-    "RESUME": {"DELETE": "Resume of a stack being deleted"},
-    "CHECK": {"DELETE": "Check of a stack being deleted"},
-    "ROLLBACK": {"DELETE": "Rollback of a stack being deleted"},
-}
-
-
 def check_start(stack, action):
     """Raise if ``action`` may not start on ``stack`` as it is now.
 
     :raises StackNotFound: if the stack is deleted.
-    :raises NotSupported: if its current action refuses ``action``.
+    :raises NotSupported: if its current action refuses ``action``
+        (``states.check_transition``).
     """
     if stack["deleted_at"] is not None:
         raise exception.StackNotFound(name=stack["name"])
-    feature = _REFUSED.get(action, {}).get(stack["action"])
+    feature = states.check_transition(stack["action"], action)
     if feature is not None:
         raise exception.NotSupported(feature=feature)
 
@@ -191,7 +176,7 @@ class StackOps:
             plan,
             new_template=new_template,
             caller_token=caller_token,
-            refused_actions=tuple(_REFUSED.get(action, ())),
+            refused_actions=tuple(states.refused_from(action)),
             verify=verify,
         )
 

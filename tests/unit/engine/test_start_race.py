@@ -15,7 +15,7 @@ import uuid
 import pytest
 
 from heat_lite import conf
-from heat_lite.common import context, exception
+from heat_lite.common import context, exception, states
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine.endpoint import service
@@ -252,3 +252,33 @@ def test_cancel_that_loses_to_a_delete_is_refused(database):
     assert "Cancelling update when stack is DELETE_IN_PROGRESS" in str(error)
     after = db_api.stack_get(stack["id"])
     assert (after["action"], after["status"]) == ("DELETE", "IN_PROGRESS")
+
+
+def test_the_write_refuses_what_the_transition_table_refuses(database):
+    """Walk the table (``states.check_transition``) through the write
+    that starts a traversal: a stack in each action, each operation with
+    what the engine excludes for it; refused exactly where the table
+    refuses, so a stack that took a refused action after the check still
+    refuses."""
+    stack = _complete_stack()
+    for current in states.Action:
+        assert db_api.stack_set_state(
+            stack["id"],
+            db_api.stack_get(stack["id"])["current_traversal"],
+            {"action": current, "status": "COMPLETE"},
+        )
+        for new in states.Action:
+            seen = db_api.stack_get(stack["id"])
+            refused = states.check_transition(current, new) is not None
+            try:
+                _begin(seen, refused=tuple(states.refused_from(new)))
+            except exception.ConcurrentTransaction:
+                assert refused, (new, current)
+            else:
+                assert not refused, (new, current)
+            # Back to the action under test for the next operation.
+            db_api.stack_set_state(
+                stack["id"],
+                db_api.stack_get(stack["id"])["current_traversal"],
+                {"action": current, "status": "COMPLETE"},
+            )
