@@ -9,6 +9,7 @@ use, immutable parameters). ``UpdateGoals`` is that check, given to both.
 """
 
 from heat_lite.common import exception, policy, verify_spec
+from heat_lite.common.states import Action
 from heat_lite.db import api as db_api
 from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint.base import find_stack
@@ -39,7 +40,7 @@ class UpdateGoals:
             ImmutableParameterModified: for a request that may not start.
         """
         stack = find_stack(ctxt, stack_identity, live=True)
-        ops.check_start(stack, "UPDATE")
+        ops.check_start(stack, Action.UPDATE)
         verify_document(args)
         stored = db_api.raw_template_get(stack["raw_template_id"])
         if existing:

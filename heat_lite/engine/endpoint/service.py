@@ -12,6 +12,7 @@ import uuid
 
 from heat_lite import conf
 from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.engine import trusts, validation
 from heat_lite.engine.endpoint import abandon, goals, preview, queries, views
@@ -105,10 +106,10 @@ class EngineService:
     ):
         """Check a create request; return (stack values, env, bound)."""
         validation.check_stack_name(stack_name)
-        action = "CREATE"
+        action = Action.CREATE
         if args.get("adopt_stack_data") is not None:
-            action = "ADOPT"
-        goals.verify_document(args, adopt=action == "ADOPT")
+            action = Action.ADOPT
+        goals.verify_document(args, adopt=action == Action.ADOPT)
         env = validation.environment(
             environment, params, environment_files, files
         )
@@ -126,7 +127,7 @@ class EngineService:
             "tenant": ctxt.project_id,
             "username": ctxt.user_id,
             "action": action,
-            "status": "IN_PROGRESS",
+            "status": Status.IN_PROGRESS,
             "status_reason": "Stack %s started" % action,
             "current_traversal": "",
             "timeout": args.get("timeout_mins"),
@@ -179,7 +180,7 @@ class EngineService:
             trusts.delete(values["trust_id"])
             raise
         resources = None
-        if values["action"] == "ADOPT":
+        if values["action"] == Action.ADOPT:
             resources = adopt.check_data(args["adopt_stack_data"])
         self.ops.start(
             stack,
@@ -263,7 +264,7 @@ class EngineService:
             )
         self.ops.start(
             stack,
-            "UPDATE",
+            Action.UPDATE,
             bound,
             new_template=(template, env, files),
             extra=extra,
@@ -319,7 +320,7 @@ class EngineService:
             LOG.warning(
                 "Stack %s is deleted without a trust: %s", stack["id"], exc
             )
-        self.ops.start(stack, "DELETE", caller_token=caller.keep(ctxt))
+        self.ops.start(stack, Action.DELETE, caller_token=caller.keep(ctxt))
 
     @_expected
     def export_stack(self, ctxt, stack_identity):
@@ -350,10 +351,12 @@ class EngineService:
         for _ in range(3):
             stack = self._stack(ctxt, stack_identity, live=True)
             allowed = (
-                ("UPDATE",) if cancel_with_rollback else ("UPDATE", "CREATE")
+                (Action.UPDATE,)
+                if cancel_with_rollback
+                else (Action.UPDATE, Action.CREATE)
             )
             if (
-                stack["status"] != "IN_PROGRESS"
+                stack["status"] != Status.IN_PROGRESS
                 or stack["action"] not in allowed
             ):
                 raise exception.NotSupported(
@@ -372,7 +375,9 @@ class EngineService:
             started = self.ops.rollback(
                 stack,
                 events=[
-                    ops.stack_event(stack, stack["action"], "FAILED", reason)
+                    ops.stack_event(
+                        stack, stack["action"], Status.FAILED, reason
+                    )
                 ],
                 caller_token=caller.keep(ctxt),
             )
@@ -382,7 +387,7 @@ class EngineService:
     @_expected
     def stack_action(self, ctxt, stack_identity, action):
         """Suspend, resume or check a stack."""
-        if action not in ("SUSPEND", "RESUME", "CHECK"):
+        if action not in (Action.SUSPEND, Action.RESUME, Action.CHECK):
             raise exception.NotSupported(feature="Stack %s" % action)
         stack = self._stack(ctxt, stack_identity, live=True)
         ops.check_start(stack, action)

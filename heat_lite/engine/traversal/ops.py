@@ -12,6 +12,7 @@ import logging
 import uuid
 
 from heat_lite.common import exception, notify, states
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
@@ -22,7 +23,7 @@ from heat_lite.engine.worker import caller
 LOG = logging.getLogger(__name__)
 _START_RETRIES = 20
 # Actions that run on the stack's own template instead of a new goal.
-KEEP_TEMPLATE = ("SUSPEND", "RESUME", "CHECK")
+KEEP_TEMPLATE = (Action.SUSPEND, Action.RESUME, Action.CHECK)
 
 
 def check_start(stack, action):
@@ -110,12 +111,12 @@ class StackOps:
             values = dict(
                 extra or {},
                 action=action,
-                status="IN_PROGRESS",
+                status=Status.IN_PROGRESS,
                 status_reason="Stack %s started" % action,
                 current_traversal=traversal,
                 action_started_at=now,
             )
-            if action != "CREATE":
+            if action != Action.CREATE:
                 values["updated_at"] = now
             if goal_template_id is not None:
                 values["raw_template_id"] = goal_template_id
@@ -127,7 +128,7 @@ class StackOps:
                 adopt=adopt,
             )
             event = stack_event(
-                stack, action, "IN_PROGRESS", values["status_reason"]
+                stack, action, Status.IN_PROGRESS, values["status_reason"]
             )
             try:
                 built = self._begin(
@@ -195,7 +196,7 @@ class StackOps:
             bound = definitions.get(template_id, definitions.stack_info(stack))
             return self.start(
                 stack,
-                "ROLLBACK",
+                Action.ROLLBACK,
                 bound,
                 goal_template_id=template_id,
                 events=events,
@@ -210,7 +211,7 @@ class StackOps:
         }
         return self.start(
             stack,
-            "ROLLBACK",
+            Action.ROLLBACK,
             None,
             events=events,
             new_template=(empty, current["environment"], {}),
@@ -222,12 +223,12 @@ class StackOps:
         """Suspend (dependents first), resume or check every resource."""
         if (
             stack["action"] == action
-            and stack["status"] == "COMPLETE"
-            and action in ("SUSPEND", "RESUME")
+            and stack["status"] == Status.COMPLETE
+            and action in (Action.SUSPEND, Action.RESUME)
         ):
             return stack
         bound = None
-        if action != "SUSPEND":
+        if action != Action.SUSPEND:
             bound = definitions.get(
                 stack["raw_template_id"], definitions.stack_info(stack)
             )
@@ -242,7 +243,7 @@ class StackOps:
     def cancel(self, stack, reason):
         """Stop the running traversal: nothing more is scheduled."""
         values = {
-            "status": "FAILED",
+            "status": Status.FAILED,
             "status_reason": reason,
             "current_traversal": str(uuid.uuid4()),
         }
@@ -250,7 +251,7 @@ class StackOps:
             stack["id"],
             stack["current_traversal"],
             values,
-            [stack_event(stack, stack["action"], "FAILED", reason)],
+            [stack_event(stack, stack["action"], Status.FAILED, reason)],
             purge=True,
         )
 
@@ -266,7 +267,7 @@ class StackOps:
         action = db_api.stack_state(stack_id)[1]
 
         def plan(records):
-            if action in ("RESUME", "CHECK"):
+            if action in (Action.RESUME, Action.CHECK):
                 records = []
             graph, found = planner.plan_cleanup(records)
             counts.update(found)
@@ -284,11 +285,11 @@ class StackOps:
         stack = db_api.stack_get(stack_id)
         if (
             stack["current_traversal"] != traversal
-            or stack["status"] != "IN_PROGRESS"
+            or stack["status"] != Status.IN_PROGRESS
         ):
             return
         action = stack["action"]
-        if action == "DELETE" and not stack["owner_id"]:
+        if action == Action.DELETE and not stack["owner_id"]:
             try:
                 trusts.delete(stack["trust_id"])
             except exception.HeatLiteException as exc:
@@ -297,18 +298,18 @@ class StackOps:
                 self.mark_failed(stack, "Error deleting trust: %s" % exc)
                 return
         reason = "Stack %s completed successfully" % action
-        if action == "ROLLBACK" and self.verifier is not None:
+        if action == Action.ROLLBACK and self.verifier is not None:
             reason += self.verifier.rollback_note(stack)
-        values = {"status": "COMPLETE", "status_reason": reason}
-        if action != "DELETE":
+        values = {"status": Status.COMPLETE, "status_reason": reason}
+        if action != Action.DELETE:
             values["prev_raw_template_id"] = stack["raw_template_id"]
         if conv.stack_finish(
             stack_id,
             traversal,
             values,
-            [stack_event(stack, action, "COMPLETE", reason)],
+            [stack_event(stack, action, Status.COMPLETE, reason)],
             purge=True,
-            delete=action == "DELETE",
+            delete=action == Action.DELETE,
         ):
             notify.stack_event(stack, action, "end", reason=reason)
 
@@ -329,9 +330,12 @@ class StackOps:
         FAILED while a rollback is about to start.
         """
         action = stack["action"]
-        failed = stack_event(stack, action, "FAILED", reason)
+        failed = stack_event(stack, action, Status.FAILED, reason)
         notify.stack_event(stack, action, "error", reason=reason)
-        if not stack["disable_rollback"] and action in ("CREATE", "UPDATE"):
+        if not stack["disable_rollback"] and action in (
+            Action.CREATE,
+            Action.UPDATE,
+        ):
             try:
                 self.rollback(stack, events=[failed])
                 return
@@ -348,9 +352,9 @@ class StackOps:
                     type(exc).__name__,
                     exc,
                 )
-                failed = stack_event(stack, action, "FAILED", reason)
+                failed = stack_event(stack, action, Status.FAILED, reason)
         values = {
-            "status": "FAILED",
+            "status": Status.FAILED,
             "status_reason": reason,
             "current_traversal": str(uuid.uuid4()),
         }

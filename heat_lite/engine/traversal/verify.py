@@ -30,6 +30,7 @@ import logging
 import threading
 
 from heat_lite.common import exception, verify_spec
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.engine import definitions
@@ -98,7 +99,7 @@ class Verifier:
             stack_id,
             traversal,
             {"status_reason": reason},
-            ops.stack_event(stack, action, "IN_PROGRESS", reason),
+            ops.stack_event(stack, action, Status.IN_PROGRESS, reason),
         )
 
     # Polling -------------------------------------------------------------
@@ -114,7 +115,11 @@ class Verifier:
         with self._lock:
             self._scheduled.discard(traversal)
         state = db_api.stack_state(stack_id)
-        if state is None or state[0] != traversal or state[2] != "IN_PROGRESS":
+        if (
+            state is None
+            or state[0] != traversal
+            or state[2] != Status.IN_PROGRESS
+        ):
             return []  # superseded, cancelled, timed out or deleted
         row = verifications.verification_get(traversal)
         if row is None or row["started_at"] is None:
@@ -161,7 +166,7 @@ class Verifier:
         action = stack["action"]
         if result == PASS:
             text = "Stack %s verified: %s" % (action, reason)
-            event = ops.stack_event(stack, action, "IN_PROGRESS", text)
+            event = ops.stack_event(stack, action, Status.IN_PROGRESS, text)
             values = {"status_reason": text}
         else:
             event = values = None
@@ -181,10 +186,10 @@ class Verifier:
         stack = db_api.stack_get(stack_id)
         if (
             stack["current_traversal"] != traversal
-            or stack["status"] != "IN_PROGRESS"
+            or stack["status"] != Status.IN_PROGRESS
         ):
             return []
-        if stack["action"] == "UPDATE":
+        if stack["action"] == Action.UPDATE:
             stack = dict(stack, disable_rollback=False)
         self.ops.mark_failed(stack, "Verification failed: %s" % row["reason"])
         return []
@@ -213,7 +218,7 @@ class Verifier:
         traversal = stack["current_traversal"]
         row = (
             verifications.verification_get(traversal)
-            if stack["status"] == "IN_PROGRESS"
+            if stack["status"] == Status.IN_PROGRESS
             else None
         )
         why = _not_verifying(row)
@@ -292,7 +297,9 @@ def outcome(stack_id, traversal):
         # Still this operation's (a failure or a cancel would have
         # replaced the traversal): running, or complete after a PASS.
         if row["result"] == PASS:
-            state = "SUCCEEDED" if status[1] == "COMPLETE" else "CLEANING_UP"
+            state = (
+                "SUCCEEDED" if status[1] == Status.COMPLETE else "CLEANING_UP"
+            )
             return {"state": state, "reason": row["reason"]}
         state = "VERIFYING" if row["started_at"] is not None else "UPDATING"
         return {"state": state, "reason": stack["status_reason"]}
@@ -301,12 +308,12 @@ def outcome(stack_id, traversal):
         return {"state": "SUPERSEDED", "reason": reason}
     # Over without a PASS: its update phase or its verification failed
     # (and the stack rolled back), or a newer operation replaced it.
-    if status[0] == "ROLLBACK":
+    if status[0] == Action.ROLLBACK:
         state = {
-            "IN_PROGRESS": "ROLLING_BACK",
-            "COMPLETE": "ROLLED_BACK",
+            Status.IN_PROGRESS: "ROLLING_BACK",
+            Status.COMPLETE: "ROLLED_BACK",
         }.get(status[1], "FAILED")
         return {"state": state, "reason": reason}
-    if status[1] == "FAILED":
+    if status[1] == Status.FAILED:
         return {"state": "FAILED", "reason": reason}
     return {"state": "SUPERSEDED", "reason": reason}

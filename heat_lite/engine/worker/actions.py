@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from heat_lite.common import exception, notify
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
@@ -42,10 +43,10 @@ def interrupted_create(record):
     """True if the record's create was cut short by a takeover: whatever
     it made is found (``find_created``) rather than made again."""
     return (
-        record["action"] == "CREATE"
-        and record["status"] == "FAILED"
+        record["action"] == Action.CREATE
+        and record["status"] == Status.FAILED
         and record["status_reason"]
-        in (WENT_DOWN % "CREATE", INTERNAL % "CREATE")
+        in (WENT_DOWN % Action.CREATE, INTERNAL % Action.CREATE)
     )
 
 
@@ -290,8 +291,8 @@ class ActionRunner:
         if traversal == job.traversal:
             return False
         return (
-            action == "DELETE" and job.action != "DELETE"
-        ) or status == "FAILED"
+            action == Action.DELETE and job.action != Action.DELETE
+        ) or status == Status.FAILED
 
     def _write_progress(self, job):
         plugin = job.plugin
@@ -303,7 +304,9 @@ class ActionRunner:
             []
             if job.progress_written
             else [
-                self._event(job, "IN_PROGRESS", "state changed", job.started)
+                self._event(
+                    job, Status.IN_PROGRESS, "state changed", job.started
+                )
             ]
         )
         conv.resource_progress(
@@ -344,7 +347,7 @@ class ActionRunner:
                 job.traversal,
                 hook,
                 job.action,
-                (job.action, "COMPLETE"),
+                (job.action, Status.COMPLETE),
             ):
                 self._write_progress(job)
                 return self._after_post_hook(job, hook)
@@ -371,7 +374,7 @@ class ActionRunner:
         values = dict(
             job.values,
             action=job.action,
-            status="COMPLETE",
+            status=Status.COMPLETE,
             status_reason="state changed",
             physical_resource_id=plugin.resource_id,
             rsrc_data=json.dumps(plugin.data()),
@@ -383,10 +386,12 @@ class ActionRunner:
             []
             if job.progress_written
             else [
-                self._event(job, "IN_PROGRESS", "state changed", job.started)
+                self._event(
+                    job, Status.IN_PROGRESS, "state changed", job.started
+                )
             ]
         )
-        events.append(self._event(job, "COMPLETE", "state changed"))
+        events.append(self._event(job, Status.COMPLETE, "state changed"))
         guard = (
             (None, job.owner)
             if job.locked
@@ -435,10 +440,12 @@ class ActionRunner:
             []
             if job.progress_written
             else [
-                self._event(job, "IN_PROGRESS", "state changed", job.started)
+                self._event(
+                    job, Status.IN_PROGRESS, "state changed", job.started
+                )
             ]
         )
-        events.append(self._event(job, "FAILED", reason))
+        events.append(self._event(job, Status.FAILED, reason))
         if job.locked and not self.locks.bind(job):
             return []  # the lock is no longer this process's
         released = conv.resource_release(
@@ -446,7 +453,7 @@ class ActionRunner:
             job.owner,
             {
                 "action": job.action,
-                "status": "FAILED",
+                "status": Status.FAILED,
                 "status_reason": reason,
                 "physical_resource_id": job.plugin.resource_id,
                 "rsrc_data": json.dumps(job.plugin.data()),

@@ -8,6 +8,7 @@ import json
 import logging
 import uuid
 
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine.worker import actions, adopt
@@ -56,15 +57,17 @@ class Changes:
         existing physical resource that is never created nor deleted."""
         if external_id is None:
             plugin = self._plugin(cls, record, props, policy)
-            job = actions.job_for(record, node, "CREATE", plugin, values)
+            job = actions.job_for(record, node, Action.CREATE, plugin, values)
             done = self.actions.instant(job, plugin.handle_create)
             if done is not None:
                 return done
-        lease = self._take(node, record, "CREATE", values)
+        lease = self._take(node, record, Action.CREATE, values)
         if lease is None:
             return []
         plugin = self._plugin(cls, record, props, policy)
-        job = actions.job_for(record, node, "CREATE", plugin, values, lease)
+        job = actions.job_for(
+            record, node, Action.CREATE, plugin, values, lease
+        )
         if external_id is not None:
             job.check = None
             return self.actions.start(
@@ -76,11 +79,13 @@ class Changes:
         """A create whose engine went down (the outcome is unknown): under
         the lock, ask the plugin what that create made (``find_created``)
         and wait for it, or create it if it made nothing."""
-        lease = self._take(node, record, "CREATE", values)
+        lease = self._take(node, record, Action.CREATE, values)
         if lease is None:
             return []
         plugin = self._plugin(cls, record, props, policy)
-        job = actions.job_for(record, node, "CREATE", plugin, values, lease)
+        job = actions.job_for(
+            record, node, Action.CREATE, plugin, values, lease
+        )
 
         def find_or_create():
             cookie = plugin.find_created()
@@ -103,20 +108,22 @@ class Changes:
     def adopt(self, node, record, cls, props, values, policy=None):
         """The ADOPT action of a new record: the plugin's
         ``handle_adopt`` with its entry of the adopt data."""
-        lease = self._take(node, record, "ADOPT", values)
+        lease = self._take(node, record, Action.ADOPT, values)
         if lease is None:
             return []
         plugin = self._plugin(cls, record, props, policy)
         entry = adopt.resource_data(plugin)
         if adopt.NESTED_KEY in plugin.data():
             plugin.data_delete(adopt.NESTED_KEY)
-        job = actions.job_for(record, node, "ADOPT", plugin, values, lease)
+        job = actions.job_for(
+            record, node, Action.ADOPT, plugin, values, lease
+        )
         return self.actions.start(job, lambda: plugin.handle_adopt(entry))
 
     def update_in_place(self, node, record, plugin, props, diff, values):
         """Update the record's resource, keeping its physical ID."""
         handle = getattr(plugin, "handle_update", None)
-        job = actions.job_for(record, node, "UPDATE", plugin, values)
+        job = actions.job_for(record, node, Action.UPDATE, plugin, values)
         done = self.actions.instant(
             job, (lambda: handle(props, diff)) if handle else (lambda: None)
         )
@@ -131,13 +138,15 @@ class Changes:
         lease = self.locks.take(
             record,
             node.traversal,
-            "UPDATE",
+            Action.UPDATE,
             {"properties_data": values["properties_data"]},
         )
         if lease is None:
             return []
         record = dict(record, atomic_key=record["atomic_key"] + 1)
-        job = actions.job_for(record, node, "UPDATE", plugin, values, lease)
+        job = actions.job_for(
+            record, node, Action.UPDATE, plugin, values, lease
+        )
         handle = getattr(plugin, "handle_update", None)
 
         def replace():
@@ -203,8 +212,8 @@ class Changes:
                 "name": record["name"],
                 "role": "current",
                 "type": values["type"],
-                "action": "INIT",
-                "status": "COMPLETE",
+                "action": Action.INIT,
+                "status": Status.COMPLETE,
                 "status_reason": "",
                 "template_id": values["template_id"],
                 "atomic_key": 0,
@@ -236,8 +245,8 @@ class Changes:
                 record["stack_id"],
                 record["name"],
                 record["physical_resource_id"],
-                "UPDATE",
-                "FAILED",
+                Action.UPDATE,
+                Status.FAILED,
                 reason,
                 record["type"],
             )

@@ -7,6 +7,7 @@ properties.
 import logging
 
 from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.db import convergence as conv
 from heat_lite.engine import definitions
 from heat_lite.engine.worker import actions
@@ -42,19 +43,21 @@ class CleanupPhase:
             return []
         if record["converged_traversal"] == traversal or record["engine_id"]:
             return []
-        if record["stack_action"] == "SUSPEND":
+        if record["stack_action"] == Action.SUSPEND:
             return self.simple.run(node, record)
         values = {
-            "action": "DELETE",
-            "status": "COMPLETE",
+            "action": Action.DELETE,
+            "status": Status.COMPLETE,
             "status_reason": "state changed",
             "converged_traversal": traversal,
         }
         deleted = (
-            record["action"] == "DELETE" and record["status"] == "COMPLETE"
+            record["action"] == Action.DELETE
+            and record["status"] == Status.COMPLETE
         )
         never_made = (
-            record["action"] == "INIT" and not record["physical_resource_id"]
+            record["action"] == Action.INIT
+            and not record["physical_resource_id"]
         )
         if deleted or never_made:
             return self.successors.finish_unlocked(
@@ -62,16 +65,16 @@ class CleanupPhase:
                 record,
                 {"converged_traversal": traversal} if deleted else values,
             )
-        if self.actions.held(node, record, "pre-delete", "DELETE"):
+        if self.actions.held(node, record, "pre-delete", Action.DELETE):
             return []
         plugin = definitions.plugin_for(record)
-        job = actions.job_for(record, node, "DELETE", plugin, values)
+        job = actions.job_for(record, node, Action.DELETE, plugin, values)
         handle = getattr(plugin, "handle_delete", lambda: None)
         if not _keep_physical(record, plugin):
             done = self.actions.instant(job, handle)
             if done is not None:
                 return done
-        job.lease = self.locks.take(record, traversal, "DELETE")
+        job.lease = self.locks.take(record, traversal, Action.DELETE)
         if job.lease is None:
             return []
         if _keep_physical(record, plugin):
@@ -115,7 +118,10 @@ class SimpleActions:
         properties. A record that was never created (or is deleted) only
         reports to its successors."""
         action = record["stack_action"]
-        if record["action"] == "INIT" or record["action"] == "DELETE":
+        if (
+            record["action"] == Action.INIT
+            or record["action"] == Action.DELETE
+        ):
             return self.successors.finish_unlocked(
                 node, record, {"converged_traversal": node.traversal}
             )

@@ -14,6 +14,7 @@ forever.
 import logging
 
 from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine.traversal.planner import CLEANUP
@@ -101,12 +102,16 @@ class NodeFailures:
             record["name"],
             record["physical_resource_id"],
             action,
-            "FAILED",
+            Status.FAILED,
             reason,
             record["type"],
         )
         released = lease.release(
-            {"action": action, "status": "FAILED", "status_reason": reason},
+            {
+                "action": action,
+                "status": Status.FAILED,
+                "status_reason": reason,
+            },
             [event],
         )
         if not released:
@@ -123,23 +128,27 @@ class NodeFailures:
         """The action a failed node reports, as Heat names it."""
         if phase == CLEANUP:
             return (
-                "SUSPEND" if record["stack_action"] == "SUSPEND" else "DELETE"
+                Action.SUSPEND
+                if record["stack_action"] == Action.SUSPEND
+                else Action.DELETE
             )
-        if record["stack_action"] in ("RESUME", "CHECK"):
+        if record["stack_action"] in (Action.RESUME, Action.CHECK):
             return record["stack_action"]
         if (
             record["lock_traversal"] == record["stack_traversal"]
-            and record["status"] == "IN_PROGRESS"
+            and record["status"] == Status.IN_PROGRESS
         ):
             return record["action"]
-        return "CREATE" if record["action"] == "INIT" else "UPDATE"
+        return (
+            Action.CREATE if record["action"] == Action.INIT else Action.UPDATE
+        )
 
     def _fail_stack_node(self, stack_id, traversal, phase, exc):
         """A stack-level node (the barrier or the final join) failed."""
         stack = db_api.stack_get(stack_id)
         if (
             stack["current_traversal"] != traversal
-            or stack["status"] != "IN_PROGRESS"
+            or stack["status"] != Status.IN_PROGRESS
         ):
             return []
         self.stacks.mark_failed(

@@ -23,6 +23,7 @@ is in it from before its lock is taken until after its lock is gone.
 import logging
 import threading
 
+from heat_lite.common.states import Status
 from heat_lite.db import convergence as conv
 
 LOG = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ class LockTable:
                 dict(
                     {
                         "action": action,
-                        "status": "IN_PROGRESS",
+                        "status": Status.IN_PROGRESS,
                         "status_reason": "state changed",
                     },
                     **(extra or {}),

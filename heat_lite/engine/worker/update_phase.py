@@ -10,6 +10,7 @@ SUSPEND / RESUME / CHECK walks go to ``cleanup_phase.SimpleActions``.
 import json
 
 from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.db import convergence as conv
 from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
@@ -65,7 +66,7 @@ class UpdatePhase:
             return []
         if not runs(record, node.traversal):
             return []
-        if record["stack_action"] in ("RESUME", "CHECK"):
+        if record["stack_action"] in (Action.RESUME, Action.CHECK):
             return self.simple.run(node, record)
         bound = definitions.get(
             record["stack_template_id"], definitions.stack_info(record)
@@ -95,15 +96,22 @@ class UpdatePhase:
                 "resources.%s.properties" % defn.name,
             )
         except exception.HeatLiteException as exc:
-            action = "CREATE" if record["action"] == "INIT" else "UPDATE"
+            action = (
+                Action.CREATE
+                if record["action"] == Action.INIT
+                else Action.UPDATE
+            )
             return self.actions.fail_before_start(node, record, action, exc)
         values["properties_data"] = json.dumps(props)
         policy = defn.update_policy or {}
         change = self.changes
-        if record["action"] == "INIT" and record["stack_action"] == "ADOPT":
+        if (
+            record["action"] == Action.INIT
+            and record["stack_action"] == Action.ADOPT
+        ):
             return change.adopt(node, record, cls, props, values, policy)
-        if record["action"] == "INIT":
-            if self.actions.held(node, record, "pre-create", "CREATE"):
+        if record["action"] == Action.INIT:
+            if self.actions.held(node, record, "pre-create", Action.CREATE):
                 return []
             return change.create(
                 node,
@@ -133,13 +141,13 @@ class UpdatePhase:
         old_props = json.loads(record["properties_data"] or "{}")
         plugin = self.actions.plugin(cls, record, old_props)
         plugin.update_policy = policy
-        failed = record["status"] == "FAILED"
+        failed = record["status"] == Status.FAILED
         external = plugin.data().get(actions.EXTERNAL_ID)
         if external is not None and external != defn.external_id:
             return self.actions.fail_before_start(
                 node,
                 record,
-                "UPDATE",
+                Action.UPDATE,
                 exception.NotSupported(
                     feature="Update to property external_id of %s"
                     % record["name"]
@@ -152,7 +160,7 @@ class UpdatePhase:
         }
         replace = (
             not definitions.keeps_kind(record, defn.type, cls)
-            or record["action"] == "DELETE"
+            or record["action"] == Action.DELETE
             or (failed and plugin.needs_replace_failed(record["action"]))
             or (diff and plugin.needs_replace(props, diff))
         )
@@ -163,7 +171,7 @@ class UpdatePhase:
         ):
             if failed:
                 values.update(
-                    status="COMPLETE",
+                    status=Status.COMPLETE,
                     status_reason=(
                         "Update status to COMPLETE for FAILED resource "
                         "neither update nor replace."
@@ -178,14 +186,14 @@ class UpdatePhase:
             return self.actions.fail_before_start(
                 node,
                 record,
-                "UPDATE",
+                Action.UPDATE,
                 exception.NotSupported(
                     feature="Update to property %s of "
                     "%s (%s)"
                     % (", ".join(immutable), record["name"], record["type"])
                 ),
             )
-        if self.actions.held(node, record, "pre-update", "UPDATE"):
+        if self.actions.held(node, record, "pre-update", Action.UPDATE):
             return []
         if replace:
             return self.changes.replace(
