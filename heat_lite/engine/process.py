@@ -92,20 +92,17 @@ class EngineProcess:
             os.getpid(),
             len(types),
         )
-        threads = CONF.engine.executor_threads
         self._servers = [
             rpc.get_server(
                 CONF.engine.topic,
                 self.engine_id,
                 service.endpoints(self.ops, stack_service=self.service)
                 + [fleet_endpoint.RolloutEndpoint(self.rollouts)],
-                threads,
             ),
             rpc.get_server(
                 CONF.engine.worker_topic,
                 self.engine_id,
                 [worker_endpoint.WorkerEndpoint(self.dispatcher)],
-                threads,
             ),
         ]
         for server in self._servers:
