@@ -32,10 +32,11 @@ class Changes:
         self.stacks = stacks
         self.successors = successors
 
-    def _take(self, node, record, action, values):
-        """The record's lease for a create-like action, storing the type
-        and properties it is made with."""
-        return self.locks.take(
+    def _locked_job(self, node, record, action, cls, props, values, policy):
+        """A job of a create-like action under the record's lease (the
+        lock also stores the type and properties it is made with), or
+        None if the lock was not taken."""
+        lease = self.locks.take(
             record,
             node.traversal,
             action,
@@ -44,6 +45,10 @@ class Changes:
                 "properties_data": values["properties_data"],
             },
         )
+        if lease is None:
+            return None
+        plugin = self._plugin(cls, record, props, policy)
+        return actions.job_for(record, node, action, plugin, values, lease)
 
     def _plugin(self, cls, record, props, policy):
         plugin = self.actions.plugin(cls, record, props)
@@ -61,13 +66,12 @@ class Changes:
             done = self.actions.instant(job, plugin.handle_create)
             if done is not None:
                 return done
-        lease = self._take(node, record, Action.CREATE, values)
-        if lease is None:
-            return []
-        plugin = self._plugin(cls, record, props, policy)
-        job = actions.job_for(
-            record, node, Action.CREATE, plugin, values, lease
+        job = self._locked_job(
+            node, record, Action.CREATE, cls, props, values, policy
         )
+        if job is None:
+            return []
+        plugin = job.plugin
         if external_id is not None:
             job.check = None
             return self.actions.start(
@@ -79,13 +83,12 @@ class Changes:
         """A create whose engine went down (the outcome is unknown): under
         the lock, ask the plugin what that create made (``find_created``)
         and wait for it, or create it if it made nothing."""
-        lease = self._take(node, record, Action.CREATE, values)
-        if lease is None:
-            return []
-        plugin = self._plugin(cls, record, props, policy)
-        job = actions.job_for(
-            record, node, Action.CREATE, plugin, values, lease
+        job = self._locked_job(
+            node, record, Action.CREATE, cls, props, values, policy
         )
+        if job is None:
+            return []
+        plugin = job.plugin
 
         def find_or_create():
             cookie = plugin.find_created()
@@ -108,16 +111,15 @@ class Changes:
     def adopt(self, node, record, cls, props, values, policy=None):
         """The ADOPT action of a new record: the plugin's
         ``handle_adopt`` with its entry of the adopt data."""
-        lease = self._take(node, record, Action.ADOPT, values)
-        if lease is None:
+        job = self._locked_job(
+            node, record, Action.ADOPT, cls, props, values, policy
+        )
+        if job is None:
             return []
-        plugin = self._plugin(cls, record, props, policy)
+        plugin = job.plugin
         entry = adopt.resource_data(plugin)
         if adopt.NESTED_KEY in plugin.data():
             plugin.data_delete(adopt.NESTED_KEY)
-        job = actions.job_for(
-            record, node, Action.ADOPT, plugin, values, lease
-        )
         return self.actions.start(job, lambda: plugin.handle_adopt(entry))
 
     def update_in_place(self, node, record, plugin, props, diff, values):
