@@ -4,11 +4,12 @@ conditional UPDATE that takes it to the write that ends it.
 A worker acts on a record only under its lock (``engine_id``,
 ``lock_epoch``, ``lock_traversal`` on the row, taken by a CAS on
 ``atomic_key``). ``LockTable.take`` takes it and returns a ``Lease``; the
-lease ends in exactly one of three ways, all on this page:
+lease ends in one of three ways, each a method here:
 
 - the action finishes or fails, and the write that records it (guarded
-  by the lease's owner) clears the lock: ``Lease.release`` or the job's
-  finish transaction, then ``forget``;
+  by the lease's owner) clears the lock, then the lease is forgotten:
+  ``Lease.release`` (a failed node), or the job's own write in
+  ``actions.ActionRunner`` followed by ``LockTable.job_unlocked``;
 - a write is refused because the lock was taken over (this engine was
   claimed, or the watchdog released an orphan): ``LockTable.lost_lock``
   forgets it and the new holder decides;
