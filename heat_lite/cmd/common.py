@@ -5,22 +5,29 @@ import os
 import sys
 import warnings
 
+from oslo_config import cfg
+
 # oslo.messaging imports oslo.service, which imports eventlet; heat_lite
 # never uses eventlet (threads only, nothing is monkey-patched). Its green
 # DNS resolver would import dnspython (about 0.2 s of every start) for
 # nothing; eventlet's own switch turns that off unless the operator set it.
 os.environ.setdefault("EVENTLET_NO_GREENDNS", "yes")
-# oslo libraries import eventlet only to warn that it is deprecated; we
-# never use it. Silence that before they are imported.
-warnings.filterwarnings("ignore", category=DeprecationWarning)
-warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
 
-from oslo_config import cfg  # noqa: E402
-from oslo_log import log as logging  # noqa: E402
+# The oslo libraries import eventlet (and their own eventlet helpers) only
+# to warn that they are deprecated; heat_lite never uses eventlet. Those
+# warnings are silenced while the libraries are imported, here, and
+# nowhere else: the process's warning filters stay as Python sets them.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message=r"\s*Eventlet is deprecated")
+    warnings.filterwarnings(
+        "ignore", category=DeprecationWarning, module=r"oslo_|webob"
+    )
+    from oslo_log import log as logging
+    from oslo_messaging import opts as messaging_opts
 
-from heat_lite import conf, version  # noqa: E402
-from heat_lite.cmd import preflight  # noqa: E402
-from heat_lite.conf import database  # noqa: E402
+    from heat_lite import conf, version
+    from heat_lite.cmd import preflight
+    from heat_lite.conf import database
 
 CONF = conf.CONF
 
@@ -36,7 +43,23 @@ def parse_args(argv=None, cli_opts=(), default_config_files=None):
         default_config_files=default_config_files,
     )
     database.set_runtime_default(CONF)
+    _size_rpc_pools()
     logging.setup(CONF, "heat_lite", version=version.version_string())
+
+
+def _size_rpc_pools():
+    """oslo.messaging gives each RPC server a pool of ``[DEFAULT]
+    executor_thread_pool_size`` threads; an engine's is ``[engine]
+    executor_threads``. Set here, by the command, once the configuration
+    is read (the option is registered as oslo.messaging lists it)."""
+    for group, opts in messaging_opts.list_opts():
+        if group in (None, "DEFAULT"):
+            CONF.register_opts(
+                [o for o in opts if o.name == "executor_thread_pool_size"]
+            )
+    CONF.set_override(
+        "executor_thread_pool_size", CONF.engine.executor_threads
+    )
 
 
 def reports_startup_errors(main):

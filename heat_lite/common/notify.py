@@ -30,6 +30,7 @@ import threading
 import oslo_messaging as messaging
 
 from heat_lite import conf
+from heat_lite.common.states import Status
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -98,9 +99,11 @@ def stack_event(stack, action, phase, status=None, reason=None):
     """
     status = (
         status
-        or {"start": "IN_PROGRESS", "end": "COMPLETE", "error": "FAILED"}[
-            phase
-        ]
+        or {
+            "start": Status.IN_PROGRESS,
+            "end": Status.COMPLETE,
+            "error": Status.FAILED,
+        }[phase]
     )
     reason = reason or "Stack %s %s" % (
         action,
@@ -171,9 +174,11 @@ def resource_event(
     nothing at all (not even a payload) without a driver."""
     if not enabled():
         return
-    status = {"start": "IN_PROGRESS", "end": "COMPLETE", "error": "FAILED"}[
-        phase
-    ]
+    status = {
+        "start": Status.IN_PROGRESS,
+        "end": Status.COMPLETE,
+        "error": Status.FAILED,
+    }[phase]
     _send(
         "resource",
         action,

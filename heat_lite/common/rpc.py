@@ -79,8 +79,11 @@ def get_client(topic, version, server=None, timeout=None):
     )
 
 
-def get_server(topic, server, endpoints, executor_threads):
-    """A threading RPC server for ``endpoints`` on (topic, server)."""
+def get_server(topic, server, endpoints):
+    """A threading RPC server for ``endpoints`` on (topic, server); its
+    pool has ``[DEFAULT] executor_thread_pool_size`` threads (which the
+    commands set from ``[engine] executor_threads``, see
+    ``cmd.common.parse_args``)."""
     target = messaging.Target(topic=topic, server=server)
     server = messaging.get_rpc_server(
         init(),
@@ -90,6 +93,4 @@ def get_server(topic, server, endpoints, executor_threads):
         serializer=ContextSerializer(),
         access_policy=dispatcher.DefaultRPCAccessPolicy,
     )
-    # The option exists once a server is made; the pool is made at start.
-    CONF.set_override("executor_thread_pool_size", executor_threads)
     return server

@@ -1,8 +1,9 @@
 """Stack and resource states, as Heat spells them, and the record roles.
 
 A state is an (action, status) pair shown joined as ``ACTION_STATUS``. The
-transition table says which action may follow which; ``check_transition``
-is pure so it is cheap to test.
+transition table says which stack operation may not start on which
+action; ``check_transition`` is pure so it is cheap to test, and it is
+what the engine consults (``traversal.ops.check_start``).
 """
 
 import enum
@@ -42,59 +43,43 @@ class Role(enum.StrEnum):
 LISTED_ROLES = (Role.CURRENT, Role.REPLACED, Role.PENDING_DELETE)
 
 
-# Which stack action may start while the stack is in a given action.
-# Convergence accepts a new operation on top of one in progress, so the
-# table is about what makes sense, not about locking.
-_STACK_TRANSITIONS = {
-    # from action: actions that may start next
-    Action.INIT: {Action.CREATE, Action.ADOPT, Action.DELETE},
-    # a create may be superseded by an update or a delete, or rolled back
-    Action.CREATE: {
-        Action.UPDATE,
-        Action.DELETE,
-        Action.ROLLBACK,
-        Action.SUSPEND,
-        Action.CHECK,
-    },
-    Action.ADOPT: {Action.UPDATE, Action.DELETE, Action.ROLLBACK},
-    # updates stack on updates: that is the point of convergence
+# Which stack operation refuses to start while the stack is in a given
+# action, and what the 400 error says (Heat's rules):
+# {operation: {the stack's current action: why it is refused}}. Any pair
+# not listed is accepted: convergence starts a new operation on top of
+# one in progress (an update on an update, a delete on anything), so the
+# table is about what makes sense, not about locking. A deleted stack
+# refuses everything (404). ``traversal.ops`` consults it twice: before
+# starting (``check_start``) and in the conditional write that starts the
+# traversal, so a stack that took a refused action meanwhile refuses too.
+_REFUSED = {
+    # an update of a stack being deleted, or of a suspended one (which
+    # must be resumed first)
     Action.UPDATE: {
-        Action.UPDATE,
-        Action.DELETE,
-        Action.ROLLBACK,
-        Action.SUSPEND,
-        Action.CHECK,
+        Action.DELETE: "Updating a stack when it is deleting",
+        Action.SUSPEND: "Updating a stack when it is suspended",
     },
-    Action.ROLLBACK: {
-        Action.UPDATE,
-        Action.DELETE,
-        Action.SUSPEND,
-        Action.CHECK,
-    },
-    # a suspended stack must be resumed (or deleted) before anything else
-    Action.SUSPEND: {Action.RESUME, Action.DELETE, Action.SUSPEND},
-    Action.RESUME: {
-        Action.UPDATE,
-        Action.DELETE,
-        Action.SUSPEND,
-        Action.CHECK,
-        Action.RESUME,
-    },
-    Action.CHECK: {
-        Action.UPDATE,
-        Action.DELETE,
-        Action.SUSPEND,
-        Action.CHECK,
-        Action.ROLLBACK,
-    },
-    # a delete can only be retried
-    Action.DELETE: {Action.DELETE},
+    # nothing but another delete follows a delete
+    Action.SUSPEND: {Action.DELETE: "Suspend of a stack being deleted"},
+    Action.RESUME: {Action.DELETE: "Resume of a stack being deleted"},
+    Action.CHECK: {Action.DELETE: "Check of a stack being deleted"},
+    Action.ROLLBACK: {Action.DELETE: "Rollback of a stack being deleted"},
 }
 
 
 def check_transition(current, new):
-    """Return True if stack action ``new`` may follow ``current``."""
-    return Action(new) in _STACK_TRANSITIONS[Action(current)]
+    """Why stack operation ``new`` may not start on a stack whose action
+    is ``current``, or None if it may.
+
+    Pure, so that the table is cheap to walk in a test.
+    """
+    return _REFUSED.get(Action(new), {}).get(Action(current))
+
+
+def refused_from(new):
+    """The stack actions operation ``new`` refuses to start on (what the
+    conditional write that starts it excludes)."""
+    return frozenset(_REFUSED.get(Action(new), ()))
 
 
 def joined(action, status):

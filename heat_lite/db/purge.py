@@ -16,7 +16,7 @@ import collections
 import sqlalchemy as sa
 
 from heat_lite import conf
-from heat_lite.common.states import Role
+from heat_lite.common.states import Action, Role, Status
 from heat_lite.db import models
 from heat_lite.db.session import transaction
 
@@ -63,8 +63,8 @@ def records_to_history(session, stack_id, every=False):
     which = [RESOURCE.c.stack_id == stack_id, RESOURCE.c.role != Role.HISTORY]
     if not every:
         which += [
-            RESOURCE.c.action == "DELETE",
-            RESOURCE.c.status == "COMPLETE",
+            RESOURCE.c.action == Action.DELETE,
+            RESOURCE.c.status == Status.COMPLETE,
         ]
     result = session.execute(
         RESOURCE.update()

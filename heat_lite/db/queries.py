@@ -10,6 +10,7 @@ shell patterns in Python on what is left. Each read is one statement per
 
 import sqlalchemy as sa
 
+from heat_lite.common.states import Action
 from heat_lite.db import models
 from heat_lite.db.session import transaction
 
@@ -98,7 +99,7 @@ def current_resources(stack_ids, type_likes=None):
             ).where(
                 RESOURCE.c.stack_id.in_(chunk),
                 RESOURCE.c.role == "current",
-                RESOURCE.c.action != "DELETE",
+                RESOURCE.c.action != Action.DELETE,
             )
             if type_likes:
                 query = query.where(

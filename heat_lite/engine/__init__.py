@@ -17,9 +17,10 @@
     phases, and the nested stacks plugins own.
 ``worker/``
     The ``[engine] worker_topic`` endpoint and what runs a graph node:
-    dispatch and the poll scheduler, the node runner (``node``), resource
-    actions, the cleanup phase, adopt, hooks, failures and the caller's
-    token.
+    dispatch and the poll scheduler, the node runner (``runner``) and its
+    collaborators (update and cleanup phases, changes, resource actions,
+    record locks as leases, successors, failures), adopt, hooks and the
+    caller's token.
 ``recovery/``
     Keeping every stack moving when engines die: the engine's identity
     and heartbeat (``fencing``), the watchdog (dead engines, stale locks,

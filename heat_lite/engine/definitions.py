@@ -11,6 +11,7 @@ import json
 import threading
 
 from heat_lite.common import exception
+from heat_lite.common.states import Action
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine import graph, template
@@ -254,7 +255,7 @@ class RecordScope(functions.Scope):
 
     def attribute(self, resource_name, attribute, path):
         record = self.records.get(resource_name)
-        if record is None or record["action"] in ("INIT", "DELETE"):
+        if record is None or record["action"] in (Action.INIT, Action.DELETE):
             return None
         attrs = json.loads(record["attr_data"] or "{}")
         if attribute is None:

@@ -11,18 +11,14 @@ from heat_lite.common import crypt, rpc
 from heat_lite.db import api as db_api
 from heat_lite.db import software_configs
 from heat_lite.engine import rpcapi
-from heat_lite.engine.endpoint import service
+from heat_lite.engine.endpoint import goals, service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
 from heat_lite.engine.fleet import runner as fleet_runner
 from heat_lite.engine.fleet import target as fleet_target
-from heat_lite.engine.recovery import fencing
-from heat_lite.engine.recovery import watchdog as recovery
-from heat_lite.engine.traversal import graph_cache as graphs
-from heat_lite.engine.traversal import nested, verify
-from heat_lite.engine.traversal import ops as stacks
-from heat_lite.engine.worker import dispatch
-from heat_lite.engine.worker import endpoint as worker
-from heat_lite.engine.worker import node as check
+from heat_lite.engine.recovery import fencing, watchdog
+from heat_lite.engine.traversal import graph_cache, nested, ops, verify
+from heat_lite.engine.worker import dispatch, runner
+from heat_lite.engine.worker import endpoint as worker_endpoint
 from heat_lite.resources import registry, software_config, stack_resource
 
 CONF = conf.CONF
@@ -55,22 +51,22 @@ class EngineProcess:
         self.dispatcher = dispatch.Dispatcher(
             rpcapi.WorkerAPI(), self.scheduler
         )
-        self.ops = stacks.StackOps(self.dispatcher)
-        self.runner = check.NodeRunner(
-            self.fence, self.ops, graphs.GraphCache(), self.dispatcher
+        self.ops = ops.StackOps(self.dispatcher)
+        self.runner = runner.NodeRunner(
+            self.fence, self.ops, graph_cache.GraphCache(), self.dispatcher
         )
         self.dispatcher.runner = self.runner
         self.ops.verifier = verify.Verifier(
             self.ops, self.runner.graphs, self.dispatcher
         )
-        self.watchdog = recovery.Watchdog(
+        self.watchdog = watchdog.Watchdog(
             self.fence, self.ops, self.dispatcher
         )
         self.heartbeat = fencing.Heartbeat(self.fence, self.runner.drop_all)
-        self.service = service.EngineService(self.ops)
+        update_goals = goals.UpdateGoals()
+        self.service = service.EngineService(self.ops, update_goals)
         self.rollouts = fleet_runner.RolloutRunner(
-            self.fence,
-            fleet_target.TargetDriver(self.ops, self.service._update_goal),
+            self.fence, fleet_target.TargetDriver(self.ops, update_goals)
         )
         # Plugins that own a child stack reach the engine through this.
         stack_resource.StackResource.nested_stacks = nested.NestedStacks(
@@ -96,20 +92,17 @@ class EngineProcess:
             os.getpid(),
             len(types),
         )
-        threads = CONF.engine.executor_threads
         self._servers = [
             rpc.get_server(
                 CONF.engine.topic,
                 self.engine_id,
                 service.endpoints(self.ops, stack_service=self.service)
                 + [fleet_endpoint.RolloutEndpoint(self.rollouts)],
-                threads,
             ),
             rpc.get_server(
                 CONF.engine.worker_topic,
                 self.engine_id,
-                [worker.WorkerEndpoint(self.dispatcher)],
-                threads,
+                [worker_endpoint.WorkerEndpoint(self.dispatcher)],
             ),
         ]
         for server in self._servers:

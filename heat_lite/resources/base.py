@@ -39,6 +39,7 @@ a failed create and is replaced by a new one.
 """
 
 from heat_lite.common import exception
+from heat_lite.common.states import Action
 from heat_lite.resources import properties
 
 UpdateReplace = exception.UpdateReplace
@@ -223,7 +224,7 @@ class Resource:
         the physical resource still exists, so the next update (or a
         rollback) tries it in place and keeps its physical ID.
         """
-        return failed_action != "UPDATE"
+        return failed_action != Action.UPDATE
 
     def immutable_changes(self, prop_diff):
         """The changed properties that may never change."""

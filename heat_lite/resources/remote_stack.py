@@ -11,6 +11,7 @@ resource data because the remote API addresses stacks by name and id.
 
 from heat_lite import conf
 from heat_lite.common import exception, template_format
+from heat_lite.common.states import Action
 from heat_lite.resources import base, remote_client, stack_resource
 from heat_lite.resources import properties as p
 
@@ -129,7 +130,7 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
             self.properties.get("timeout"),
         )
         self.resource_id_set(stack_id)
-        return "CREATE"
+        return Action.CREATE
 
     def handle_update(self, new_props, prop_diff):
         self.properties = new_props
@@ -140,12 +141,12 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
             new_props.get("parameters") or {},
             new_props.get("timeout"),
         )
-        return "UPDATE"
+        return Action.UPDATE
 
     def handle_delete(self):
         if self.resource_id:
             self._client().delete(self._remote_name(), self.resource_id)
-        return "DELETE"
+        return Action.DELETE
 
     def _action(self, action):
         self._client().action(
@@ -154,13 +155,13 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
         return action
 
     def handle_suspend(self):
-        return self._action("SUSPEND")
+        return self._action(Action.SUSPEND)
 
     def handle_resume(self):
-        return self._action("RESUME")
+        return self._action(Action.RESUME)
 
     def handle_check(self):
-        return self._action("CHECK")
+        return self._action(Action.CHECK)
 
     def _stack_done(self, action):
         """Poll the remote stack; its failure reason fails the resource."""

@@ -8,6 +8,7 @@ import time
 
 from heat_lite import conf
 from heat_lite.common import exception
+from heat_lite.common.states import Action
 from heat_lite.resources import (
     base,
     constraints,
@@ -193,7 +194,7 @@ class ResourceGroup(_Members):
     # Paused batches (see group_batches) -----------------------------------
     def handle_create(self):
         self.data_set("removed", self._removed())
-        steps = self._steps("CREATE", "batch_create", {})
+        steps = self._steps(Action.CREATE, "batch_create", {})
         if steps is None:
             return super().handle_create()
         self.resource_id_set(
@@ -213,7 +214,7 @@ class ResourceGroup(_Members):
         self.data_set("removed", self._removed())
         steps = None
         if "resource_def" in prop_diff:
-            steps = self._steps("UPDATE", "rolling_update", old)
+            steps = self._steps(Action.UPDATE, "rolling_update", old)
         if steps is None:
             template, params = self.child_template("rolling_update")
             self.nested_stacks.update(
@@ -223,7 +224,7 @@ class ResourceGroup(_Members):
                 template,
                 params,
             )
-            return "UPDATE"
+            return Action.UPDATE
         self._update_child(self._step_template(steps))
         return steps
 
@@ -277,7 +278,9 @@ class ResourceGroup(_Members):
             steps["pause_until"] = None
             steps["index"] += 1
             self._update_child(self._step_template(steps))
-        child_action = steps["action"] if steps["index"] == 0 else "UPDATE"
+        child_action = (
+            steps["action"] if steps["index"] == 0 else Action.UPDATE
+        )
         super()._stack_done(child_action)
         if steps["index"] + 1 < len(steps["batches"]):
             steps["pause_until"] = time.time() + steps["pause"]

@@ -8,6 +8,7 @@ worker thread never waits and engines never call each other.
 """
 
 from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.resources import base
 
 
@@ -25,13 +26,13 @@ def stack_done(state, action, delay, gone_reason, error=NestedStackFailed):
         ``gone_reason`` if the stack is gone before a DELETE.
     """
     if state is None:
-        if action == "DELETE":
+        if action == Action.DELETE:
             return True
         raise error(reason=gone_reason)
     stack_action, status, reason = state
-    if status == "IN_PROGRESS" or stack_action != action:
+    if status == Status.IN_PROGRESS or stack_action != action:
         raise base.PollDelay(delay)
-    if status == "FAILED":
+    if status == Status.FAILED:
         raise error(reason=reason)
     return True
 
@@ -84,7 +85,7 @@ class StackResource(PollsStack, base.Resource):
             params,
         )
         self.resource_id_set(child_id)
-        return "CREATE"
+        return Action.CREATE
 
     def handle_adopt(self, resource_data):
         """Adopt the child stack from the entry's nested ``resources``
@@ -99,7 +100,7 @@ class StackResource(PollsStack, base.Resource):
             adopt=resource_data.get("resources") or {},
         )
         self.resource_id_set(child_id)
-        return "ADOPT"
+        return Action.ADOPT
 
     def handle_update(self, new_props, prop_diff):
         self.properties = new_props
@@ -111,12 +112,12 @@ class StackResource(PollsStack, base.Resource):
             template,
             params,
         )
-        return "UPDATE"
+        return Action.UPDATE
 
     def handle_delete(self):
         if self.resource_id:
             self.nested_stacks.delete(self.resource_id)
-        return "DELETE"
+        return Action.DELETE
 
     def _run(self, action):
         if self.resource_id:
@@ -124,13 +125,13 @@ class StackResource(PollsStack, base.Resource):
         return action
 
     def handle_suspend(self):
-        return self._run("SUSPEND")
+        return self._run(Action.SUSPEND)
 
     def handle_resume(self):
-        return self._run("RESUME")
+        return self._run(Action.RESUME)
 
     def handle_check(self):
-        return self._run("CHECK")
+        return self._run(Action.CHECK)
 
     def _stack_done(self, action):
         if not self.resource_id:

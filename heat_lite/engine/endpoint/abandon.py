@@ -13,6 +13,7 @@ import json
 import uuid
 
 from heat_lite.common import exception, notify
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine import trusts
@@ -83,7 +84,7 @@ def abandon(stack):
     """
     tree = _tree(stack)
     for member in tree:
-        if member["status"] == "IN_PROGRESS":
+        if member["status"] == Status.IN_PROGRESS:
             raise exception.ActionInProgress(
                 stack_name=stack["name"], action=member["action"]
             )
@@ -93,7 +94,7 @@ def abandon(stack):
     trusts.delete(stack["trust_id"])
     for member in reversed(tree):  # the deepest first
         _remove(member, stack)
-    notify.stack_event(stack, "DELETE", "end")
+    notify.stack_event(stack, Action.DELETE, "end")
     return data
 
 
@@ -102,14 +103,16 @@ def _remove(member, root):
     traversal seen, with Heat's two DELETE events."""
     reason = "Stack DELETE completed successfully"
     values = {
-        "action": "DELETE",
-        "status": "COMPLETE",
+        "action": Action.DELETE,
+        "status": Status.COMPLETE,
         "status_reason": reason,
         "current_traversal": str(uuid.uuid4()),
     }
     events = [
-        stack_event(member, "DELETE", "IN_PROGRESS", "Stack DELETE started"),
-        stack_event(member, "DELETE", "COMPLETE", reason),
+        stack_event(
+            member, Action.DELETE, Status.IN_PROGRESS, "Stack DELETE started"
+        ),
+        stack_event(member, Action.DELETE, Status.COMPLETE, reason),
     ]
     if not conv.stack_finish(
         member["id"],
@@ -120,5 +123,5 @@ def _remove(member, root):
         delete=True,
     ):
         raise exception.ActionInProgress(
-            stack_name=root["name"], action="DELETE"
+            stack_name=root["name"], action=Action.DELETE
         )

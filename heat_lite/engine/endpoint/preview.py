@@ -6,7 +6,7 @@ a resource that owns a nested stack (template resource, group) giving
 the nested list of its child's resources, as Heat's preview does.
 ``update_changes`` sorts the resources of an update into Heat's five
 lists — added, deleted, replaced, updated, unchanged — with the same
-decision the worker makes (``node.NodeRunner._update``): a type change,
+decision the worker makes (``update_phase.UpdatePhase``): a type change,
 a failed record that must be replaced, the plugin's ``needs_replace`` or
 a changed property that is not ``update_allowed`` mean replacement; a
 resource owning a nested stack is otherwise always updated (its child
@@ -19,6 +19,7 @@ import json
 
 from heat_lite import conf
 from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint import views
@@ -42,8 +43,8 @@ def _blank_record(stack, defn):
     return {
         "name": defn.name,
         "type": defn.type,
-        "action": "INIT",
-        "status": "COMPLETE",
+        "action": Action.INIT,
+        "status": Status.COMPLETE,
         "status_reason": "",
         "physical_resource_id": "",
         "created_at": None,
@@ -207,14 +208,14 @@ def _same_class(old, new):
 
 def kind(old_bound, defn, record, cls, props, scope):
     """One of CHANGE_KINDS for a resource present before and after."""
-    if record["action"] in ("INIT", "DELETE"):
+    if record["action"] in (Action.INIT, Action.DELETE):
         return "replaced"
     if not definitions.keeps_kind(record, defn.type, cls):
         return "replaced"
     plugin = definitions.plugin_for(record)
     if not _same_class(type(plugin), cls):
         return "replaced"
-    if record["status"] == "FAILED" and plugin.needs_replace_failed(
+    if record["status"] == Status.FAILED and plugin.needs_replace_failed(
         record["action"]
     ):
         return "replaced"

@@ -8,6 +8,7 @@ import json
 
 from heat_lite import conf
 from heat_lite.common import exception, states
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine import definitions
@@ -146,7 +147,8 @@ class ReadEndpoint:
         bound = bound_template(stack)
         outputs = None
         if resolve_outputs and not (
-            stack["action"] == "DELETE" and stack["status"] == "COMPLETE"
+            stack["action"] == Action.DELETE
+            and stack["status"] == Status.COMPLETE
         ):
             records = records_by_name(stack)
             outputs = [

@@ -9,6 +9,7 @@ so it can never overwrite what a running action writes.
 import json
 
 from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.engine import definitions
 from heat_lite.engine.endpoint.base import (
@@ -63,11 +64,11 @@ class ResourceEndpoint:
         handle = getattr(plugin, "handle_signal", None)
         if handle is None:
             raise exception.ResourceActionNotSupported(action="Signal")
-        if record["action"] in ("SUSPEND", "DELETE"):
+        if record["action"] in (Action.SUSPEND, Action.DELETE):
             raise exception.NotSupported(
                 feature="Signal resource during %s" % record["action"]
             )
-        if record["engine_id"] or record["status"] == "IN_PROGRESS":
+        if record["engine_id"] or record["status"] == Status.IN_PROGRESS:
             raise _busy(stack, record)
         metadata = resource_metadata(stack, record)
         plugin.metadata = json.loads(json.dumps(metadata))
@@ -81,7 +82,7 @@ class ResourceEndpoint:
                 record["id"],
                 record["atomic_key"],
                 {},
-                [_event(record, "SIGNAL", "FAILED", reason)],
+                [_event(record, "SIGNAL", Status.FAILED, reason)],
             )
             raise exception.Invalid(
                 message="Signal to resource %s failed: "
@@ -101,7 +102,7 @@ class ResourceEndpoint:
             record["id"],
             record["atomic_key"],
             values,
-            [_event(record, "SIGNAL", "COMPLETE", reason)],
+            [_event(record, "SIGNAL", Status.COMPLETE, reason)],
         ):
             raise _busy(stack, record)
 
@@ -116,20 +117,27 @@ class ResourceEndpoint:
     ):
         stack = find_stack(ctxt, stack_identity, live=True)
         record = find_record(stack, resource_name, physical_too=True)
-        if record["engine_id"] or record["status"] == "IN_PROGRESS":
+        if record["engine_id"] or record["status"] == Status.IN_PROGRESS:
             raise _busy(stack, record)
         reason = resource_status_reason or UNHEALTHY_REASON
         if mark_unhealthy:
-            status = "FAILED"
-        elif (record["action"], record["status"]) == ("CHECK", "FAILED"):
-            status = "COMPLETE"
+            status = Status.FAILED
+        elif (record["action"], record["status"]) == (
+            Action.CHECK,
+            Status.FAILED,
+        ):
+            status = Status.COMPLETE
         else:
             return
-        values = {"action": "CHECK", "status": status, "status_reason": reason}
+        values = {
+            "action": Action.CHECK,
+            "status": status,
+            "status_reason": reason,
+        }
         if not db_api.resource_set_if_unlocked(
             record["id"],
             record["atomic_key"],
             values,
-            [_event(record, "CHECK", status, reason)],
+            [_event(record, Action.CHECK, status, reason)],
         ):
             raise _busy(stack, record)

@@ -11,10 +11,11 @@ import re
 import uuid
 
 from heat_lite import conf
-from heat_lite.common import exception, policy, verify_spec
+from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
-from heat_lite.engine import definitions, trusts, validation
-from heat_lite.engine.endpoint import abandon, preview, queries, views
+from heat_lite.engine import trusts, validation
+from heat_lite.engine.endpoint import abandon, goals, preview, queries, views
 from heat_lite.engine.endpoint.base import (
     TARGET,
     bound_template,
@@ -26,7 +27,7 @@ from heat_lite.engine.endpoint.catalog import CatalogEndpoint
 from heat_lite.engine.endpoint.reads import ReadEndpoint
 from heat_lite.engine.endpoint.resources import ResourceEndpoint
 from heat_lite.engine.endpoint.software_configs import SoftwareConfigEndpoint
-from heat_lite.engine.traversal import ops as stacks
+from heat_lite.engine.traversal import ops
 from heat_lite.engine.worker import adopt, caller
 
 CONF = conf.CONF
@@ -67,8 +68,10 @@ class EngineService:
 
     target = TARGET
 
-    def __init__(self, stack_ops):
+    def __init__(self, stack_ops, update_goals=None):
         self.ops = stack_ops
+        # Checks an update's new goal (a rollout's targets use it too).
+        self.goals = update_goals or goals.UpdateGoals()
 
     # Lookup --------------------------------------------------------------
     _stack = staticmethod(find_stack)
@@ -103,10 +106,10 @@ class EngineService:
     ):
         """Check a create request; return (stack values, env, bound)."""
         validation.check_stack_name(stack_name)
-        action = "CREATE"
+        action = Action.CREATE
         if args.get("adopt_stack_data") is not None:
-            action = "ADOPT"
-        _verify(args, adopt=action == "ADOPT")
+            action = Action.ADOPT
+        goals.verify_document(args, adopt=action == Action.ADOPT)
         env = validation.environment(
             environment, params, environment_files, files
         )
@@ -116,7 +119,7 @@ class EngineService:
             "project_id": ctxt.project_id,
         }
         bound = validation.bind(
-            template, env, files, info, authorize=_types_checker(ctxt)
+            template, env, files, info, authorize=goals.types_checker(ctxt)
         )
         values = {
             "id": stack_id,
@@ -124,7 +127,7 @@ class EngineService:
             "tenant": ctxt.project_id,
             "username": ctxt.user_id,
             "action": action,
-            "status": "IN_PROGRESS",
+            "status": Status.IN_PROGRESS,
             "status_reason": "Stack %s started" % action,
             "current_traversal": "",
             "timeout": args.get("timeout_mins"),
@@ -177,7 +180,7 @@ class EngineService:
             trusts.delete(values["trust_id"])
             raise
         resources = None
-        if values["action"] == "ADOPT":
+        if values["action"] == Action.ADOPT:
             resources = adopt.check_data(args["adopt_stack_data"])
         self.ops.start(
             stack,
@@ -186,7 +189,7 @@ class EngineService:
             goal_template_id=stack["raw_template_id"],
             adopt=resources,
             caller_token=caller.keep(ctxt),
-            verify=_verify(args),
+            verify=goals.verify_document(args),
         )
         return views.identity(stack)
 
@@ -227,52 +230,6 @@ class EngineService:
             stack, bound, preview.create_resources(stack, bound)
         )
 
-    def _update_goal(
-        self,
-        ctxt,
-        stack_identity,
-        template,
-        params,
-        files,
-        environment,
-        environment_files,
-        args,
-        existing,
-    ):
-        """Check an update request; return (stack, template, env, files,
-        bound). A rollout's targets use it too (``fleet.target``); it is
-        private so that it is no RPC method."""
-        stack = self._stack(ctxt, stack_identity, live=True)
-        stacks.check_start(stack, "UPDATE")
-        _verify(args)
-        stored = db_api.raw_template_get(stack["raw_template_id"])
-        if existing:
-            template = template or stored["template"]
-            env = validation.environment(stored["environment"], None)
-            new_env = validation.environment(
-                environment, params, environment_files, files
-            )
-            for key in args.get("clear_parameters") or []:
-                env["parameters"].pop(key, None)
-            for section, value in new_env.items():
-                if isinstance(value, dict):
-                    env.setdefault(section, {}).update(value)
-            files = dict(stored["files"], **(files or {}))
-        else:
-            env = validation.environment(
-                environment, params, environment_files, files
-            )
-            files = files or {}
-        bound = validation.bind(
-            template,
-            env,
-            files,
-            definitions.stack_info(stack),
-            authorize=_types_checker(ctxt),
-        )
-        self._check_immutable(stack, bound)
-        return stack, template, env, files, bound
-
     @_expected
     def update_stack(
         self,
@@ -286,7 +243,7 @@ class EngineService:
         args,
         existing=False,
     ):
-        stack, template, env, files, bound = self._update_goal(
+        stack, template, env, files, bound = self.goals.check(
             ctxt,
             stack_identity,
             template,
@@ -307,12 +264,12 @@ class EngineService:
             )
         self.ops.start(
             stack,
-            "UPDATE",
+            Action.UPDATE,
             bound,
             new_template=(template, env, files),
             extra=extra,
             caller_token=caller.keep(ctxt),
-            verify=_verify(args),
+            verify=goals.verify_document(args),
         )
         return views.identity(stack)
 
@@ -330,7 +287,7 @@ class EngineService:
         existing=False,
         show_nested=False,
     ):
-        stack, _t, _e, _f, bound = self._update_goal(
+        stack, _t, _e, _f, bound = self.goals.check(
             ctxt,
             stack_identity,
             template,
@@ -353,23 +310,6 @@ class EngineService:
             show_nested=show_nested,
         )
 
-    @staticmethod
-    def _check_immutable(stack, bound):
-        old = definitions.get(
-            stack["raw_template_id"], definitions.stack_info(stack)
-        )
-        changed = [
-            name
-            for name, param in bound.template.parameters.items()
-            if param.immutable
-            and name in old.parameters
-            and old.parameters[name] != bound.parameters[name]
-        ]
-        if changed:
-            raise exception.ImmutableParameterModified(
-                keys=", ".join(sorted(changed))
-            )
-
     @_expected
     def delete_stack(self, ctxt, stack_identity):
         stack = self._stack(ctxt, stack_identity, live=True)
@@ -380,7 +320,7 @@ class EngineService:
             LOG.warning(
                 "Stack %s is deleted without a trust: %s", stack["id"], exc
             )
-        self.ops.start(stack, "DELETE", caller_token=caller.keep(ctxt))
+        self.ops.start(stack, Action.DELETE, caller_token=caller.keep(ctxt))
 
     @_expected
     def export_stack(self, ctxt, stack_identity):
@@ -411,10 +351,12 @@ class EngineService:
         for _ in range(3):
             stack = self._stack(ctxt, stack_identity, live=True)
             allowed = (
-                ("UPDATE",) if cancel_with_rollback else ("UPDATE", "CREATE")
+                (Action.UPDATE,)
+                if cancel_with_rollback
+                else (Action.UPDATE, Action.CREATE)
             )
             if (
-                stack["status"] != "IN_PROGRESS"
+                stack["status"] != Status.IN_PROGRESS
                 or stack["action"] not in allowed
             ):
                 raise exception.NotSupported(
@@ -433,8 +375,8 @@ class EngineService:
             started = self.ops.rollback(
                 stack,
                 events=[
-                    stacks.stack_event(
-                        stack, stack["action"], "FAILED", reason
+                    ops.stack_event(
+                        stack, stack["action"], Status.FAILED, reason
                     )
                 ],
                 caller_token=caller.keep(ctxt),
@@ -445,10 +387,10 @@ class EngineService:
     @_expected
     def stack_action(self, ctxt, stack_identity, action):
         """Suspend, resume or check a stack."""
-        if action not in ("SUSPEND", "RESUME", "CHECK"):
+        if action not in (Action.SUSPEND, Action.RESUME, Action.CHECK):
             raise exception.NotSupported(feature="Stack %s" % action)
         stack = self._stack(ctxt, stack_identity, live=True)
-        stacks.check_start(stack, action)
+        ops.check_start(stack, action)
         trusts.ensure(ctxt, stack)
         self.ops.run_action(stack, action, caller_token=caller.keep(ctxt))
 
@@ -467,22 +409,3 @@ class EngineService:
             raise exception.Forbidden(action="stacks:query_all_projects")
         tenant = None if all_projects else ctxt.project_id
         return queries.Query(selector, tenant).run()
-
-
-def _types_checker(ctxt):
-    """``check(type names)``: 403 for a resource type the caller may not
-    use (Heat's ``resource_types:`` rules)."""
-
-    def check(names):
-        policy.authorize_resource_types(ctxt, names, ctxt.project_id)
-
-    return check
-
-
-def _verify(args, adopt=False):
-    """The checked ``verify`` document of a request, or None."""
-    if args.get("verify") is None:
-        return None
-    if adopt:
-        raise exception.InvalidVerify(reason="adopt cannot be verified")
-    return verify_spec.parse(args["verify"])

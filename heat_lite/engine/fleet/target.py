@@ -28,7 +28,7 @@ from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.engine.fleet import watch
-from heat_lite.engine.traversal import ops as stacks
+from heat_lite.engine.traversal import ops as traversal_ops
 from heat_lite.engine.traversal import verify
 
 LOG = logging.getLogger(__name__)
@@ -79,15 +79,15 @@ class TargetDriver:
     """Runs targets' updates for the rollouts of one engine process.
 
     :param ops: the process's ``StackOps``.
-    :param goal: ``EngineService._update_goal``-like callable: (ctxt,
-        identity, template, params, files, environment, environment
-        files, args, existing) -> (stack, template, env, files, bound).
+    :param goals: ``endpoint.goals.UpdateGoals``: checks each target's
+        update request as ``update_stack`` does (``check`` returns
+        (stack, template, env, files, bound)).
     :param poll: seconds between two looks at a running update.
     """
 
-    def __init__(self, ops, goal, poll=0.5):
+    def __init__(self, ops, goals, poll=0.5):
         self.ops = ops
-        self.goal = goal
+        self.goals = goals
         self.watch = watch.StackWatch(db_rollouts.stack_probes, poll)
 
     @property
@@ -117,7 +117,7 @@ class TargetDriver:
         """Start the update; a final status if it did not start."""
         update = run.spec["update"]
         try:
-            stack, template, env, files, bound = self.goal(
+            stack, template, env, files, bound = self.goals.check(
                 run.context,
                 {"stack_id": target["stack_id"]},
                 update.get("template"),
@@ -253,7 +253,7 @@ class TargetDriver:
                         ROLLED_BACK,
                         "back on its previous template",
                     )
-            elif stacks.end_of(traversal, current, stack["status"]):
+            elif traversal_ops.end_of(traversal, current, stack["status"]):
                 # The update back failed (or was cancelled); whatever
                 # its own rollback does, the stack is not back.
                 return self._finish(
@@ -282,7 +282,7 @@ class TargetDriver:
             )
         previous = json.loads(target["previous"])
         try:
-            stack, template, env, files, bound = self.goal(
+            stack, template, env, files, bound = self.goals.check(
                 run.context,
                 {"stack_id": stack["id"]},
                 previous["template"],

@@ -35,6 +35,7 @@ import threading
 import time
 
 from heat_lite import conf
+from heat_lite.common.states import Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
@@ -186,7 +187,7 @@ class Watchdog:
                 record["name"],
                 record["physical_resource_id"],
                 action,
-                "FAILED",
+                Status.FAILED,
                 reason,
                 record["type"],
             )
@@ -194,7 +195,7 @@ class Watchdog:
                 record["id"],
                 record["engine_id"],
                 record["atomic_key"],
-                {"status": "FAILED", "status_reason": reason},
+                {"status": Status.FAILED, "status_reason": reason},
                 [event],
             ):
                 nodes += self.dispatcher.runner.retrigger(record["id"])

@@ -14,6 +14,7 @@ import uuid
 
 from heat_lite import conf
 from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine import definitions, limits, validation
@@ -109,7 +110,7 @@ class NestedStacks:
             parent, parent_template_id, resource_name, template, params
         )
         stack_id = str(uuid.uuid4())
-        action = "CREATE" if adopt is None else "ADOPT"
+        action = Action.CREATE if adopt is None else Action.ADOPT
         name = "%s-%s-%s" % (parent["name"], resource_name, _short_id())
         info = {"name": name, "id": stack_id, "project_id": parent["tenant"]}
         env = validation.environment(env, None)
@@ -127,7 +128,7 @@ class NestedStacks:
                 "parent_resource_name": resource_name,
                 "nested_depth": depth,
                 "action": action,
-                "status": "IN_PROGRESS",
+                "status": Status.IN_PROGRESS,
                 "status_reason": "Stack %s started" % action,
                 "current_traversal": "",
                 "timeout": parent["timeout"],
@@ -165,7 +166,7 @@ class NestedStacks:
             stack["nested_depth"],
         )
         self.ops.start(
-            stack, "UPDATE", bound, new_template=(template, env, files)
+            stack, Action.UPDATE, bound, new_template=(template, env, files)
         )
 
     @staticmethod
@@ -181,7 +182,7 @@ class NestedStacks:
             stack = db_api.stack_get(stack_id, show_deleted=False)
         except exception.StackNotFound:
             return False
-        self.ops.start(stack, "DELETE")
+        self.ops.start(stack, Action.DELETE)
         return True
 
     def run_action(self, stack_id, action):

@@ -11,7 +11,8 @@ newer one.
 import logging
 import uuid
 
-from heat_lite.common import exception, notify
+from heat_lite.common import exception, notify, states
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
@@ -22,23 +23,7 @@ from heat_lite.engine.worker import caller
 LOG = logging.getLogger(__name__)
 _START_RETRIES = 20
 # Actions that run on the stack's own template instead of a new goal.
-KEEP_TEMPLATE = ("SUSPEND", "RESUME", "CHECK")
-
-
-# What each operation refuses to start on: {operation: {the stack's current
-# action: what the 400 error says is not supported}} (Heat's rules). A
-# deleted stack refuses everything (404). Both are part of the conditional
-# write that starts the operation, not only checked before it.
-_REFUSED = {
-    "UPDATE": {
-        "DELETE": "Updating a stack when it is deleting",
-        "SUSPEND": "Updating a stack when it is suspended",
-    },
-    "SUSPEND": {"DELETE": "Suspend of a stack being deleted"},
-    "RESUME": {"DELETE": "Resume of a stack being deleted"},
-    "CHECK": {"DELETE": "Check of a stack being deleted"},
-    "ROLLBACK": {"DELETE": "Rollback of a stack being deleted"},
-}
+KEEP_TEMPLATE = (Action.SUSPEND, Action.RESUME, Action.CHECK)
 
 # What ends a traversal, for ``successor``: failed (no rollback),
 # cancelled, or rolled back.
@@ -87,11 +72,12 @@ def check_start(stack, action):
     """Raise if ``action`` may not start on ``stack`` as it is now.
 
     :raises StackNotFound: if the stack is deleted.
-    :raises NotSupported: if its current action refuses ``action``.
+    :raises NotSupported: if its current action refuses ``action``
+        (``states.check_transition``).
     """
     if stack["deleted_at"] is not None:
         raise exception.StackNotFound(name=stack["name"])
-    feature = _REFUSED.get(action, {}).get(stack["action"])
+    feature = states.check_transition(stack["action"], action)
     if feature is not None:
         raise exception.NotSupported(feature=feature)
 
@@ -167,12 +153,12 @@ class StackOps:
             values = dict(
                 extra or {},
                 action=action,
-                status="IN_PROGRESS",
+                status=Status.IN_PROGRESS,
                 status_reason="Stack %s started" % action,
                 current_traversal=traversal,
                 action_started_at=now,
             )
-            if action != "CREATE":
+            if action != Action.CREATE:
                 values["updated_at"] = now
             if goal_template_id is not None:
                 values["raw_template_id"] = goal_template_id
@@ -184,7 +170,7 @@ class StackOps:
                 adopt=adopt,
             )
             event = stack_event(
-                stack, action, "IN_PROGRESS", values["status_reason"]
+                stack, action, Status.IN_PROGRESS, values["status_reason"]
             )
             try:
                 built = self._begin(
@@ -233,7 +219,7 @@ class StackOps:
             plan,
             new_template=new_template,
             caller_token=caller_token,
-            refused_actions=tuple(_REFUSED.get(action, ())),
+            refused_actions=tuple(states.refused_from(action)),
             verify=verify,
         )
 
@@ -255,7 +241,7 @@ class StackOps:
             bound = definitions.get(template_id, definitions.stack_info(stack))
             return self.start(
                 stack,
-                "ROLLBACK",
+                Action.ROLLBACK,
                 bound,
                 goal_template_id=template_id,
                 events=events,
@@ -271,7 +257,7 @@ class StackOps:
         }
         return self.start(
             stack,
-            "ROLLBACK",
+            Action.ROLLBACK,
             None,
             events=events,
             new_template=(empty, current["environment"], {}),
@@ -284,12 +270,12 @@ class StackOps:
         """Suspend (dependents first), resume or check every resource."""
         if (
             stack["action"] == action
-            and stack["status"] == "COMPLETE"
-            and action in ("SUSPEND", "RESUME")
+            and stack["status"] == Status.COMPLETE
+            and action in (Action.SUSPEND, Action.RESUME)
         ):
             return stack
         bound = None
-        if action != "SUSPEND":
+        if action != Action.SUSPEND:
             bound = definitions.get(
                 stack["raw_template_id"], definitions.stack_info(stack)
             )
@@ -304,7 +290,7 @@ class StackOps:
     def cancel(self, stack, reason):
         """Stop the running traversal: nothing more is scheduled."""
         values = {
-            "status": "FAILED",
+            "status": Status.FAILED,
             "status_reason": reason,
             "current_traversal": successor(
                 stack["current_traversal"], CANCELLED_STEP
@@ -314,7 +300,7 @@ class StackOps:
             stack["id"],
             stack["current_traversal"],
             values,
-            [stack_event(stack, stack["action"], "FAILED", reason)],
+            [stack_event(stack, stack["action"], Status.FAILED, reason)],
             purge=True,
         )
 
@@ -330,7 +316,7 @@ class StackOps:
         action = db_api.stack_state(stack_id)[1]
 
         def plan(records):
-            if action in ("RESUME", "CHECK"):
+            if action in (Action.RESUME, Action.CHECK):
                 records = []
             graph, found = planner.plan_cleanup(records)
             counts.update(found)
@@ -348,11 +334,11 @@ class StackOps:
         stack = db_api.stack_get(stack_id)
         if (
             stack["current_traversal"] != traversal
-            or stack["status"] != "IN_PROGRESS"
+            or stack["status"] != Status.IN_PROGRESS
         ):
             return
         action = stack["action"]
-        if action == "DELETE" and not stack["owner_id"]:
+        if action == Action.DELETE and not stack["owner_id"]:
             try:
                 trusts.delete(stack["trust_id"])
             except exception.HeatLiteException as exc:
@@ -361,18 +347,18 @@ class StackOps:
                 self.mark_failed(stack, "Error deleting trust: %s" % exc)
                 return
         reason = "Stack %s completed successfully" % action
-        if action == "ROLLBACK" and self.verifier is not None:
+        if action == Action.ROLLBACK and self.verifier is not None:
             reason += self.verifier.rollback_note(stack)
-        values = {"status": "COMPLETE", "status_reason": reason}
-        if action != "DELETE":
+        values = {"status": Status.COMPLETE, "status_reason": reason}
+        if action != Action.DELETE:
             values["prev_raw_template_id"] = stack["raw_template_id"]
         if conv.stack_finish(
             stack_id,
             traversal,
             values,
-            [stack_event(stack, action, "COMPLETE", reason)],
+            [stack_event(stack, action, Status.COMPLETE, reason)],
             purge=True,
-            delete=action == "DELETE",
+            delete=action == Action.DELETE,
         ):
             notify.stack_event(stack, action, "end", reason=reason)
 
@@ -393,9 +379,12 @@ class StackOps:
         FAILED while a rollback is about to start.
         """
         action = stack["action"]
-        failed = stack_event(stack, action, "FAILED", reason)
+        failed = stack_event(stack, action, Status.FAILED, reason)
         notify.stack_event(stack, action, "error", reason=reason)
-        if not stack["disable_rollback"] and action in ("CREATE", "UPDATE"):
+        if not stack["disable_rollback"] and action in (
+            Action.CREATE,
+            Action.UPDATE,
+        ):
             try:
                 self.rollback(stack, events=[failed])
                 return
@@ -412,9 +401,9 @@ class StackOps:
                     type(exc).__name__,
                     exc,
                 )
-                failed = stack_event(stack, action, "FAILED", reason)
+                failed = stack_event(stack, action, Status.FAILED, reason)
         values = {
-            "status": "FAILED",
+            "status": Status.FAILED,
             "status_reason": reason,
             "current_traversal": successor(
                 stack["current_traversal"], FAILED_STEP

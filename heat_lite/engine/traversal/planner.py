@@ -12,7 +12,7 @@ import json
 import uuid
 
 from heat_lite.common import exception
-from heat_lite.common.states import Role
+from heat_lite.common.states import Action, Role, Status
 from heat_lite.db import models
 from heat_lite.engine import graph as graph_mod
 
@@ -37,7 +37,10 @@ class Built:
 
 
 def _deleted(record):
-    return record["action"] == "DELETE" and record["status"] == "COMPLETE"
+    return (
+        record["action"] == Action.DELETE
+        and record["status"] == Status.COMPLETE
+    )
 
 
 def score(record, goal_template_id):
@@ -52,7 +55,7 @@ def score(record, goal_template_id):
         value += 10
     if record["role"] == Role.CURRENT:
         value += 5
-    if record["status"] == "FAILED":
+    if record["status"] == Status.FAILED:
         value -= 30
     return (value, record["version"])
 
@@ -92,7 +95,7 @@ class TraversalPlanner:
         ]
         by_name = collections.defaultdict(list)
         for record in live:
-            if record["action"] != "DELETE":
+            if record["action"] != Action.DELETE:
                 by_name[record["name"]].append(record)
         versions = collections.defaultdict(int)
         if history_versions is not None and not set(self.definitions) <= set(
@@ -134,8 +137,8 @@ class TraversalPlanner:
             "version": version,
             "role": Role.CURRENT,
             "type": defn.type,
-            "action": "INIT",
-            "status": "COMPLETE",
+            "action": Action.INIT,
+            "status": Status.COMPLETE,
             "status_reason": "",
             "template_id": self.goal_template_id,
             "atomic_key": 0,

@@ -30,10 +30,11 @@ import logging
 import threading
 
 from heat_lite.common import exception, verify_spec
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.engine import definitions
-from heat_lite.engine.traversal import ops as stacks
+from heat_lite.engine.traversal import ops
 
 LOG = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ class Verifier:
             stack_id,
             traversal,
             {"status_reason": reason},
-            stacks.stack_event(stack, action, "IN_PROGRESS", reason),
+            ops.stack_event(stack, action, Status.IN_PROGRESS, reason),
         )
 
     # Polling -------------------------------------------------------------
@@ -114,7 +115,11 @@ class Verifier:
         with self._lock:
             self._scheduled.discard(traversal)
         state = db_api.stack_state(stack_id)
-        if state is None or state[0] != traversal or state[2] != "IN_PROGRESS":
+        if (
+            state is None
+            or state[0] != traversal
+            or state[2] != Status.IN_PROGRESS
+        ):
             return []  # superseded, cancelled, timed out or deleted
         row = verifications.verification_get(traversal)
         if row is None or row["started_at"] is None:
@@ -161,7 +166,7 @@ class Verifier:
         action = stack["action"]
         if result == PASS:
             text = "Stack %s verified: %s" % (action, reason)
-            event = stacks.stack_event(stack, action, "IN_PROGRESS", text)
+            event = ops.stack_event(stack, action, Status.IN_PROGRESS, text)
             values = {"status_reason": text}
         else:
             event = values = None
@@ -181,10 +186,10 @@ class Verifier:
         stack = db_api.stack_get(stack_id)
         if (
             stack["current_traversal"] != traversal
-            or stack["status"] != "IN_PROGRESS"
+            or stack["status"] != Status.IN_PROGRESS
         ):
             return []
-        if stack["action"] == "UPDATE":
+        if stack["action"] == Action.UPDATE:
             stack = dict(stack, disable_rollback=False)
         self.ops.mark_failed(stack, "Verification failed: %s" % row["reason"])
         return []
@@ -213,7 +218,7 @@ class Verifier:
         traversal = stack["current_traversal"]
         row = (
             verifications.verification_get(traversal)
-            if stack["status"] == "IN_PROGRESS"
+            if stack["status"] == Status.IN_PROGRESS
             else None
         )
         why = _not_verifying(row)
@@ -306,7 +311,7 @@ def outcome(stack_id, traversal, stack=None):
     if current == traversal:
         # Still running, or complete after a PASS.
         if row["result"] == PASS:
-            done = stack["status"] == "COMPLETE"
+            done = stack["status"] == Status.COMPLETE
             state = "SUCCEEDED" if done else "CLEANING_UP"
             return {"state": state, "reason": row["reason"]}
         state = "VERIFYING" if row["started_at"] is not None else "UPDATING"
@@ -314,7 +319,7 @@ def outcome(stack_id, traversal, stack=None):
     # A failed verification's reason names the failing check; any other
     # end (a resource failed, a cancel) is in the stack's reason.
     reason = row["reason"] if row["result"] == FAIL else stack["status_reason"]
-    state = stacks.end_of(traversal, current, stack["status"])
+    state = ops.end_of(traversal, current, stack["status"])
     if state is not None:
         return {"state": state, "reason": reason}
     if row["result"] == PASS:

@@ -1,6 +1,10 @@
 """Running one resource action: the plugin's handler, non-blocking
 polling of ``check_*_complete``, ``post-*`` hooks, and the transaction that
-finishes the node (or fails it). Mixed into ``node.NodeRunner``.
+finishes the node (or fails it).
+
+``ActionRunner`` is given the job (the record, its ``Node``, the plugin and
+the record's ``lease.Lease``) by the phase that decided what to do
+(``update_phase``, ``changes``, ``cleanup_phase``).
 """
 
 import dataclasses
@@ -10,6 +14,7 @@ import logging
 from typing import Any
 
 from heat_lite.common import exception, notify
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
@@ -38,10 +43,10 @@ def interrupted_create(record):
     """True if the record's create was cut short by a takeover: whatever
     it made is found (``find_created``) rather than made again."""
     return (
-        record["action"] == "CREATE"
-        and record["status"] == "FAILED"
+        record["action"] == Action.CREATE
+        and record["status"] == Status.FAILED
         and record["status_reason"]
-        in (WENT_DOWN % "CREATE", INTERNAL % "CREATE")
+        in (WENT_DOWN % Action.CREATE, INTERNAL % Action.CREATE)
     )
 
 
@@ -50,9 +55,7 @@ class Job:
     """One resource action in flight (possibly polled over time)."""
 
     record: dict
-    node: int
-    phase: str
-    traversal: str
+    node: Any  # the node.Node the action runs for
     action: str
     plugin: Any
     cookie: Any = None
@@ -62,6 +65,8 @@ class Job:
     post_hook_done: bool = False
     # False for an instant action run without taking the lock first.
     locked: bool = True
+    # The lease.Lease of the record's lock (None until it is taken).
+    lease: Any = None
     # The engine's fencing generation when the job's lock was taken; a
     # job of an older one (the engine was claimed, or is stopping) stops.
     generation: int = 0
@@ -70,53 +75,65 @@ class Job:
     owner: Any = None
     values: dict = dataclasses.field(default_factory=dict)
 
+    @property
+    def traversal(self):
+        return self.node.traversal
+
+    @property
+    def phase(self):
+        return self.node.phase
+
+
+def job_for(record, node, action, plugin, values=None, lease=None):
+    """A job of ``action`` that polls the plugin's
+    ``check_<action>_complete`` (if it has one), started now."""
+    return Job(
+        record,
+        node,
+        action,
+        plugin,
+        started=models.utcnow(),
+        values=values if values is not None else {},
+        lease=lease,
+        check=getattr(plugin, "check_%s_complete" % action.lower(), None),
+    )
+
 
 class ActionRunner:
-    """Actions and locks; needs ``fence``, ``stacks``, ``graphs``,
-    ``scheduler`` and ``_active`` from the runner."""
+    """Runs resource actions for one engine process.
 
-    def _may_act(self):
-        """Whether this engine may start an action now: it is not fenced,
-        its lease is fresh and it is not stopping."""
-        return self.fence.lease_valid() and not getattr(
-            self.scheduler, "draining", False
-        )
+    :param fence: the engine's identity (its fencing generation).
+    :param locks: the process's ``lease.LockTable``.
+    :param stacks: ``traversal.ops.StackOps`` (a failed resource fails or
+        rolls back its stack).
+    :param successors: ``successors.Successors`` (what a finished node
+        makes ready).
+    :param scheduler: the dispatcher: ``later`` runs a poll again.
+    :param rerun: runs a node again (a ``pre-*`` hook was cleared).
+    """
 
-    def _stale(self, job):
-        """True (and the job dropped) if the job belongs to an older
-        fencing generation: leave its lock to the takeover."""
-        if job.generation == self.fence.generation:
-            return False
-        self._job_unlocked(job)
-        return True
-
-    def _job_unlocked(self, job):
-        """The job's action no longer holds its lock (a newer lock of this
-        process on the same record stays active)."""
-        self._unlocked(job.record["id"], (job.owner, job.generation))
-
-    def _lost_lock(self, job, exc):
-        """A write of the job was refused: its lock was taken over (the
-        engine was claimed, or the action was orphaned). The new holder
-        decides; nothing is failed here."""
-        self._job_unlocked(job)
-        LOG.warning("Lost the lock of resource %s: %s", job.record["id"], exc)
-        return []
+    def __init__(self, fence, locks, stacks, successors, scheduler, rerun):
+        self.fence = fence
+        self.locks = locks
+        self.stacks = stacks
+        self.successors = successors
+        self.scheduler = scheduler
+        self.rerun = rerun
 
     # Running and polling actions -----------------------------------------
-    def _start(self, job, handle, on_replace=None):
+    def start(self, job, handle, on_replace=None):
         """Run the plugin's handler, then poll it to completion.
 
         :param on_replace: what to do if the handler raises UpdateReplace.
         """
         record_id = job.record["id"]
         if job.locked:
-            if not self._bind(job):
+            if not self.locks.bind(job):
                 return []  # dropped: the engine was fenced or stops
-            if not self._may_act() or self._stale(job):
+            if not self.locks.may_act() or self.locks.stale(job):
                 # Fenced, lease run out or stopping since the lock was
                 # taken: start nothing; the lock goes to a takeover.
-                self._job_unlocked(job)
+                self.locks.job_unlocked(job)
                 return []
         else:
             job.generation = self.fence.generation
@@ -141,10 +158,10 @@ class ActionRunner:
                 raise
             return on_replace()
         except Exception as exc:  # noqa: BLE001 - plugin failures
-            return self._job_failed(job, exc)
+            return self.job_failed(job, exc)
         return self._poll(job)
 
-    def _instant(self, job, handle):
+    def instant(self, job, handle):
         """Run a side-effect-free plugin's action without the lock.
 
         A plugin that declares ``side_effect_free`` (nothing real is made
@@ -173,7 +190,7 @@ class ActionRunner:
         return self._finish_job(job)
 
     def _poll(self, job):
-        if self._stale(job):
+        if self.locks.stale(job):
             return []
         delay = job.plugin.default_poll_interval
         try:
@@ -183,24 +200,24 @@ class ActionRunner:
         except Exception as exc:  # noqa: BLE001 - plugin failures
             if db_api.is_unavailable(exc):
                 return self._when_db_answers(job, lambda: self._poll(job))
-            return self._job_failed(job, exc)
-        if self._stale(job):
+            return self.job_failed(job, exc)
+        if self.locks.stale(job):
             return []  # fenced while the plugin was asked
         if done:
             return self._finish_polled(job)
         try:
             if self._abandoned(job):
-                return self._job_failed(
+                return self.job_failed(
                     job, exception.ActionAborted(action=job.action)
                 )
             self._write_progress(job)
         except exception.ConcurrentTransaction as exc:
-            return self._lost_lock(job, exc)
+            return self.locks.lost_lock(job, exc)
         except Exception as exc:
             if not db_api.is_unavailable(exc):
                 raise
             return self._when_db_answers(job, lambda: self._poll(job))
-        self.scheduler.later(delay, lambda: self._poll(job), _node_of(job))
+        self.scheduler.later(delay, lambda: self._poll(job), job.node)
         return []
 
     def _finish_polled(self, job):
@@ -212,7 +229,7 @@ class ActionRunner:
                 return self._when_db_answers(
                     job, lambda: self._finish_polled(job)
                 )
-            return self._job_failed(job, exc)
+            return self.job_failed(job, exc)
 
     def _when_db_answers(self, job, step):
         """The database is unreachable in the middle of an action: keep
@@ -229,7 +246,7 @@ class ActionRunner:
         self.scheduler.later(
             DB_RETRY_SECONDS,
             lambda: self._if_still_ours(job, step),
-            _node_of(job),
+            job.node,
         )
         return []
 
@@ -238,7 +255,7 @@ class ActionRunner:
         long enough for this engine to be declared dead lets another one
         take the record over, and this engine may even hold a newer lock
         of it (for another action) by now."""
-        if self._stale(job):
+        if self.locks.stale(job):
             return []
         try:
             record = conv.resource_load(job.record["id"])
@@ -259,7 +276,7 @@ class ActionRunner:
             "Lost the lock of resource %s while the database was unavailable",
             job.record["id"],
         )
-        self._job_unlocked(job)
+        self.locks.job_unlocked(job)
         return []
 
     @staticmethod
@@ -274,8 +291,8 @@ class ActionRunner:
         if traversal == job.traversal:
             return False
         return (
-            action == "DELETE" and job.action != "DELETE"
-        ) or status == "FAILED"
+            action == Action.DELETE and job.action != Action.DELETE
+        ) or status == Status.FAILED
 
     def _write_progress(self, job):
         plugin = job.plugin
@@ -287,7 +304,9 @@ class ActionRunner:
             []
             if job.progress_written
             else [
-                self._event(job, "IN_PROGRESS", "state changed", job.started)
+                self._event(
+                    job, Status.IN_PROGRESS, "state changed", job.started
+                )
             ]
         )
         conv.resource_progress(
@@ -302,20 +321,19 @@ class ActionRunner:
         plugin.resource_id_changed = plugin.data_changed = False
         job.progress_written = True
 
-    def _held(self, record, traversal, node, phase, hook, action):
+    # Hooks ---------------------------------------------------------------
+    def held(self, node, record, hook, action):
         """Wait at a ``pre-*`` hook: re-run the node until it is cleared."""
         if hook not in hooks.configured(record) or not hooks.hold(
             record,
-            traversal,
+            node.traversal,
             hook,
             action,
             (record["action"], record["status"]),
         ):
             return False
         self.scheduler.later(
-            hooks.POLL_SECONDS,
-            lambda: self.run(record["stack_id"], traversal, node, phase),
-            (record["stack_id"], traversal, node, phase),
+            hooks.POLL_SECONDS, lambda: self.rerun(node), node
         )
         return True
 
@@ -329,14 +347,14 @@ class ActionRunner:
                 job.traversal,
                 hook,
                 job.action,
-                (job.action, "COMPLETE"),
+                (job.action, Status.COMPLETE),
             ):
                 self._write_progress(job)
                 return self._after_post_hook(job, hook)
         return self._finish_job(job)
 
     def _after_post_hook(self, job, hook):
-        if self._stale(job):
+        if self.locks.stale(job):
             return []
         if hooks.cleared(
             job.record["id"], hook, job.traversal
@@ -346,16 +364,17 @@ class ActionRunner:
         self.scheduler.later(
             hooks.POLL_SECONDS,
             lambda: self._after_post_hook(job, hook),
-            _node_of(job),
+            job.node,
         )
         return []
 
+    # Finishing -----------------------------------------------------------
     def _finish_job(self, job):
         plugin = job.plugin
         values = dict(
             job.values,
             action=job.action,
-            status="COMPLETE",
+            status=Status.COMPLETE,
             status_reason="state changed",
             physical_resource_id=plugin.resource_id,
             rsrc_data=json.dumps(plugin.data()),
@@ -367,10 +386,12 @@ class ActionRunner:
             []
             if job.progress_written
             else [
-                self._event(job, "IN_PROGRESS", "state changed", job.started)
+                self._event(
+                    job, Status.IN_PROGRESS, "state changed", job.started
+                )
             ]
         )
-        events.append(self._event(job, "COMPLETE", "state changed"))
+        events.append(self._event(job, Status.COMPLETE, "state changed"))
         guard = (
             (None, job.owner)
             if job.locked
@@ -385,36 +406,29 @@ class ActionRunner:
                 events,
                 job.traversal,
                 job.phase,
-                self.graphs.successors(job.traversal, job.node, job.phase),
+                self.successors.of(job.node),
             )
-        except exception.ConcurrentTransaction:
-            self._job_unlocked(job)
-            if not job.locked:
-                # Someone changed the record meanwhile: look again.
-                return [
-                    (
-                        job.record["stack_id"],
-                        job.traversal,
-                        job.node,
-                        job.phase,
-                    )
-                ]
-            LOG.warning("Lost the lock of resource %s", job.record["id"])
-            return []
-        self._job_unlocked(job)
+        except exception.ConcurrentTransaction as exc:
+            if job.locked:
+                return self.locks.lost_lock(job, exc)
+            # Someone changed the record meanwhile: look again.
+            self.locks.job_unlocked(job)
+            return [job.node]
+        self.locks.job_unlocked(job)
         notify.resource_event(
             job.record, job.action, "end", physical_id=plugin.resource_id
         )
-        return self._next(job.record, job.traversal, fired, superseded)
+        return self.successors.after(job.record, job.node, fired, superseded)
 
-    def _job_failed(self, job, exc):
+    def job_failed(self, job, exc):
+        """Fail the job's record (once the database answers)."""
         try:
             return self._record_failure(job, exc)
         except Exception as db_exc:
             if not db_api.is_unavailable(db_exc):
                 raise
             return self._when_db_answers(
-                job, lambda: self._job_failed(job, exc)
+                job, lambda: self.job_failed(job, exc)
             )
 
     def _record_failure(self, job, exc):
@@ -426,25 +440,27 @@ class ActionRunner:
             []
             if job.progress_written
             else [
-                self._event(job, "IN_PROGRESS", "state changed", job.started)
+                self._event(
+                    job, Status.IN_PROGRESS, "state changed", job.started
+                )
             ]
         )
-        events.append(self._event(job, "FAILED", reason))
-        if job.locked and not self._bind(job):
+        events.append(self._event(job, Status.FAILED, reason))
+        if job.locked and not self.locks.bind(job):
             return []  # the lock is no longer this process's
         released = conv.resource_release(
             job.record["id"],
             job.owner,
             {
                 "action": job.action,
-                "status": "FAILED",
+                "status": Status.FAILED,
                 "status_reason": reason,
                 "physical_resource_id": job.plugin.resource_id,
                 "rsrc_data": json.dumps(job.plugin.data()),
             },
             events,
         )
-        self._job_unlocked(job)
+        self.locks.job_unlocked(job)
         if not released:
             # The lock was no longer ours (the action had already been
             # recorded, or the lock was taken over): nothing to fail.
@@ -459,87 +475,24 @@ class ActionRunner:
             "Resource %s failed: %s" % (job.action, reason),
         )
 
-    def _fail_before_start(self, record, node, traversal, action, exc):
-        if not self._lock(record, traversal, action):
+    def fail_before_start(self, node, record, action, exc):
+        """Fail a record whose action could not even start (its
+        properties do not resolve, an update it refuses)."""
+        lease = self.locks.take(record, node.traversal, action)
+        if lease is None:
             return []
-        plugin = definitions.plugin_for(record)
         job = Job(
             dict(record),
             node,
-            UPDATE,
-            traversal,
             action,
-            plugin,
+            definitions.plugin_for(record),
             started=models.utcnow(),
+            lease=lease,
         )
-        return self._job_failed(job, exc)
-
-    def _lock(self, record, traversal, action, extra=None):
-        """Take the record's lock for an action of this process.
-
-        A record another action of this process holds (or is taking) is
-        refused without asking the database: two messages for one node
-        can run at once here (a re-drive crossing the cast that made the
-        node ready), and the loser must not forget the winner's action,
-        or the watchdog would take its lock for an orphan. The holder
-        re-triggers the record when it lets go, as with any lock.
-        """
-        if not self._may_act():
-            return False
-        owner, generation = self.fence.snapshot()
-        with self._active_lock:
-            if record["id"] in self._active:
-                return False
-            self._active[record["id"]] = (owner, generation)
-        try:
-            locked = conv.resource_lock(
-                record["id"],
-                record["atomic_key"],
-                owner,
-                traversal,
-                dict(
-                    {
-                        "action": action,
-                        "status": "IN_PROGRESS",
-                        "status_reason": "state changed",
-                    },
-                    **(extra or {}),
-                ),
-            )
-        except Exception:
-            # Whether or not the lock was taken, no action runs for it: a
-            # lock that was taken is an orphan the watchdog releases.
-            self._unlocked(record["id"], (owner, generation))
-            raise
-        if not locked:
-            self._unlocked(record["id"], (owner, generation))
-        return locked
-
-    def _lock_of(self, record_id):
-        """(owner, generation) of this process's lock of the record, or
-        None."""
-        with self._active_lock:
-            return self._active.get(record_id)
-
-    def _bind(self, job):
-        """Give a locked job the owner and generation its lock was taken
-        as; False if this process no longer holds it."""
-        if job.owner is None:
-            held = self._lock_of(job.record["id"])
-            if held is None:
-                return False
-            job.owner, job.generation = held
-        return True
-
-    def _unlocked(self, record_id, held=None):
-        """Forget this process's lock of the record: only the lock
-        ``held`` = (owner, generation) when given."""
-        with self._active_lock:
-            if held is None or self._active.get(record_id) == held:
-                self._active.pop(record_id, None)
+        return self.job_failed(job, exc)
 
     @staticmethod
-    def _plugin(cls, record, props):
+    def plugin(cls, record, props):
         """A plugin of class ``cls`` for ``record``, acting for the stack's
         goal template."""
         plugin = definitions.plugin_for(record, props)
@@ -576,8 +529,3 @@ class ActionRunner:
             job.record["type"],
             when=when,
         )
-
-
-def _node_of(job):
-    """The (stack_id, traversal, entity, phase) node ``job`` runs for."""
-    return (job.record["stack_id"], job.traversal, job.node, job.phase)

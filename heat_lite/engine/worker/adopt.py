@@ -4,16 +4,14 @@ A stack adopted from abandon data converges like a create with action
 ADOPT. The planner prefills each new record with the ``resource_id``,
 ``resource_data`` and ``metadata`` of its entry in the data
 (``planner.adopt_columns``); the worker then runs the plugin's ``handle_adopt``
-instead of ``handle_create`` (``AdoptAction``). The default
+instead of ``handle_create`` (``changes.Changes.adopt``). The default
 ``handle_adopt`` only insists on a physical ID, so a resource missing
 from the data fails the adopt, as in Heat; a resource that owns a nested
 stack adopts that stack from the entry's ``resources``.
 """
 
 from heat_lite.common import exception
-from heat_lite.db import models
-from heat_lite.engine.traversal.planner import ADOPT_NESTED_KEY, UPDATE
-from heat_lite.engine.worker import actions
+from heat_lite.engine.traversal.planner import ADOPT_NESTED_KEY
 
 NESTED_KEY = ADOPT_NESTED_KEY
 
@@ -97,37 +95,3 @@ def resource_data(plugin):
     if nested is not None:
         entry["resources"] = nested
     return entry
-
-
-class AdoptAction:
-    """The ADOPT action of a new record; mixed into ``node.NodeRunner``
-    (needs its ``_lock``, ``_plugin`` and ``_start``)."""
-
-    def _adopt(self, record, node, traversal, cls, props, values, policy=None):
-        if not self._lock(
-            record,
-            traversal,
-            "ADOPT",
-            {
-                "type": values["type"],
-                "properties_data": values["properties_data"],
-            },
-        ):
-            return []
-        plugin = self._plugin(cls, record, props)
-        plugin.update_policy = policy or {}
-        entry = resource_data(plugin)
-        if NESTED_KEY in plugin.data():
-            plugin.data_delete(NESTED_KEY)
-        job = actions.Job(
-            record,
-            node,
-            UPDATE,
-            traversal,
-            "ADOPT",
-            plugin,
-            started=models.utcnow(),
-            values=values,
-            check=getattr(plugin, "check_adopt_complete", None),
-        )
-        return self._start(job, lambda: plugin.handle_adopt(entry))

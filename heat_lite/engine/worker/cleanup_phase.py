@@ -1,142 +1,142 @@
 """The cleanup phase: delete (or keep, or suspend) the records that are
-not part of the goal, in reverse dependency order. Mixed into
-``node.NodeRunner``.
+not part of the goal, in reverse dependency order; and the SUSPEND,
+RESUME and CHECK walks, which keep every record's template and
+properties.
 """
 
 import logging
 
 from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.db import convergence as conv
-from heat_lite.db import models
 from heat_lite.engine import definitions
-from heat_lite.engine.traversal.planner import CLEANUP
 from heat_lite.engine.worker import actions
 
 LOG = logging.getLogger(__name__)
 
 
 class CleanupPhase:
-    """Cleanup nodes and the SUSPEND / RESUME / CHECK walks."""
+    """Cleanup nodes.
 
-    def _cleanup(self, record, traversal, node):
+    :param actions: the ``actions.ActionRunner``.
+    :param locks: the process's ``lease.LockTable``.
+    :param successors: ``successors.Successors``.
+    :param simple: the ``SimpleActions`` (SUSPEND runs in this phase).
+    """
+
+    def __init__(self, actions, locks, successors, simple):
+        self.actions = actions
+        self.locks = locks
+        self.successors = successors
+        self.simple = simple
+
+    def run(self, node):
         """Delete a record that is not part of the goal.
 
         ``converged_traversal`` marks the traversal whose cleanup node
         finished; a record some older traversal already deleted still has
         to report to this traversal's successors, exactly once.
         """
+        traversal = node.traversal
+        record = conv.resource_load(node.entity)
+        if record is None or record["stack_traversal"] != traversal:
+            return []
         if record["converged_traversal"] == traversal or record["engine_id"]:
             return []
-        if record["stack_action"] == "SUSPEND":
-            return self._simple_action(record, node, traversal, CLEANUP)
+        if record["stack_action"] == Action.SUSPEND:
+            return self.simple.run(node, record)
         values = {
-            "action": "DELETE",
-            "status": "COMPLETE",
+            "action": Action.DELETE,
+            "status": Status.COMPLETE,
             "status_reason": "state changed",
             "converged_traversal": traversal,
         }
         deleted = (
-            record["action"] == "DELETE" and record["status"] == "COMPLETE"
+            record["action"] == Action.DELETE
+            and record["status"] == Status.COMPLETE
         )
         never_made = (
-            record["action"] == "INIT" and not record["physical_resource_id"]
+            record["action"] == Action.INIT
+            and not record["physical_resource_id"]
         )
         if deleted or never_made:
-            try:
-                fired, superseded = conv.resource_finish(
-                    record["id"],
-                    record["atomic_key"],
-                    None,
-                    {"converged_traversal": traversal} if deleted else values,
-                    [],
-                    traversal,
-                    CLEANUP,
-                    self.graphs.successors(traversal, node, CLEANUP),
-                )
-            except exception.ConcurrentTransaction:
-                return self.retrigger(record["id"])
-            return self._next(record, traversal, fired, superseded)
-        if self._held(
-            record, traversal, node, CLEANUP, "pre-delete", "DELETE"
-        ):
+            return self.successors.finish_unlocked(
+                node,
+                record,
+                {"converged_traversal": traversal} if deleted else values,
+            )
+        if self.actions.held(node, record, "pre-delete", Action.DELETE):
             return []
         plugin = definitions.plugin_for(record)
-        job = actions.Job(
-            record,
-            node,
-            CLEANUP,
-            traversal,
-            "DELETE",
-            plugin,
-            started=models.utcnow(),
-            values=values,
-            check=getattr(plugin, "check_delete_complete", None),
-        )
-        if not self._keep_physical(record, plugin):
-            done = self._instant(
-                job, getattr(plugin, "handle_delete", lambda: None)
-            )
+        job = actions.job_for(record, node, Action.DELETE, plugin, values)
+        handle = getattr(plugin, "handle_delete", lambda: None)
+        if not _keep_physical(record, plugin):
+            done = self.actions.instant(job, handle)
             if done is not None:
                 return done
-        if not self._lock(record, traversal, "DELETE"):
+        job.lease = self.locks.take(record, traversal, Action.DELETE)
+        if job.lease is None:
             return []
-        if self._keep_physical(record, plugin):
+        if _keep_physical(record, plugin):
             job.check = None
-            return self._start(job, lambda: None)
-        return self._start(job, getattr(plugin, "handle_delete", lambda: None))
+            return self.actions.start(job, lambda: None)
+        return self.actions.start(job, handle)
 
-    @staticmethod
-    def _keep_physical(record, plugin):
-        """True for ``deletion_policy: Retain`` and adopted (external_id)
-        resources: the record goes, the physical resource stays."""
-        if plugin.data().get(actions.EXTERNAL_ID) is not None:
-            return True
-        try:
-            bound = definitions.get(
-                record["template_id"], definitions.stack_info(record)
-            )
-        except exception.HeatLiteException:
-            return False
-        defn = bound.resources.get(record["name"])
-        policy = (defn.deletion_policy or "") if defn else ""
-        return str(policy).lower() == "retain"
 
-    # Suspend, resume, check ----------------------------------------------
-    def _simple_action(self, record, node, traversal, phase):
-        """Run the stack's action (SUSPEND in reverse order, RESUME and
-        CHECK forwards) on a record, keeping its template and properties.
-        A record that was never created only reports to its successors."""
+def _keep_physical(record, plugin):
+    """True for ``deletion_policy: Retain`` and adopted (external_id)
+    resources: the record goes, the physical resource stays."""
+    if plugin.data().get(actions.EXTERNAL_ID) is not None:
+        return True
+    try:
+        bound = definitions.get(
+            record["template_id"], definitions.stack_info(record)
+        )
+    except exception.HeatLiteException:
+        return False
+    defn = bound.resources.get(record["name"])
+    policy = (defn.deletion_policy or "") if defn else ""
+    return str(policy).lower() == "retain"
+
+
+class SimpleActions:
+    """The stack's SUSPEND (cleanup phase), RESUME and CHECK (update
+    phase) on each record.
+
+    :param actions: the ``actions.ActionRunner``.
+    :param locks: the process's ``lease.LockTable``.
+    :param successors: ``successors.Successors``.
+    """
+
+    def __init__(self, actions, locks, successors):
+        self.actions = actions
+        self.locks = locks
+        self.successors = successors
+
+    def run(self, node, record):
+        """Run the stack's action on ``record``, keeping its template and
+        properties. A record that was never created (or is deleted) only
+        reports to its successors."""
         action = record["stack_action"]
-        if record["action"] == "INIT" or record["action"] == "DELETE":
-            try:
-                fired, superseded = conv.resource_finish(
-                    record["id"],
-                    record["atomic_key"],
-                    None,
-                    {"converged_traversal": traversal},
-                    [],
-                    traversal,
-                    phase,
-                    self.graphs.successors(traversal, node, phase),
-                )
-            except exception.ConcurrentTransaction:
-                return self.retrigger(record["id"])
-            return self._next(record, traversal, fired, superseded)
-        if not self._lock(record, traversal, action):
+        if (
+            record["action"] == Action.INIT
+            or record["action"] == Action.DELETE
+        ):
+            return self.successors.finish_unlocked(
+                node, record, {"converged_traversal": node.traversal}
+            )
+        lease = self.locks.take(record, node.traversal, action)
+        if lease is None:
             return []
         plugin = definitions.plugin_for(record)
-        name = action.lower()
-        job = actions.Job(
+        job = actions.job_for(
             record,
             node,
-            phase,
-            traversal,
             action,
             plugin,
-            started=models.utcnow(),
-            values={"converged_traversal": traversal},
-            check=getattr(plugin, "check_%s_complete" % name, None),
+            {"converged_traversal": node.traversal},
+            lease,
         )
-        return self._start(
-            job, getattr(plugin, "handle_" + name, lambda: None)
+        return self.actions.start(
+            job, getattr(plugin, "handle_" + action.lower(), lambda: None)
         )

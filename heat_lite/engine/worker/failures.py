@@ -8,12 +8,13 @@ dispatcher, which hands it here instead of dropping it: the record is
 marked FAILED with the exception's text as its reason and an event, and
 the stack fails or rolls back as for any resource failure. Dropping it
 would leave the node for the watchdog to re-drive into the same bug
-forever. Mixed into ``node.NodeRunner``.
+forever.
 """
 
 import logging
 
 from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine.traversal.planner import CLEANUP
@@ -36,7 +37,16 @@ def log_unexpected(exc, what):
 
 
 class NodeFailures:
-    """Needs ``fence``, ``stacks``, ``_lock``, ``_lock_of``, ``_unlocked``."""
+    """Fails nodes for one engine process.
+
+    :param locks: the process's ``lease.LockTable``.
+    :param stacks: ``traversal.ops.StackOps`` (the stack fails or rolls
+        back).
+    """
+
+    def __init__(self, locks, stacks):
+        self.locks = locks
+        self.stacks = stacks
 
     def fail_node(self, stack_id, traversal, entity, phase, exc, logged=False):
         """Fail node (entity, phase) of ``traversal`` because of ``exc``.
@@ -74,20 +84,17 @@ class NodeFailures:
             return []
         action = self._failed_action(record, phase)
         if record["engine_id"] is None:
-            if not self._lock(record, traversal, action):
-                return []
-            held = self._lock_of(record["id"])
+            lease = self.locks.take(record, traversal, action)
         else:
-            held = self._lock_of(record["id"])
+            lease = self.locks.lease_of(record["id"])
             if (
-                held is None
-                or held[0] != (record["engine_id"], record["lock_epoch"])
-                or record["lock_traversal"] != traversal
-            ):
+                lease is not None
+                and lease.owner != (record["engine_id"], record["lock_epoch"])
+            ) or record["lock_traversal"] != traversal:
                 # Another engine's action, or an older action of ours
                 # (its lock was taken over): that action decides.
                 return []
-        if held is None:
+        if lease is None:
             return []
         reason = reason_for(exc, record["name"])
         event = db_api.event_values(
@@ -95,17 +102,18 @@ class NodeFailures:
             record["name"],
             record["physical_resource_id"],
             action,
-            "FAILED",
+            Status.FAILED,
             reason,
             record["type"],
         )
-        released = conv.resource_release(
-            record["id"],
-            held[0],
-            {"action": action, "status": "FAILED", "status_reason": reason},
+        released = lease.release(
+            {
+                "action": action,
+                "status": Status.FAILED,
+                "status_reason": reason,
+            },
             [event],
         )
-        self._unlocked(record["id"], held)
         if not released:
             return []
         return self.stacks.resource_failed(
@@ -120,23 +128,27 @@ class NodeFailures:
         """The action a failed node reports, as Heat names it."""
         if phase == CLEANUP:
             return (
-                "SUSPEND" if record["stack_action"] == "SUSPEND" else "DELETE"
+                Action.SUSPEND
+                if record["stack_action"] == Action.SUSPEND
+                else Action.DELETE
             )
-        if record["stack_action"] in ("RESUME", "CHECK"):
+        if record["stack_action"] in (Action.RESUME, Action.CHECK):
             return record["stack_action"]
         if (
             record["lock_traversal"] == record["stack_traversal"]
-            and record["status"] == "IN_PROGRESS"
+            and record["status"] == Status.IN_PROGRESS
         ):
             return record["action"]
-        return "CREATE" if record["action"] == "INIT" else "UPDATE"
+        return (
+            Action.CREATE if record["action"] == Action.INIT else Action.UPDATE
+        )
 
     def _fail_stack_node(self, stack_id, traversal, phase, exc):
         """A stack-level node (the barrier or the final join) failed."""
         stack = db_api.stack_get(stack_id)
         if (
             stack["current_traversal"] != traversal
-            or stack["status"] != "IN_PROGRESS"
+            or stack["status"] != Status.IN_PROGRESS
         ):
             return []
         self.stacks.mark_failed(

@@ -11,7 +11,7 @@ import webob
 from heat_lite.api import dashboard
 from heat_lite.api.dashboard import session, static
 from heat_lite.common import exception
-from heat_lite.engine.endpoint import reads as service_reads
+from heat_lite.engine.endpoint import reads
 
 TOKEN = "gAAAAAB-a-fernet-token"
 
@@ -207,4 +207,4 @@ def test_files_served_by_name_only():
     ],
 )
 def test_status_filters(value, expected):
-    assert service_reads.stack_filters({"status": [value]}) == expected
+    assert reads.stack_filters({"status": [value]}) == expected

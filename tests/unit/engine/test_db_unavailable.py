@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from heat_lite.api import faults
 from heat_lite.common import exception
-from heat_lite.engine.endpoint import base as service_base
+from heat_lite.engine.endpoint import base
 from tests.functional.deployment import free_port
 
 
@@ -32,7 +32,7 @@ def _refused():
 def test_unreachable_database_is_a_503_in_heats_format():
     refused = _refused()
 
-    @service_base.expected
+    @base.expected
     def show_stack():
         raise refused
 
@@ -50,14 +50,14 @@ def test_unreachable_database_is_a_503_in_heats_format():
 
 
 def test_other_errors_are_left_alone():
-    @service_base.expected
+    @base.expected
     def show_stack():
         raise KeyError("a bug stays a bug")
 
     with pytest.raises(KeyError):
         show_stack()
 
-    @service_base.expected
+    @base.expected
     def missing():
         raise exception.StackNotFound(name="x")
 

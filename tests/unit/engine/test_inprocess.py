@@ -16,7 +16,7 @@ from heat_lite.db import caller_tokens, migration, models, session
 from heat_lite.db import convergence as conv
 from heat_lite.engine import process
 from heat_lite.engine.endpoint import service
-from heat_lite.engine.recovery import watchdog as recovery
+from heat_lite.engine.recovery import watchdog
 from heat_lite.engine.worker import caller
 from heat_lite.resources import base, test_resource
 from tests import polling
@@ -304,18 +304,18 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
         if threading.get_ident() == me and statement != "BEGIN":
             counted.append(statement.split("\n")[0][:60])
 
-    watchdog = recovery.Watchdog(engine.fence, engine.ops, engine.dispatcher)
+    dog = watchdog.Watchdog(engine.fence, engine.ops, engine.dispatcher)
     # However long the first pass takes on a loaded machine, the second
     # must not find the stacks stalled (that is one read per stack).
     CONF.set_override("stall_timeout", 600, group="engine")
     try:
-        watchdog.tick()  # the first pass looks at every watched stack
+        dog.tick()  # the first pass looks at every watched stack
         for other in others:  # alive: nobody claims them meanwhile
             db_api.service_heartbeat(other)
         sa.event.listen(db, "before_cursor_execute", count)
-        watchdog.tick()
+        dog.tick()
         sa.event.remove(db, "before_cursor_execute", count)
-        watched = len(watchdog._progress)
+        watched = len(dog._progress)
     finally:
         CONF.set_override("stall_timeout", 1.0, group="engine")
         with db.begin() as conn:
@@ -360,7 +360,10 @@ def test_a_duplicate_message_leaves_the_running_action_alone(engine):
         atomic_key=record["atomic_key"] - 1,
         action="INIT",
     )
-    assert not engine.runner._lock(before, record["lock_traversal"], "CREATE")
+    assert (
+        engine.runner.locks.take(before, record["lock_traversal"], "CREATE")
+        is None
+    )
     assert record["id"] in engine.runner.active_records()
     polling.stack_reaches(stack_id, "CREATE_COMPLETE")
     (after,) = conv.resource_get_all(stack_id)
@@ -387,7 +390,7 @@ def test_an_orphaned_create_is_found_not_made_again(engine, tmp_path):
             },
         )
         record = _locked_record(stack_id)
-        engine.runner._unlocked(record["id"])  # the action is forgotten
+        engine.runner.locks.unlocked(record["id"])  # the action is forgotten
         polling.stack_reaches(stack_id, "CREATE_COMPLETE")
         (after,) = conv.resource_get_all(stack_id)
         reasons = [

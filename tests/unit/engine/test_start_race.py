@@ -15,12 +15,11 @@ import uuid
 import pytest
 
 from heat_lite import conf
-from heat_lite.common import context, exception
+from heat_lite.common import context, exception, states
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine.endpoint import service
-from heat_lite.engine.traversal import ops as stacks
-from heat_lite.engine.traversal import planner
+from heat_lite.engine.traversal import ops, planner
 from tests.unit import databases
 
 CONF = conf.CONF
@@ -38,7 +37,7 @@ class RecordingDispatcher:
         self.casts.extend(nodes)
 
 
-class PausingOps(stacks.StackOps):
+class PausingOps(ops.StackOps):
     """StackOps that stops just before its first conditional write until
     the test lets it go, so another operation can commit in between."""
 
@@ -106,8 +105,10 @@ def _complete_stack():
         ENV,
         {},
     )
-    ops = stacks.StackOps(RecordingDispatcher())
-    ops.start(stack, "CREATE", None, goal_template_id=stack["raw_template_id"])
+    stack_ops = ops.StackOps(RecordingDispatcher())
+    stack_ops.start(
+        stack, "CREATE", None, goal_template_id=stack["raw_template_id"]
+    )
     _finish(stack_id)
     stack = db_api.stack_get(stack_id)
     assert (stack["action"], stack["status"]) == ("CREATE", "COMPLETE")
@@ -117,16 +118,18 @@ def _complete_stack():
 def _finish(stack_id):
     """Complete the stack's running traversal (it has no resources)."""
     traversal = db_api.stack_get(stack_id)["current_traversal"]
-    stacks.StackOps(RecordingDispatcher()).mark_complete(stack_id, traversal)
+    ops.StackOps(RecordingDispatcher()).mark_complete(stack_id, traversal)
 
 
-def _update(ops, stack):
-    stacks.check_start(stack, "UPDATE")  # what the endpoint checks first
-    return ops.start(stack, "UPDATE", None, new_template=(TEMPLATE, ENV, {}))
+def _update(stack_ops, stack):
+    ops.check_start(stack, "UPDATE")  # what the endpoint checks first
+    return stack_ops.start(
+        stack, "UPDATE", None, new_template=(TEMPLATE, ENV, {})
+    )
 
 
-def _delete(ops, stack):
-    return ops.start(stack, "DELETE")
+def _delete(stack_ops, stack):
+    return stack_ops.start(stack, "DELETE")
 
 
 def test_update_that_loses_to_a_delete_is_refused(database):
@@ -135,7 +138,7 @@ def test_update_that_loses_to_a_delete_is_refused(database):
     update = Racer(lambda: _update(updater, stack))
     update.start()
     assert updater.reached.wait(30)
-    deleter = stacks.StackOps(RecordingDispatcher())
+    deleter = ops.StackOps(RecordingDispatcher())
     _delete(deleter, db_api.stack_get(stack["id"]))
     deleting = db_api.stack_get(stack["id"])
     updater.go.set()
@@ -156,9 +159,7 @@ def test_update_that_loses_to_a_finished_delete_is_not_found(database):
     update = Racer(lambda: _update(updater, stack))
     update.start()
     assert updater.reached.wait(30)
-    _delete(
-        stacks.StackOps(RecordingDispatcher()), db_api.stack_get(stack["id"])
-    )
+    _delete(ops.StackOps(RecordingDispatcher()), db_api.stack_get(stack["id"]))
     _finish(stack["id"])
     updater.go.set()
     _, error = update.outcome()
@@ -176,9 +177,7 @@ def test_delete_that_loses_to_an_update_still_deletes(database):
     delete = Racer(lambda: _delete(deleter, stack))
     delete.start()
     assert deleter.reached.wait(30)
-    _update(
-        stacks.StackOps(RecordingDispatcher()), db_api.stack_get(stack["id"])
-    )
+    _update(ops.StackOps(RecordingDispatcher()), db_api.stack_get(stack["id"]))
     updating = db_api.stack_get(stack["id"])
     assert updating["action"] == "UPDATE"
     deleter.go.set()
@@ -190,7 +189,7 @@ def test_delete_that_loses_to_an_update_still_deletes(database):
     assert after["current_traversal"] != updating["current_traversal"]
     # A late update now gets the same answer.
     with pytest.raises(exception.NotSupported):
-        _update(stacks.StackOps(RecordingDispatcher()), after)
+        _update(ops.StackOps(RecordingDispatcher()), after)
 
 
 def _begin(stack, refused=()):
@@ -212,7 +211,7 @@ def _begin(stack, refused=()):
 
 def test_the_write_itself_refuses_a_deleted_stack(database):
     stack = _complete_stack()
-    _delete(stacks.StackOps(RecordingDispatcher()), stack)
+    _delete(ops.StackOps(RecordingDispatcher()), stack)
     _finish(stack["id"])
     deleted = db_api.stack_get(stack["id"])
     # Even with the right traversal in hand, a deleted stack never starts.
@@ -223,7 +222,7 @@ def test_the_write_itself_refuses_a_deleted_stack(database):
 
 def test_the_write_itself_refuses_a_refused_action(database):
     stack = _complete_stack()
-    _delete(stacks.StackOps(RecordingDispatcher()), stack)
+    _delete(ops.StackOps(RecordingDispatcher()), stack)
     deleting = db_api.stack_get(stack["id"])
     with pytest.raises(exception.ConcurrentTransaction):
         _begin(deleting, refused=("DELETE", "SUSPEND"))
@@ -236,7 +235,7 @@ def test_the_write_itself_refuses_a_refused_action(database):
 
 def test_cancel_that_loses_to_a_delete_is_refused(database):
     stack = _complete_stack()
-    _update(stacks.StackOps(RecordingDispatcher()), stack)
+    _update(ops.StackOps(RecordingDispatcher()), stack)
     canceller = PausingOps()
     endpoint = service.EngineService(canceller)
     ctxt = context.RequestContext(project_id="p", user_id="u")
@@ -244,9 +243,7 @@ def test_cancel_that_loses_to_a_delete_is_refused(database):
     cancel = Racer(lambda: endpoint.stack_cancel_update(ctxt, ident))
     cancel.start()
     assert canceller.reached.wait(30)
-    _delete(
-        stacks.StackOps(RecordingDispatcher()), db_api.stack_get(stack["id"])
-    )
+    _delete(ops.StackOps(RecordingDispatcher()), db_api.stack_get(stack["id"]))
     canceller.go.set()
     _, error = cancel.outcome()
     error = error.exc_info[1]  # the endpoint marks it an expected error
@@ -255,3 +252,33 @@ def test_cancel_that_loses_to_a_delete_is_refused(database):
     assert "Cancelling update when stack is DELETE_IN_PROGRESS" in str(error)
     after = db_api.stack_get(stack["id"])
     assert (after["action"], after["status"]) == ("DELETE", "IN_PROGRESS")
+
+
+def test_the_write_refuses_what_the_transition_table_refuses(database):
+    """Walk the table (``states.check_transition``) through the write
+    that starts a traversal: a stack in each action, each operation with
+    what the engine excludes for it; refused exactly where the table
+    refuses, so a stack that took a refused action after the check still
+    refuses."""
+    stack = _complete_stack()
+    for current in states.Action:
+        assert db_api.stack_set_state(
+            stack["id"],
+            db_api.stack_get(stack["id"])["current_traversal"],
+            {"action": current, "status": "COMPLETE"},
+        )
+        for new in states.Action:
+            seen = db_api.stack_get(stack["id"])
+            refused = states.check_transition(current, new) is not None
+            try:
+                _begin(seen, refused=tuple(states.refused_from(new)))
+            except exception.ConcurrentTransaction:
+                assert refused, (new, current)
+            else:
+                assert not refused, (new, current)
+            # Back to the action under test for the next operation.
+            db_api.stack_set_state(
+                stack["id"],
+                db_api.stack_get(stack["id"])["current_traversal"],
+                {"action": current, "status": "COMPLETE"},
+            )

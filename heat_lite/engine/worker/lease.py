@@ -1,0 +1,208 @@
+"""Record locks as lease objects: one lock of this process, from the
+conditional UPDATE that takes it to the write that ends it.
+
+A worker acts on a record only under its lock (``engine_id``,
+``lock_epoch``, ``lock_traversal`` on the row, taken by a CAS on
+``atomic_key``). ``LockTable.take`` takes it and returns a ``Lease``; the
+lease ends in one of three ways, each a method here:
+
+- the action finishes or fails, and the write that records it (guarded
+  by the lease's owner) clears the lock, then the lease is forgotten:
+  ``Lease.release`` (a failed node), or the job's own write in
+  ``actions.ActionRunner`` followed by ``LockTable.job_unlocked``;
+- a write is refused because the lock was taken over (this engine was
+  claimed, or the watchdog released an orphan): ``LockTable.lost_lock``
+  forgets it and the new holder decides;
+- the engine is fenced or stops: ``LockTable.drop_all`` forgets every
+  lease and leaves the locks to the takeover.
+
+The table ``{record id: (owner, generation)}`` is what the watchdog asks
+(``active_records``) to tell a running action from an orphan, so a lease
+is in it from before its lock is taken until after its lock is gone.
+"""
+
+import logging
+import threading
+
+from heat_lite.common.states import Status
+from heat_lite.db import convergence as conv
+
+LOG = logging.getLogger(__name__)
+
+
+class Lease:
+    """This process's lock of one record.
+
+    :param owner: the (engine_id, epoch) the lock was taken as; every
+        write under the lease is guarded by it, never by the engine's
+        current epoch.
+    :param generation: the engine's fencing generation at the take; work
+        of an older generation stops.
+    """
+
+    def __init__(self, table, record_id, owner, generation):
+        self.table = table
+        self.record_id = record_id
+        self.owner = owner
+        self.generation = generation
+
+    @property
+    def key(self):
+        return (self.owner, self.generation)
+
+    def held(self):
+        """True while this process still counts the lease as its own."""
+        return self.table.lock_of(self.record_id) == self.key
+
+    def release(self, values, events=()):
+        """End the lease with a write of the record (its lock cleared,
+        ``values`` and ``events`` written) guarded by the owner.
+
+        :returns: False if the lock was no longer ours in the database.
+            (Should the write raise, the lease is kept: the caller retries
+            or fails the node, and the lock is not an orphan meanwhile.)
+        """
+        released = conv.resource_release(
+            self.record_id, self.owner, values, list(events)
+        )
+        self.forget()
+        return released
+
+    def forget(self):
+        """This process no longer counts the lock as its own (a newer
+        lease of the same record stays)."""
+        self.table.unlocked(self.record_id, self.key)
+
+
+class LockTable:
+    """The record locks this process holds, for one engine process.
+
+    :param fence: the engine's identity (``recovery.fencing.Fence``):
+        the owner a lock is taken as and whether the engine may act.
+    :param scheduler: the dispatcher; ``draining`` is set when the
+        engine stops, and then nothing new starts.
+    """
+
+    def __init__(self, fence, scheduler):
+        self.fence = fence
+        self.scheduler = scheduler
+        # {record id: (owner, generation)} of the locks this process holds
+        # (or is taking) because an action of it runs.
+        self._active = {}
+        self._active_lock = threading.Lock()
+
+    def active_records(self):
+        """Ids of records whose lock an action of this process holds."""
+        with self._active_lock:
+            return set(self._active)
+
+    def drop_all(self):
+        """Forget every action in flight (the engine was fenced or stops):
+        their locks are left to the takeover."""
+        with self._active_lock:
+            self._active.clear()
+
+    def may_act(self):
+        """Whether this engine may start an action now: it is not fenced,
+        its lease is fresh and it is not stopping."""
+        return self.fence.lease_valid() and not getattr(
+            self.scheduler, "draining", False
+        )
+
+    def take(self, record, traversal, action, extra=None):
+        """Take the record's lock for an action of this process.
+
+        A record another action of this process holds (or is taking) is
+        refused without asking the database: two messages for one node
+        can run at once here (a re-drive crossing the cast that made the
+        node ready), and the loser must not forget the winner's action,
+        or the watchdog would take its lock for an orphan. The holder
+        re-triggers the record when it lets go, as with any lock.
+
+        :returns: the ``Lease``, or None if the lock was not taken.
+        """
+        if not self.may_act():
+            return None
+        owner, generation = self.fence.snapshot()
+        lease = Lease(self, record["id"], owner, generation)
+        with self._active_lock:
+            if record["id"] in self._active:
+                return None
+            self._active[record["id"]] = lease.key
+        try:
+            locked = conv.resource_lock(
+                record["id"],
+                record["atomic_key"],
+                owner,
+                traversal,
+                dict(
+                    {
+                        "action": action,
+                        "status": Status.IN_PROGRESS,
+                        "status_reason": "state changed",
+                    },
+                    **(extra or {}),
+                ),
+            )
+        except Exception:
+            # Whether or not the lock was taken, no action runs for it: a
+            # lock that was taken is an orphan the watchdog releases.
+            lease.forget()
+            raise
+        if not locked:
+            lease.forget()
+            return None
+        return lease
+
+    def lock_of(self, record_id):
+        """(owner, generation) of this process's lock of the record, or
+        None."""
+        with self._active_lock:
+            return self._active.get(record_id)
+
+    def lease_of(self, record_id):
+        """This process's ``Lease`` of the record, or None."""
+        held = self.lock_of(record_id)
+        if held is None:
+            return None
+        return Lease(self, record_id, held[0], held[1])
+
+    def unlocked(self, record_id, held=None):
+        """Forget this process's lock of the record: only the lock
+        ``held`` = (owner, generation) when given."""
+        with self._active_lock:
+            if held is None or self._active.get(record_id) == held:
+                self._active.pop(record_id, None)
+
+    def bind(self, job):
+        """Give a locked job the owner and generation its lease was taken
+        as; False if this process no longer holds it."""
+        if job.owner is None:
+            if job.lease is None or not job.lease.held():
+                return False
+            job.owner, job.generation = job.lease.key
+        return True
+
+    def job_unlocked(self, job):
+        """The job's action no longer holds its lock (a newer lock of this
+        process on the same record stays active)."""
+        self.unlocked(job.record["id"], (job.owner, job.generation))
+
+    def lost_lock(self, job, exc):
+        """A write of the job was refused: its lock was taken over (the
+        engine was claimed, or the action was orphaned). The new holder
+        decides; nothing is failed here.
+
+        :returns: no next nodes.
+        """
+        self.job_unlocked(job)
+        LOG.warning("Lost the lock of resource %s: %s", job.record["id"], exc)
+        return []
+
+    def stale(self, job):
+        """True (and the job dropped) if the job belongs to an older
+        fencing generation: leave its lock to the takeover."""
+        if job.generation == self.fence.generation:
+            return False
+        self.job_unlocked(job)
+        return True

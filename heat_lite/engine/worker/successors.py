@@ -1,0 +1,63 @@
+"""What comes after a node: its successors made ready, or the record
+offered to the stack's newest traversal when this one was superseded."""
+
+from heat_lite.common import exception
+from heat_lite.db import convergence as conv
+from heat_lite.engine.worker.node import Node
+
+
+class Successors:
+    """Next nodes, read from the traversal graphs.
+
+    :param graphs: the process's ``traversal.graph_cache.GraphCache``.
+    """
+
+    def __init__(self, graphs):
+        self.graphs = graphs
+
+    def of(self, node):
+        """Successor entity ids of ``node`` in its traversal's graph."""
+        return self.graphs.successors(node.traversal, node.entity, node.phase)
+
+    def after(self, record, node, fired, superseded):
+        """The nodes a finished node made ready (``fired``), or the
+        record's node in the newest traversal if ``superseded``."""
+        if superseded:
+            return self.retrigger(record["id"])
+        return [node.sibling(entity, phase) for entity, phase in fired]
+
+    def finish_unlocked(self, node, record, values):
+        """Finish a node that runs no action (nothing to do, already
+        deleted, never made) in one write guarded by ``atomic_key``; a
+        record changed meanwhile is looked at again."""
+        try:
+            fired, superseded = conv.resource_finish(
+                record["id"],
+                record["atomic_key"],
+                None,
+                values,
+                [],
+                node.traversal,
+                node.phase,
+                self.of(node),
+            )
+        except exception.ConcurrentTransaction:
+            return self.retrigger(record["id"])
+        return self.after(record, node, fired, superseded)
+
+    def retrigger(self, record_id):
+        """Offer a record that was busy to the stack's newest traversal.
+
+        :returns: its node in that traversal if the node is ready.
+        """
+        record = conv.resource_load(record_id)
+        if record is None or not record["stack_traversal"]:
+            return []
+        traversal = record["stack_traversal"]
+        found = self.graphs.node_of(traversal, record)
+        if found is None:
+            return []
+        entity, phase = found
+        if conv.sync_point_remaining(traversal, entity, phase) == 0:
+            return [Node(record["stack_id"], traversal, entity, phase)]
+        return []

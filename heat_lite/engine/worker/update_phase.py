@@ -1,0 +1,205 @@
+"""The update phase: decide what an update node does to its record.
+
+An update node makes its record match the goal template: create it (or
+adopt it, or take an ``external_id``), resume a create cut short by a
+takeover, update it in place, replace it, or leave it as it is. This
+module decides; ``changes.Changes`` carries the decision out, and the
+SUSPEND / RESUME / CHECK walks go to ``cleanup_phase.SimpleActions``.
+"""
+
+import json
+
+from heat_lite.common import exception
+from heat_lite.common.states import Action, Status
+from heat_lite.db import convergence as conv
+from heat_lite.engine import definitions
+from heat_lite.engine.template import registry as type_registry
+from heat_lite.engine.worker import actions
+from heat_lite.resources import base
+
+
+def runs(record, traversal):
+    """Whether an update node of ``record`` has anything to do."""
+    return (
+        record["stack_traversal"] == traversal
+        and record["converged_traversal"] != traversal
+        and not record["engine_id"]
+    )
+
+
+def depends_on(traversal):
+    """What ``conv.node_load`` asks: the names the record depends on."""
+
+    def names(record):
+        # Only a cached template: parsing one inside the read
+        # transaction would hold its connection for long.
+        bound = definitions.cached(record["stack_template_id"])
+        if bound is None or not runs(record, traversal):
+            return None
+        defn = bound.resources.get(record["name"])
+        return defn.depends if defn is not None else None
+
+    return names
+
+
+class UpdatePhase:
+    """Update nodes.
+
+    :param actions: the ``actions.ActionRunner`` (failing a record).
+    :param changes: the ``changes.Changes`` that carry a decision out.
+    :param simple: the ``cleanup_phase.SimpleActions`` (RESUME, CHECK).
+    :param successors: ``successors.Successors``.
+    """
+
+    def __init__(self, actions, changes, simple, successors):
+        self.actions = actions
+        self.changes = changes
+        self.simple = simple
+        self.successors = successors
+
+    def run(self, node):
+        """Run update ``node``; return the next nodes."""
+        record, deps = conv.node_load(
+            node.entity, node.traversal, depends_on(node.traversal)
+        )
+        if record is None or record["stack_traversal"] != node.traversal:
+            return []
+        if not runs(record, node.traversal):
+            return []
+        if record["stack_action"] in (Action.RESUME, Action.CHECK):
+            return self.simple.run(node, record)
+        bound = definitions.get(
+            record["stack_template_id"], definitions.stack_info(record)
+        )
+        defn = bound.resources.get(record["name"])
+        if defn is None:
+            return []
+        if deps is None:
+            deps = conv.resources_converged(
+                record["stack_id"], defn.depends, node.traversal
+            )
+        if len(deps) != len(defn.depends):
+            return []  # not ready: a duplicate or early message
+        values = {
+            "template_id": record["stack_template_id"],
+            "converged_traversal": node.traversal,
+            "type": defn.type,
+            "requires": json.dumps(sorted(d["id"] for d in deps.values())),
+        }
+        try:
+            cls = definitions.plugin_class(
+                bound.environment, defn.name, defn.type, bound.files
+            )
+            scope = definitions.RecordScope(bound, deps)
+            props = cls.validate_properties(
+                defn.resolve_properties(scope),
+                "resources.%s.properties" % defn.name,
+            )
+        except exception.HeatLiteException as exc:
+            action = (
+                Action.CREATE
+                if record["action"] == Action.INIT
+                else Action.UPDATE
+            )
+            return self.actions.fail_before_start(node, record, action, exc)
+        values["properties_data"] = json.dumps(props)
+        policy = defn.update_policy or {}
+        change = self.changes
+        if (
+            record["action"] == Action.INIT
+            and record["stack_action"] == Action.ADOPT
+        ):
+            return change.adopt(node, record, cls, props, values, policy)
+        if record["action"] == Action.INIT:
+            if self.actions.held(node, record, "pre-create", Action.CREATE):
+                return []
+            return change.create(
+                node,
+                record,
+                cls,
+                props,
+                values,
+                policy,
+                external_id=defn.external_id,
+            )
+        if (
+            actions.interrupted_create(record)
+            and defn.external_id is None
+            and cls.find_created is not base.Resource.find_created
+        ):
+            return change.resume_create(
+                node, record, cls, props, values, policy
+            )
+        return self._decide(node, record, cls, props, values, bound, defn)
+
+    def _decide(self, node, record, cls, props, values, bound, defn):
+        """Update an existing record in place, replace it, or leave it."""
+        policy = defn.update_policy or {}
+        restricted = type_registry.restricted_actions(
+            bound.environment, defn.name
+        )
+        old_props = json.loads(record["properties_data"] or "{}")
+        plugin = self.actions.plugin(cls, record, old_props)
+        plugin.update_policy = policy
+        failed = record["status"] == Status.FAILED
+        external = plugin.data().get(actions.EXTERNAL_ID)
+        if external is not None and external != defn.external_id:
+            return self.actions.fail_before_start(
+                node,
+                record,
+                Action.UPDATE,
+                exception.NotSupported(
+                    feature="Update to property external_id of %s"
+                    % record["name"]
+                ),
+            )
+        diff = {
+            k
+            for k in set(props) | set(old_props)
+            if props.get(k) != old_props.get(k)
+        }
+        replace = (
+            not definitions.keeps_kind(record, defn.type, cls)
+            or record["action"] == Action.DELETE
+            or (failed and plugin.needs_replace_failed(record["action"]))
+            or (diff and plugin.needs_replace(props, diff))
+        )
+        if (
+            not replace
+            and not diff
+            and not getattr(plugin, "always_update", False)
+        ):
+            if failed:
+                values.update(
+                    status=Status.COMPLETE,
+                    status_reason=(
+                        "Update status to COMPLETE for FAILED resource "
+                        "neither update nor replace."
+                    ),
+                )
+            return self.successors.finish_unlocked(node, record, values)
+        kind = "replace" if replace else "update"
+        if kind in restricted:
+            return self.changes.restricted(node, record, kind)
+        immutable = plugin.immutable_changes(diff)
+        if immutable:
+            return self.actions.fail_before_start(
+                node,
+                record,
+                Action.UPDATE,
+                exception.NotSupported(
+                    feature="Update to property %s of "
+                    "%s (%s)"
+                    % (", ".join(immutable), record["name"], record["type"])
+                ),
+            )
+        if self.actions.held(node, record, "pre-update", Action.UPDATE):
+            return []
+        if replace:
+            return self.changes.replace(
+                node, record, cls, props, values, policy=policy
+            )
+        plugin.restricted = restricted
+        return self.changes.update_in_place(
+            node, record, plugin, props, diff, values
+        )
