@@ -11,7 +11,7 @@ from heat_lite.common import crypt, rpc
 from heat_lite.db import api as db_api
 from heat_lite.db import software_configs
 from heat_lite.engine import rpcapi
-from heat_lite.engine.endpoint import service
+from heat_lite.engine.endpoint import goals, service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
 from heat_lite.engine.fleet import runner as fleet_runner
 from heat_lite.engine.fleet import target as fleet_target
@@ -70,7 +70,7 @@ class EngineProcess:
         self.service = service.EngineService(self.ops)
         self.rollouts = fleet_runner.RolloutRunner(
             self.fence,
-            fleet_target.TargetDriver(self.ops, self.service._update_goal),
+            fleet_target.TargetDriver(self.ops, goals.update_goal),
         )
         # Plugins that own a child stack reach the engine through this.
         stack_resource.StackResource.nested_stacks = nested.NestedStacks(

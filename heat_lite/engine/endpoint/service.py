@@ -11,10 +11,10 @@ import re
 import uuid
 
 from heat_lite import conf
-from heat_lite.common import exception, policy, verify_spec
+from heat_lite.common import exception
 from heat_lite.db import api as db_api
-from heat_lite.engine import definitions, trusts, validation
-from heat_lite.engine.endpoint import abandon, preview, queries, views
+from heat_lite.engine import trusts
+from heat_lite.engine.endpoint import abandon, goals, preview, queries, views
 from heat_lite.engine.endpoint.base import (
     TARGET,
     bound_template,
@@ -89,50 +89,6 @@ class EngineService:
         )
 
     # Create, update, delete ---------------------------------------------
-    @staticmethod
-    def _new_stack(
-        ctxt,
-        stack_name,
-        template,
-        params,
-        files,
-        environment,
-        environment_files,
-        args,
-        stack_id,
-    ):
-        """Check a create request; return (stack values, env, bound)."""
-        validation.check_stack_name(stack_name)
-        action = "CREATE"
-        if args.get("adopt_stack_data") is not None:
-            action = "ADOPT"
-        _verify(args, adopt=action == "ADOPT")
-        env = validation.environment(
-            environment, params, environment_files, files
-        )
-        info = {
-            "name": stack_name,
-            "id": stack_id,
-            "project_id": ctxt.project_id,
-        }
-        bound = validation.bind(
-            template, env, files, info, authorize=_types_checker(ctxt)
-        )
-        values = {
-            "id": stack_id,
-            "name": stack_name,
-            "tenant": ctxt.project_id,
-            "username": ctxt.user_id,
-            "action": action,
-            "status": "IN_PROGRESS",
-            "status_reason": "Stack %s started" % action,
-            "current_traversal": "",
-            "timeout": args.get("timeout_mins"),
-            "disable_rollback": args.get("disable_rollback", True),
-            "tags": json.dumps(args["tags"]) if args.get("tags") else None,
-        }
-        return values, env, bound
-
     @_expected
     def create_stack(
         self,
@@ -158,7 +114,7 @@ class EngineService:
         template, params, files = adopt.inputs(
             args.get("adopt_stack_data"), template, params, files
         )
-        values, env, bound = self._new_stack(
+        values, env, bound = goals.new_stack(
             ctxt,
             stack_name,
             template,
@@ -186,7 +142,7 @@ class EngineService:
             goal_template_id=stack["raw_template_id"],
             adopt=resources,
             caller_token=caller.keep(ctxt),
-            verify=_verify(args),
+            verify=goals.verify_of(args),
         )
         return views.identity(stack)
 
@@ -205,7 +161,7 @@ class EngineService:
         template, params, files = adopt.inputs(
             args.get("adopt_stack_data"), template, params, files
         )
-        values, _env, bound = self._new_stack(
+        values, _env, bound = goals.new_stack(
             ctxt,
             stack_name,
             template,
@@ -227,52 +183,6 @@ class EngineService:
             stack, bound, preview.create_resources(stack, bound)
         )
 
-    def _update_goal(
-        self,
-        ctxt,
-        stack_identity,
-        template,
-        params,
-        files,
-        environment,
-        environment_files,
-        args,
-        existing,
-    ):
-        """Check an update request; return (stack, template, env, files,
-        bound). A rollout's targets use it too (``fleet.target``); it is
-        private so that it is no RPC method."""
-        stack = self._stack(ctxt, stack_identity, live=True)
-        stacks.check_start(stack, "UPDATE")
-        _verify(args)
-        stored = db_api.raw_template_get(stack["raw_template_id"])
-        if existing:
-            template = template or stored["template"]
-            env = validation.environment(stored["environment"], None)
-            new_env = validation.environment(
-                environment, params, environment_files, files
-            )
-            for key in args.get("clear_parameters") or []:
-                env["parameters"].pop(key, None)
-            for section, value in new_env.items():
-                if isinstance(value, dict):
-                    env.setdefault(section, {}).update(value)
-            files = dict(stored["files"], **(files or {}))
-        else:
-            env = validation.environment(
-                environment, params, environment_files, files
-            )
-            files = files or {}
-        bound = validation.bind(
-            template,
-            env,
-            files,
-            definitions.stack_info(stack),
-            authorize=_types_checker(ctxt),
-        )
-        self._check_immutable(stack, bound)
-        return stack, template, env, files, bound
-
     @_expected
     def update_stack(
         self,
@@ -286,7 +196,7 @@ class EngineService:
         args,
         existing=False,
     ):
-        stack, template, env, files, bound = self._update_goal(
+        stack, template, env, files, bound = goals.update_goal(
             ctxt,
             stack_identity,
             template,
@@ -312,7 +222,7 @@ class EngineService:
             new_template=(template, env, files),
             extra=extra,
             caller_token=caller.keep(ctxt),
-            verify=_verify(args),
+            verify=goals.verify_of(args),
         )
         return views.identity(stack)
 
@@ -330,7 +240,7 @@ class EngineService:
         existing=False,
         show_nested=False,
     ):
-        stack, _t, _e, _f, bound = self._update_goal(
+        stack, _t, _e, _f, bound = goals.update_goal(
             ctxt,
             stack_identity,
             template,
@@ -352,23 +262,6 @@ class EngineService:
             records_by_name(stack),
             show_nested=show_nested,
         )
-
-    @staticmethod
-    def _check_immutable(stack, bound):
-        old = definitions.get(
-            stack["raw_template_id"], definitions.stack_info(stack)
-        )
-        changed = [
-            name
-            for name, param in bound.template.parameters.items()
-            if param.immutable
-            and name in old.parameters
-            and old.parameters[name] != bound.parameters[name]
-        ]
-        if changed:
-            raise exception.ImmutableParameterModified(
-                keys=", ".join(sorted(changed))
-            )
 
     @_expected
     def delete_stack(self, ctxt, stack_identity):
@@ -467,22 +360,3 @@ class EngineService:
             raise exception.Forbidden(action="stacks:query_all_projects")
         tenant = None if all_projects else ctxt.project_id
         return queries.Query(selector, tenant).run()
-
-
-def _types_checker(ctxt):
-    """``check(type names)``: 403 for a resource type the caller may not
-    use (Heat's ``resource_types:`` rules)."""
-
-    def check(names):
-        policy.authorize_resource_types(ctxt, names, ctxt.project_id)
-
-    return check
-
-
-def _verify(args, adopt=False):
-    """The checked ``verify`` document of a request, or None."""
-    if args.get("verify") is None:
-        return None
-    if adopt:
-        raise exception.InvalidVerify(reason="adopt cannot be verified")
-    return verify_spec.parse(args["verify"])

@@ -71,7 +71,7 @@ class TargetDriver:
     """Runs targets' updates for the rollouts of one engine process.
 
     :param ops: the process's ``StackOps``.
-    :param goal: ``EngineService._update_goal``-like callable: (ctxt,
+    :param goal: ``endpoint.goals.update_goal``-like callable: (ctxt,
         identity, template, params, files, environment, environment
         files, args, existing) -> (stack, template, env, files, bound).
     :param poll: seconds between two looks at a running update.

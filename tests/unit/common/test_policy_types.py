@@ -7,7 +7,7 @@ import pytest
 from heat_lite import conf
 from heat_lite.common import context, exception, policy
 from heat_lite.engine import validation
-from heat_lite.engine.endpoint import service
+from heat_lite.engine.endpoint import goals
 
 INFO = {"name": "s", "id": "x", "project_id": "p"}
 
@@ -39,7 +39,7 @@ def _bind(ctxt, rtype, environment=None):
     }
     env = validation.environment(environment, None)
     return validation.bind(
-        tmpl, env, {}, INFO, authorize=service._types_checker(ctxt)
+        tmpl, env, {}, INFO, authorize=goals.types_checker(ctxt)
     )
 
 
@@ -99,7 +99,7 @@ def test_an_admin_type_in_a_nested_template_is_refused_too():
             env,
             files,
             INFO,
-            authorize=service._types_checker(_ctxt("member")),
+            authorize=goals.types_checker(_ctxt("member")),
         )
     assert "resource_types:OS::" in str(err.value)
     del files["inner.yaml"]
@@ -110,6 +110,6 @@ def test_an_admin_type_in_a_nested_template_is_refused_too():
             env,
             files,
             INFO,
-            authorize=service._types_checker(_ctxt("member")),
+            authorize=goals.types_checker(_ctxt("member")),
         )
     assert "resource_types:OS::Keystone::*" in str(err.value)

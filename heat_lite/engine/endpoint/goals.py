@@ -1,0 +1,145 @@
+"""The goal of a create or an update, checked: what a stack is to become.
+
+Every caller that starts a stack operation towards a new template goes
+through here: the stack API (``endpoint.service``), a rollout's targets
+(``fleet.target``) and promotions (``fleet.promotion``). Nothing here
+writes: it finds the stack, merges the environments, binds the template
+(parameters checked, resource types authorized by policy) and refuses an
+immutable parameter's change.
+"""
+
+import json
+
+from heat_lite.common import exception, policy, verify_spec
+from heat_lite.db import api as db_api
+from heat_lite.engine import definitions, validation
+from heat_lite.engine.endpoint.base import find_stack
+from heat_lite.engine.traversal import ops as stacks
+
+
+def types_checker(ctxt):
+    """``check(type names)``: 403 for a resource type the caller may not
+    use (Heat's ``resource_types:`` rules)."""
+
+    def check(names):
+        policy.authorize_resource_types(ctxt, names, ctxt.project_id)
+
+    return check
+
+
+def verify_of(args, adopt=False):
+    """The checked ``verify`` document of a request, or None."""
+    if args.get("verify") is None:
+        return None
+    if adopt:
+        raise exception.InvalidVerify(reason="adopt cannot be verified")
+    return verify_spec.parse(args["verify"])
+
+
+def new_stack(
+    ctxt,
+    stack_name,
+    template,
+    params,
+    files,
+    environment,
+    environment_files,
+    args,
+    stack_id,
+):
+    """Check a create request; return (stack values, env, bound)."""
+    validation.check_stack_name(stack_name)
+    action = "CREATE"
+    if args.get("adopt_stack_data") is not None:
+        action = "ADOPT"
+    verify_of(args, adopt=action == "ADOPT")
+    env = validation.environment(environment, params, environment_files, files)
+    info = {"name": stack_name, "id": stack_id, "project_id": ctxt.project_id}
+    bound = validation.bind(
+        template, env, files, info, authorize=types_checker(ctxt)
+    )
+    values = {
+        "id": stack_id,
+        "name": stack_name,
+        "tenant": ctxt.project_id,
+        "username": ctxt.user_id,
+        "action": action,
+        "status": "IN_PROGRESS",
+        "status_reason": "Stack %s started" % action,
+        "current_traversal": "",
+        "timeout": args.get("timeout_mins"),
+        "disable_rollback": args.get("disable_rollback", True),
+        "tags": json.dumps(args["tags"]) if args.get("tags") else None,
+    }
+    return values, env, bound
+
+
+def update_goal(
+    ctxt,
+    stack_identity,
+    template,
+    params,
+    files,
+    environment,
+    environment_files,
+    args,
+    existing,
+):
+    """Check an update request; return (stack, template, env, files,
+    bound).
+
+    :param existing: PATCH: lay the request over the stored template,
+        environment and files instead of replacing them.
+    :raises StackNotFound, NotSupported, InvalidVerify,
+        ImmutableParameterModified, and whatever binding the template
+        raises (400s).
+    """
+    stack = find_stack(ctxt, stack_identity, live=True)
+    stacks.check_start(stack, "UPDATE")
+    verify_of(args)
+    stored = db_api.raw_template_get(stack["raw_template_id"])
+    if existing:
+        template = template or stored["template"]
+        env = validation.environment(stored["environment"], None)
+        new_env = validation.environment(
+            environment, params, environment_files, files
+        )
+        for key in args.get("clear_parameters") or []:
+            env["parameters"].pop(key, None)
+        for section, value in new_env.items():
+            if isinstance(value, dict):
+                env.setdefault(section, {}).update(value)
+        files = dict(stored["files"], **(files or {}))
+    else:
+        env = validation.environment(
+            environment, params, environment_files, files
+        )
+        files = files or {}
+    bound = validation.bind(
+        template,
+        env,
+        files,
+        definitions.stack_info(stack),
+        authorize=types_checker(ctxt),
+    )
+    check_immutable(stack, bound)
+    return stack, template, env, files, bound
+
+
+def check_immutable(stack, bound):
+    """:raises ImmutableParameterModified: if ``bound`` changes a
+    parameter the stack's template declares immutable."""
+    old = definitions.get(
+        stack["raw_template_id"], definitions.stack_info(stack)
+    )
+    changed = [
+        name
+        for name, param in bound.template.parameters.items()
+        if param.immutable
+        and name in old.parameters
+        and old.parameters[name] != bound.parameters[name]
+    ]
+    if changed:
+        raise exception.ImmutableParameterModified(
+            keys=", ".join(sorted(changed))
+        )
