@@ -144,6 +144,7 @@ def promotion_request_rollback(promotion_id, tenant, owner):
             PROMOTION.c.id == promotion_id,
             _visible(tenant),
             PROMOTION.c.status == "COMPLETE",
+            PROMOTION.c.rollback_requested.is_(False),
             sa.not_(changed),
         )
         .values(

@@ -269,8 +269,10 @@ def _seen(pending, outputs):
 
 
 # For callers inside the engine (rollouts) ---------------------------------
-def outcome(stack_id, traversal):
-    """What became of the verified operation ``traversal`` of a stack.
+def outcome(stack_id, traversal, verified=True):
+    """What became of the verified operation ``traversal`` of a stack
+    (with ``verified=False``: of an operation started without checks,
+    which succeeds when it completes).
 
     :returns: ``{"state", "reason"}`` where state is one of UPDATING (the
         update phase runs), VERIFYING, CLEANING_UP (passed, old records
@@ -278,16 +280,22 @@ def outcome(stack_id, traversal):
         (failed and not rolled back, or the rollback failed),
         SUPERSEDED (a newer operation took the stack over) or DELETED.
     """
-    row = verifications.verification_get(traversal)
+    row = verifications.verification_get(traversal) if verified else None
     try:
         stack = db_api.stack_get(stack_id)
     except exception.StackNotFound:
         return {"state": "DELETED", "reason": None}
     if stack["deleted_at"] is not None:
         return {"state": "DELETED", "reason": stack["status_reason"]}
+    status = (stack["action"], stack["status"])
+    if row is None and not verified:
+        # Decided by the stack alone: completed under this traversal.
+        row = {"result": PASS if status[1] == "COMPLETE" else None}
+        row.update(reason=None, started_at=None)
+        if stack["current_traversal"] != traversal:
+            row["result"] = None
     if row is None:
         return {"state": "SUPERSEDED", "reason": None}
-    status = (stack["action"], stack["status"])
     if stack["current_traversal"] == traversal:
         # Still this operation's (a failure or a cancel would have
         # replaced the traversal): running, or complete after a PASS.
