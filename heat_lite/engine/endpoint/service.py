@@ -24,6 +24,7 @@ from heat_lite.engine.endpoint.base import (
 )
 from heat_lite.engine.endpoint.catalog import CatalogEndpoint
 from heat_lite.engine.endpoint.reads import ReadEndpoint
+from heat_lite.engine.endpoint.references import ReferenceEndpoint
 from heat_lite.engine.endpoint.resources import ResourceEndpoint
 from heat_lite.engine.endpoint.software_configs import SoftwareConfigEndpoint
 from heat_lite.engine.traversal import ops as stacks
@@ -55,6 +56,7 @@ def endpoints(stack_ops, stack_service=None):
         ResourceEndpoint(),
         CatalogEndpoint(),
         SoftwareConfigEndpoint(),
+        ReferenceEndpoint(),
     ]
 
 
