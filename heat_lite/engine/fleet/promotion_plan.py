@@ -18,6 +18,7 @@ import uuid
 from heat_lite.common import exception, promotion_spec
 from heat_lite.db import api as db_api
 from heat_lite.db import promotions as db_promotions
+from heat_lite.engine import validation
 from heat_lite.engine.endpoint import goals
 
 _UUID_RE = re.compile(r"^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
@@ -81,6 +82,7 @@ def plan(ctxt, target_ctxt, spec):
     :raises StackNotFound, PromotionConflict, InvalidPromotion, and the
         400s of binding the goal.
     """
+    validation.environment(spec["environment"], spec["parameters"])  # 400s
     source = _source(ctxt, spec)
     raw = db_api.raw_template_get(source["raw_template_id"])
     declared = (raw["template"].get("parameters") or {}).keys()
