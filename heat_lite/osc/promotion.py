@@ -10,7 +10,7 @@ from heatclient.common import utils as heat_utils
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
-from heat_lite.osc import api, options
+from heat_lite.osc import api, options, waiting
 
 FIELDS = (
     "id",
@@ -60,34 +60,14 @@ def wait(client, promotion, poll, out=None):
 
 
 def _add_wait(parser):
-    parser.add_argument(
-        "--wait",
-        action="store_true",
-        help="Wait until the promotion ends; exit 1 if it FAILED",
-    )
-    parser.add_argument(
-        "--poll",
-        metavar="<seconds>",
-        type=float,
-        default=2.0,
-        help="Seconds between two looks while waiting (default 2)",
-    )
+    waiting.add_wait(parser, "promotion")
 
 
-class _ShowsPromotion(command.ShowOne):
-    """Ends by showing a promotion (after ``--wait``); exit code 1 when
-    it FAILED after a wait."""
+class _ShowsPromotion(waiting.ShowsAfterWait):
+    def wait(self, client, promotion, poll):
+        return wait(client, promotion, poll)
 
-    def run(self, parsed_args):
-        self._failed = False
-        code = super().run(parsed_args)
-        return 1 if self._failed else code
-
-    def _show(self, parsed_args, promotion):
-        if getattr(parsed_args, "wait", False):
-            client = self.app.client_manager.orchestration
-            promotion = wait(client, promotion, parsed_args.poll)
-            self._failed = promotion["status"] == "FAILED"
+    def display(self, promotion):
         return _display(promotion)
 
 
@@ -200,14 +180,16 @@ class ListPromotion(command.Lister):
         return columns, rows
 
 
-class ShowPromotion(_ShowsPromotion):
-    """Show a promotion."""
-
+class _OnePromotion(_ShowsPromotion):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument("promotion", metavar="<promotion>", help="ID")
         _add_wait(parser)
         return parser
+
+
+class ShowPromotion(_OnePromotion):
+    """Show a promotion."""
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.orchestration
@@ -217,14 +199,8 @@ class ShowPromotion(_ShowsPromotion):
         return self._show(parsed_args, promotion)
 
 
-class RollbackPromotion(_ShowsPromotion):
+class RollbackPromotion(_OnePromotion):
     """Put a promotion's target back on what it had before it."""
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument("promotion", metavar="<promotion>", help="ID")
-        _add_wait(parser)
-        return parser
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.orchestration

@@ -7,7 +7,6 @@ the ``openstack stack promote|promotion ...|references`` commands; and
 which values are still referenced across an update and a rollback."""
 
 import json
-import subprocess
 import uuid
 
 import pytest
@@ -16,6 +15,7 @@ import requests
 from tests import polling
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
+from tests.functional import test_osc_plugin as osc_plugin
 from tests.unit.engine.test_rollouts import NEW, OLD, app_template
 
 APPS = ["app%02d" % i for i in range(10)]
@@ -269,22 +269,7 @@ def test_refusals(dep, projects, apps):
 
 
 def _osc(dep, project, *args, code=0):
-    cmd = [
-        deployment_mod.command("openstack"),
-        "--os-auth-type",
-        "none",
-        "--os-endpoint",
-        dep.endpoint(project),
-        *args,
-    ]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert result.returncode == code, "%s -> %s\n%s%s" % (
-        " ".join(args),
-        result.returncode,
-        result.stdout,
-        result.stderr,
-    )
-    return result
+    return osc_plugin._osc(dep, *args, code=code, project=project)
 
 
 def _json(out):

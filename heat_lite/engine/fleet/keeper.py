@@ -110,3 +110,30 @@ class Keeper:
             LOG.info("%s %s: no longer owned here", self.label, row_id)
         except Exception:  # noqa: BLE001 - the keeper resumes it
             LOG.exception("%s %s stopped on an error", self.label, row_id)
+
+
+class KeptRunner:
+    """What a runner of one kind of flow exposes (the keeper's start,
+    stop, take_over, running and launch), with ``run(id)`` its own.
+
+    :param fence: the engine's ``fencing.Fence``.
+    :param driver: what acts on the stacks (the kind's driver).
+    """
+
+    label = None
+    to_run = claim = None  # the kind's db functions, set by subclasses
+
+    def __init__(self, fence, driver):
+        self.fence = fence
+        self.driver = driver
+        self.keeper = Keeper(
+            fence, self.label, type(self).to_run, type(self).claim, self.run
+        )
+        self.start = self.keeper.start
+        self.stop = self.keeper.stop
+        self.take_over = self.keeper.take_over
+        self.running = self.keeper.running
+        self.launch = self.keeper.launch
+
+    def run(self, row_id):
+        raise NotImplementedError

@@ -12,28 +12,16 @@ from heat_lite.engine.fleet import keeper
 from heat_lite.engine.fleet import promotion_driver as driver_mod
 
 
-class PromotionRunner:
+class PromotionRunner(keeper.KeptRunner):
     """The promotions of one engine process.
 
     :param fence: the engine's ``fencing.Fence``.
     :param driver: the ``promotion_driver.PromotionDriver``.
     """
 
-    def __init__(self, fence, driver):
-        self.fence = fence
-        self.driver = driver
-        self.keeper = keeper.Keeper(
-            fence,
-            "promotion",
-            db_promotions.promotions_to_run,
-            db_promotions.promotion_claim,
-            self.run,
-        )
-        self.start = self.keeper.start
-        self.stop = self.keeper.stop
-        self.take_over = self.keeper.take_over
-        self.running = self.keeper.running
-        self.launch = self.keeper.launch
+    label = "promotion"
+    to_run = staticmethod(db_promotions.promotions_to_run)
+    claim = staticmethod(db_promotions.promotion_claim)
 
     def run(self, promotion_id):
         """Run the promotion's flow (or its rollback's) to its end."""

@@ -24,29 +24,16 @@ from heat_lite.engine.fleet import run as fleet_run
 MAX_WORKERS = 64
 
 
-class RolloutRunner:
-    """The rollouts of one engine process (threads and takeovers by a
-    ``keeper.Keeper``).
+class RolloutRunner(keeper.KeptRunner):
+    """The rollouts of one engine process.
 
     :param fence: the engine's ``fencing.Fence`` (its owner and lease).
     :param driver: the ``target.TargetDriver`` that updates the stacks.
     """
 
-    def __init__(self, fence, driver):
-        self.fence = fence
-        self.driver = driver
-        self.keeper = keeper.Keeper(
-            fence,
-            "rollout",
-            db_rollouts.rollouts_to_run,
-            db_rollouts.rollout_claim,
-            self.run,
-        )
-        self.start = self.keeper.start
-        self.stop = self.keeper.stop
-        self.take_over = self.keeper.take_over
-        self.running = self.keeper.running
-        self.launch = self.keeper.launch
+    label = "rollout"
+    to_run = staticmethod(db_rollouts.rollouts_to_run)
+    claim = staticmethod(db_rollouts.rollout_claim)
 
     def run(self, rollout_id):
         """Run the rollout's flow to its end, in this thread."""
