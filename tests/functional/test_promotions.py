@@ -4,9 +4,12 @@ prod project with an overlay; the gate fails for one, whose prod stack
 stays exactly as it was (same physical IDs) while the others are
 promoted; provenance, the one-step rollback and its 409, the refusals;
 the ``openstack stack promote|promotion ...|references`` commands; and
-which values are still referenced across an update and a rollback."""
+which values are still referenced across an update and a rollback; and
+the engine running a promotion killed (kill -9) mid-gate."""
 
 import json
+import os
+import signal
 import uuid
 
 import pytest
@@ -16,6 +19,7 @@ from tests import polling
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 from tests.functional import test_osc_plugin as osc_plugin
+from tests.functional.test_chaos_engines import _query
 from tests.unit.engine.test_rollouts import NEW, OLD, app_template
 
 APPS = ["app%02d" % i for i in range(10)]
@@ -457,3 +461,55 @@ def test_references_across_an_update_and_a_rollback(dep):
     )
     assert refused.status_code == 403
     assert _api(dep, project, "GET", "/references").status_code == 400
+
+
+def test_the_engine_running_a_promotion_is_killed(dep, projects, apps):
+    """kill -9 of the engine that owns a promotion while its gate waits
+    for a verdict: another engine takes it over and follows the update it
+    had started (no second update), and the verdict completes it."""
+    test, prod = projects
+    target = apps["app07-prod"]
+    count = "SELECT count(*) FROM verification WHERE stack_id = '%s'" % target
+    ((before,),) = _query(dep, count)
+    signal_gate = {"timeout": 120, "checks": [{"type": "signal"}]}
+    body = {
+        "source": {"stack": "app07-test"},
+        "target": {"stack": "app07-prod", "project": prod},
+        "parameters": {"php_version": "9.9"},
+        "verify": signal_gate,
+    }
+    made = _api(dep, test, "POST", "/promotions", body)
+    assert made.status_code == 201, made.text
+    promotion_id = made.json()["promotion"]["id"]
+    heat_prod = dep.client(prod)
+
+    def verifying():
+        stack = heat_prod.stacks.get(target, resolve_outputs=False)
+        return "verifying" in (stack.stack_status_reason or "")
+
+    polling.until(verifying, 60, "the target verifying")
+    owner = (
+        "SELECT s.pid FROM promotion p JOIN service s ON "
+        "s.engine_id = p.engine_id AND s.epoch = p.epoch "
+        "WHERE p.id = '%s'" % promotion_id
+    )
+    ((pid,),) = _query(dep, owner)
+    assert pid in dep.engine_pids()
+    os.kill(pid, signal.SIGKILL)
+    verdict = "/stacks/app07-prod/%s/verdict" % target
+
+    def signalled():
+        try:
+            answer = _api(dep, prod, "POST", verdict, {"status": "PASS"})
+        except requests.RequestException:
+            return False
+        return answer.status_code == 200
+
+    polling.until(signalled, 60, "the verdict accepted")
+    done = _finished(dep, test, promotion_id, timeout=150)
+    assert done["status"] == "COMPLETE", done["status_reason"]
+    ((now,),) = _query(dep, count)
+    assert now == before + 1  # one update, followed by the new owner
+    ((new_owner,),) = _query(dep, owner)
+    assert new_owner != pid
+    assert _params(heat_prod, target)["php_version"] == "9.9"

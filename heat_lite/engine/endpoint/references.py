@@ -23,14 +23,6 @@ def _key(value):
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _like(name):
-    """``LIKE`` pattern of properties text holding the key ``name``."""
-    key = json.dumps(name)
-    for char in ("\\", "%", "_"):
-        key = key.replace(char, "\\" + char)
-    return "%" + key + "%"
-
-
 def _rollback_values(stack, type_name, prop):
     """The values of ``prop`` in the resources of ``type_name`` of the
     stack's last COMPLETE template ([] if it cannot be bound)."""
@@ -55,32 +47,51 @@ def _rollback_values(stack, type_name, prop):
 def count(tenant, type_name, prop):
     """[{value, stacks, current, retained}] ordered by stacks (most
     first), then value."""
+    counts = db_references.value_counts(tenant, type_name, prop)
+    off = db_references.stacks_off_their_rollback_template(tenant)
+    for value, (users, kept) in _off_template_counts(
+        off, type_name, prop
+    ).items():
+        row = counts.setdefault(value, [0, 0])
+        row[0] += users
+        row[1] += kept
+    rows = [
+        {
+            "value": value,
+            "stacks": users + kept,
+            "current": users,
+            "retained": kept,
+        }
+        for value, (users, kept) in counts.items()
+    ]
+    rows.sort(key=lambda r: (-r["stacks"], r["value"]))
+    return rows
+
+
+def _off_template_counts(stacks, type_name, prop):
+    """{value: (current, retained only)} of the stacks off their last
+    COMPLETE template (the database leaves these to us): their records'
+    values, and their rollback template's as retained."""
     current, retained = {}, {}
-    for stack_id, role, text in db_references.property_records(
-        tenant, type_name, _like(prop)
-    ):
+    records = db_references.property_records(
+        [s["id"] for s in stacks], type_name
+    )
+    for stack_id, role, text in records:
         props = json.loads(text or "{}")
         if props.get(prop) is None:
             continue
         held = current if role == "current" else retained
         held.setdefault(_key(props[prop]), set()).add(stack_id)
-    for stack in db_references.stacks_off_their_rollback_template(tenant):
+    for stack in stacks:
         for value in _rollback_values(stack, type_name, prop):
             retained.setdefault(_key(value), set()).add(stack["id"])
-    rows = []
-    for value in set(current) | set(retained):
-        users = current.get(value, set())
-        only_kept = retained.get(value, set()) - users
-        rows.append(
-            {
-                "value": value,
-                "stacks": len(users) + len(only_kept),
-                "current": len(users),
-                "retained": len(only_kept),
-            }
+    return {
+        value: (
+            len(current.get(value, ())),
+            len(retained.get(value, set()) - current.get(value, set())),
         )
-    rows.sort(key=lambda r: (-r["stacks"], r["value"]))
-    return rows
+        for value in set(current) | set(retained)
+    }
 
 
 class ReferenceEndpoint:

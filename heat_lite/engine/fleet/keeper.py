@@ -17,6 +17,10 @@ from heat_lite.engine.fleet import target as tgt
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
+# Flows of one kind that run at once in one engine process; the others
+# wait for a slot without touching the database (a hundred promotions
+# at once would otherwise be a hundred pollers and as many connections).
+MAX_RUNNING = 32
 
 
 class Keeper:
@@ -39,6 +43,7 @@ class Keeper:
         self._run = run
         self._running = {}
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_RUNNING)
         self._stop = threading.Event()
 
     def start(self):
@@ -105,7 +110,8 @@ class Keeper:
 
     def _run_logged(self, row_id):
         try:
-            self._run(row_id)
+            with self._slots:
+                self._run(row_id)
         except tgt.OwnershipLost:
             LOG.info("%s %s: no longer owned here", self.label, row_id)
         except Exception:  # noqa: BLE001 - the keeper resumes it

@@ -41,9 +41,12 @@ class PromotionRun:
         self.owner = fence.owner
         self.generation = fence.generation
         self.verify = row["spec"]["verify"]
+        roles = list(row["spec"].get("roles") or ())
         self.context = context.RequestContext(
             project_id=row["target_tenant"],
             user_id=row["username"],
+            roles=roles,
+            is_admin="admin" in roles,
             auth_token=_plain(row["caller_token"]),
             overwrite=False,
         )
@@ -89,10 +92,12 @@ class PromotionDriver:
     """Acts on promotions' targets for one engine process.
 
     :param ops: the process's ``StackOps``.
-    :param poll: seconds between two looks at a running operation.
+    :param poll: seconds between two looks at a running operation (a
+        look is three reads; a hundred promotions at once make that
+        many pollers).
     """
 
-    def __init__(self, ops, poll=0.5):
+    def __init__(self, ops, poll=2.0):
         self.ops = ops
         self.poll = poll
 

@@ -66,6 +66,9 @@ class PromotionEndpoint:
             policy.authorize(ctxt, CROSS_PROJECT, ctxt.project_id)
             policy.authorize(tctxt, CROSS_PROJECT, project)
         values = promotion_plan.plan(ctxt, tctxt, spec)
+        # The flow acts in the target's project with these roles (the
+        # resource types' policy is checked with them again).
+        values["spec"]["roles"] = list(tctxt.roles or ())
         promotion_id = str(uuid.uuid4())
         engine_id, epoch = self.runner.fence.owner
         db_promotions.promotion_create(

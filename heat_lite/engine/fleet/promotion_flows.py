@@ -17,8 +17,34 @@ when the promotion had a gate, or deleted if the promotion created it),
 then ``finish`` (ROLLED_BACK).
 """
 
+import logging
+import time
+
 from taskflow import task
 from taskflow.patterns import linear_flow
+
+from heat_lite.db import api as db_api
+
+LOG = logging.getLogger(__name__)
+
+
+def _patient(driver, fn, *args, **kwargs):
+    """``fn(*args)``, again while the database cannot be reached: every
+    step of the driver may be repeated (what it starts is recorded
+    first), and a database blip must not revert a promotion whose
+    update may well be passing its checks."""
+    while True:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            if not db_api.is_unavailable(exc):
+                raise
+            LOG.warning(
+                "Promotion step %s waits for the database: %s",
+                fn.__name__,
+                exc,
+            )
+            time.sleep(max(driver.poll, 1.0))
 
 
 class Apply(task.Task):
@@ -28,10 +54,10 @@ class Apply(task.Task):
         self.driver = driver
 
     def execute(self):
-        return self.driver.apply(self.run)
+        return _patient(self.driver, self.driver.apply, self.run)
 
     def revert(self, result=None, **kwargs):
-        self.driver.undo(self.run, after_failure=True)
+        _patient(self.driver, self.driver.undo, self.run, after_failure=True)
 
 
 class Gate(task.Task):
@@ -41,7 +67,7 @@ class Gate(task.Task):
         self.driver = driver
 
     def execute(self, traversal):
-        return self.driver.gate(self.run, traversal)
+        return _patient(self.driver, self.driver.gate, self.run, traversal)
 
 
 class Finish(task.Task):
@@ -62,7 +88,9 @@ class Undo(task.Task):
         self.driver = driver
 
     def execute(self):
-        return "rolled back: %s" % self.driver.undo(self.run)
+        return "rolled back: %s" % _patient(
+            self.driver, self.driver.undo, self.run
+        )
 
 
 def get_promotion_flow(run, driver):

@@ -7,6 +7,7 @@ driver follows the operation it had recorded)."""
 import contextlib
 import uuid
 
+from heat_lite.common import exception
 from heat_lite.db import promotions as db_promotions
 from heat_lite.engine.fleet import keeper
 from heat_lite.engine.fleet import promotion_driver as driver_mod
@@ -48,7 +49,9 @@ class PromotionRunner(keeper.KeptRunner):
             if _reverted(engine):
                 # Reverted before a restart, not settled: settle now.
                 raise driver_mod.GateFailed("resumed after a restart")
-        except driver_mod.GateFailed as exc:
+        except (driver_mod.GateFailed, exception.HeatLiteException) as exc:
+            # (A typed error -- the target's name taken meanwhile, say --
+            # reverted the flow as a failed gate does.)
             if row["rollback_requested"]:
                 run.settle(
                     "COMPLETE",
