@@ -167,6 +167,12 @@ def parser():
         "10,100,500; --quick: 10, one repetition)",
     )
     p.add_argument(
+        "--startup",
+        action="store_true",
+        help="run nothing else: time heat-lite-all's quick start (no "
+        "config, an empty HOME) five times",
+    )
+    p.add_argument(
         "--repeat",
         type=int,
         help="--against-heat: repetitions of every scenario; the "
@@ -366,7 +372,7 @@ def revision():
     rev = os.environ.get("BENCH_REVISION")
     if not rev:
         rev = _git("rev-parse", "--short", "HEAD") or "unknown"
-        if _git("status", "--porcelain", "--", "heat_lite"):
+        if _git("status", "--porcelain", "--", ":/heat_lite"):
             rev += "+local changes"
     return rev
 
@@ -409,6 +415,10 @@ def render(opts):
 
 def main(argv=None):
     opts = parse(argv)
+    if opts.startup:
+        from bench import startup
+
+        return startup.main(opts)
     if opts.against_heat:
         from bench import against_heat
 

@@ -12,9 +12,12 @@ import sys
 import tempfile
 import time
 
+import requests
+
 from tests.functional import browser as browser_mod
 from tests.functional import deployment, helpers
 from tests.functional.test_dashboard import APP
+from tests.functional.test_dashboard_rollouts import APP as FLEET_APP
 
 OUT = os.path.join(
     os.path.dirname(os.path.dirname(__file__)), "doc", "dashboard"
@@ -30,6 +33,43 @@ def _page_weight(b):
         ".map(e => [e.name, e.transferSize, e.encodedBodySize])"
     )
     return sum(e[2] for e in entries) / 1024.0, entries
+
+
+def _rollout_shot(dep, b):
+    """The rollout page while its second batch runs, one stack of the
+    first having failed its check."""
+    heat = dep.client("fleet")
+    ids = [
+        helpers.create(
+            heat,
+            "app-%d" % i,
+            FLEET_APP,
+            parameters={"broken_on": "v2" if i == 2 else "none"},
+        )
+        for i in range(7)
+    ]
+    for stack_id in ids:
+        helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    rollout = requests.post(
+        dep.endpoint("fleet") + "/rollouts",
+        json={
+            "name": "app-v2",
+            "selector": {"stack_name": "app-*"},
+            "update": {"parameters": {"version": "v2"}},
+            "verify": {
+                "timeout": 3,
+                "checks": [
+                    {"type": "output", "output": "healthy", "equals": "yes"}
+                ],
+            },
+            "strategy": {"canary": 1, "batch_size": 3, "max_failures": 2},
+        },
+        timeout=30,
+    ).json()["rollout"]
+    b.open(dep.url, "/fleet/rollouts/" + rollout["id"])
+    b.wait_css('.batch[data-batch="1"][data-state="done"]', timeout=60)
+    b.wait_css('.batch[data-batch="2"][data-state="running"]', timeout=60)
+    b.driver.save_screenshot(os.path.join(OUT, "rollout.png"))
 
 
 def main():
@@ -77,6 +117,8 @@ def main():
         b.driver.set_window_size(420, 900)
         time.sleep(0.5)
         b.driver.save_screenshot(os.path.join(OUT, "stack-narrow.png"))
+        b.driver.set_window_size(1280, 800)
+        _rollout_shot(dep, b)
         json.dump(
             {"stack_page_kb": round(weight, 1), "requests": entries},
             sys.stdout,

@@ -19,7 +19,6 @@ from heat_lite.db.session import retry_read, transaction
 
 ROLLOUT = models.Rollout.__table__
 TARGET = models.RolloutTarget.__table__
-LOGBOOK, FLOWDETAIL, ATOMDETAIL = models.TASKFLOW_TABLES
 ACTIVE = ("IN_PROGRESS", "PAUSED")
 FINISHED = ("COMPLETE", "FAILED", "CANCELLED")
 
@@ -168,6 +167,7 @@ def rollout_delete(rollout_id, tenant):
 def _delete_flow(session, book_uuid):
     # Explicitly, child rows first: SQLite enforces no ON DELETE CASCADE
     # without a pragma.
+    LOGBOOK, FLOWDETAIL, ATOMDETAIL = models.taskflow_tables()
     flows = sa.select(FLOWDETAIL.c.uuid).where(
         FLOWDETAIL.c.parent_uuid == book_uuid
     )

@@ -1,10 +1,20 @@
-"""A real headless Chromium driving the dashboard: Debian's ``chromium``
-and ``chromium-driver`` packages (``.ci/run`` installs them), through
-Selenium with the system chromedriver (Selenium never downloads a
-browser or a driver here).
+"""Real headless browsers driving the dashboard.
 
-Missing browser or driver: the tests skip (fail under CI=true, like any
-other backing service).
+* Chromium: Debian's ``chromium`` and ``chromium-driver`` packages,
+  through Selenium with the system chromedriver (Selenium never
+  downloads a browser or a driver here).
+* Firefox: Debian's ``firefox-esr``, driven over Firefox's own
+  Marionette protocol by Mozilla's ``marionette-driver`` (PyPI). There
+  is no geckodriver in Debian, and none on the registries this project
+  may use that runs on Linux without downloading it at install time;
+  Marionette is what geckodriver itself speaks to Firefox.
+
+``.ci/run`` installs both browsers. A missing browser, driver or client
+library makes the tests skip with the reason (fail under CI=true, like
+any other backing service). The tests see one interface, ``Browser``,
+whose ``driver`` answers the few WebDriver calls they make (``get``,
+``current_url``, ``execute_script``, ``get_cookie``, ``find_elements``)
+in either browser.
 """
 
 import os
@@ -18,6 +28,9 @@ CHROMIUM = os.environ.get("HEAT_LITE_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get(
     "HEAT_LITE_TEST_CHROMEDRIVER", "/usr/bin/chromedriver"
 )
+FIREFOX = os.environ.get("HEAT_LITE_TEST_FIREFOX", "/usr/bin/firefox-esr")
+# Which browsers the dashboard tests run in (each test once per browser).
+NAMES = ("chromium", "firefox")
 FLAGS = (
     "--headless=new",
     "--no-sandbox",
@@ -31,13 +44,38 @@ FLAGS = (
     "--disable-extensions",
     "--window-size=1280,800",
 )
+# Firefox preferences of a quiet test profile: no network of its own.
+FIREFOX_PREFS = {
+    "app.update.enabled": False,
+    "browser.shell.checkDefaultBrowser": False,
+    "datareporting.policy.dataSubmissionEnabled": False,
+    "network.captive-portal-service.enabled": False,
+    "browser.safebrowsing.malware.enabled": False,
+    "browser.safebrowsing.phishing.enabled": False,
+    "extensions.update.enabled": False,
+}
 # The dashboard polls this fast in the tests (?poll_ms=), 2 s by default.
 POLL_MS = 300
 WAIT = 30
 
 
-def available():
-    """Skip (or fail under CI) without chromium, its driver or selenium."""
+def available(name="chromium"):
+    """Skip (or fail under CI) without the browser, its driver or the
+    client library."""
+    if name == "firefox":
+        try:
+            import marionette_driver  # noqa: F401
+        except ImportError:
+            backends.unavailable(
+                "Firefox (Marionette)",
+                "marionette-driver is missing (pip install -e .[test])",
+            )
+        if not os.access(FIREFOX, os.X_OK):
+            backends.unavailable(
+                "Firefox",
+                "%s is missing (apt-get install firefox-esr)" % FIREFOX,
+            )
+        return
     try:
         import selenium  # noqa: F401
     except ImportError:
@@ -53,23 +91,133 @@ def available():
             )
 
 
-class Browser:
-    """One Chromium with a fresh profile; ``page`` helpers with deadlines."""
+def running(name):
+    """Yield a started ``Browser`` of ``name`` and quit it afterwards:
+    the body of a fixture (``yield from running(request.param)``)."""
+    available(name)
+    b = Browser(name)
+    try:
+        yield b
+    finally:
+        b.quit()
 
-    def __init__(self):
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
 
-        self.profile = tempfile.mkdtemp(prefix="heat-lite-chromium-")
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM
-        for flag in FLAGS:
-            options.add_argument(flag)
-        options.add_argument("--user-data-dir=" + self.profile)
-        self.driver = webdriver.Chrome(
-            service=Service(executable_path=CHROMEDRIVER), options=options
+def _chromium(profile):
+    from selenium import webdriver
+    from selenium.common import exceptions
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument("--user-data-dir=" + profile)
+    driver = webdriver.Chrome(
+        service=Service(executable_path=CHROMEDRIVER), options=options
+    )
+    driver.set_page_load_timeout(WAIT)
+    return driver, exceptions.StaleElementReferenceException
+
+
+class _Element:
+    """A Marionette element with the Selenium names the tests use."""
+
+    def __init__(self, element):
+        self._el = element
+
+    def __getattr__(self, name):
+        return getattr(self._el, name)
+
+    def find_element(self, by, value):
+        return _Element(self._el.find_element(by, value))
+
+    def find_elements(self, by, value):
+        return [_Element(e) for e in self._el.find_elements(by, value)]
+
+    @property
+    def rect(self):
+        return self._el.rect
+
+
+class _Firefox:
+    """Firefox over Marionette, answering as a Selenium driver would."""
+
+    def __init__(self, profile):
+        from marionette_driver import marionette
+
+        self._workspace = profile
+        # port 0: Marionette picks a free one (parallel test runs).
+        self._m = marionette.Marionette(
+            bin=FIREFOX,
+            port=0,
+            headless=True,
+            workspace=profile,
+            prefs=FIREFOX_PREFS,
+            gecko_log=os.path.join(profile, "gecko.log"),
+            startup_timeout=WAIT * 2,
         )
-        self.driver.set_page_load_timeout(WAIT)
+        self._m.start_session()
+        self._m.set_window_rect(width=1280, height=800)
+        self._m.timeout.page_load = WAIT
+
+    def get(self, url):
+        self._m.navigate(url)
+
+    @property
+    def current_url(self):
+        return self._m.get_url()
+
+    def execute_script(self, script, *args):
+        unwrapped = [a._el if isinstance(a, _Element) else a for a in args]
+        return self._m.execute_script(script, script_args=unwrapped)
+
+    def get_cookie(self, name):
+        for cookie in self._m.get_cookies():
+            if cookie["name"] == name:
+                return cookie
+        return None
+
+    def find_elements(self, by, value):
+        return [_Element(e) for e in self._m.find_elements(by, value)]
+
+    def get_log(self, kind):
+        return []
+
+    def save_screenshot(self, path):
+        import base64
+
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(self._m.screenshot()))
+
+    def quit(self):
+        import gc
+
+        from mozprofile import Profile
+
+        self._m.cleanup()
+        # mozprofile made its profiles under our directory (removed by
+        # Browser.quit); without this, each would try again to remove
+        # itself as Python exits, and print a traceback about it.
+        for obj in gc.get_objects():
+            if isinstance(obj, Profile) and obj.profile.startswith(
+                self._workspace
+            ):
+                obj.restore = False
+
+
+class Browser:
+    """One browser with a fresh profile; ``page`` helpers with deadlines."""
+
+    def __init__(self, name="chromium"):
+        self.name = name
+        self.profile = tempfile.mkdtemp(prefix="heat-lite-%s-" % name)
+        if name == "firefox":
+            from marionette_driver import errors
+
+            self.driver = _Firefox(self.profile)
+            self._stale = errors.StaleElementException
+        else:
+            self.driver, self._stale = _chromium(self.profile)
 
     def quit(self):
         try:
@@ -83,9 +231,7 @@ class Browser:
         )
 
     def css(self, selector):
-        from selenium.webdriver.common.by import By
-
-        return self.driver.find_elements(By.CSS_SELECTOR, selector)
+        return self.driver.find_elements("css selector", selector)
 
     def wait_for(self, what, check, timeout=WAIT):
         """Poll ``check()`` until it returns something true; return it."""
@@ -101,8 +247,8 @@ class Browser:
                     return last
             time.sleep(0.1)
         raise AssertionError(
-            "timed out waiting for %s (last: %r)\nbrowser log: %s"
-            % (what, last, self.console())
+            "%s: timed out waiting for %s (last: %r)\nbrowser log: %s"
+            % (self.name, what, last, self.console())
         )
 
     def wait_css(self, selector, timeout=WAIT):
@@ -111,7 +257,6 @@ class Browser:
     def click(self, selector, timeout=WAIT):
         """Click the element ``selector`` finds, again if the page
         redrew it meanwhile (it polls the API and redraws)."""
-        from selenium.common import exceptions
 
         def attempt():
             found = self.css(selector)
@@ -119,19 +264,57 @@ class Browser:
                 return False
             try:
                 found[0].click()
-            except exceptions.StaleElementReferenceException:
+            except self._stale:
                 return False
             return True
 
         self.wait_for("a click on " + selector, attempt, timeout)
 
+    def _first(self, selector, read):
+        """``read(element)`` of the first match (None without one),
+        again if the page redrew the element in between."""
+        for _attempt in range(5):
+            found = self.css(selector)
+            if not found:
+                return None
+            try:
+                return read(found[0])
+            except self._stale:
+                continue
+        return None
+
     def attr(self, selector, name):
-        found = self.css(selector)
-        return found[0].get_attribute(name) if found else None
+        return self._first(selector, lambda e: e.get_attribute(name))
 
     def text(self, selector):
-        found = self.css(selector)
-        return found[0].text if found else None
+        return self._first(selector, lambda e: e.text)
+
+    def set_value(self, selector, value):
+        """Put ``value`` into a text field or area at once (typing a
+        template key by key is slow and auto-indents nothing, but why
+        wait)."""
+        field = self.wait_css(selector)
+        self.driver.execute_script(
+            "arguments[0].value = arguments[1];"
+            "arguments[0].dispatchEvent(new Event('input'));",
+            field,
+            value,
+        )
+        return field
+
+    def submit(self, fields, button, lands_on):
+        """Fill ``fields`` ((selector, value) pairs), press ``button``,
+        confirm, and wait for the page whose URL has ``lands_on``;
+        return the last segment of its URL (the new thing's id)."""
+        for selector, value in fields:
+            self.set_value(selector, value)
+        self.click(button)
+        self.confirm()
+        self.wait_for(
+            "the page of " + lands_on,
+            lambda: lands_on in self.driver.current_url,
+        )
+        return self.driver.current_url.rsplit("/", 1)[1]
 
     def console(self):
         try:

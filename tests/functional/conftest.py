@@ -7,6 +7,7 @@ RabbitMQ.
 
 import pytest
 
+from tests.functional import browser as browser_mod
 from tests.functional import cloud as cloud_mod
 from tests.functional import deployment as deployment_mod
 
@@ -21,6 +22,13 @@ def deployment(request, tmp_path_factory):
     dep.start()
     yield dep
     dep.stop()
+
+
+@pytest.fixture(scope="module", params=browser_mod.NAMES)
+def browser(request):
+    """A real headless browser (tests/functional/browser.py): a module's
+    tests run once in each browser, each starting it once."""
+    yield from browser_mod.running(request.param)
 
 
 @pytest.fixture

@@ -17,7 +17,8 @@ import socket
 import subprocess
 import sys
 import threading
-import time
+
+from bench import startup
 
 BIN = os.path.dirname(sys.executable)
 TEMPLATE = """\
@@ -56,24 +57,6 @@ def _start(home, log_name, *args):
         env=env,
         start_new_session=True,
     )
-
-
-def _wait_http(port, proc, timeout=30):
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        if proc.poll() is not None:
-            return None
-        try:
-            with socket.create_connection(
-                ("127.0.0.1", port), timeout=1
-            ) as sock:
-                sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
-                if sock.recv(12).startswith(b"HTTP/1."):
-                    return time.monotonic() - start
-        except OSError:
-            pass
-        time.sleep(0.05)
-    return None
 
 
 def _openstack(port, *args):
@@ -138,7 +121,9 @@ def main(workdir):
     result = {}
     first = _start(home, "all.log")
     try:
-        result["startup_seconds"] = _wait_http(8004, first)
+        result["startup_seconds"] = startup.wait_http(8004, first)
+        result["startup_cpu_seconds"] = startup.cpu_seconds(first.pid)
+        result["load_per_core"] = os.getloadavg()[0] / os.cpu_count()
         template = os.path.join(workdir, "template.yaml")
         with open(template, "w") as f:
             f.write(TEMPLATE)
@@ -192,7 +177,7 @@ def _other_home(workdir):
     conf = _config(os.path.join(workdir, "8006.conf"), 8006)
     proc = _start(home, "all.log", "--config-file", conf)
     try:
-        _wait_http(8006, proc)
+        startup.wait_http(8006, proc)
         return _openstack(8006, "stack", "list", "-f", "json")
     finally:
         _stop(proc)

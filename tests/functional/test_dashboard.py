@@ -6,7 +6,6 @@ API only; what it shows is checked against what the API says."""
 import pytest
 import requests
 
-from tests.functional import browser as browser_mod
 from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 
@@ -40,14 +39,6 @@ outputs:
 
 
 @pytest.fixture(scope="module")
-def browser():
-    browser_mod.available()
-    b = browser_mod.Browser()
-    yield b
-    b.quit()
-
-
-@pytest.fixture(scope="module")
 def heat_all(tmp_path_factory):
     yield from deployment_mod.running(
         "sqlite", tmp_path_factory.mktemp("dash-sqlite")
@@ -62,6 +53,12 @@ def any_heat(request, heat_all, tmp_path_factory):
     yield from deployment_mod.running(
         request.param, tmp_path_factory.mktemp("dash-" + request.param)
     )
+
+
+def _project(b, name):
+    """A project of this test's own in this browser's run (each browser
+    runs every test against the same heat_lite)."""
+    return "%s-%s" % (name, b.name)
 
 
 def _node(b, name):
@@ -141,7 +138,9 @@ def test_api_answers_304_while_nothing_changed(heat_all):
 
 
 def test_stacks_list_filters_counts_and_pages(heat_all, browser):
-    heat = heat_all.client("listing")
+    b = browser
+    project = _project(b, "listing")
+    heat = heat_all.client(project)
     ids = []
     for i in range(22):
         ids.append(
@@ -168,8 +167,7 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
     for stack_id in ids:
         helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     helpers.wait_for_status(heat, failing, "CREATE_FAILED")
-    b = browser
-    b.open(heat_all.url, "/listing/stacks")
+    b.open(heat_all.url, "/%s/stacks" % project)
     b.wait_for(
         "20 rows, newest first",
         lambda: (
@@ -200,7 +198,7 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
         ),
     )
     # Filters: by tag, by status, by name.
-    b.open(heat_all.url, "/listing/stacks")
+    b.open(heat_all.url, "/%s/stacks" % project)
     b.wait_css("#f-tag").send_keys("odd")
     b.click("#f-apply")
     b.wait_for(
@@ -213,7 +211,7 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
             )
         ),
     )
-    b.open(heat_all.url, "/listing/stacks?status=FAILED")
+    b.open(heat_all.url, "/%s/stacks?status=FAILED" % project)
     b.wait_for(
         "failed stacks only",
         lambda: (
@@ -224,7 +222,7 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
             == ["broken"]
         ),
     )
-    b.open(heat_all.url, "/listing/stacks?name=nothing-of-that-name")
+    b.open(heat_all.url, "/%s/stacks?name=nothing-of-that-name" % project)
     b.wait_for(
         "the empty state",
         lambda: "No stack matches" in (b.text("#stack-list .empty") or ""),
@@ -232,25 +230,26 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
 
 
 def test_project_switch(heat_all, browser):
-    for project in ("proj-a", "proj-b"):
+    b = browser
+    one, two, empty = (_project(b, p) for p in ("proj-a", "proj-b", "none"))
+    for project in (one, two):
         helpers.create(
             heat_all.client(project), "only-in-" + project, helpers.flat(1)
         )
-    b = browser
-    b.open(heat_all.url, "/proj-a/stacks")
-    b.wait_css('tr[data-stack="only-in-proj-a"]')
+    b.open(heat_all.url, "/%s/stacks" % one)
+    b.wait_css('tr[data-stack="only-in-%s"]' % one)
     field = b.css("#project-input")[0]
     field.clear()
-    field.send_keys("proj-b")
+    field.send_keys(two)
     b.click("#project-switch")
-    b.wait_css('tr[data-stack="only-in-proj-b"]')
-    assert not b.css('tr[data-stack="only-in-proj-a"]')
-    assert "#/proj-b/stacks" in b.driver.current_url
-    b.open(heat_all.url, "/proj-empty/stacks")
+    b.wait_css('tr[data-stack="only-in-%s"]' % two)
+    assert not b.css('tr[data-stack="only-in-%s"]' % one)
+    assert "#/%s/stacks" % two in b.driver.current_url
+    b.open(heat_all.url, "/%s/stacks" % empty)
     b.wait_for(
         "the empty project",
         lambda: (
-            "No stacks in project proj-empty"
+            "No stacks in project " + empty
             in (b.text("#stack-list .empty") or "")
         ),
     )
@@ -262,23 +261,26 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     replaced version beside the current one and go away, events arriving
     live, the version history, then delete."""
     b = browser
-    heat = any_heat.client("scenario")
-    b.open(any_heat.url, "/scenario/new")
+    project = _project(b, "scenario")
+    heat = any_heat.client(project)
+    b.open(any_heat.url, "/%s/new" % project)
     b.wait_css("#c-name").send_keys("shop")
-    area = b.css("#c-template")[0]
-    area.clear()
-    b.driver.execute_script("arguments[0].value = arguments[1]", area, APP)
+    b.set_value("#c-template", APP)
     b.click("#c-submit")
     b.wait_for(
         "the stack page",
-        lambda: "/scenario/stacks/shop/" in b.driver.current_url,
+        lambda: "/%s/stacks/shop/" % project in b.driver.current_url,
     )
     b.wait_for(
         "the graph going green",
         lambda: _all_nodes(b, "CREATE_COMPLETE", ("base", "app", "front")),
     )
     stack = heat.stacks.get("shop")
-    assert b.text("#stack-status").endswith("CREATE_COMPLETE")
+    # The resources may all be complete a moment before the stack is.
+    b.wait_for(
+        "the stack complete",
+        lambda: b.text("#stack-status").endswith("CREATE_COMPLETE"),
+    )
     resources = {r.resource_name: r for r in heat.resources.list(stack.id)}
     old_app = resources["app"].physical_resource_id
     assert (
@@ -293,10 +295,13 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     }
     assert edges == {("base", "app"), ("app", "front")}
     # Left to right: each node right of what it depends on.
-    xs = [_node(b, n).location["x"] for n in ("base", "app", "front")]
+    xs = [_node(b, n).rect["x"] for n in ("base", "app", "front")]
     assert xs == sorted(xs) and len(set(xs)) == 3
+    b.wait_for(
+        "the create's events",
+        lambda: len(b.css("#events tbody tr")) >= 6,
+    )
     events_before = len(b.css("#events tbody tr"))
-    assert events_before >= 6
 
     b.click("#act-update")
     field = b.wait_css('#update-form input[name="version"]')
@@ -338,7 +343,7 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
     )
     assert "v2" in b.text("#outputs")
     # The resource's version history.
-    b.click('#graph g.node[data-resource="app"]')
+    b.click('#graph g.node[data-resource="app"] rect.box')
     b.wait_for(
         "the version history",
         lambda: len(b.css("#resource table.versions tbody tr")) >= 2,
@@ -360,11 +365,12 @@ def test_concurrent_update_converges_and_cancel_rolls_back(heat_all, browser):
     to the newest template. Then an update cancelled from the page rolls
     back."""
     b = browser
-    heat = heat_all.client("conc")
+    project = _project(b, "conc")
+    heat = heat_all.client(project)
     slow = APP.replace("delete: 2", "delete: 3")
     stack_id = helpers.create(heat, "conv", slow)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
-    b.open(heat_all.url, "/conc/stacks/conv/" + stack_id)
+    b.open(heat_all.url, "/%s/stacks/conv/%s" % (project, stack_id))
     b.wait_for(
         "a green graph",
         lambda: _all_nodes(b, "CREATE_COMPLETE", ("base", "app", "front")),
@@ -406,7 +412,9 @@ def test_concurrent_update_converges_and_cancel_rolls_back(heat_all, browser):
 
 
 def test_nested_stack_opens_on_click(heat_all, browser):
-    heat = heat_all.client("nest")
+    b = browser
+    project = _project(b, "nest")
+    heat = heat_all.client(project)
     child = (
         "heat_template_version: 2018-08-31\n"
         "resources:\n  inner:\n    type: OS::Heat::None\n"
@@ -418,9 +426,8 @@ def test_nested_stack_opens_on_click(heat_all, browser):
         files={"child.yaml": child},
     )
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
-    b = browser
-    b.open(heat_all.url, "/nest/stacks/outer/" + stack_id)
-    b.click('#graph g.node[data-resource="kid"]')
+    b.open(heat_all.url, "/%s/stacks/outer/%s" % (project, stack_id))
+    b.click('#graph g.node[data-resource="kid"] rect.box')
     b.click("#open-nested")
     b.wait_for(
         "the nested stack's graph",

@@ -38,14 +38,6 @@ def cloud(tmp_path_factory):
         keystone.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    browser_mod.available()
-    b = browser_mod.Browser()
-    yield b
-    b.quit()
-
-
 def _heat(keystone, dep, user, project, project_id):
     return heat_client.Client(
         "1",
@@ -163,15 +155,16 @@ def test_login_two_projects_isolated_and_logout(cloud, browser):
     keystone, dep, projects = cloud
     alpha = _heat(keystone, dep, "da", "alpha", projects["alpha"])
     beta = _heat(keystone, dep, "db", "beta", projects["beta"])
-    a_id = helpers.create(alpha, "alpha-app", helpers.flat(2))
-    b_id = helpers.create(beta, "beta-app", helpers.flat(1))
+    b = browser
+    mine, theirs = "alpha-app-" + b.name, "beta-app-" + b.name
+    a_id = helpers.create(alpha, mine, helpers.flat(2))
+    b_id = helpers.create(beta, theirs, helpers.flat(1))
     helpers.wait_for_status(alpha, a_id, "CREATE_COMPLETE")
     helpers.wait_for_status(beta, b_id, "CREATE_COMPLETE")
-    b = browser
 
     _browser_login(b, dep, "da", "alpha")
-    b.wait_css('tr[data-stack="alpha-app"]')
-    assert not b.css('tr[data-stack="beta-app"]')
+    b.wait_css('tr[data-stack="%s"]' % mine)
+    assert not b.css('tr[data-stack="%s"]' % theirs)
     cookie = b.driver.get_cookie(COOKIE)
     assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict"
     assert COOKIE not in b.driver.execute_script("return document.cookie")
@@ -179,7 +172,7 @@ def test_login_two_projects_isolated_and_logout(cloud, browser):
         "return [localStorage.length, sessionStorage.length]"
     )
     assert storage == [0, 0]
-    b.click('tr[data-stack="alpha-app"] a')
+    b.click('tr[data-stack="%s"] a' % mine)
     b.wait_for(
         "alpha's graph",
         lambda: b.css('#graph g.node[data-status="CREATE_COMPLETE"]'),
@@ -189,14 +182,94 @@ def test_login_two_projects_isolated_and_logout(cloud, browser):
     assert b.driver.get_cookie(COOKIE) is None
 
     _browser_login(b, dep, "db", "beta")
-    b.wait_css('tr[data-stack="beta-app"]')
-    assert not b.css('tr[data-stack="alpha-app"]')
+    b.wait_css('tr[data-stack="%s"]' % theirs)
+    assert not b.css('tr[data-stack="%s"]' % mine)
     # Beta's token cannot read alpha's project, whatever the page asks.
-    b.open(dep.url, "/%s/stacks/alpha-app/%s" % (projects["alpha"], a_id))
+    b.open(dep.url, "/%s/stacks/%s/%s" % (projects["alpha"], mine, a_id))
     b.wait_for(
         "the API's refusal",
         lambda: "403" in (b.text("#message .error") or ""),
     )
     assert not b.css("#graph g.node")
+    b.click("#logout")
+    b.wait_css("#login-submit")
+
+
+UPLOADED = """heat_template_version: 2018-08-31
+parameters:
+  size:
+    type: number
+    default: 1
+  label:
+    type: string
+    default: first
+resources:
+  group:
+    type: OS::Heat::TestResource
+    properties:
+      value: {get_param: label}
+outputs:
+  label:
+    value: {get_attr: [group, output]}
+"""
+
+
+def test_create_stack_from_the_page(cloud, browser, tmp_path):
+    """Logged in, a user creates a stack from the page: a template file
+    chosen in the form, its parameters read from the template (POST
+    /validate) and changed, then created. Both POSTs go through the
+    cookie with the CSRF token; the stack is in the user's project."""
+    keystone, dep, projects = cloud
+    b = browser
+    name = "uploaded-" + b.name
+    path = tmp_path / "app.yaml"
+    path.write_text(UPLOADED)
+    _browser_login(b, dep, "da", "alpha")
+    b.click("#new-stack")
+    b.wait_css("#c-name").send_keys(name)
+    b.css("#c-file")[0].send_keys(str(path))
+    b.wait_for(
+        "the file read into the form",
+        lambda: (
+            "label:"
+            in b.driver.execute_script(
+                "return document.getElementById('c-template').value"
+            )
+        ),
+    )
+    b.click("#c-read-params")
+    b.wait_for(
+        "the template's parameters",
+        lambda: (
+            sorted(
+                b.driver.execute_script(
+                    "return document.getElementById('c-params').value"
+                ).splitlines()
+            )
+            == ["label=first", "size=1"]
+        ),
+    )
+    b.set_value("#c-params", "label=from-the-page\nsize=2")
+    b.click("#c-submit")
+    b.wait_for(
+        "the graph going green",
+        lambda: (
+            b.attr('#graph g.node[data-resource="group"]', "data-status")
+            == "CREATE_COMPLETE"
+        ),
+    )
+    assert "/%s/stacks/%s/" % (projects["alpha"], name) in (
+        b.driver.current_url
+    )
+    b.wait_for(
+        "the stack complete with its output",
+        lambda: "from-the-page" in (b.text("#outputs") or ""),
+    )
+    alpha = _heat(keystone, dep, "da", "alpha", projects["alpha"])
+    stack = alpha.stacks.get(name)
+    assert stack.parameters["label"] == "from-the-page"
+    assert stack.parameters["size"] == "2"
+    beta = _heat(keystone, dep, "db", "beta", projects["beta"])
+    assert name not in [s.stack_name for s in beta.stacks.list()]
     b.click("#logout")
     b.wait_css("#login-submit")

@@ -59,15 +59,21 @@ def quickstart(tmp_path_factory):
 
 
 def test_quickstart_serves_fast_with_no_config_and_no_network(quickstart):
-    # Import, migrate a new SQLite file, start the engine and listen.
-    # Issue 11 promised 2 s. With an empty HOME the first start also builds
-    # stevedore's entry-point cache (about 0.75 s, oslo.policy asks for it
-    # at import), and imports take about 1.4 s (oslo.messaging with
-    # eventlet, openstacksdk through the resource plugins, pecan with
-    # mako): 2.1-2.6 s measured here. Bounded at 3 s until those are
-    # lazy again (open in issue 13's closing note).
+    # Import, migrate a new SQLite file, start the engine and listen, with
+    # an empty HOME (so stevedore also builds its entry-point cache).
+    # Issue 11 promises 2 s. The wall time depends on what else the
+    # machine runs (the suite runs in parallel), so what is bounded here
+    # is the work a start costs: its CPU time, 1.7-1.8 s even at a load
+    # of 10 runnable processes per core (2.2 s at half that load before
+    # openstacksdk, taskflow and eventlet's DNS resolver stopped being
+    # imported at start). The wall
+    # time on an idle machine is measured by ``python -m bench --startup``
+    # (doc/bench/startup.md); here it must stay under 2 s unless the
+    # machine is busier than one runnable process per core.
     assert quickstart["startup_seconds"] is not None, quickstart["log"]
-    assert quickstart["startup_seconds"] < 3.0, quickstart["log"]
+    assert quickstart["startup_cpu_seconds"] < 2.0, quickstart
+    if quickstart["load_per_core"] < 1.0:
+        assert quickstart["startup_seconds"] < 2.0, quickstart
     assert "Traceback" not in quickstart["log"]
     assert "ERROR" not in quickstart["log"]
 

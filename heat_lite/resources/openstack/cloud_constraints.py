@@ -16,8 +16,6 @@ resource's own request will fail with the cloud's message instead.
 import threading
 import time
 
-from openstack import exceptions as sdk_exc
-
 from heat_lite.engine.template import constraints
 from heat_lite.resources.openstack import client
 
@@ -38,6 +36,7 @@ _CACHE = {}
 
 
 def _exists(service, finder, value):
+
     try:
         conn = client.connection()
     except client.CloudUnavailable:
@@ -46,7 +45,7 @@ def _exists(service, finder, value):
         found = getattr(getattr(conn, service), finder)(
             value, ignore_missing=True
         )
-    except sdk_exc.DuplicateResource:
+    except client.sdk_exc.DuplicateResource:
         return False
     return found is not None
 

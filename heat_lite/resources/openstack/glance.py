@@ -10,11 +10,10 @@ imported. Updates are JSON patches; ``tags``, ``extra_properties``,
 ``members`` and ``active`` change in place too.
 """
 
-from openstack import exceptions as sdk_exc
-
 from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack.client import sdk_exc
 
 DISK_FORMATS = [
     "ami",

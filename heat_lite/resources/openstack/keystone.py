@@ -10,12 +10,11 @@ request fails with Keystone's 403. Anything already gone on delete
 counts as deleted.
 """
 
-from openstack import exceptions as sdk_exc
-
 from heat_lite.common import exception
 from heat_lite.resources import base
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack.client import sdk_exc
 
 ROLES_SCHEMA = p.Schema(
     p.LIST,

@@ -13,12 +13,11 @@ representation, read once per action.
 
 import time
 
-from openstack import exceptions as sdk_exc
-
 from heat_lite.common import exception
 from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack.client import sdk_exc
 
 # HTTP statuses a delete tries again for a while.
 TRANSIENT = (409, 503)

@@ -9,13 +9,12 @@ interface's physical ID is ``<router id>:subnet_id=<id>`` or
 gone succeeds.
 """
 
-from openstack import exceptions as sdk_exc
-
 from heat_lite.common import exception
 from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client, neutron
 from heat_lite.resources.openstack import implicit_depends as implicit
+from heat_lite.resources.openstack.client import sdk_exc
 
 
 def _custom(name):

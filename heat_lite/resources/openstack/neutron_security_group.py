@@ -8,12 +8,11 @@ wanted are deleted, missing ones made. Deleting the group deletes its
 rules with it.
 """
 
-from openstack import exceptions as sdk_exc
-
 from heat_lite.common import exception
 from heat_lite.resources import constraints
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import neutron
+from heat_lite.resources.openstack.client import sdk_exc
 
 PROTOCOLS = list(range(256)) + [
     "ah",

@@ -26,12 +26,11 @@ stands for its config.
 import base64
 import json
 
-from openstack import exceptions as sdk_exc
-
 from heat_lite.common import exception
 from heat_lite.resources import base, cloud_config, software_config
 from heat_lite.resources.openstack import client, server_schema, server_update
 from heat_lite.resources.openstack import implicit_depends as implicit
+from heat_lite.resources.openstack.client import sdk_exc
 
 # Statuses a server passes through on its way to ACTIVE (Heat's list).
 DEFERRED = frozenset(

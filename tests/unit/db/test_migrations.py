@@ -46,7 +46,7 @@ class _MigrationsMixin:
         return self.engine
 
     def get_metadata(self):
-        return models.BASE.metadata
+        return models.full_metadata()
 
     def db_sync(self, engine):
         migration.upgrade("head", engine=engine)

@@ -94,3 +94,14 @@ export function link(item, rel) {
   const found = (item.links || []).find((l) => l.rel === rel);
   return found ? found.href : null;
 }
+
+// Whether this API offers `path` (rollouts, promotions): only a 404 says
+// it does not (a 403 or a lost connection is shown on the page itself).
+export async function offered(path) {
+  try {
+    await get(path);
+    return true;
+  } catch (err) {
+    return err.status !== 404;
+  }
+}

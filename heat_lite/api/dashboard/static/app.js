@@ -3,17 +3,19 @@
 //
 // Routes: #/<project>/stacks[?name=&status=&tag=&marker=],
 // #/<project>/stacks/<name>/<id>, #/<project>/new,
-// #/<project>/rollouts[/<id>], #/login, #/ (start).
+// #/<project>/rollouts[/<id>], #/<project>/promotions[/<id>], #/login,
+// #/ (start).
 
 import { on, own, session } from "./api.js";
 import { errorBox, h, replace } from "./dom.js";
+import * as promotions from "./promotions.js";
 import * as rollouts from "./rollouts.js";
 import { stackPage } from "./stack.js";
 import { createPage, stacksPage } from "./stacks.js";
 
 const main = document.getElementById("main");
 let current = null; // the page's poller
-let rolloutsFor = null; // the project whose rollouts API was probed
+let probedFor = null; // the project whose optional sections were probed
 
 function stop() {
   if (current) current.stop();
@@ -120,15 +122,23 @@ function setLoggedIn(who) {
   session.project = who.project.id;
 }
 
-async function probeRollouts() {
-  if (rolloutsFor === session.project) return;
-  rolloutsFor = session.project;
-  const link = document.getElementById("nav-rollouts");
-  link.hidden = true;
-  if (await rollouts.available()) {
-    link.href = projectHref(session.project, "rollouts");
-    link.hidden = false;
-  }
+// The fleet sections are links only where the API offers them (an API
+// without them answers 404), probed once per project.
+async function probeSections() {
+  if (probedFor === session.project) return;
+  probedFor = session.project;
+  const sections = [
+    ["nav-rollouts", "rollouts", rollouts.available],
+    ["nav-promotions", "promotions", promotions.available],
+  ];
+  await Promise.all(sections.map(async ([id, page, available]) => {
+    const link = document.getElementById(id);
+    link.hidden = true;
+    if (await available()) {
+      link.href = projectHref(session.project, page);
+      link.hidden = false;
+    }
+  }));
 }
 
 function route() {
@@ -151,12 +161,14 @@ function route() {
   nav.hidden = false;
   document.getElementById("nav-stacks").href = projectHref(session.project, "stacks");
   drawWho();
-  probeRollouts();
+  probeSections();
   const [, page, ...rest] = parts;
   if (page === "stacks" && rest.length >= 2) current = stackPage(main, rest[0], rest[1]);
   else if (page === "new") current = createPage(main);
   else if (page === "rollouts" && rest.length) current = rollouts.rolloutPage(main, rest[0]);
   else if (page === "rollouts") current = rollouts.rolloutsPage(main);
+  else if (page === "promotions" && rest.length) current = promotions.promotionPage(main, rest[0]);
+  else if (page === "promotions") current = promotions.promotionsPage(main);
   else current = stacksPage(main, query);
   main.focus({ preventScroll: true });
 }

@@ -39,12 +39,14 @@ export function replace(el, ...children) {
   return el;
 }
 
-const SYMBOLS = { COMPLETE: "✓", FAILED: "✗", IN_PROGRESS: "⟳" };
+const SYMBOLS = { COMPLETE: "✓", SUCCEEDED: "✓", FAILED: "✗", IN_PROGRESS: "⟳", PAUSED: "⏸", CANCELLED: "⊘", ROLLED_BACK: "↶", SKIPPED: "–", PENDING: "…" };
+// Rollout and promotion targets' words for "running".
+const RUNNING = ["UPDATING", "VERIFYING", "ROLLING_BACK"];
 
 // "CREATE_COMPLETE" → "complete", "FAILED", "IN_PROGRESS" → css class.
 export function statusKind(status) {
   if (!status) return "none";
-  if (status.endsWith("IN_PROGRESS")) return "progress";
+  if (status.endsWith("IN_PROGRESS") || RUNNING.includes(status)) return "progress";
   if (status.endsWith("FAILED")) return "failed";
   if (status.startsWith("DELETE_")) return "deleted";
   if (status.endsWith("COMPLETE") || status === "SUCCEEDED") return "complete";
@@ -52,9 +54,10 @@ export function statusKind(status) {
 }
 
 export function statusSymbol(status) {
-  const tail = (status || "").endsWith("IN_PROGRESS")
-    ? "IN_PROGRESS"
-    : (status || "").split("_").pop();
+  const s = status || "";
+  if (SYMBOLS[s]) return SYMBOLS[s];
+  if (RUNNING.includes(s)) return SYMBOLS.IN_PROGRESS;
+  const tail = s.endsWith("IN_PROGRESS") ? "IN_PROGRESS" : s.split("_").pop();
   return SYMBOLS[tail] || "•";
 }
 
@@ -136,4 +139,37 @@ export class Poller {
     clearTimeout(this.timer);
     document.removeEventListener("visibilitychange", this.onVisible);
   }
+}
+
+// A collection's page (rollouts, promotions): a title with a button
+// opening the form that makes one (`form()`), and the list, polled:
+// `fetch()` gives the items, `draw(items)` the list, `busy(items)` whether
+// to poll fast. Element ids: <id>-new, <id>-start, <id>-list.
+export function listPage(main, { id, title, newLabel, form, fetch, empty, draw, busy }) {
+  const listEl = h("div", { id: id + "-list" }, h("p", { class: "muted" }, "Loading…"));
+  const formEl = h("div", { id: id + "-start" });
+  const toggle = h("button", { type: "button", id: id + "-new", "aria-expanded": "false", onclick: () => {
+    const open = !formEl.childElementCount;
+    replace(formEl, open ? form() : null);
+    toggle.setAttribute("aria-expanded", String(open));
+    if (open) formEl.querySelector("input").focus();
+  } }, newLabel);
+  replace(main, h("div", { class: "title" }, h("h1", {}, title), toggle), formEl, listEl);
+  const poller = new Poller(async () => {
+    let items;
+    try {
+      items = await fetch();
+    } catch (err) {
+      replace(listEl, errorBox(err));
+      return false;
+    }
+    if (!items.length) {
+      replace(listEl, h("p", { class: "empty" }, empty));
+      return false;
+    }
+    redraw(listEl, items, () => draw(items));
+    return busy(items);
+  });
+  poller.run();
+  return poller;
 }

@@ -5,6 +5,7 @@
 import { ApiError, get, link, parseStackLink, session, stackPath, v1 } from "./api.js";
 import { badge, confirm, errorBox, h, redraw, replace, Poller, when } from "./dom.js";
 import { otherVersions, render } from "./graph.js";
+import { promotedFrom } from "./promotions.js";
 import { stackHref } from "./stacks.js";
 
 const EVENTS = 50;
@@ -29,6 +30,7 @@ function header(stack) {
     h("div", { class: "title" }, h("h1", { id: "stack-name" }, stack.stack_name), h("span", { id: "stack-status" }, badge(stack.stack_status))),
     h("p", { id: "stack-reason", class: "reason" }, stack.stack_status_reason || ""),
     parent,
+    promotedFrom(stack),
     h(
       "dl",
       { class: "kv times" },

@@ -159,12 +159,48 @@ export function parseParams(text) {
   return params;
 }
 
+// "name=default" lines of a template's parameters (POST /validate, as
+// any client validates a template), for the parameters field.
+async function templateParams(template) {
+  const doc = await v1("POST", "/validate", { template });
+  return Object.entries(doc.Parameters || {})
+    .filter(([, p]) => !p.NoEcho || p.NoEcho === "false")
+    .map(([k, p]) => k + "=" + (p.Default === undefined || p.Default === null ? "" : typeof p.Default === "string" ? p.Default : JSON.stringify(p.Default)))
+    .join("\n");
+}
+
+// A JSON value if the text is one ("true", "3"), the text otherwise (an
+// output's expected value typed in a form).
+export function loose(text) {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    return text;
+  }
+}
+
 export function createPage(main) {
   const name = h("input", { id: "c-name", required: true, autocomplete: "off" });
   const template = h("textarea", { id: "c-template", rows: 14, required: true, spellcheck: "false" },
     "heat_template_version: 2018-08-31\nresources:\n  example:\n    type: OS::Heat::None\n");
   const params = h("textarea", { id: "c-params", rows: 3, spellcheck: "false", placeholder: "name=value, one a line" });
   const out = h("div", { "aria-live": "polite" });
+  // A template file chosen here is read by the page into the text area
+  // (it never leaves the browser but as the create request's body).
+  const upload = h("input", { id: "c-file", type: "file", accept: ".yaml,.yml,.json,.template,text/*", onchange: async () => {
+    const file = upload.files[0];
+    if (!file) return;
+    template.value = await file.text();
+    replace(out, h("p", { class: "ok", role: "status" }, "Read " + file.name + " (" + file.size + " bytes)."));
+  } });
+  const readParams = h("button", { type: "button", id: "c-read-params", onclick: async () => {
+    try {
+      params.value = await templateParams(template.value);
+      replace(out, params.value ? null : h("p", { class: "muted" }, "The template has no parameters."));
+    } catch (err) {
+      replace(out, errorBox(err));
+    }
+  } }, "Parameters from the template");
   const form = h(
     "form",
     {
@@ -188,9 +224,10 @@ export function createPage(main) {
       },
     },
     h("label", {}, "Name", name),
+    h("label", {}, "Template file", upload),
     h("label", {}, "Template (HOT, YAML or JSON)", template),
     h("label", {}, "Parameters", params),
-    h("div", { class: "buttons" }, h("button", { type: "submit", class: "primary", id: "c-submit" }, "Create")),
+    h("div", { class: "buttons" }, readParams, h("button", { type: "submit", class: "primary", id: "c-submit" }, "Create")),
     out,
   );
   replace(main, h("h1", {}, "Create a stack"), form);
