@@ -12,10 +12,12 @@ import collections
 import re
 
 from heat_lite import version
-from heat_lite.api import schemas
+from heat_lite.api import schemas, schemas_fleet
 from heat_lite.api.controllers import v1
 
 _PARAM_RE = re.compile(r"{(\w+)}")
+RESPONSES = {**schemas.RESPONSES, **schemas_fleet.RESPONSES}
+REQUESTS = {**schemas.REQUESTS, **schemas_fleet.REQUESTS}
 _ERRORS = {
     400: "Bad request",
     401: "Not authenticated",
@@ -29,7 +31,7 @@ _ERRORS = {
 
 def _operation(method, path, handler, operation_id):
     name = handler.__name__
-    status, schema = schemas.RESPONSES[name]
+    status, schema = RESPONSES[name]
     success = {
         "description": (handler.__doc__ or name).strip().splitlines()[0]
     }
@@ -63,12 +65,10 @@ def _operation(method, path, handler, operation_id):
         "responses": responses,
         "x-policy-rule": handler.policy_rule,
     }
-    if name in schemas.REQUESTS:
+    if name in REQUESTS:
         op["requestBody"] = {
             "required": name not in ("signal", "validate"),
-            "content": {
-                "application/json": {"schema": schemas.REQUESTS[name]}
-            },
+            "content": {"application/json": {"schema": REQUESTS[name]}},
         }
     return op
 

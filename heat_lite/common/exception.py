@@ -117,6 +117,10 @@ class InvalidRollout(Invalid):
     msg_fmt = "Invalid rollout: %(reason)s"
 
 
+class InvalidPromotion(Invalid):
+    msg_fmt = "Invalid promotion: %(reason)s"
+
+
 class ResourceTypeUnavailable(Invalid):
     msg_fmt = "The Resource Type (%(type_name)s) is not available."
 
@@ -212,6 +216,10 @@ class RolloutNotFound(NotFound):
     msg_fmt = "The Rollout (%(rollout)s) could not be found."
 
 
+class PromotionNotFound(NotFound):
+    msg_fmt = "The Promotion (%(promotion)s) could not be found."
+
+
 # 409 ----------------------------------------------------------------------
 class Conflict(HeatLiteException):
     code = 409
@@ -230,6 +238,10 @@ class ActionInProgress(Conflict):
 
 class RolloutStateConflict(Conflict):
     msg_fmt = "Rollout %(rollout)s is %(status)s: cannot %(action)s it."
+
+
+class PromotionConflict(Conflict):
+    msg_fmt = "Cannot promote: %(reason)s"
 
 
 # 413 ----------------------------------------------------------------------

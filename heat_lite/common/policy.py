@@ -338,6 +338,63 @@ _OPERATIONS = [
         "POST",
         "/v1/{tenant_id}/rollouts/{rollout_id}/actions",
     ),
+    (
+        "promotions:index",
+        _READ,
+        "List the promotions from or into the project.",
+        "GET",
+        "/v1/{tenant_id}/promotions",
+    ),
+    (
+        "promotions:create",
+        _WRITE,
+        "Promote a stack's tested template onto another stack.",
+        "POST",
+        "/v1/{tenant_id}/promotions",
+    ),
+    (
+        "promotions:create_cross_project",
+        _ADMIN,
+        "Promote into (or roll back a promotion of) another project; "
+        "checked against both projects.",
+        "POST",
+        "/v1/{tenant_id}/promotions",
+    ),
+    (
+        "promotions:show",
+        _READ,
+        "Show a promotion.",
+        "GET",
+        "/v1/{tenant_id}/promotions/{promotion_id}",
+    ),
+    (
+        "promotions:action",
+        _WRITE,
+        "Roll a promotion back.",
+        "POST",
+        "/v1/{tenant_id}/promotions/{promotion_id}/actions",
+    ),
+    (
+        "promotions:stack",
+        _READ,
+        "List the promotions that changed a stack.",
+        "GET",
+        _STACK + "/promotions",
+    ),
+    (
+        "references:index",
+        _READ,
+        "Count the stacks using each value of a resource property.",
+        "GET",
+        "/v1/{tenant_id}/references",
+    ),
+    (
+        "references:all_projects",
+        _ADMIN,
+        "Count references across every project.",
+        "GET",
+        "/v1/{tenant_id}/references?all_projects=true",
+    ),
 ]
 
 

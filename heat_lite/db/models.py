@@ -344,6 +344,55 @@ class RolloutTarget(BASE):
     finished_at = sa.Column(DateTime, nullable=True)
 
 
+class Promotion(BASE):
+    """A promotion: a source stack's last COMPLETE template, files and
+    environment (``spec["snapshot"]``, with the overlay and the gate)
+    applied to a target stack, created or updated (``engine.fleet``).
+
+    ``previous`` is what the target had before (None when the promotion
+    created it): what a failed gate or a rollback puts back.
+    ``traversal_id`` / ``revert_traversal_id`` are the operations the
+    promotion started on the target, recorded (with ``marked_at``)
+    before they start so a resumed flow never starts one twice. Owned
+    like a rollout: ``engine_id`` + ``epoch``.
+    """
+
+    __tablename__ = "promotion"
+    __table_args__ = (
+        sa.Index("ix_promotion_tenant", "tenant", "created_at"),
+        sa.Index("ix_promotion_target_tenant", "target_tenant", "created_at"),
+        sa.Index("ix_promotion_target_stack", "target_stack_id", "created_at"),
+        sa.Index("ix_promotion_status", "status"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    target_tenant = sa.Column(sa.String(64), nullable=False)
+    username = sa.Column(sa.String(255), nullable=True)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    source_stack_id = sa.Column(sa.String(36), nullable=False)
+    source_stack_name = sa.Column(sa.String(255), nullable=False)
+    source_template_id = sa.Column(sa.Integer, nullable=False)
+    source_template_sha256 = sa.Column(sa.String(64), nullable=False)
+    target_stack_id = sa.Column(sa.String(36), nullable=False)
+    target_stack_name = sa.Column(sa.String(255), nullable=False)
+    created_target = sa.Column(sa.Boolean, nullable=False, default=False)
+    spec = sa.Column(LongText, nullable=False)
+    previous = sa.Column(LongText, nullable=True)
+    caller_token = sa.Column(sa.Text, nullable=True)
+    traversal_id = sa.Column(sa.String(36), nullable=True)
+    marked_at = sa.Column(DateTime, nullable=True)
+    revert_traversal_id = sa.Column(sa.String(36), nullable=True)
+    revert_marked_at = sa.Column(DateTime, nullable=True)
+    rollback_requested = sa.Column(sa.Boolean, nullable=False, default=False)
+    engine_id = sa.Column(sa.String(36), nullable=True)
+    epoch = sa.Column(sa.Integer, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)
+    finished_at = sa.Column(DateTime, nullable=True)
+
+
 _TASKFLOW_LOCK = threading.Lock()
 _TASKFLOW_TABLES = []
 

@@ -14,7 +14,7 @@ import json
 import sqlalchemy as sa
 
 from heat_lite.common import exception
-from heat_lite.db import models
+from heat_lite.db import models, ownership
 from heat_lite.db.session import retry_read, transaction
 
 ROLLOUT = models.Rollout.__table__
@@ -182,33 +182,11 @@ def _delete_flow(session, book_uuid):
     session.execute(LOGBOOK.delete().where(LOGBOOK.c.uuid == book_uuid))
 
 
-# Ownership -----------------------------------------------------------------
-def _owner_live():
-    return sa.exists().where(
-        SERVICE.c.engine_id == ROLLOUT.c.engine_id,
-        SERVICE.c.epoch == ROLLOUT.c.epoch,
-        SERVICE.c.deleted_at.is_(None),
-    )
-
-
-@retry_read
+# Ownership (db.ownership) -------------------------------------------------
 def rollouts_to_run(engine_id):
     """Active rollouts (status IN_PROGRESS / PAUSED) that no live engine
     life owns, or that ``engine_id`` owns in any epoch."""
-    with transaction(writer=False) as session:
-        rows = session.execute(
-            sa.select(
-                ROLLOUT.c.id, ROLLOUT.c.engine_id, ROLLOUT.c.epoch
-            ).where(
-                ROLLOUT.c.status.in_(ACTIVE),
-                sa.or_(
-                    ROLLOUT.c.engine_id.is_(None),
-                    ROLLOUT.c.engine_id == engine_id,
-                    sa.not_(_owner_live()),
-                ),
-            )
-        )
-        return [dict(r._mapping) for r in rows]
+    return ownership.to_run(ROLLOUT, ACTIVE, engine_id)
 
 
 def rollout_claim(rollout_id, seen, owner):
@@ -217,54 +195,22 @@ def rollout_claim(rollout_id, seen, owner):
 
     :returns: True if this caller claimed it.
     """
-    engine_id, epoch = seen
-    query = ROLLOUT.update().where(
-        ROLLOUT.c.id == rollout_id, ROLLOUT.c.status.in_(ACTIVE)
-    )
-    for column, value in (("engine_id", engine_id), ("epoch", epoch)):
-        query = query.where(
-            ROLLOUT.c[column].is_(None)
-            if value is None
-            else ROLLOUT.c[column] == value
-        )
-    with transaction() as session:
-        done = session.execute(
-            query.values(engine_id=owner[0], epoch=owner[1])
-        )
-        return done.rowcount == 1
+    return ownership.claim(ROLLOUT, ACTIVE, rollout_id, seen, owner)
 
 
-def _owned_by(owner):
-    return sa.and_(
-        ROLLOUT.c.engine_id == owner[0], ROLLOUT.c.epoch == owner[1]
-    )
-
-
-@retry_read
 def rollout_owned(rollout_id, owner):
     """True while ``owner`` (engine_id, epoch) owns the rollout."""
-    with transaction(writer=False) as session:
-        row = session.execute(
-            sa.select(ROLLOUT.c.id).where(
-                ROLLOUT.c.id == rollout_id, _owned_by(owner)
-            )
-        ).first()
-    return row is not None
+    return ownership.owned(ROLLOUT, rollout_id, owner)
 
 
 def rollout_update_owned(rollout_id, owner, values, unless=None):
     """Write ``values`` on the rollout if ``owner`` still owns it (and
     the boolean column ``unless`` is not set)."""
-    query = ROLLOUT.update().where(
-        ROLLOUT.c.id == rollout_id, _owned_by(owner)
-    )
-    if unless is not None:
-        query = query.where(ROLLOUT.c[unless].is_(False))
-    with transaction() as session:
-        done = session.execute(
-            query.values(updated_at=models.utcnow(), **values)
-        )
-        return done.rowcount == 1
+    return ownership.update_owned(ROLLOUT, rollout_id, owner, values, unless)
+
+
+def _owned_by(owner):
+    return ownership.owned_by(ROLLOUT, owner)
 
 
 def target_update_owned(rollout_id, position, owner, values, statuses=None):

@@ -8,8 +8,9 @@
     poll scheduler, the heartbeat and the recovery watchdog.
 ``endpoint/``
     The ``[engine] topic`` endpoint: every call the API makes (stacks,
-    reads, resources, catalog, software configs, preview, abandon and
-    export), answered in Heat's engine format.
+    reads, resources, catalog, software configs, preview, abandon,
+    export, references), answered in Heat's engine format; ``goals`` is
+    the checked goal of a create or update every caller shares.
 ``traversal/``
     One traversal from start to finish: starting and finishing stack
     operations (``ops``), planning the update and cleanup graphs
@@ -25,6 +26,12 @@
     Keeping every stack moving when engines die: the engine's identity
     and heartbeat (``fencing``), the watchdog (dead engines, stale locks,
     stalls, timeouts) and its capped re-drives.
+``fleet/``
+    Operations over many stacks, as taskflow flows persisted in our
+    database and owned like resource locks (``keeper`` takes over a dead
+    engine's): rollouts (``runner``, ``run``, ``target``) and promotions
+    (``promotion_plan``, ``promotion_driver``, ``promotion_flows``,
+    ``promotion_runner``, ``promotion_endpoint``).
 ``template/``
     The template language (HOT and CFN functions, parameters,
     environments, conditions): pure, no database and no RPC.

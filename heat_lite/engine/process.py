@@ -13,6 +13,11 @@ from heat_lite.db import software_configs
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import goals, service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
+from heat_lite.engine.fleet import (
+    promotion_driver,
+    promotion_endpoint,
+    promotion_runner,
+)
 from heat_lite.engine.fleet import runner as fleet_runner
 from heat_lite.engine.fleet import target as fleet_target
 from heat_lite.engine.recovery import fencing, watchdog
@@ -68,6 +73,10 @@ class EngineProcess:
         self.rollouts = fleet_runner.RolloutRunner(
             self.fence, fleet_target.TargetDriver(self.ops, update_goals)
         )
+        self.promotions = promotion_runner.PromotionRunner(
+            self.fence,
+            promotion_driver.PromotionDriver(self.ops, update_goals),
+        )
         # Plugins that own a child stack reach the engine through this.
         stack_resource.StackResource.nested_stacks = nested.NestedStacks(
             self.ops
@@ -97,7 +106,10 @@ class EngineProcess:
                 CONF.engine.topic,
                 self.engine_id,
                 service.endpoints(self.ops, stack_service=self.service)
-                + [fleet_endpoint.RolloutEndpoint(self.rollouts)],
+                + [
+                    fleet_endpoint.RolloutEndpoint(self.rollouts),
+                    promotion_endpoint.PromotionEndpoint(self.promotions),
+                ],
             ),
             rpc.get_server(
                 CONF.engine.worker_topic,
@@ -110,6 +122,7 @@ class EngineProcess:
         self.heartbeat.start()
         self.watchdog.start()
         self.rollouts.start()
+        self.promotions.start()
 
     def stop(self):
         """Stop gracefully: take no new work (nodes received or made ready
@@ -132,6 +145,7 @@ class EngineProcess:
             time.sleep(0.1)
         self.watchdog.stop()
         self.rollouts.stop()
+        self.promotions.stop()
         self.fence.retire()
         self.runner.drop_all()
         try:

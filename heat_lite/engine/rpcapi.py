@@ -29,6 +29,9 @@ History of ``RPC_API_VERSION``:
   query_stacks.
 * 1.5 - create_rollout, list_rollouts, show_rollout, delete_rollout,
   rollout_action.
+* 1.6 - create_promotion, list_promotions, show_promotion,
+  stack_promotions, promotion_action, list_references; show_stack
+  carries ``promoted_from``.
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -39,7 +42,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.5"
+RPC_API_VERSION = "1.6"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -59,6 +62,8 @@ READS = frozenset(
         "identify_stack",
         "list_events",
         "list_outputs",
+        "list_promotions",
+        "list_references",
         "list_resource_types",
         "list_rollouts",
         "list_services",
@@ -75,9 +80,11 @@ READS = frozenset(
         "resource_versions",
         "show_event",
         "show_output",
+        "show_promotion",
         "show_rollout",
         "show_software_config",
         "show_stack",
+        "stack_promotions",
         "validate_template",
     }
 )
@@ -684,6 +691,76 @@ class EngineAPI:
             version="1.5",
             rollout_id=rollout_id,
             action=action,
+        )
+
+    # Promotions (engine.fleet.promotion_*) -----------------------------
+    def create_promotion(self, ctxt, body, target_scope=None):
+        """Check a promotion, store it and start it (call).
+
+        :param body: the request (``common.promotion_spec``).
+        :param target_scope: keystone mode, a promotion into another
+            project: ``{"auth_token", "roles"}`` of the caller's token
+            rescoped to that project.
+        :returns: the promotion dict.
+        :raises StackNotFound: (404) no such source stack.
+        :raises PromotionConflict: (409) source not COMPLETE, target busy.
+        :raises InvalidPromotion, UnknownUserParameter: (400).
+        :raises Forbidden: (403) another project without the right.
+        """
+        return self._call(
+            ctxt,
+            "create_promotion",
+            version="1.6",
+            body=body,
+            target_scope=target_scope,
+        )
+
+    def list_promotions(self, ctxt):
+        """The promotions from or into the project, newest first (call)."""
+        return self._call(ctxt, "list_promotions", version="1.6")
+
+    def show_promotion(self, ctxt, promotion_id):
+        """One promotion (call).
+
+        :raises PromotionNotFound: if the project sees no such promotion.
+        """
+        return self._call(
+            ctxt, "show_promotion", version="1.6", promotion_id=promotion_id
+        )
+
+    def stack_promotions(self, ctxt, stack_identity):
+        """Every promotion that changed the stack, newest first (call)."""
+        return self._call(
+            ctxt,
+            "stack_promotions",
+            version="1.6",
+            stack_identity=stack_identity,
+        )
+
+    def promotion_action(self, ctxt, promotion_id, action):
+        """Roll a promotion back (call).
+
+        :raises PromotionConflict: (409) not COMPLETE, or a newer
+            promotion changed the target since.
+        """
+        return self._call(
+            ctxt,
+            "promotion_action",
+            version="1.6",
+            promotion_id=promotion_id,
+            action=action,
+        )
+
+    def list_references(self, ctxt, type_name, prop, all_projects=False):
+        """[{value, stacks, current, retained}] of a resource property
+        across the project's stacks (every project's: admins) (call)."""
+        return self._call(
+            ctxt,
+            "list_references",
+            version="1.6",
+            type_name=type_name,
+            prop=prop,
+            all_projects=all_projects,
         )
 
 

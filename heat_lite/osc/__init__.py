@@ -1,5 +1,6 @@
 """heat_lite's openstackclient plugin: the commands for what Heat's API
-does not have (stack queries, rollouts, verdicts, verified updates).
+does not have (stack queries, rollouts, promotions, references,
+verdicts, verified updates).
 
 python-heatclient registers ``openstack stack ...`` under the
 ``openstack.orchestration.v1`` entry point group; openstackclient loads

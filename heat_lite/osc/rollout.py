@@ -11,7 +11,7 @@ from osc_lib import exceptions
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
-from heat_lite.osc import api, options
+from heat_lite.osc import api, options, waiting
 
 # Target states in the order a target goes through them.
 TARGET_STATES = (
@@ -137,35 +137,17 @@ def wait(client, rollout, poll, out=None):
 
 
 def _add_wait(parser):
-    parser.add_argument(
-        "--wait",
-        action="store_true",
-        help="Wait until the rollout ends, printing its progress per "
-        "batch; exit 1 if it FAILED",
-    )
-    parser.add_argument(
-        "--poll",
-        metavar="<seconds>",
-        type=float,
-        default=2.0,
-        help="Seconds between two looks while waiting (default 2)",
-    )
+    waiting.add_wait(parser, "rollout (printing its progress per batch)")
 
 
-class _ShowsRollout(command.ShowOne):
+class _ShowsRollout(waiting.ShowsAfterWait):
     """A command that ends by showing a rollout (``--wait`` if it has
-    the option); exit code 1 when that rollout FAILED after a wait."""
+    the option)."""
 
-    def run(self, parsed_args):
-        self._failed = False
-        code = super().run(parsed_args)
-        return 1 if self._failed else code
+    def wait(self, client, rollout, poll):
+        return wait(client, rollout, poll)
 
-    def _show(self, parsed_args, rollout):
-        if getattr(parsed_args, "wait", False):
-            client = self.app.client_manager.orchestration
-            rollout = wait(client, rollout, parsed_args.poll)
-            self._failed = rollout["status"] == "FAILED"
+    def display(self, rollout):
         return _display(rollout)
 
 

@@ -49,6 +49,7 @@ MATRIX = [
     ("GET", "/{name}/{id}/resources/a/events", None),
     ("GET", "/{name}/{id}/resources/a/events/{event}", None),
     ("GET", "/{name}/{id}/events", None),
+    ("GET", "/{name}/{id}/promotions", None),
 ]
 # (method, path under /v1/<project>, body) of another project's config.
 CONFIG_MATRIX = [
@@ -63,6 +64,14 @@ ROLLOUT_MATRIX = [
     ("POST", "/rollouts/{rollout}/actions", {"pause": None}),
     ("POST", "/rollouts/{rollout}/actions", {"rollback": None}),
 ]
+# (method, path under /v1/<project>, body) of another project's promotion.
+PROMOTION_MATRIX = [
+    ("GET", "/promotions/{promotion}", None),
+    ("POST", "/promotions/{promotion}/actions", {"rollback": None}),
+]
+
+
+_REFS = "/references?type=OS::Heat::TestResource&property=value"
 
 
 def check_matrix(
@@ -74,6 +83,7 @@ def check_matrix(
     headers,
     config_id=None,
     rollout_id=None,
+    promotion_id=None,
 ):
     """Run every MATRIX route (and, given ``config_id``, every
     CONFIG_MATRIX route) as the caller of ``endpoint``/``headers``
@@ -84,6 +94,8 @@ def check_matrix(
         routes += CONFIG_MATRIX
     if rollout_id:
         routes += ROLLOUT_MATRIX
+    if promotion_id:
+        routes += PROMOTION_MATRIX
     for method, path, body in routes:
         url = endpoint + path.format(
             name=name,
@@ -92,6 +104,7 @@ def check_matrix(
             event=event_id,
             config=config_id,
             rollout=rollout_id,
+            promotion=promotion_id,
         )
         response = requests.request(
             method,
@@ -145,6 +158,14 @@ def test_project_b_never_sees_project_a(deployment):
         if shown["status"] != "IN_PROGRESS":
             break
         time.sleep(0.2)
+    promotion = requests.post(
+        deployment.endpoint(owner) + "/promotions",
+        json={"source": {"stack": "secret"}, "target": {"stack": "copy"}},
+        headers={"X-Auth-User": "alice"},
+        timeout=60,
+    )
+    assert promotion.status_code == 201, promotion.text
+    promotion_id = promotion.json()["promotion"]["id"]
     failures = check_matrix(
         deployment.endpoint(other),
         owner,
@@ -154,8 +175,22 @@ def test_project_b_never_sees_project_a(deployment):
         headers,
         config.id,
         rollout_id,
+        promotion_id,
     )
     assert failures == []
+    for path, key in (("/promotions", "promotions"), (_REFS, "references")):
+        seen = requests.get(
+            deployment.endpoint(other) + path, headers=headers, timeout=60
+        )
+        assert seen.status_code == 200 and seen.json() == {key: []}
+    # B cannot promote A's stack (it is not found in B's project).
+    stolen = requests.post(
+        deployment.endpoint(other) + "/promotions",
+        json={"source": {"stack": "secret"}, "target": {"stack": "mine"}},
+        headers=headers,
+        timeout=60,
+    )
+    assert stolen.status_code == 404, stolen.text
     rollouts = requests.get(
         deployment.endpoint(other) + "/rollouts", headers=headers, timeout=60
     )
@@ -206,5 +241,14 @@ def test_project_b_never_sees_project_a(deployment):
     ).json()["rollout"]
     assert shown["status"] == "COMPLETE", shown["status_reason"]
     assert shown["counts"]["SKIPPED"] == 0
+    copy = requests.get(
+        deployment.endpoint(owner) + "/promotions/" + promotion_id,
+        headers={"X-Auth-User": "alice"},
+        timeout=60,
+    ).json()["promotion"]
     alice.stacks.delete(stack_id)
     helpers.wait_for_status(alice, stack_id, "DELETE_COMPLETE")
+    helpers.wait_for_status(
+        alice, copy["target"]["stack_id"], "CREATE_COMPLETE"
+    )
+    alice.stacks.delete(copy["target"]["stack_id"])

@@ -64,6 +64,10 @@ def test_document_covers_the_route_table(allinone):
         ("/v1/{tenant}/stacks/{name}/{stack_id}/outputs/{output_key}", "get"),
         ("/v1/{tenant}/resource_types/{type_name}/template", "get"),
         ("/v1/{tenant}/services", "get"),
+        ("/v1/{tenant}/promotions", "post"),
+        ("/v1/{tenant}/promotions/{promotion_id}/actions", "post"),
+        ("/v1/{tenant}/stacks/{name}/{stack_id}/promotions", "get"),
+        ("/v1/{tenant}/references", "get"),
     ):
         operation = paths[path][method]
         assert operation["x-policy-rule"]
@@ -109,6 +113,7 @@ def test_document_validates(allinone):
         top + "/resource_types"
     )
     assert "with_description" in query(top + "/resource_types/{type_name}")
+    assert {"type", "property", "all_projects"} == query(top + "/references")
     assert {
         "nested_depth",
         "with_detail",

@@ -16,6 +16,7 @@ import yaml
 from heatclient import client as heat_client
 from heatclient import exc as heat_exc
 
+from tests import polling
 from tests.functional import conftest, helpers, keystone_env
 from tests.functional import deployment as deployment_mod
 from tests.functional.test_api_isolation import TMPL, check_matrix
@@ -298,3 +299,62 @@ def test_remote_stack_acts_with_the_callers_token(any_cloud):
     alice.stacks.delete(stack_id)
     helpers.wait_for_status(alice, stack_id, "DELETE_COMPLETE")
     helpers.wait_for_status(alice, remote_id, "DELETE_COMPLETE")
+
+
+def _grant(keystone, user, project_id, role):
+    ks = keystone.admin()
+    found = ks.users.list(name=user)[0]
+    ks.roles.grant(ks.roles.list(name=role)[0], user=found, project=project_id)
+
+
+def test_cross_project_promotion_needs_the_role_in_both(cloud):
+    """``promotions:create_cross_project`` (admin by default) is checked
+    with the caller's roles in the source project (its token) and in the
+    target project (its token rescoped there)."""
+    keystone, dep, projects = cloud
+    alice = _heat(keystone, "ua", "alpha")
+    stack_id = helpers.create(alice, "ks-app", TMPL)
+    helpers.wait_for_status(alice, stack_id, "CREATE_COMPLETE")
+    url = "%s/v1/%s/promotions" % (dep.url, projects["alpha"])
+    body = {
+        "source": {"stack": "ks-app"},
+        "target": {"stack": "ks-app-prod", "project": projects["beta"]},
+    }
+    keystone.add_user("half", "alpha", "admin")  # no role on beta
+    keystone.add_user("mixed", "alpha", "admin")
+    _grant(keystone, "mixed", projects["beta"], "member")
+    keystone.add_user("release", "alpha", "admin")
+    _grant(keystone, "release", projects["beta"], "admin")
+    for user, why in (
+        ("ua", "create_cross_project"),
+        ("half", "no role on project"),
+        ("mixed", "create_cross_project"),
+    ):
+        token = {"X-Auth-Token": _token(keystone, user, "alpha")}
+        refused = requests.post(url, json=body, headers=token, timeout=60)
+        assert refused.status_code == 403, (user, refused.text)
+        assert why in refused.json()["error"]["message"], user
+    token = {"X-Auth-Token": _token(keystone, "release", "alpha")}
+    made = requests.post(url, json=body, headers=token, timeout=60)
+    assert made.status_code == 201, made.text
+    promotion_id = made.json()["promotion"]["id"]
+
+    def finished():
+        shown = requests.get(
+            url + "/" + promotion_id, headers=token, timeout=60
+        ).json()["promotion"]
+        return shown if shown["status"] != "IN_PROGRESS" else None
+
+    done = polling.until(finished, 120, "promotion finished")
+    assert done["status"] == "COMPLETE", done["status_reason"]
+    bob = _heat(keystone, "ub", "beta")
+    prod = bob.stacks.get(done["target"]["stack_id"])
+    assert prod.stack_name == "ks-app-prod"
+    assert prod.promoted_from["promotion_id"] == promotion_id
+    # Seen from beta too, never from a third project.
+    listed = bob.http_client.get("/promotions").json()["promotions"]
+    assert [p["id"] for p in listed] == [promotion_id]
+    bob.stacks.delete(prod.id)
+    helpers.wait_for_status(bob, prod.id, "DELETE_COMPLETE")
+    alice.stacks.delete(stack_id)
+    helpers.wait_for_status(alice, stack_id, "DELETE_COMPLETE")

@@ -58,13 +58,13 @@ def apps(heat):
     return ids
 
 
-def _osc(dep, *args, code=0):
+def _osc(dep, *args, code=0, project="demo"):
     cmd = [
         deployment_mod.command("openstack"),
         "--os-auth-type",
         "none",
         "--os-endpoint",
-        dep.endpoint(),
+        dep.endpoint(project),
         *args,
     ]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)

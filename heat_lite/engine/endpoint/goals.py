@@ -1,15 +1,20 @@
-"""Checking the new goal of a stack update.
+"""The goal of a create or an update, checked: what a stack is to become.
 
-An update (``EngineService.update_stack`` and its preview) and each
-target of a fleet rollout (``fleet.target.TargetDriver``) start the same
-way: the stack must accept an update now, the request's template,
-environment and files are merged with the stored ones (PATCH) or replace
-them, the result is bound and checked (resource types the caller may
-use, immutable parameters). ``UpdateGoals`` is that check, given to both.
+Every caller that starts a stack operation towards a new template goes
+through here: the stack API (``endpoint.service``), a rollout's targets
+(``fleet.target.TargetDriver``) and promotions (``fleet.promotion_*``).
+An update starts the same way for all of them: the stack must accept an
+update now, the request's template, environment and files are merged with
+the stored ones (PATCH) or replace them, the result is bound and checked
+(resource types the caller may use, immutable parameters).
+``UpdateGoals`` is that check, given to each; ``new_stack`` is a create's.
+Nothing here writes.
 """
 
+import json
+
 from heat_lite.common import exception, policy, verify_spec
-from heat_lite.common.states import Action
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint.base import find_stack
@@ -67,11 +72,51 @@ class UpdateGoals:
             definitions.stack_info(stack),
             authorize=types_checker(ctxt),
         )
-        _check_immutable(stack, bound)
+        check_immutable(stack, bound)
         return stack, template, env, files, bound
 
 
-def _check_immutable(stack, bound):
+def new_stack(
+    ctxt,
+    stack_name,
+    template,
+    params,
+    files,
+    environment,
+    environment_files,
+    args,
+    stack_id,
+):
+    """Check a create request; return (stack values, env, bound)."""
+    validation.check_stack_name(stack_name)
+    action = Action.CREATE
+    if args.get("adopt_stack_data") is not None:
+        action = Action.ADOPT
+    verify_document(args, adopt=action == Action.ADOPT)
+    env = validation.environment(environment, params, environment_files, files)
+    info = {"name": stack_name, "id": stack_id, "project_id": ctxt.project_id}
+    bound = validation.bind(
+        template, env, files, info, authorize=types_checker(ctxt)
+    )
+    values = {
+        "id": stack_id,
+        "name": stack_name,
+        "tenant": ctxt.project_id,
+        "username": ctxt.user_id,
+        "action": action,
+        "status": Status.IN_PROGRESS,
+        "status_reason": "Stack %s started" % action,
+        "current_traversal": "",
+        "timeout": args.get("timeout_mins"),
+        "disable_rollback": args.get("disable_rollback", True),
+        "tags": json.dumps(args["tags"]) if args.get("tags") else None,
+    }
+    return values, env, bound
+
+
+def check_immutable(stack, bound):
+    """:raises ImmutableParameterModified: if ``bound`` changes a
+    parameter the stack's template declares immutable."""
     old = definitions.get(
         stack["raw_template_id"], definitions.stack_info(stack)
     )

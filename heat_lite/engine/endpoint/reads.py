@@ -11,6 +11,7 @@ from heat_lite.common import exception, states
 from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
+from heat_lite.db import promotions as db_promotions
 from heat_lite.engine import definitions
 from heat_lite.engine.endpoint import views
 from heat_lite.engine.endpoint.base import (
@@ -155,7 +156,11 @@ class ReadEndpoint:
                 definitions.resolve_output(bound, records, name)
                 for name in bound.outputs
             ]
-        return views.stack_detail(stack, bound, outputs)
+        result = views.stack_detail(stack, bound, outputs)
+        result["promoted_from"] = views.provenance(
+            db_promotions.promotion_current(stack["id"])
+        )
+        return result
 
     @expected
     def list_outputs(self, ctxt, stack_identity):

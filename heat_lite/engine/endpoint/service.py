@@ -14,7 +14,7 @@ from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
-from heat_lite.engine import trusts, validation
+from heat_lite.engine import trusts
 from heat_lite.engine.endpoint import abandon, goals, preview, queries, views
 from heat_lite.engine.endpoint.base import (
     TARGET,
@@ -25,6 +25,7 @@ from heat_lite.engine.endpoint.base import (
 )
 from heat_lite.engine.endpoint.catalog import CatalogEndpoint
 from heat_lite.engine.endpoint.reads import ReadEndpoint
+from heat_lite.engine.endpoint.references import ReferenceEndpoint
 from heat_lite.engine.endpoint.resources import ResourceEndpoint
 from heat_lite.engine.endpoint.software_configs import SoftwareConfigEndpoint
 from heat_lite.engine.traversal import ops
@@ -56,6 +57,7 @@ def endpoints(stack_ops, stack_service=None):
         ResourceEndpoint(),
         CatalogEndpoint(),
         SoftwareConfigEndpoint(),
+        ReferenceEndpoint(),
     ]
 
 
@@ -92,50 +94,6 @@ class EngineService:
         )
 
     # Create, update, delete ---------------------------------------------
-    @staticmethod
-    def _new_stack(
-        ctxt,
-        stack_name,
-        template,
-        params,
-        files,
-        environment,
-        environment_files,
-        args,
-        stack_id,
-    ):
-        """Check a create request; return (stack values, env, bound)."""
-        validation.check_stack_name(stack_name)
-        action = Action.CREATE
-        if args.get("adopt_stack_data") is not None:
-            action = Action.ADOPT
-        goals.verify_document(args, adopt=action == Action.ADOPT)
-        env = validation.environment(
-            environment, params, environment_files, files
-        )
-        info = {
-            "name": stack_name,
-            "id": stack_id,
-            "project_id": ctxt.project_id,
-        }
-        bound = validation.bind(
-            template, env, files, info, authorize=goals.types_checker(ctxt)
-        )
-        values = {
-            "id": stack_id,
-            "name": stack_name,
-            "tenant": ctxt.project_id,
-            "username": ctxt.user_id,
-            "action": action,
-            "status": Status.IN_PROGRESS,
-            "status_reason": "Stack %s started" % action,
-            "current_traversal": "",
-            "timeout": args.get("timeout_mins"),
-            "disable_rollback": args.get("disable_rollback", True),
-            "tags": json.dumps(args["tags"]) if args.get("tags") else None,
-        }
-        return values, env, bound
-
     @_expected
     def create_stack(
         self,
@@ -161,7 +119,7 @@ class EngineService:
         template, params, files = adopt.inputs(
             args.get("adopt_stack_data"), template, params, files
         )
-        values, env, bound = self._new_stack(
+        values, env, bound = goals.new_stack(
             ctxt,
             stack_name,
             template,
@@ -208,7 +166,7 @@ class EngineService:
         template, params, files = adopt.inputs(
             args.get("adopt_stack_data"), template, params, files
         )
-        values, _env, bound = self._new_stack(
+        values, _env, bound = goals.new_stack(
             ctxt,
             stack_name,
             template,

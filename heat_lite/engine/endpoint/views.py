@@ -169,3 +169,18 @@ def service(svc, up):
         "updated_at": timestamp(svc["updated_at"]),
         "deleted_at": None,
     }
+
+
+def provenance(row):
+    """What ``stack show`` says the stack was promoted from (None)."""
+    if row is None:
+        return None
+    return {
+        "promotion_id": row["id"],
+        "stack_id": row["source_stack_id"],
+        "stack_name": row["source_stack_name"],
+        "project": row["tenant"],
+        "template_id": row["source_template_id"],
+        "template_sha256": row["source_template_sha256"],
+        "promoted_at": timestamp(row["finished_at"]),
+    }

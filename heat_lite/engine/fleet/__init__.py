@@ -1,4 +1,8 @@
-"""Fleet operations: rollouts of one update over many stacks.
+"""Fleet operations: rollouts of one update over many stacks, and
+promotions of a tested stack onto another (``promotion_*``: resolved and
+refused in ``promotion_plan``, applied, gated and undone by
+``promotion_driver``, in the flows of ``promotion_flows``, run and taken
+over by ``promotion_runner`` with the same ``keeper`` as rollouts).
 
 A rollout applies one PATCH (``update``) with one ``verify`` document to
 the stacks a selector matched when it was created: a canary batch first,

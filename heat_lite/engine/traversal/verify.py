@@ -274,8 +274,10 @@ def _seen(pending, outputs):
 
 
 # For callers inside the engine (rollouts) ---------------------------------
-def outcome(stack_id, traversal, stack=None):
-    """What became of the verified operation ``traversal`` of a stack.
+def outcome(stack_id, traversal, stack=None, verified=True):
+    """What became of the verified operation ``traversal`` of a stack
+    (with ``verified=False``: of an operation started without checks,
+    which succeeds when it completes).
 
     :param stack: the stack's ``current_traversal``, ``status``,
         ``status_reason`` and ``deleted_at`` if the caller has just read
@@ -297,7 +299,7 @@ def outcome(stack_id, traversal, stack=None):
         DELETED. Once a later operation has replaced this update's own
         rollback or failure, that is all it can say: SUPERSEDED.
     """
-    row = verifications.verification_get(traversal)
+    row = verifications.verification_get(traversal) if verified else None
     if stack is None:
         try:
             stack = db_api.stack_get(stack_id)
@@ -305,6 +307,12 @@ def outcome(stack_id, traversal, stack=None):
             return {"state": "DELETED", "reason": None}
     if stack["deleted_at"] is not None:
         return {"state": "DELETED", "reason": stack["status_reason"]}
+    if row is None and not verified:
+        # Decided by the stack alone: completed under this traversal.
+        row = {"result": PASS if stack["status"] == Status.COMPLETE else None}
+        row.update(reason=None, started_at=None)
+        if stack["current_traversal"] != traversal:
+            row["result"] = None
     if row is None:
         return {"state": "SUPERSEDED", "reason": None}
     current = stack["current_traversal"]

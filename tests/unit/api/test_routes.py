@@ -6,7 +6,7 @@ import pytest
 import webob.exc
 
 from heat_lite import conf
-from heat_lite.api import openapi, schemas
+from heat_lite.api import openapi
 from heat_lite.api.controllers import v1
 from heat_lite.common import context, exception, policy
 
@@ -23,7 +23,7 @@ def test_every_handler_has_a_rule_and_a_documented_answer():
     for pattern, handlers in v1.build().routes():
         for method, handler in handlers.items():
             assert handler.policy_rule, (method, pattern)
-            assert handler.__name__ in schemas.RESPONSES, handler.__name__
+            assert handler.__name__ in openapi.RESPONSES, handler.__name__
     doc = openapi.build()
     rules = {r.name for r in policy.list_rules()}
     for path, operations in doc["paths"].items():
@@ -79,6 +79,12 @@ def _ctxt(roles, project="p"):
         (["member"], "service:index", False),
         (["admin"], "stacks:global_index", True),
         (["admin"], "service:index", True),
+        (["member"], "promotions:create", True),
+        (["reader"], "promotions:create", False),
+        (["member"], "promotions:create_cross_project", False),
+        (["admin"], "promotions:create_cross_project", True),
+        (["reader"], "references:index", True),
+        (["member"], "references:all_projects", False),
     ],
 )
 def test_policy_defaults(roles, rule, allowed):

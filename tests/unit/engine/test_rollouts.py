@@ -9,17 +9,15 @@ import oslo_messaging as messaging
 import pytest
 
 from heat_lite import conf
-from heat_lite.common import context, exception
+from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.db import verifications
-from heat_lite.engine import process
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
 from heat_lite.engine.fleet import run as fleet_run
 from tests import polling
-from tests.unit import databases
 
 CONF = conf.CONF
 TR = "OS::Heat::TestResource"
@@ -66,31 +64,6 @@ VERIFY = {
     "timeout": 2,
     "checks": [{"type": "output", "output": "healthy", "equals": "yes"}],
 }
-
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("rollouts")
-    CONF([], project="heat_lite")
-    suffix = uuid.uuid4().hex[:8]
-    CONF.set_override("transport_url", "fake://")
-    CONF.set_override("topic", "engine-" + suffix, group="engine")
-    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
-    CONF.set_override("heartbeat_interval", 0.2, group="engine")
-    CONF.set_override("engine_life_check_timeout", 3.0, group="engine")
-    with databases.private_database("sqlite", workdir):
-        proc = process.EngineProcess(binary="test-rollouts")
-        proc.rollouts.driver.poll = 0.1
-        proc.start()
-        yield proc
-        proc.stop()
-
-
-@pytest.fixture
-def project():
-    return context.RequestContext(
-        project_id="p" + uuid.uuid4().hex[:8], user_id="u"
-    )
 
 
 @contextlib.contextmanager

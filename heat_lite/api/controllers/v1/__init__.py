@@ -9,7 +9,9 @@ OpenAPI document.
 from heat_lite.api import router
 from heat_lite.api.controllers.v1 import (
     events,
+    promotions,
     query,
+    references,
     resources,
     rollouts,
     services,
@@ -34,6 +36,7 @@ LOOKUP_SUBS = (
     "abandon",
     "preview",
     "verdict",
+    "promotions",
 )
 _ALL = ("GET", "POST", "PUT", "PATCH", "DELETE")
 # An ARN's slashes may arrive quoted (%2F): WSGI servers leave them so.
@@ -80,6 +83,7 @@ def _stack_routes(r, base):
     r.add(one + "/outputs/{output_key}", GET=stack.show_output)
     r.add(one + "/actions", POST=stack.stack_action)
     r.add(one + "/verdict", POST=stack.verdict)
+    r.add(one + "/promotions", GET=promotions.stack_promotions)
     r.add(one + "/snapshots", GET=stack.snapshots, POST=stack.snapshots)
     r.add(
         one + "/snapshots/{snapshot_id}",
@@ -142,4 +146,15 @@ def build():
         DELETE=rollouts.delete_rollout,
     )
     r.add(top + "/rollouts/{rollout_id}/actions", POST=rollouts.rollout_action)
+    r.add(
+        top + "/promotions",
+        GET=promotions.list_promotions,
+        POST=promotions.create_promotion,
+    )
+    r.add(top + "/promotions/{promotion_id}", GET=promotions.show_promotion)
+    r.add(
+        top + "/promotions/{promotion_id}/actions",
+        POST=promotions.promotion_action,
+    )
+    r.add(top + "/references", GET=references.list_references)
     return r

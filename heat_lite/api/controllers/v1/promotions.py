@@ -1,0 +1,64 @@
+"""Handlers of /v1/{tenant}/promotions: promote a tested stack onto
+another (``engine.fleet.promotion_*``), list, show, roll back; and a
+target stack's provenance, /v1/{tenant}/stacks/{name}/{id}/promotions.
+"""
+
+from heat_lite.api import scope
+from heat_lite.api.controllers.v1.stack import identity
+from heat_lite.api.request import Reply, rule
+from heat_lite.common import exception, promotion_spec
+
+CROSS_PROJECT = "promotions:create_cross_project"
+
+
+@rule("promotions:create")
+def create_promotion(req, tenant):
+    """Promote a stack's last COMPLETE template onto a target stack."""
+    body = req.body()
+    project = promotion_spec.parse(body)["target"]["project"]
+    target_scope = None
+    if project is not None and project != tenant:
+        req.authorize(CROSS_PROJECT, tenant)
+        target_scope = scope.in_project(req.context, project)
+    promotion = req.engine.create_promotion(
+        req.context, body, target_scope=target_scope
+    )
+    return Reply(201, {"promotion": promotion})
+
+
+@rule("promotions:index")
+def list_promotions(req, tenant):
+    """List the promotions from or into the project, newest first."""
+    return Reply(200, {"promotions": req.engine.list_promotions(req.context)})
+
+
+@rule("promotions:show")
+def show_promotion(req, tenant, promotion_id):
+    """Show a promotion."""
+    promotion = req.engine.show_promotion(req.context, promotion_id)
+    return Reply(200, {"promotion": promotion})
+
+
+@rule("promotions:action")
+def promotion_action(req, tenant, promotion_id):
+    """Roll a promotion back: the target goes back to what it had."""
+    body = req.body()
+    if list(body) != ["rollback"]:
+        raise exception.BadRequest(
+            message="The only action is rollback"
+            if len(body) == 1
+            else ("Multiple actions specified" if body else "No action")
+        )
+    promotion = req.engine.promotion_action(
+        req.context, promotion_id, "rollback"
+    )
+    return Reply(200, {"promotion": promotion})
+
+
+@rule("promotions:stack")
+def stack_promotions(req, tenant, name, stack_id):
+    """List the promotions that changed the stack, newest first."""
+    found = req.engine.stack_promotions(
+        req.context, identity(tenant, name, stack_id)
+    )
+    return Reply(200, {"promotions": found})

@@ -1,0 +1,187 @@
+"""Queries of promotions (``engine.fleet.promotion``): the rows, the
+provenance of a target stack, the rollback request, and ownership by an
+engine life (``db.ownership``, as rollouts).
+
+A promotion is visible in the project it was made from (``tenant``) and
+in its target's project (``target_tenant``), nowhere else.
+"""
+
+import json
+
+import sqlalchemy as sa
+
+from heat_lite.common import exception
+from heat_lite.db import models, ownership
+from heat_lite.db.session import retry_read, transaction
+
+PROMOTION = models.Promotion.__table__
+ACTIVE = ("IN_PROGRESS",)
+FINISHED = ("COMPLETE", "FAILED", "ROLLED_BACK")
+# A newer promotion in one of these has changed its target since.
+CHANGED = ("IN_PROGRESS", "COMPLETE")
+
+
+def _decoded(row):
+    row = dict(row._mapping)
+    for key in ("spec", "previous"):
+        if row.get(key) is not None:
+            row[key] = json.loads(row[key])
+    return row
+
+
+def _visible(tenant):
+    return sa.or_(
+        PROMOTION.c.tenant == tenant, PROMOTION.c.target_tenant == tenant
+    )
+
+
+def promotion_create(values):
+    """Store a new promotion (``spec`` and ``previous`` as dicts)."""
+    now = models.utcnow()
+    row = dict(
+        values,
+        spec=json.dumps(values["spec"]),
+        previous=(
+            json.dumps(values["previous"])
+            if values.get("previous") is not None
+            else None
+        ),
+        rollback_requested=False,
+        created_at=now,
+        updated_at=now,
+    )
+    with transaction() as session:
+        session.execute(PROMOTION.insert().values(row))
+
+
+@retry_read
+def promotion_get(promotion_id, tenant=None):
+    """The promotion, seen from project ``tenant`` when given.
+
+    :raises PromotionNotFound: if there is none (visible there).
+    """
+    query = PROMOTION.select().where(PROMOTION.c.id == promotion_id)
+    if tenant is not None:
+        query = query.where(_visible(tenant))
+    with transaction(writer=False) as session:
+        row = session.execute(query).first()
+    if row is None:
+        raise exception.PromotionNotFound(promotion=promotion_id)
+    return _decoded(row)
+
+
+@retry_read
+def promotion_get_all(tenant):
+    """The promotions from or into project ``tenant``, newest first."""
+    with transaction(writer=False) as session:
+        rows = session.execute(
+            PROMOTION.select()
+            .where(_visible(tenant))
+            .order_by(PROMOTION.c.created_at.desc(), PROMOTION.c.id)
+        )
+        return [_decoded(r) for r in rows]
+
+
+@retry_read
+def promotions_of_stack(stack_id):
+    """Every promotion that targeted stack ``stack_id``, newest first."""
+    with transaction(writer=False) as session:
+        rows = session.execute(
+            PROMOTION.select()
+            .where(PROMOTION.c.target_stack_id == stack_id)
+            .order_by(PROMOTION.c.created_at.desc(), PROMOTION.c.id)
+        )
+        return [_decoded(r) for r in rows]
+
+
+@retry_read
+def promotion_current(stack_id):
+    """The newest COMPLETE promotion of target ``stack_id`` (what the
+    stack was last promoted from), or None."""
+    with transaction(writer=False) as session:
+        row = session.execute(
+            PROMOTION.select()
+            .where(
+                PROMOTION.c.target_stack_id == stack_id,
+                PROMOTION.c.status == "COMPLETE",
+            )
+            .order_by(PROMOTION.c.created_at.desc())
+            .limit(1)
+        ).first()
+    return _decoded(row) if row is not None else None
+
+
+@retry_read
+def promotion_active_for(stack_id):
+    """The id of a running promotion into ``stack_id``, or None."""
+    with transaction(writer=False) as session:
+        row = session.execute(
+            sa.select(PROMOTION.c.id).where(
+                PROMOTION.c.target_stack_id == stack_id,
+                PROMOTION.c.status.in_(ACTIVE),
+            )
+        ).first()
+    return row.id if row is not None else None
+
+
+def promotion_request_rollback(promotion_id, tenant, owner):
+    """Turn a COMPLETE promotion back to IN_PROGRESS with its rollback
+    requested and ``owner`` as its owner, unless a newer promotion has
+    changed its target since (one conditional write).
+
+    :returns: True if it was; False otherwise (the caller says why).
+    :raises PromotionNotFound: if there is no such promotion.
+    """
+    newer = PROMOTION.alias("newer")
+    changed = sa.exists().where(
+        newer.c.target_stack_id == PROMOTION.c.target_stack_id,
+        newer.c.created_at > PROMOTION.c.created_at,
+        newer.c.status.in_(CHANGED),
+    )
+    query = (
+        PROMOTION.update()
+        .where(
+            PROMOTION.c.id == promotion_id,
+            _visible(tenant),
+            PROMOTION.c.status == "COMPLETE",
+            PROMOTION.c.rollback_requested.is_(False),
+            sa.not_(changed),
+        )
+        .values(
+            status="IN_PROGRESS",
+            status_reason="Rolling back: the target goes back",
+            rollback_requested=True,
+            engine_id=owner[0],
+            epoch=owner[1],
+            finished_at=None,
+            updated_at=models.utcnow(),
+        )
+    )
+    with transaction() as session:
+        if session.execute(query).rowcount == 1:
+            return True
+    promotion_get(promotion_id, tenant)  # raises if there is none
+    return False
+
+
+# Ownership (db.ownership) -------------------------------------------------
+def promotions_to_run(engine_id):
+    """Running promotions no live engine life owns (or ``engine_id``'s)."""
+    return ownership.to_run(PROMOTION, ACTIVE, engine_id)
+
+
+def promotion_claim(promotion_id, seen, owner):
+    """Claim a running promotion whose owner is still ``seen``."""
+    return ownership.claim(PROMOTION, ACTIVE, promotion_id, seen, owner)
+
+
+def promotion_owned(promotion_id, owner):
+    """True while ``owner`` (engine_id, epoch) owns the promotion."""
+    return ownership.owned(PROMOTION, promotion_id, owner)
+
+
+def promotion_update_owned(promotion_id, owner, values):
+    """Write ``values`` if ``owner`` still owns the promotion."""
+    if "previous" in values and values["previous"] is not None:
+        values = dict(values, previous=json.dumps(values["previous"]))
+    return ownership.update_owned(PROMOTION, promotion_id, owner, values)
