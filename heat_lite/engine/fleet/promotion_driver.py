@@ -213,7 +213,9 @@ class PromotionDriver:
         stack_id = run.row["target_stack_id"]
         while True:
             run.check()
-            found = verify.outcome(stack_id, traversal, bool(run.verify))
+            found = verify.outcome(
+                stack_id, traversal, verified=bool(run.verify)
+            )
             state, reason = found["state"], found["reason"]
             if state == "SUCCEEDED":
                 return reason or "the target reached COMPLETE"

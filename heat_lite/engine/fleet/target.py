@@ -189,7 +189,7 @@ class TargetDriver:
                 outcome = {"state": "DELETED", "reason": "stack deleted"}
             else:
                 outcome = verify.outcome(
-                    target["stack_id"], traversal, _probed(probe)
+                    target["stack_id"], traversal, stack=_probed(probe)
                 )
             status = _OUTCOME[outcome["state"]]
             reason = outcome["reason"]
