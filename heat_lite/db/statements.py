@@ -18,6 +18,7 @@ from heat_lite.db import models
 STACK = models.Stack.__table__
 RESOURCE = models.Resource.__table__
 SYNC = models.SyncPoint.__table__
+SERVICE = models.Service.__table__
 
 STACK_COLUMNS = [
     STACK.c.current_traversal.label("stack_traversal"),
@@ -169,3 +170,47 @@ def sync_fired():
             *_sync_where(False), SYNC.c.remaining == 0
         ),
     )
+
+
+def version_insert(columns, locked, returning):
+    """INSERT ... SELECT of a new version of a record: ``columns`` from
+    parameters of the same names, ``version`` one above every stored
+    version of resource ``_name`` of stack ``_stack`` (no SELECT of its
+    own before the insert).
+
+    When ``locked`` the version is inserted already locked by engine
+    ``_engine`` in epoch ``_epoch`` (``columns`` carry the lock), and only
+    if that engine life is live (as ``resource_lock`` requires): the row
+    comes from the engine's service row, so a claimed engine inserts
+    nothing. ``returning`` adds RETURNING of the whole row, saving the
+    SELECT of the new record on the dialects that can.
+    """
+    columns = tuple(sorted(columns))
+
+    def build():
+        version = (
+            sa.select(sa.func.coalesce(sa.func.max(RESOURCE.c.version), 0) + 1)
+            .where(
+                RESOURCE.c.stack_id == sa.bindparam("_stack"),
+                RESOURCE.c.name == sa.bindparam("_name"),
+            )
+            .scalar_subquery()
+        )
+        source = sa.select(
+            *(sa.bindparam(c, type_=RESOURCE.c[c].type) for c in columns),
+            version,
+        )
+        if locked:
+            source = source.select_from(SERVICE).where(
+                SERVICE.c.engine_id == sa.bindparam("_engine"),
+                SERVICE.c.epoch == sa.bindparam("_epoch"),
+                SERVICE.c.deleted_at.is_(None),
+            )
+        insert = RESOURCE.insert().from_select(
+            list(columns) + ["version"], source, include_defaults=False
+        )
+        if returning:
+            insert = insert.returning(*RESOURCE.c)
+        return insert
+
+    return _once(("version", locked, returning, columns), build)

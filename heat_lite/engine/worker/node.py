@@ -20,7 +20,7 @@ from heat_lite.db import models
 from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
 from heat_lite.engine.traversal.planner import BARRIER, STACK, UPDATE
-from heat_lite.engine.worker import actions, adopt, failures
+from heat_lite.engine.worker import actions, adopt, failures, hooks
 from heat_lite.engine.worker import cleanup_phase as cleanup
 from heat_lite.resources import base
 
@@ -293,19 +293,10 @@ class NodeRunner(
         """Create the record's resource, or adopt ``external_id``: an
         existing physical resource that is never created nor deleted."""
         if external_id is None:
-            plugin = self._plugin(cls, record, props)
-            plugin.update_policy = policy or {}
-            job = actions.Job(
-                record,
-                node,
-                UPDATE,
-                traversal,
-                "CREATE",
-                plugin,
-                started=models.utcnow(),
-                values=values,
-                check=getattr(plugin, "check_create_complete", None),
+            job = self._create_job(
+                record, node, traversal, cls, props, values, policy
             )
+            plugin = job.plugin
             done = self._instant(job, plugin.handle_create)
             if done is not None:
                 return done
@@ -319,9 +310,38 @@ class NodeRunner(
             },
         ):
             return []
+        return self._run_create(
+            record, node, traversal, cls, props, values, policy, external_id
+        )
+
+    def _run_create(
+        self,
+        record,
+        node,
+        traversal,
+        cls,
+        props,
+        values,
+        policy=None,
+        external_id=None,
+    ):
+        """Create the resource of a record this process has locked."""
+        job = self._create_job(
+            record, node, traversal, cls, props, values, policy
+        )
+        plugin = job.plugin
+        if external_id is not None:
+            job.check = None
+            return self._start(
+                job, lambda: _take_external(plugin, external_id)
+            )
+        return self._start(job, plugin.handle_create)
+
+    def _create_job(self, record, node, traversal, cls, props, values, policy):
+        """The job of a create of ``record`` by a plugin of ``cls``."""
         plugin = self._plugin(cls, record, props)
         plugin.update_policy = policy or {}
-        job = actions.Job(
+        return actions.Job(
             record,
             node,
             UPDATE,
@@ -332,12 +352,6 @@ class NodeRunner(
             values=values,
             check=getattr(plugin, "check_create_complete", None),
         )
-        if external_id is not None:
-            job.check = None
-            return self._start(
-                job, lambda: _take_external(plugin, external_id)
-            )
-        return self._start(job, plugin.handle_create)
 
     def _resume_create(
         self, record, node, traversal, cls, props, values, policy
@@ -355,19 +369,10 @@ class NodeRunner(
             },
         ):
             return []
-        plugin = self._plugin(cls, record, props)
-        plugin.update_policy = policy or {}
-        job = actions.Job(
-            record,
-            node,
-            UPDATE,
-            traversal,
-            "CREATE",
-            plugin,
-            started=models.utcnow(),
-            values=values,
-            check=getattr(plugin, "check_create_complete", None),
+        job = self._create_job(
+            record, node, traversal, cls, props, values, policy
         )
+        plugin = job.plugin
 
         def find_or_create():
             cookie = plugin.find_created()
@@ -471,6 +476,12 @@ class NodeRunner(
     def _replace(
         self, record, node, traversal, cls, props, values, locked, policy=None
     ):
+        """Make a new version of the record and create its resource.
+
+        The new version is inserted already locked by this process, in
+        the transaction that makes the old record ``replaced``, unless
+        its create runs without the lock (``_instant``).
+        """
         restore = (
             {
                 "action": record["action"],
@@ -484,24 +495,41 @@ class NodeRunner(
         held = self._lock_of(record["id"]) if locked else None
         if locked and held is None:
             return []  # the lock was dropped: the takeover decides
+        new_values = {
+            "uuid": _uuid(),
+            "stack_id": record["stack_id"],
+            "name": record["name"],
+            "role": "current",
+            "type": values["type"],
+            "action": "INIT",
+            "status": "COMPLETE",
+            "status_reason": "",
+            "template_id": values["template_id"],
+            "atomic_key": 0,
+        }
+        lock = None
+        if not self._instant_create(cls, record):
+            if not self._may_act():
+                # Fenced or stopping: start nothing; a lock held goes to
+                # the takeover, as in ``_start``.
+                if locked:
+                    self._unlocked(record["id"], held)
+                return []
+            lock = held or self.fence.snapshot()
+            new_values.update(
+                action="CREATE",
+                status="IN_PROGRESS",
+                status_reason="state changed",
+                properties_data=values["properties_data"],
+            )
         new = conv.resource_replace(
             record["stack_id"],
             traversal,
             record,
             held[0] if locked else None,
-            {
-                "uuid": _uuid(),
-                "stack_id": record["stack_id"],
-                "name": record["name"],
-                "role": "current",
-                "type": values["type"],
-                "action": "INIT",
-                "status": "COMPLETE",
-                "status_reason": "",
-                "template_id": values["template_id"],
-                "atomic_key": 0,
-            },
+            new_values,
             old_values=restore,
+            lock=lock and lock[0],
         )
         if locked:
             self._unlocked(record["id"], held)
@@ -517,7 +545,22 @@ class NodeRunner(
             stack_tenant=record["stack_tenant"],
             stack_action=record["stack_action"],
         )
-        return self._create(new, node, traversal, cls, props, values, policy)
+        if lock is None:
+            return self._create(
+                new, node, traversal, cls, props, values, policy
+            )
+        with self._active_lock:
+            self._active[new["id"]] = lock
+        return self._run_create(
+            new, node, traversal, cls, props, values, policy
+        )
+
+    @staticmethod
+    def _instant_create(cls, record):
+        """Whether ``_create`` would run the create without the lock."""
+        return getattr(
+            cls, "side_effect_free", False
+        ) and not hooks.configured(record)
 
     def _finish_unchanged(self, record, node, traversal, values):
         try:
