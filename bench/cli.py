@@ -20,6 +20,7 @@ import time
 
 from bench import (
     api,
+    machine,
     plots,
     queries,
     report,
@@ -387,6 +388,7 @@ def _meta(opts, started):
         "cpus": os.cpu_count(),
         "memory_gib": round(mem_kb / 2**20),
         "python": sys.version.split()[0],
+        "machine": machine.describe(),
     }
 
 
@@ -435,11 +437,15 @@ def main(argv=None):
 
 def _write(opts, data, results, elapsed):
     data["meta"]["elapsed_s"] = round(elapsed, 1)
+    data["meta"].setdefault("load_average_at_end", machine.load_average())
     data["records"] = results.records
     data["fits"] = stats.fits(results.records)
     if plots.available():
         data["plots"] = plots.write_all(
-            results.records, list(data["topologies"]), opts.out
+            results.records,
+            list(data["topologies"]),
+            opts.out,
+            caption=machine.caption(data["meta"]),
         )
     else:
         data["plots"] = []
