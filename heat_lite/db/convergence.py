@@ -390,15 +390,6 @@ def _held_by(owner):
     )
 
 
-def _live(owner):
-    """``owner``'s service row is live in that epoch (not claimed)."""
-    return sa.exists().where(
-        SERVICE.c.engine_id == owner[0],
-        SERVICE.c.epoch == owner[1],
-        SERVICE.c.deleted_at.is_(None),
-    )
-
-
 @_retry
 def resource_lock(record_id, atomic_key, owner, traversal, values):
     """Take the record's lock (and set ``values``) if nobody holds it and
@@ -407,24 +398,17 @@ def resource_lock(record_id, atomic_key, owner, traversal, values):
 
     :returns: True if the lock was taken.
     """
+    params = dict(
+        values,
+        _rid=record_id,
+        _key=atomic_key,
+        _engine=owner[0],
+        _epoch=owner[1],
+        _traversal=traversal,
+        _now=models.utcnow(),
+    )
     with transaction() as session:
-        result = session.execute(
-            RESOURCE.update()
-            .where(
-                RESOURCE.c.id == record_id,
-                RESOURCE.c.atomic_key == atomic_key,
-                RESOURCE.c.engine_id.is_(None),
-                _live(owner),
-            )
-            .values(
-                engine_id=owner[0],
-                lock_epoch=owner[1],
-                lock_traversal=traversal,
-                atomic_key=atomic_key + 1,
-                updated_at=models.utcnow(),
-                **values,
-            )
-        )
+        result = session.execute(statements.record_lock(values), params)
         return result.rowcount == 1
 
 
@@ -544,14 +528,6 @@ def resource_replace(
     :returns: the new record, or None if the traversal or the old record
         changed meanwhile, or the ``lock`` owner is no longer live.
     """
-    guard = (
-        _held_by(owner)
-        if owner
-        else sa.and_(
-            RESOURCE.c.engine_id.is_(None),
-            RESOURCE.c.atomic_key == old["atomic_key"],
-        )
-    )
     now = models.utcnow()
     values = dict(new_values, created_at=now, replaces=old["id"])
     if lock is not None:
@@ -591,19 +567,18 @@ def resource_replace(
         if new is None:
             session.rollback()  # the lock's engine life was claimed
             return None
+        old_values = old_values or {}
         result = session.execute(
-            RESOURCE.update()
-            .where(RESOURCE.c.id == old["id"], guard)
-            .values(
-                role="replaced",
-                replaced_by=new["id"],
-                engine_id=None,
-                lock_epoch=None,
-                lock_traversal=None,
-                atomic_key=RESOURCE.c.atomic_key + 1,
-                updated_at=now,
-                **(old_values or {}),
-            )
+            statements.record_replaced(old_values, locked=bool(owner)),
+            dict(
+                old_values,
+                _rid=old["id"],
+                _new=new["id"],
+                _now=now,
+                _engine=owner and owner[0],
+                _epoch=owner and owner[1],
+                _key=old["atomic_key"],
+            ),
         )
         if result.rowcount != 1:
             session.rollback()

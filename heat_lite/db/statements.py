@@ -82,6 +82,20 @@ def converged_select():
     )
 
 
+def _guard(locked):
+    """The record is held by ``_engine`` in epoch ``_epoch`` (``locked``),
+    or unlocked with atomic_key ``_key``."""
+    if locked:
+        return sa.and_(
+            RESOURCE.c.engine_id == sa.bindparam("_engine"),
+            RESOURCE.c.lock_epoch == sa.bindparam("_epoch"),
+        )
+    return sa.and_(
+        RESOURCE.c.engine_id.is_(None),
+        RESOURCE.c.atomic_key == sa.bindparam("_key"),
+    )
+
+
 def record_finish(columns, locked):
     """UPDATE that writes ``columns`` and releases the record.
 
@@ -92,20 +106,9 @@ def record_finish(columns, locked):
     columns = tuple(sorted(columns))
 
     def build():
-        guard = (
-            sa.and_(
-                RESOURCE.c.engine_id == sa.bindparam("_engine"),
-                RESOURCE.c.lock_epoch == sa.bindparam("_epoch"),
-            )
-            if locked
-            else sa.and_(
-                RESOURCE.c.engine_id.is_(None),
-                RESOURCE.c.atomic_key == sa.bindparam("_key"),
-            )
-        )
         return (
             RESOURCE.update()
-            .where(RESOURCE.c.id == sa.bindparam("_rid"), guard)
+            .where(RESOURCE.c.id == sa.bindparam("_rid"), _guard(locked))
             .values(
                 engine_id=None,
                 lock_epoch=None,
@@ -214,3 +217,63 @@ def version_insert(columns, locked, returning):
         return insert
 
     return _once(("version", locked, returning, columns), build)
+
+
+def record_replaced(columns, locked):
+    """UPDATE that makes record ``_rid`` the ``replaced`` version of
+    ``_new`` and releases it, writing ``columns`` (the state a locked
+    record returns to). Guarded like ``record_finish``: by its holder
+    (``_engine``, ``_epoch``) when ``locked``, else by ``_key``."""
+    columns = tuple(sorted(columns))
+
+    def build():
+        return (
+            RESOURCE.update()
+            .where(RESOURCE.c.id == sa.bindparam("_rid"), _guard(locked))
+            .values(
+                role="replaced",
+                replaced_by=sa.bindparam("_new"),
+                engine_id=None,
+                lock_epoch=None,
+                lock_traversal=None,
+                atomic_key=RESOURCE.c.atomic_key + 1,
+                updated_at=sa.bindparam("_now"),
+                **{c: sa.bindparam(c) for c in columns},
+            )
+        )
+
+    return _once(("replaced", locked, columns), build)
+
+
+def record_lock(columns):
+    """UPDATE that locks record ``_rid`` for engine ``_engine`` in epoch
+    ``_epoch`` and traversal ``_traversal`` if nobody holds it, it still
+    has atomic_key ``_key`` and that engine life is live; it writes
+    ``columns`` (the action starting) and ``_now``."""
+    columns = tuple(sorted(columns))
+
+    def build():
+        live = sa.exists().where(
+            SERVICE.c.engine_id == sa.bindparam("_engine"),
+            SERVICE.c.epoch == sa.bindparam("_epoch"),
+            SERVICE.c.deleted_at.is_(None),
+        )
+        return (
+            RESOURCE.update()
+            .where(
+                RESOURCE.c.id == sa.bindparam("_rid"),
+                RESOURCE.c.atomic_key == sa.bindparam("_key"),
+                RESOURCE.c.engine_id.is_(None),
+                live,
+            )
+            .values(
+                engine_id=sa.bindparam("_engine"),
+                lock_epoch=sa.bindparam("_epoch"),
+                lock_traversal=sa.bindparam("_traversal"),
+                atomic_key=RESOURCE.c.atomic_key + 1,
+                updated_at=sa.bindparam("_now"),
+                **{c: sa.bindparam(c) for c in columns},
+            )
+        )
+
+    return _once(("lock", columns), build)
