@@ -567,13 +567,14 @@ def resource_replace(
         if new is None:
             session.rollback()  # the lock's engine life was claimed
             return None
-        old_values = old_values or {}
+        old_values = dict(
+            old_values or {}, role="replaced", replaced_by=new["id"]
+        )
         result = session.execute(
-            statements.record_replaced(old_values, locked=bool(owner)),
+            statements.record_finish(old_values, locked=bool(owner)),
             dict(
                 old_values,
                 _rid=old["id"],
-                _new=new["id"],
                 _now=now,
                 _engine=owner and owner[0],
                 _epoch=owner and owner[1],

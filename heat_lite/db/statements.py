@@ -219,32 +219,6 @@ def version_insert(columns, locked, returning):
     return _once(("version", locked, returning, columns), build)
 
 
-def record_replaced(columns, locked):
-    """UPDATE that makes record ``_rid`` the ``replaced`` version of
-    ``_new`` and releases it, writing ``columns`` (the state a locked
-    record returns to). Guarded like ``record_finish``: by its holder
-    (``_engine``, ``_epoch``) when ``locked``, else by ``_key``."""
-    columns = tuple(sorted(columns))
-
-    def build():
-        return (
-            RESOURCE.update()
-            .where(RESOURCE.c.id == sa.bindparam("_rid"), _guard(locked))
-            .values(
-                role="replaced",
-                replaced_by=sa.bindparam("_new"),
-                engine_id=None,
-                lock_epoch=None,
-                lock_traversal=None,
-                atomic_key=RESOURCE.c.atomic_key + 1,
-                updated_at=sa.bindparam("_now"),
-                **{c: sa.bindparam(c) for c in columns},
-            )
-        )
-
-    return _once(("replaced", locked, columns), build)
-
-
 def record_lock(columns):
     """UPDATE that locks record ``_rid`` for engine ``_engine`` in epoch
     ``_epoch`` and traversal ``_traversal`` if nobody holds it, it still
