@@ -430,6 +430,7 @@ def main(argv=None):
             run_topology(name, opts, results, data, workroot)
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
+        data["meta"]["load_average_at_end"] = machine.load_average()
         _write(opts, data, results, time.monotonic() - clock)
     failed = results.find(status="failed")
     return 1 if failed else 0
@@ -437,7 +438,6 @@ def main(argv=None):
 
 def _write(opts, data, results, elapsed):
     data["meta"]["elapsed_s"] = round(elapsed, 1)
-    data["meta"].setdefault("load_average_at_end", machine.load_average())
     data["records"] = results.records
     data["fits"] = stats.fits(results.records)
     if plots.available():
