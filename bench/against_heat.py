@@ -18,7 +18,6 @@ of ``bench.compare_plots``.
 import datetime
 import json
 import os
-import platform
 import shutil
 import tempfile
 import time
@@ -30,6 +29,7 @@ from bench import (
     heat_topology,
     heat_venv,
     heatclient_api,
+    machine,
     report,
     scenarios,
     topology,
@@ -37,31 +37,6 @@ from bench import (
 from bench.results import Results
 
 TARGETS = ("heat_lite", "heat")
-
-
-def machine():
-    """What the figures came from: cores, memory, kernel, CPU model and
-    the load average when the run started (the machine may be shared)."""
-    with open("/proc/meminfo") as f:
-        mem_kb = int(f.readline().split()[1])
-    model = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {
-        "cpus": os.cpu_count(),
-        "cpu_model": model,
-        "memory_gib": round(mem_kb / 2**20, 1),
-        "kernel": platform.release(),
-        "system": platform.platform(),
-        "python": platform.python_version(),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-    }
 
 
 def _targets(opts, workroot, bin_dir):
@@ -146,7 +121,7 @@ def main(opts):
             "started": started.isoformat(timespec="seconds"),
             "mode": "against-heat",
             "revision": _revision(),
-            "machine": machine(),
+            "machine": machine.describe(),
             "workers": opts.workers,
             "sizes": opts.sizes,
             "shapes": opts.shapes,
@@ -172,9 +147,7 @@ def main(opts):
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
         data["meta"]["elapsed_s"] = round(time.monotonic() - clock, 1)
-        data["meta"]["load_average_at_end"] = [
-            round(x, 2) for x in os.getloadavg()
-        ]
+        data["meta"]["load_average_at_end"] = machine.load_average()
         write(opts.out, data, results.records)
     return 1 if results.find(status="failed") else 0
 
@@ -182,7 +155,9 @@ def main(opts):
 def write(out_dir, data, records):
     data["records"] = records
     data["comparison"] = compare_report.rows(records)
-    data["plots"] = compare_plots.write_all(data["comparison"], out_dir)
+    data["plots"] = compare_plots.write_all(
+        data["comparison"], out_dir, machine.caption(data["meta"])
+    )
     report.write_json(out_dir, data)
     compare_report.write_markdown(out_dir, data)
     print("results: %s" % out_dir)

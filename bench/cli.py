@@ -20,6 +20,7 @@ import time
 
 from bench import (
     api,
+    machine,
     plots,
     queries,
     report,
@@ -395,7 +396,6 @@ def revision():
 
 
 def _meta(opts, started):
-    from bench import against_heat
 
     with open("/proc/meminfo") as f:
         mem_kb = int(f.readline().split()[1])
@@ -412,7 +412,7 @@ def _meta(opts, started):
         "cpus": os.cpu_count(),
         "memory_gib": round(mem_kb / 2**20),
         "python": sys.version.split()[0],
-        "machine": against_heat.machine(),
+        "machine": machine.describe(),
     }
 
 
@@ -458,6 +458,7 @@ def main(argv=None):
             run_topology(name, opts, results, data, workroot)
     finally:
         shutil.rmtree(workroot, ignore_errors=True)
+        data["meta"]["load_average_at_end"] = machine.load_average()
         _write(opts, data, results, time.monotonic() - clock)
     failed = results.find(status="failed")
     return 1 if failed else 0
@@ -472,7 +473,10 @@ def _write(opts, data, results, elapsed):
     data["fits"] = stats.fits(results.records)
     if plots.available():
         data["plots"] = plots.write_all(
-            results.records, list(data["topologies"]), opts.out
+            results.records,
+            list(data["topologies"]),
+            opts.out,
+            caption=machine.caption(data["meta"]),
         )
     else:
         data["plots"] = []

@@ -16,14 +16,19 @@ COLORS = {"heat_lite": "tab:blue", "heat": "tab:red"}
 STYLES = {"flat": "o-", "chain": "s--"}
 
 
-def write_all(comparison, out_dir):
+def write_all(comparison, out_dir, caption=None):
+    """Write both plots, each with ``caption`` (commit, machine) at its
+    foot; return the file names written."""
     if not plots.available() or not comparison:
         return []
-    names = [time_plot(comparison, out_dir), ratio_plot(comparison, out_dir)]
+    names = [
+        time_plot(comparison, out_dir, caption),
+        ratio_plot(comparison, out_dir, caption),
+    ]
     return [name for name in names if name]
 
 
-def time_plot(comparison, out_dir):
+def time_plot(comparison, out_dir, caption=None):
     rows = [
         r for r in comparison if r["scenario"] not in compare_report.THROUGHPUT
     ]
@@ -61,14 +66,15 @@ def time_plot(comparison, out_dir):
     for ax in list(axes.flat)[len(scenarios) :]:
         ax.set_visible(False)
     fig.suptitle("heat_lite vs Heat: seconds vs N")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    plots.foot(fig, caption)
     name = "vs_heat_time.png"
     fig.savefig(os.path.join(out_dir, name), dpi=90)
     plt.close(fig)
     return name
 
 
-def ratio_plot(comparison, out_dir):
+def ratio_plot(comparison, out_dir, caption=None):
     rows = [r for r in comparison if r["ratio"]]
     if not rows:
         return None
@@ -94,7 +100,8 @@ def ratio_plot(comparison, out_dir):
         ax.text(r["ratio"], i, " %.1f x" % r["ratio"], va="center", fontsize=7)
     ax.set_xlabel("Heat / heat_lite (time; throughput: heat_lite / Heat)")
     ax.grid(True, axis="x", which="both", alpha=0.3)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    plots.foot(fig, caption)
     name = "vs_heat_ratio.png"
     fig.savefig(os.path.join(out_dir, name), dpi=90)
     plt.close(fig)

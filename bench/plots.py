@@ -82,7 +82,15 @@ def _ticks(ax, records, y=True):
         ax.yaxis.set_minor_formatter(plain)
 
 
-def time_plot(records, topology, out_dir):
+def foot(fig, text):
+    """The commit and machine a figure came from, at its foot."""
+    if text:
+        fig.text(
+            0.01, 0.005, text, fontsize="x-small", color="grey", wrap=True
+        )
+
+
+def time_plot(records, topology, out_dir, caption=None):
     """One figure of every size scenario of ``topology``; its file name,
     or None when nothing was measured."""
     scenarios = [
@@ -131,14 +139,15 @@ def time_plot(records, topology, out_dir):
     for ax in list(axes.flat)[len(scenarios) :]:
         ax.set_visible(False)
     fig.suptitle("heat_lite %s: time vs N (dotted: slope 1)" % topology)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    foot(fig, caption)
     name = "time_%s.png" % topology
     fig.savefig(os.path.join(out_dir, name), dpi=90)
     plt.close(fig)
     return name
 
 
-def cost_plot(records, topologies, out_dir):
+def cost_plot(records, topologies, out_dir, caption=None):
     """Per-resource costs of create and in-place update vs N."""
     plt = _pyplot()
     fig, axes = plt.subplots(
@@ -183,15 +192,20 @@ def cost_plot(records, topologies, out_dir):
         ncol=4,
         frameon=False,
     )
-    fig.tight_layout(rect=(0, 0.03 * ((len(labels) + 3) // 4 + 1), 1, 1))
+    fig.tight_layout(rect=(0, 0.03 * ((len(labels) + 3) // 4 + 2), 1, 1))
+    foot(fig, caption)
     name = "cost_per_resource.png"
     fig.savefig(os.path.join(out_dir, name), dpi=90)
     plt.close(fig)
     return name
 
 
-def write_all(records, topologies, out_dir):
-    """Write every plot; return the file names written."""
-    names = [time_plot(records, topology, out_dir) for topology in topologies]
-    names.append(cost_plot(records, topologies, out_dir))
+def write_all(records, topologies, out_dir, caption=None):
+    """Write every plot, each with ``caption`` (commit and machine) at its
+    foot; return the file names written."""
+    names = [
+        time_plot(records, topology, out_dir, caption)
+        for topology in topologies
+    ]
+    names.append(cost_plot(records, topologies, out_dir, caption))
     return [name for name in names if name]

@@ -9,7 +9,7 @@ divided by the resources the operation touched.
 import json
 import os
 
-from bench import stats
+from bench import machine, stats
 
 COST_KEYS = (
     ("sql_statements", "SQL/res"),
@@ -106,8 +106,15 @@ def _main_rows(records):
             + [_fmt(per.get(k, 0.0)) for k, _ in COST_KEYS]
             + [_fmt(_engine_cpu(per)), _fmt(per.get("cpu_ms_api"))]
             + [_fmt(engine_rss_mb(rec), "%.0f"), _fmt(api_rss_mb(rec), "%.0f")]
+            + [_load(rec)]
         )
     return rows
+
+
+def _load(rec):
+    """The 1-minute load average as the record's operation ended."""
+    load = rec.get("load_average")
+    return "%.1f" % load[0] if load else "-"
 
 
 def _concurrent_rows(records):
@@ -160,6 +167,7 @@ def _throughput_rows(records):
                     _latency(extra, "GET"),
                     _fmt(rec["per_resource"].get("sql_statements")),
                     _fmt(engine_rss_mb(rec), "%.0f"),
+                    _load(rec),
                 ]
             )
     return rows
@@ -171,6 +179,8 @@ def markdown(data):
     out = (
         [
             "# heat_lite benchmark %s" % meta["started"],
+            "",
+            "Measured on: %s." % machine.caption(meta),
             "",
             "Topologies: %s; engine workers: %s; sizes: %s; heat_lite %s; "
             "machine: %s cores, %s GiB; run took %.0f s."
@@ -204,14 +214,17 @@ def markdown(data):
             "(accept s: until the API answered the request); "
             "costs are net counts per resource; CPU is what the kernel "
             "charged the heat_lite processes (engine: all workers, or "
-            "heat-lite-all); RSS is the peak so far.",
+            "heat-lite-all); RSS is the peak so far; load is the machine's "
+            "1-minute load average as the operation ended (2 cores: above "
+            "2, the neighbours took part of the wall-clock time).",
             "",
         ]
     )
     out += table(
         ["topology", "scenario", "shape", "N", "seconds", "accept s", "ms/res"]
         + [label for _, label in COST_KEYS]
-        + ["engine CPU ms/res", "api CPU ms/res", "engine MB", "api MB"],
+        + ["engine CPU ms/res", "api CPU ms/res", "engine MB", "api MB"]
+        + ["load"],
         _main_rows(records),
     )
     out += [
@@ -285,6 +298,7 @@ def markdown(data):
                 "poll GET ms",
                 "SQL/res",
                 "engine MB",
+                "load",
             ],
             rows,
         )

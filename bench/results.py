@@ -7,6 +7,8 @@ counted: raw and net totals and, for the report, net cost per resource.
 
 import threading
 
+from bench import machine
+
 STATUSES = ("ok", "timeout", "failed", "skipped")
 
 
@@ -47,6 +49,8 @@ class Results:
             "status": status,
             "seconds": None if seconds is None else round(seconds, 4),
             "resources": resources or n,
+            # How busy the (shared) machine was as the operation ended.
+            "load_average": machine.load_average(),
         }
         if reason:
             record["reason"] = reason

@@ -390,15 +390,6 @@ def _held_by(owner):
     )
 
 
-def _live(owner):
-    """``owner``'s service row is live in that epoch (not claimed)."""
-    return sa.exists().where(
-        SERVICE.c.engine_id == owner[0],
-        SERVICE.c.epoch == owner[1],
-        SERVICE.c.deleted_at.is_(None),
-    )
-
-
 @_retry
 def resource_lock(record_id, atomic_key, owner, traversal, values):
     """Take the record's lock (and set ``values``) if nobody holds it and
@@ -407,24 +398,17 @@ def resource_lock(record_id, atomic_key, owner, traversal, values):
 
     :returns: True if the lock was taken.
     """
+    params = dict(
+        values,
+        _rid=record_id,
+        _key=atomic_key,
+        _engine=owner[0],
+        _epoch=owner[1],
+        _traversal=traversal,
+        _now=models.utcnow(),
+    )
     with transaction() as session:
-        result = session.execute(
-            RESOURCE.update()
-            .where(
-                RESOURCE.c.id == record_id,
-                RESOURCE.c.atomic_key == atomic_key,
-                RESOURCE.c.engine_id.is_(None),
-                _live(owner),
-            )
-            .values(
-                engine_id=owner[0],
-                lock_epoch=owner[1],
-                lock_traversal=traversal,
-                atomic_key=atomic_key + 1,
-                updated_at=models.utcnow(),
-                **values,
-            )
-        )
+        result = session.execute(statements.record_lock(values), params)
         return result.rowcount == 1
 
 
@@ -518,63 +502,89 @@ def resource_release(record_id, owner, values, events=()):
 
 @_retry
 def resource_replace(
-    stack_id, traversal, old, owner, new_values, old_values=None
+    stack_id,
+    traversal,
+    old,
+    owner,
+    new_values,
+    old_values=None,
+    lock=None,
 ):
     """Create a replacement version of record ``old`` for ``traversal``.
 
     Guarded by the traversal (so a superseded worker cannot create one)
-    and by the old record's lock (``owner``) or atomic_key.
+    and by the old record's lock (``owner``) or atomic_key. ``lock`` =
+    (engine_id, epoch) inserts the new version already locked by that
+    engine life for the create that follows (``new_values`` then carry
+    the action it starts), if it is live: one transaction instead of a
+    replace and a ``resource_lock``.
+
+    Three statements: the stack's traversal guard (an UPDATE, so that a
+    traversal starting meanwhile waits for this one and plans with the new
+    version, or this one sees it and stops), the INSERT ... SELECT of the
+    new version (numbered in the statement, returned by it where the
+    dialect can), and the switch of the old record's role.
 
     :returns: the new record, or None if the traversal or the old record
-        changed meanwhile.
+        changed meanwhile, or the ``lock`` owner is no longer live.
     """
-    guard = (
-        _held_by(owner)
-        if owner
-        else sa.and_(
-            RESOURCE.c.engine_id.is_(None),
-            RESOURCE.c.atomic_key == old["atomic_key"],
+    now = models.utcnow()
+    values = dict(new_values, created_at=now, replaces=old["id"])
+    if lock is not None:
+        values.update(
+            engine_id=lock[0],
+            lock_epoch=lock[1],
+            lock_traversal=traversal,
+            atomic_key=1,
+            updated_at=now,
         )
-    )
     with transaction() as session:
         if not db_api.stack_update_if_traversal(
             session, stack_id, traversal, {"current_traversal": traversal}
         ):
             return None
-        version = session.execute(
-            sa.select(sa.func.max(RESOURCE.c.version)).where(
-                RESOURCE.c.stack_id == stack_id, RESOURCE.c.name == old["name"]
-            )
-        ).scalar()
-        now = models.utcnow()
-        new_values = dict(
-            new_values, version=version + 1, created_at=now, replaces=old["id"]
-        )
-        new_id = session.execute(
-            RESOURCE.insert().values(**new_values)
-        ).inserted_primary_key[0]
+        returning = session.dialect.insert_returning
         result = session.execute(
-            RESOURCE.update()
-            .where(RESOURCE.c.id == old["id"], guard)
-            .values(
-                role="replaced",
-                replaced_by=new_id,
-                engine_id=None,
-                lock_epoch=None,
-                lock_traversal=None,
-                atomic_key=RESOURCE.c.atomic_key + 1,
-                updated_at=now,
-                **(old_values or {}),
+            statements.version_insert(values, lock is not None, returning),
+            dict(
+                values,
+                _stack=stack_id,
+                _name=old["name"],
+                _engine=lock and lock[0],
+                _epoch=lock and lock[1],
+            ),
+        )
+        if returning:
+            new = _row(result.first())
+        elif result.rowcount == 1:
+            new = _row(
+                session.execute(
+                    RESOURCE.select().where(RESOURCE.c.id == result.lastrowid)
+                ).first()
             )
+        else:
+            new = None
+        if new is None:
+            session.rollback()  # the lock's engine life was claimed
+            return None
+        old_values = dict(
+            old_values or {}, role="replaced", replaced_by=new["id"]
+        )
+        result = session.execute(
+            statements.record_finish(old_values, locked=bool(owner)),
+            dict(
+                old_values,
+                _rid=old["id"],
+                _now=now,
+                _engine=owner and owner[0],
+                _epoch=owner and owner[1],
+                _key=old["atomic_key"],
+            ),
         )
         if result.rowcount != 1:
             session.rollback()
             return None
-        return _row(
-            session.execute(
-                RESOURCE.select().where(RESOURCE.c.id == new_id)
-            ).first()
-        )
+        return new
 
 
 @_retry

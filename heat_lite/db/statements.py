@@ -18,6 +18,7 @@ from heat_lite.db import models
 STACK = models.Stack.__table__
 RESOURCE = models.Resource.__table__
 SYNC = models.SyncPoint.__table__
+SERVICE = models.Service.__table__
 
 STACK_COLUMNS = [
     STACK.c.current_traversal.label("stack_traversal"),
@@ -81,6 +82,20 @@ def converged_select():
     )
 
 
+def _guard(locked):
+    """The record is held by ``_engine`` in epoch ``_epoch`` (``locked``),
+    or unlocked with atomic_key ``_key``."""
+    if locked:
+        return sa.and_(
+            RESOURCE.c.engine_id == sa.bindparam("_engine"),
+            RESOURCE.c.lock_epoch == sa.bindparam("_epoch"),
+        )
+    return sa.and_(
+        RESOURCE.c.engine_id.is_(None),
+        RESOURCE.c.atomic_key == sa.bindparam("_key"),
+    )
+
+
 def record_finish(columns, locked):
     """UPDATE that writes ``columns`` and releases the record.
 
@@ -91,20 +106,9 @@ def record_finish(columns, locked):
     columns = tuple(sorted(columns))
 
     def build():
-        guard = (
-            sa.and_(
-                RESOURCE.c.engine_id == sa.bindparam("_engine"),
-                RESOURCE.c.lock_epoch == sa.bindparam("_epoch"),
-            )
-            if locked
-            else sa.and_(
-                RESOURCE.c.engine_id.is_(None),
-                RESOURCE.c.atomic_key == sa.bindparam("_key"),
-            )
-        )
         return (
             RESOURCE.update()
-            .where(RESOURCE.c.id == sa.bindparam("_rid"), guard)
+            .where(RESOURCE.c.id == sa.bindparam("_rid"), _guard(locked))
             .values(
                 engine_id=None,
                 lock_epoch=None,
@@ -169,3 +173,81 @@ def sync_fired():
             *_sync_where(False), SYNC.c.remaining == 0
         ),
     )
+
+
+def version_insert(columns, locked, returning):
+    """INSERT ... SELECT of a new version of a record: ``columns`` from
+    parameters of the same names, ``version`` one above every stored
+    version of resource ``_name`` of stack ``_stack`` (no SELECT of its
+    own before the insert).
+
+    When ``locked`` the version is inserted already locked by engine
+    ``_engine`` in epoch ``_epoch`` (``columns`` carry the lock), and only
+    if that engine life is live (as ``resource_lock`` requires): the row
+    comes from the engine's service row, so a claimed engine inserts
+    nothing. ``returning`` adds RETURNING of the whole row, saving the
+    SELECT of the new record on the dialects that can.
+    """
+    columns = tuple(sorted(columns))
+
+    def build():
+        version = (
+            sa.select(sa.func.coalesce(sa.func.max(RESOURCE.c.version), 0) + 1)
+            .where(
+                RESOURCE.c.stack_id == sa.bindparam("_stack"),
+                RESOURCE.c.name == sa.bindparam("_name"),
+            )
+            .scalar_subquery()
+        )
+        source = sa.select(
+            *(sa.bindparam(c, type_=RESOURCE.c[c].type) for c in columns),
+            version,
+        )
+        if locked:
+            source = source.select_from(SERVICE).where(
+                SERVICE.c.engine_id == sa.bindparam("_engine"),
+                SERVICE.c.epoch == sa.bindparam("_epoch"),
+                SERVICE.c.deleted_at.is_(None),
+            )
+        insert = RESOURCE.insert().from_select(
+            list(columns) + ["version"], source, include_defaults=False
+        )
+        if returning:
+            insert = insert.returning(*RESOURCE.c)
+        return insert
+
+    return _once(("version", locked, returning, columns), build)
+
+
+def record_lock(columns):
+    """UPDATE that locks record ``_rid`` for engine ``_engine`` in epoch
+    ``_epoch`` and traversal ``_traversal`` if nobody holds it, it still
+    has atomic_key ``_key`` and that engine life is live; it writes
+    ``columns`` (the action starting) and ``_now``."""
+    columns = tuple(sorted(columns))
+
+    def build():
+        live = sa.exists().where(
+            SERVICE.c.engine_id == sa.bindparam("_engine"),
+            SERVICE.c.epoch == sa.bindparam("_epoch"),
+            SERVICE.c.deleted_at.is_(None),
+        )
+        return (
+            RESOURCE.update()
+            .where(
+                RESOURCE.c.id == sa.bindparam("_rid"),
+                RESOURCE.c.atomic_key == sa.bindparam("_key"),
+                RESOURCE.c.engine_id.is_(None),
+                live,
+            )
+            .values(
+                engine_id=sa.bindparam("_engine"),
+                lock_epoch=sa.bindparam("_epoch"),
+                lock_traversal=sa.bindparam("_traversal"),
+                atomic_key=RESOURCE.c.atomic_key + 1,
+                updated_at=sa.bindparam("_now"),
+                **{c: sa.bindparam(c) for c in columns},
+            )
+        )
+
+    return _once(("lock", columns), build)

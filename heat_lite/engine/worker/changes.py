@@ -11,7 +11,7 @@ import uuid
 from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine.worker import actions, adopt
+from heat_lite.engine.worker import actions, adopt, hooks
 
 LOG = logging.getLogger(__name__)
 
@@ -203,24 +203,45 @@ class Changes:
         lease = self.locks.lease_of(record["id"]) if locked else None
         if locked and lease is None:
             return []  # the lock was dropped: the takeover decides
+        new_values = {
+            "uuid": str(uuid.uuid4()),
+            "stack_id": record["stack_id"],
+            "name": record["name"],
+            "role": "current",
+            "type": values["type"],
+            "action": Action.INIT,
+            "status": Status.COMPLETE,
+            "status_reason": "",
+            "template_id": values["template_id"],
+            "atomic_key": 0,
+        }
+        # The new version is inserted already locked by this process, in
+        # the transaction that makes the old record ``replaced`` (one
+        # transaction less than a lock of its own), unless its create runs
+        # without the lock (``actions.instant``).
+        key = None
+        if not _instant_create(cls, record):
+            if not self.locks.may_act():
+                # Fenced or stopping: start nothing; a lock held goes to
+                # the takeover, as in ``ActionRunner.start``.
+                if locked:
+                    lease.forget()
+                return []
+            key = lease.key if locked else self.locks.fence.snapshot()
+            new_values.update(
+                action=Action.CREATE,
+                status=Status.IN_PROGRESS,
+                status_reason="state changed",
+                properties_data=values["properties_data"],
+            )
         new = conv.resource_replace(
             record["stack_id"],
             node.traversal,
             record,
             lease.owner if locked else None,
-            {
-                "uuid": str(uuid.uuid4()),
-                "stack_id": record["stack_id"],
-                "name": record["name"],
-                "role": "current",
-                "type": values["type"],
-                "action": Action.INIT,
-                "status": Status.COMPLETE,
-                "status_reason": "",
-                "template_id": values["template_id"],
-                "atomic_key": 0,
-            },
+            new_values,
             old_values=restore,
+            lock=key and key[0],
         )
         if locked:
             lease.forget()
@@ -236,7 +257,14 @@ class Changes:
             stack_tenant=record["stack_tenant"],
             stack_action=record["stack_action"],
         )
-        return self.create(node, new, cls, props, values, policy)
+        if key is None:
+            return self.create(node, new, cls, props, values, policy)
+        new_lease = self.locks.hold(new["id"], key)
+        plugin = self._plugin(cls, new, props, policy)
+        job = actions.job_for(
+            new, node, Action.CREATE, plugin, values, new_lease
+        )
+        return self.actions.start(job, plugin.handle_create)
 
     def restricted(self, node, record, kind):
         """An update the environment forbids: the resource stays as it
@@ -260,6 +288,13 @@ class Changes:
             "Resource UPDATE failed: resources.%s: %s"
             % (record["name"], reason),
         )
+
+
+def _instant_create(cls, record):
+    """Whether ``Changes.create`` runs the create without the lock."""
+    return getattr(cls, "side_effect_free", False) and not hooks.configured(
+        record
+    )
 
 
 def _take_external(plugin, external_id):

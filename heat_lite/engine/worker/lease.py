@@ -154,6 +154,21 @@ class LockTable:
             return None
         return lease
 
+    def hold(self, record_id, key):
+        """The ``Lease`` of a record this process locked by another write
+        than ``take`` (a replacement's new version is inserted locked).
+
+        The record is counted as this process's only from here on; the
+        watchdog takes a lock for an orphan only when it has seen it
+        unchanged by two passes, so the moment between the insert and this
+        call is safe.
+
+        :param key: (owner, generation) the lock was written with.
+        """
+        with self._active_lock:
+            self._active[record_id] = key
+        return Lease(self, record_id, key[0], key[1])
+
     def lock_of(self, record_id):
         """(owner, generation) of this process's lock of the record, or
         None."""

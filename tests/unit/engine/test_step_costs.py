@@ -1,0 +1,219 @@
+"""What a resource costs the database: statements and commits, pinned.
+
+The engine runs in this process (fake:// transport) on SQLite, PostgreSQL
+and MariaDB. Every SQL statement and commit the engine makes for a stack
+operation is counted (SQLAlchemy events; the heartbeat's and watchdog's
+threads and the test's own status polls left out), for a stack of N and
+one of 2N resources: the difference divided by N is the exact cost of
+one more resource, free of what the operation costs per stack. The counts
+are deterministic (no timing is asserted): a change that adds a statement
+or a commit to a resource step fails here, and the ceilings below move
+only on purpose, with the figures in ``doc/bench/``.
+"""
+
+import collections
+import threading
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from heat_lite import conf
+from heat_lite.common import context
+from heat_lite.db import session
+from heat_lite.engine import process
+from heat_lite.resources import registry
+from tests import polling
+from tests.unit import databases, endpoints
+
+CONF = conf.CONF
+CTXT = context.RequestContext(project_id="p", user_id="u")
+N = 6
+# Threads whose statements are not a stack operation's.
+BACKGROUND = (
+    "heat-lite-heartbeat",
+    "heat-lite-watchdog",
+    "heat-lite-counters",
+    "heat-lite-rollouts",
+)
+GRAPH_READ = "SELECT traversal.id,"
+OVERRIDES = {
+    "heartbeat_interval": 0.2,
+    # No re-drive of a stack that seems stalled on a loaded machine: a
+    # re-driven node reads its record again (one statement more).
+    "stall_timeout": 600,
+}
+
+# Per resource (statements, commits), by backend and operation.
+# Replacement: the read of the node, the new version inserted locked in
+# the transaction that makes the old one ``replaced`` (stack guard,
+# INSERT ... SELECT, UPDATE), the physical ID written as soon as the
+# plugin has it, the finish (record, events, sync point); then the
+# cleanup of the old version: read, lock, finish.
+EXPECTED = {
+    "sqlite": {"replace": (13, 5)},
+    "postgresql": {"replace": (13, 5)},
+    "mysql": {"replace": (13, 5)},
+}
+
+
+class Counter:
+    """Counts statements and commits of the engine's threads, and of the
+    test's thread only inside ``calling()``."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.statements = 0
+        self.commits = 0
+        # {first words of a statement: times}: what a failure shows.
+        self.kinds = collections.Counter()
+        self._test_thread = threading.get_ident()
+        self._calling = False
+        self._lock = threading.Lock()
+
+    def _counted(self):
+        if threading.get_ident() == self._test_thread:
+            return self._calling
+        return not threading.current_thread().name.startswith(BACKGROUND)
+
+    def _statement(self, conn, cursor, statement, *args):
+        # A traversal's graph is read once per process, or once per
+        # thread that misses the cache at the same moment (a race that
+        # depends on timing): a cost per traversal, not per resource.
+        if statement.startswith(GRAPH_READ):
+            return
+        if statement != "BEGIN" and self._counted():
+            with self._lock:
+                self.statements += 1
+                self.kinds[" ".join(statement.split()[:4])] += 1
+
+    def _commit(self, conn):
+        if self._counted():
+            with self._lock:
+                self.commits += 1
+
+    def __enter__(self):
+        sa.event.listen(self.engine, "before_cursor_execute", self._statement)
+        sa.event.listen(self.engine, "commit", self._commit)
+        return self
+
+    def __exit__(self, *exc):
+        sa.event.remove(self.engine, "before_cursor_execute", self._statement)
+        sa.event.remove(self.engine, "commit", self._commit)
+
+    def settle(self, quiet=0.5):
+        """Wait until no statement was counted for ``quiet`` seconds."""
+        seen = [None]
+
+        def moved():
+            now = (self.statements, self.commits)
+            changed, seen[0] = now != seen[0], now
+            return changed
+
+        polling.until(lambda: not moved(), 30, "the engine idle", quiet)
+
+    def call(self, fn, *args):
+        self._calling = True
+        try:
+            return fn(*args)
+        finally:
+            self._calling = False
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql", "mysql"])
+def engine(request, tmp_path_factory):
+    CONF([], project="heat_lite")
+    suffix = uuid.uuid4().hex[:8]
+    CONF.set_override("transport_url", "fake://")
+    CONF.set_override("topic", "engine-" + suffix, group="engine")
+    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
+    for name, value in OVERRIDES.items():
+        CONF.set_override(name, value, group="engine")
+    with databases.private_database(
+        request.param, tmp_path_factory.mktemp("costs")
+    ):
+        registry.load()
+        proc = process.EngineProcess(binary="test")
+        proc.start()
+        try:
+            polling.until(
+                lambda: proc.watchdog.passes, 10, "a watchdog pass", 0.05
+            )
+            svc = endpoints.Engine(proc.ops)
+            # The first operation of a process reads what later ones find
+            # cached.
+            _replace_cost(svc, 1, False)
+            yield request.param, svc
+        finally:
+            proc.stop()
+            for name in ("topic", "worker_topic", *OVERRIDES):
+                CONF.clear_override(name, group="engine")
+            CONF.clear_override("transport_url")
+
+
+def _template(n, replace_value, chain=False):
+    resources = {}
+    for i in range(n):
+        res = {
+            "type": "OS::Heat::TestResource",
+            "properties": {
+                "value": "x",
+                "update_replace_value": replace_value,
+            },
+        }
+        if chain and i:
+            res["depends_on"] = "r%d" % (i - 1)
+        resources["r%d" % i] = res
+    return {"heat_template_version": "2018-08-31", "resources": resources}
+
+
+def _replace_cost(svc, n, chain):
+    """The Counter of replacing every resource of a stack of n."""
+    ident = svc.create_stack(
+        CTXT,
+        "cost-" + uuid.uuid4().hex[:8],
+        _template(n, "a", chain),
+        {},
+        {},
+        None,
+        None,
+        {},
+    )
+    stack_id = ident["stack_id"]
+    polling.stack_reaches(stack_id, "CREATE_COMPLETE", timeout=60)
+    with Counter(session.get_engine()) as counter:
+        counter.call(
+            svc.update_stack,
+            CTXT,
+            ident,
+            _template(n, "b", chain),
+            {},
+            {},
+            None,
+            None,
+            {},
+        )
+        polling.stack_reaches(stack_id, "UPDATE_COMPLETE", timeout=60)
+        # What follows the stack's completion in the engine's threads.
+        counter.settle()
+    return counter
+
+
+@pytest.mark.parametrize("chain", [False, True], ids=["flat", "chain"])
+def test_replacement_costs_per_resource(engine, chain):
+    kind, svc = engine
+    small = _replace_cost(svc, N, chain)
+    large = _replace_cost(svc, 2 * N, chain)
+    per_resource = (
+        (large.statements - small.statements) / N,
+        (large.commits - small.commits) / N,
+    )
+    statements, commits = EXPECTED[kind]["replace"]
+    by_kind = {
+        k: (large.kinds[k] - small.kinds[k]) / N
+        for k in set(large.kinds) | set(small.kinds)
+    }
+    # A chain's node also reads the record it depends on.
+    assert per_resource == (statements + chain, commits), "\n".join(
+        "%5.2f %s" % (n, k) for k, n in sorted(by_kind.items()) if n
+    )
