@@ -35,6 +35,7 @@ BACKGROUND = (
     "heat-lite-watchdog",
     "heat-lite-counters",
     "heat-lite-rollouts",
+    "heat-lite-promotions",
 )
 GRAPH_READ = "SELECT traversal.id,"
 OVERRIDES = {
