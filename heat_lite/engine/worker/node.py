@@ -23,6 +23,7 @@ from heat_lite.engine.traversal.planner import BARRIER, STACK, UPDATE
 from heat_lite.engine.worker import actions, adopt, failures
 from heat_lite.engine.worker import cleanup_phase as cleanup
 from heat_lite.resources import base
+from heat_lite.resources.openstack import client as cloud_client
 
 LOG = logging.getLogger(__name__)
 
@@ -131,10 +132,12 @@ class NodeRunner(
                 bound.environment, defn.name, defn.type, bound.files
             )
             scope = definitions.RecordScope(bound, deps)
-            props = cls.validate_properties(
-                defn.resolve_properties(scope),
-                "resources.%s.properties" % defn.name,
-            )
+            # Custom constraints ask the cloud through the stack's trust.
+            with cloud_client.acting_as(stack=definitions.stack_of(record)):
+                props = cls.validate_properties(
+                    defn.resolve_properties(scope),
+                    "resources.%s.properties" % defn.name,
+                )
         except exception.HeatLiteException as exc:
             action = "CREATE" if record["action"] == "INIT" else "UPDATE"
             return self._fail_before_start(
