@@ -370,17 +370,20 @@ def test_a_failed_create_deleted_takes_its_trust_along(
 ):
     token = trustor.token()
     heat = trustor.heat(token)
+    # Through a parameter: checked at create (through the trust), so the
+    # stack is made and its create fails.
     tmpl = helpers.template(
         {
             "server": {
                 "type": "OS::Nova::Server",
                 "properties": {
-                    "image": "no-such-image",
+                    "image": {"get_param": "image"},
                     "flavor": cloud.flavor,
                     "networks": [{"network": cloud.network}],
                 },
             }
-        }
+        },
+        parameters={"image": {"type": "string", "default": "no-such-image"}},
     )
     stack_id = heat.stacks.create(stack_name="doomed", template=tmpl)["stack"][
         "id"

@@ -14,7 +14,13 @@ from heat_lite import conf
 from heat_lite.common import exception, policy, verify_spec
 from heat_lite.db import api as db_api
 from heat_lite.engine import definitions, trusts, validation
-from heat_lite.engine.endpoint import abandon, preview, queries, views
+from heat_lite.engine.endpoint import (
+    abandon,
+    preview,
+    queries,
+    snapshots,
+    views,
+)
 from heat_lite.engine.endpoint.base import (
     TARGET,
     bound_template,
@@ -55,6 +61,7 @@ def endpoints(stack_ops, stack_service=None):
         ResourceEndpoint(),
         CatalogEndpoint(),
         SoftwareConfigEndpoint(),
+        snapshots.SnapshotEndpoint(stack_ops),
     ]
 
 
@@ -380,6 +387,8 @@ class EngineService:
             LOG.warning(
                 "Stack %s is deleted without a trust: %s", stack["id"], exc
             )
+        # Heat's order: the snapshots (and their images) go first.
+        snapshots.delete_all(stack)
         self.ops.start(stack, "DELETE", caller_token=caller.keep(ctxt))
 
     @_expected

@@ -22,7 +22,8 @@ from heat_lite.engine.worker import caller
 LOG = logging.getLogger(__name__)
 _START_RETRIES = 20
 # Actions that run on the stack's own template instead of a new goal.
-KEEP_TEMPLATE = ("SUSPEND", "RESUME", "CHECK")
+KEEP_TEMPLATE = ("SUSPEND", "RESUME", "CHECK", "SNAPSHOT")
+FORWARD_ONLY = planner.FORWARD_ONLY
 
 
 # What each operation refuses to start on: {operation: {the stack's current
@@ -37,6 +38,14 @@ _REFUSED = {
     "SUSPEND": {"DELETE": "Suspend of a stack being deleted"},
     "RESUME": {"DELETE": "Resume of a stack being deleted"},
     "CHECK": {"DELETE": "Check of a stack being deleted"},
+    "SNAPSHOT": {
+        "DELETE": "Snapshot of a stack being deleted",
+        "SUSPEND": "Snapshot of a suspended stack",
+    },
+    "RESTORE": {
+        "DELETE": "Restoring a stack when it is deleting",
+        "SUSPEND": "Restoring a stack when it is suspended",
+    },
     "ROLLBACK": {"DELETE": "Rollback of a stack being deleted"},
 }
 
@@ -75,6 +84,9 @@ class StackOps:
         # traversal.verify.Verifier, set by the process: holds the cleanup
         # phase of a verified traversal until its checks pass.
         self.verifier = None
+        # endpoint.snapshots.Snapshots, set by the process: the end of a
+        # SNAPSHOT walk fills (or fails) its snapshot.
+        self.snapshots = None
 
     # Starting ------------------------------------------------------------
     def start(
@@ -281,7 +293,7 @@ class StackOps:
         action = db_api.stack_state(stack_id)[1]
 
         def plan(records):
-            if action in ("RESUME", "CHECK"):
+            if action in FORWARD_ONLY:
                 records = []
             graph, found = planner.plan_cleanup(records)
             counts.update(found)
@@ -312,6 +324,8 @@ class StackOps:
                 self.mark_failed(stack, "Error deleting trust: %s" % exc)
                 return
         reason = "Stack %s completed successfully" % action
+        if action == "SNAPSHOT" and self.snapshots is not None:
+            self.snapshots.finish(stack, traversal, "COMPLETE", reason)
         if action == "ROLLBACK" and self.verifier is not None:
             reason += self.verifier.rollback_note(stack)
         values = {"status": "COMPLETE", "status_reason": reason}
@@ -346,6 +360,10 @@ class StackOps:
         action = stack["action"]
         failed = stack_event(stack, action, "FAILED", reason)
         notify.stack_event(stack, action, "error", reason=reason)
+        if action == "SNAPSHOT" and self.snapshots is not None:
+            self.snapshots.finish(
+                stack, stack["current_traversal"], "FAILED", reason
+            )
         if not stack["disable_rollback"] and action in ("CREATE", "UPDATE"):
             try:
                 self.rollback(stack, events=[failed])

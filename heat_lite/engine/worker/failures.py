@@ -16,7 +16,7 @@ import logging
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine.traversal.planner import CLEANUP
+from heat_lite.engine.traversal.planner import CLEANUP, FORWARD_ONLY
 
 LOG = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class NodeFailures:
             return (
                 "SUSPEND" if record["stack_action"] == "SUSPEND" else "DELETE"
             )
-        if record["stack_action"] in ("RESUME", "CHECK"):
+        if record["stack_action"] in FORWARD_ONLY:
             return record["stack_action"]
         if (
             record["lock_traversal"] == record["stack_traversal"]

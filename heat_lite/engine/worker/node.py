@@ -19,7 +19,12 @@ from heat_lite.db import convergence as conv
 from heat_lite.db import models
 from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
-from heat_lite.engine.traversal.planner import BARRIER, STACK, UPDATE
+from heat_lite.engine.traversal.planner import (
+    BARRIER,
+    FORWARD_ONLY,
+    STACK,
+    UPDATE,
+)
 from heat_lite.engine.worker import actions, adopt, failures
 from heat_lite.engine.worker import cleanup_phase as cleanup
 from heat_lite.resources import base
@@ -107,7 +112,7 @@ class NodeRunner(
     def _update(self, record, deps, traversal, node):
         if not self._runs(record, traversal):
             return []
-        if record["stack_action"] in ("RESUME", "CHECK"):
+        if record["stack_action"] in FORWARD_ONLY:
             return self._simple_action(record, node, traversal, UPDATE)
         bound = definitions.get(
             record["stack_template_id"], definitions.stack_info(record)

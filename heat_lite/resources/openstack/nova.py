@@ -31,6 +31,7 @@ from heat_lite.resources import base
 from heat_lite.resources.openstack import (
     client,
     server_schema,
+    server_snapshot,
     server_update,
     server_user_data,
 )
@@ -289,6 +290,20 @@ class Server(base.Resource):
             raise client.Error(
                 message="'status': expected 'ACTIVE', got '%s'" % server.status
             )
+
+    # Snapshots (server_snapshot) ----------------------------------------
+    def handle_snapshot(self):
+        return server_snapshot.start(self)
+
+    def check_snapshot_complete(self, image_id):
+        return server_snapshot.done(self, image_id)
+
+    def handle_delete_snapshot(self, entry):
+        server_snapshot.delete(self, entry)
+
+    @staticmethod
+    def restore_properties(entry):
+        return server_snapshot.restore_properties(entry)
 
     # Delete --------------------------------------------------------------
     def handle_delete(self):
