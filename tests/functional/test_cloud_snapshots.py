@@ -8,14 +8,12 @@ deletes the image.
 """
 
 import json
-import subprocess
 import time
 
 import pytest
 
 from tests.functional import cloud as cloud_mod
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from tests.functional import helpers, test_openstack_cli
 
 pytestmark = [
     pytest.mark.functional,
@@ -26,25 +24,7 @@ pytestmark = [
 
 
 def _osc(dep, *args):
-    result = subprocess.run(
-        [
-            deployment_mod.command("openstack"),
-            "--os-auth-type",
-            "none",
-            "--os-endpoint",
-            dep.endpoint("demo"),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, "%s\n%s%s" % (
-        " ".join(args),
-        result.stdout,
-        result.stderr,
-    )
-    return result.stdout
+    return test_openstack_cli._osc(dep, *args, project="demo")
 
 
 def _snapshot_done(dep, stack, snapshot_id, timeout=180):
@@ -61,7 +41,7 @@ def _snapshot_done(dep, stack, snapshot_id, timeout=180):
                 "-f",
                 "json",
             )
-        )
+        )["snapshot"]  # the CLI prints Heat's {"snapshot": {...}}
         if shown["status"] != "IN_PROGRESS":
             return shown
         assert time.monotonic() < deadline, shown
@@ -109,7 +89,9 @@ def test_snapshot_restore_and_delete_with_the_cli(
             "json",
         )
     )
-    assert made["name"] == "first"
+    # The CLI's columns: ID (capitals), name, action, status, ...
+    made["id"] = made.pop("ID")
+    assert made["name"] == "first" and made["action"] == "SNAPSHOT"
     assert made["status"] in ("IN_PROGRESS", "COMPLETE")
     shown = _snapshot_done(heat_on_cloud, "snappy", made["id"])
     assert shown["status"] == "COMPLETE", shown
@@ -151,7 +133,7 @@ def test_snapshot_restore_and_delete_with_the_cli(
             "json",
         )
     )
-    second_image = _snapshot_done(heat_on_cloud, "snappy", second["id"])[
+    second_image = _snapshot_done(heat_on_cloud, "snappy", second["ID"])[
         "data"
     ]["resources"]["server"]["resource_data"]["snapshot_image_id"]
     _osc(

@@ -90,8 +90,15 @@ def delete_artifacts(stack, snapshot):
 
 
 def delete_all(stack):
-    """Delete every snapshot of ``stack`` (before the stack's delete)."""
+    """Delete every snapshot of ``stack`` (before the stack's delete).
+
+    A snapshot still being taken has no data yet: the images its walk
+    asked for so far are found in the resources' own data (the delete
+    stops that walk's polls).
+    """
     for snapshot in db_snapshots.snapshot_list(stack["id"]):
+        if snapshot["status"] == "IN_PROGRESS":
+            snapshot = dict(snapshot, data=abandon.export(stack))
         delete_artifacts(stack, snapshot)
         db_snapshots.snapshot_delete(stack["id"], snapshot["id"])
 
