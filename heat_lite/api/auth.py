@@ -10,6 +10,9 @@ from heat_lite.common import context, exception
 CONF = conf.CONF
 ENV_KEY = "heat_lite.context"
 _TENANT_RE = re.compile(r"^/v1(?:\.0)?/([^/]+)")
+_SIGNAL_RE = re.compile(
+    r"^/v1(?:\.0)?/[^/]+/stacks/[^/]+/[^/]+/resources/[^/]+/signal/?$"
+)
 
 
 def url_tenant(path):
@@ -85,12 +88,55 @@ class KeystoneContext:
         return self.app(environ, start_response)
 
 
+class HandleTokens:
+    """keystone: a wait condition handle's own token signals its handle.
+
+    The in-guest agent of a server gets the handle's ``token`` (and
+    ``curl_cli``), not a Keystone credential: heat_lite has no stack
+    users to give it (Heat makes a Keystone user in a stack-user domain).
+    A POST to a resource's signal URL whose ``X-Auth-Token`` is a handle
+    token (it starts with ``HANDLE_TOKEN_PREFIX``, which no Keystone
+    token does) skips keystonemiddleware and carries a context with no
+    user and no roles, scoped to the URL's project, and the token; the
+    engine delivers the signal only if the token is that very resource's
+    (``resource_signal``). Any other request with such a token goes to
+    keystonemiddleware, which refuses it. The token lives in the
+    handle's data: it dies with the handle (its stack's delete, or an
+    UpdateWaitConditionHandle's replacement).
+    """
+
+    def __init__(self, app, keystone_app):
+        self.app = app
+        self.keystone_app = keystone_app
+
+    def __call__(self, environ, start_response):
+        token = environ.get("HTTP_X_AUTH_TOKEN") or ""
+        path = environ.get("PATH_INFO", "")
+        if (
+            token.startswith(context.HANDLE_TOKEN_PREFIX)
+            and environ.get("REQUEST_METHOD") == "POST"
+            and _SIGNAL_RE.match(path)
+        ):
+            environ[ENV_KEY] = context.RequestContext(
+                user_id=None,
+                project_id=url_tenant(path),
+                roles=[],
+                handle_token=token,
+                request_id=environ.get("openstack.request_id"),
+            )
+            return self.app(environ, start_response)
+        return self.keystone_app(environ, start_response)
+
+
 def wrap(app):
     """Wrap ``app`` with the authentication chosen by configuration."""
     if CONF.api.auth_strategy == "keystone":
         from keystonemiddleware import auth_token
 
-        return auth_token.AuthProtocol(
-            KeystoneContext(app), {"oslo_config_config": CONF}
+        return HandleTokens(
+            app,
+            auth_token.AuthProtocol(
+                KeystoneContext(app), {"oslo_config_config": CONF}
+            ),
         )
     return NoAuthContext(app)

@@ -267,6 +267,18 @@ SOFTWARE_CONFIG = obj(
     **_CONFIG_COMMON,
 )
 
+SNAPSHOT = obj(
+    ("id", "name", "status", "status_reason", "data", "creation_time"),
+    id=STRING,
+    name=nullable(STRING),
+    stack_id=STRING,
+    action={"type": "string", "enum": ["SNAPSHOT"]},
+    status={"type": "string", "enum": ["IN_PROGRESS", "COMPLETE", "FAILED"]},
+    status_reason=nullable(STRING),
+    data=nullable(ANY_OBJECT),
+    creation_time=STRING,
+)
+
 # Successful answers, by handler name: (status, schema or None).
 RESPONSES = {
     "list_stacks": (200, STACK_LIST),
@@ -289,7 +301,11 @@ RESPONSES = {
     "list_outputs": (200, obj(("outputs",), outputs=array(OUTPUT))),
     "show_output": (200, obj(("output",), output=OUTPUT)),
     "stack_action": (200, None),
-    "snapshots": (200, ANY_OBJECT),
+    "snapshot_create": (200, SNAPSHOT),
+    "snapshot_list": (200, obj(("snapshots",), snapshots=array(SNAPSHOT))),
+    "snapshot_show": (200, obj(("snapshot",), snapshot=SNAPSHOT)),
+    "snapshot_delete": (204, None),
+    "snapshot_restore": (202, None),
     "list_resources": (200, obj(("resources",), resources=array(RESOURCE))),
     "show_resource": (200, obj(("resource",), resource=RESOURCE)),
     "mark_unhealthy": (200, None),
@@ -547,6 +563,7 @@ REQUESTS = {
         resource_status_reason=STRING,
     ),
     "signal": {},
+    "snapshot_create": obj(additional=False, name=nullable(STRING)),
     "verdict": obj(
         ("status",),
         additional=False,

@@ -2,9 +2,34 @@
 
 from oslo_context import context
 
+# Starts every wait condition handle's own token (no Keystone token does):
+# in keystone mode such a token may signal its handle, and nothing else
+# (see api.auth.HandleTokens).
+HANDLE_TOKEN_PREFIX = "hlwc-"
+
 
 class RequestContext(context.RequestContext):
-    """oslo.context's context; project_id scopes every stack query."""
+    """oslo.context's context; project_id scopes every stack query.
+
+    ``handle_token``: the wait condition handle token a signal came with
+    (keystone mode, no Keystone identity); the engine accepts the request
+    only for the handle that token belongs to.
+    """
+
+    def __init__(self, *args, handle_token=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.handle_token = handle_token
+
+    def to_dict(self):
+        values = super().to_dict()
+        if self.handle_token:
+            values["handle_token"] = self.handle_token
+        return values
+
+    @classmethod
+    def from_dict(cls, values, **kwargs):
+        kwargs.setdefault("handle_token", values.get("handle_token"))
+        return super().from_dict(values, **kwargs)
 
 
 def get_admin_context():

@@ -197,6 +197,12 @@ class StackNotFound(EntityNotFound):
         super().__init__(message, **kwargs)
 
 
+class SnapshotNotFound(EntityNotFound):
+    msg_fmt = (
+        "The Snapshot (%(snapshot)s) for Stack (%(stack)s) could not be found."
+    )
+
+
 class ResourceNotFound(EntityNotFound):
     msg_fmt = (
         "The Resource (%(resource_name)s) could not be found "

@@ -55,6 +55,7 @@ _READ, _WRITE, _ADMIN = (
 )
 _STACK = "/v1/{tenant_id}/stacks/{stack_name}/{stack_id}"
 _RESOURCE = _STACK + "/resources/{resource_name}"
+_SNAP = _STACK + "/snapshots"
 _OPERATIONS = [
     ("stacks:index", _READ, "List stacks.", "GET", "/v1/{tenant_id}/stacks"),
     (
@@ -153,12 +154,28 @@ _OPERATIONS = [
         "GET",
         _STACK + "/outputs/{output_key}",
     ),
+    ("stacks:snapshot", _WRITE, "Snapshot a stack.", "POST", _SNAP),
+    ("stacks:list_snapshots", _READ, "List snapshots.", "GET", _SNAP),
     (
-        "stacks:snapshot",
+        "stacks:show_snapshot",
+        _READ,
+        "Show a snapshot.",
+        "GET",
+        _SNAP + "/{snapshot_id}",
+    ),
+    (
+        "stacks:delete_snapshot",
         _WRITE,
-        "Snapshots (not supported).",
+        "Delete a snapshot.",
+        "DELETE",
+        _SNAP + "/{snapshot_id}",
+    ),
+    (
+        "stacks:restore_snapshot",
+        _WRITE,
+        "Restore a snapshot.",
         "POST",
-        _STACK + "/snapshots",
+        _SNAP + "/{snapshot_id}/restore",
     ),
     (
         "stacks:verdict",

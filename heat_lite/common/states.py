@@ -19,6 +19,8 @@ class Action(enum.StrEnum):
     RESUME = "RESUME"
     CHECK = "CHECK"
     ADOPT = "ADOPT"
+    SNAPSHOT = "SNAPSHOT"
+    RESTORE = "RESTORE"
 
 
 class Status(enum.StrEnum):
@@ -64,6 +66,16 @@ _REFUSED = {
     Action.RESUME: {Action.DELETE: "Resume of a stack being deleted"},
     Action.CHECK: {Action.DELETE: "Check of a stack being deleted"},
     Action.ROLLBACK: {Action.DELETE: "Rollback of a stack being deleted"},
+    # a snapshot or restore needs a stack that is neither going away nor
+    # suspended
+    Action.SNAPSHOT: {
+        Action.DELETE: "Snapshot of a stack being deleted",
+        Action.SUSPEND: "Snapshot of a suspended stack",
+    },
+    Action.RESTORE: {
+        Action.DELETE: "Restoring a stack when it is deleting",
+        Action.SUSPEND: "Restoring a stack when it is suspended",
+    },
 }
 
 

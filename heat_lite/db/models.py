@@ -258,6 +258,29 @@ class SoftwareConfig(BASE):
     updated_at = sa.Column(DateTime, nullable=True)
 
 
+class Snapshot(BASE):
+    """A stack snapshot (``/stacks/<s>/<id>/snapshots``).
+
+    ``traversal`` is the SNAPSHOT traversal that fills it; ``data`` is
+    the stack's abandon data (template, environment, each resource's
+    ``resource_data``) once it is COMPLETE, as Heat keeps it.
+    """
+
+    __tablename__ = "snapshot"
+    __table_args__ = (sa.Index("ix_snapshot_stack", "stack_id", "created_at"),)
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    name = sa.Column(sa.String(255), nullable=True)
+    traversal = sa.Column(sa.String(36), nullable=True)
+    status = sa.Column(sa.String(255), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    data = sa.Column(LongText, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)
+
+
 class Verification(BASE):
     """The checks of a verified update or create (``engine.traversal.verify``).
 

@@ -200,17 +200,22 @@ def plugin_for(record, props=None):
         props,
         record["physical_resource_id"],
         json.loads(record["rsrc_data"] or "{}"),
-        stack={
-            "name": record.get("stack_name"),
-            "id": record["stack_id"],
-            "tenant": record.get("stack_tenant"),
-            # keystone mode: the stored trust (engine.trusts) when the
-            # record was read with its stack's columns.
-            "trust": record.get("stack_trust"),
-            "template_id": record["template_id"],
-            "record_uuid": record["uuid"],
-        },
+        stack=stack_of(record),
     )
+
+
+def stack_of(record):
+    """The ``stack`` a plugin of ``record`` is given."""
+    return {
+        "name": record.get("stack_name"),
+        "id": record["stack_id"],
+        "tenant": record.get("stack_tenant"),
+        # keystone mode: the stored trust (engine.trusts) when the
+        # record was read with its stack's columns.
+        "trust": record.get("stack_trust"),
+        "template_id": record["template_id"],
+        "record_uuid": record["uuid"],
+    }
 
 
 class RecordScope(functions.Scope):

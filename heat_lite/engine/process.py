@@ -11,7 +11,7 @@ from heat_lite.common import crypt, rpc
 from heat_lite.db import api as db_api
 from heat_lite.db import software_configs
 from heat_lite.engine import rpcapi
-from heat_lite.engine.endpoint import goals, service
+from heat_lite.engine.endpoint import goals, service, snapshots
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
 from heat_lite.engine.fleet import (
     promotion_driver,
@@ -64,6 +64,7 @@ class EngineProcess:
         self.ops.verifier = verify.Verifier(
             self.ops, self.runner.graphs, self.dispatcher
         )
+        self.ops.snapshots = snapshots.Snapshots()
         self.watchdog = watchdog.Watchdog(
             self.fence, self.ops, self.dispatcher
         )

@@ -32,6 +32,8 @@ History of ``RPC_API_VERSION``:
 * 1.6 - create_promotion, list_promotions, show_promotion,
   stack_promotions, promotion_action, list_references; show_stack
   carries ``promoted_from``.
+* 1.7 - stack_snapshot, stack_list_snapshots, show_snapshot,
+  delete_snapshot, stack_restore.
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -42,7 +44,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.6"
+RPC_API_VERSION = "1.7"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -68,6 +70,7 @@ READS = frozenset(
         "list_rollouts",
         "list_services",
         "list_software_configs",
+        "stack_list_snapshots",
         "list_stack_resources",
         "list_stacks",
         "list_template_functions",
@@ -82,6 +85,7 @@ READS = frozenset(
         "show_output",
         "show_promotion",
         "show_rollout",
+        "show_snapshot",
         "show_software_config",
         "show_stack",
         "stack_promotions",
@@ -622,6 +626,7 @@ class EngineAPI:
         return self._call(
             ctxt,
             "list_software_configs",
+            "stack_list_snapshots",
             version="1.3",
             limit=limit,
             marker=marker,
@@ -643,6 +648,62 @@ class EngineAPI:
         """
         return self._call(
             ctxt, "delete_software_config", version="1.3", config_id=config_id
+        )
+
+    # Snapshots (endpoint.snapshots) ------------------------------------
+    def stack_snapshot(self, ctxt, stack_identity, name):
+        """Start a snapshot of the stack; return it, IN_PROGRESS (call).
+
+        :raises ActionInProgress: (409) while an operation runs on it.
+        """
+        return self._call(
+            ctxt,
+            "stack_snapshot",
+            version="1.7",
+            stack_identity=stack_identity,
+            name=name,
+        )
+
+    def stack_list_snapshots(self, ctxt, stack_identity):
+        """The stack's snapshots, oldest first (call)."""
+        return self._call(
+            ctxt,
+            "stack_list_snapshots",
+            version="1.7",
+            stack_identity=stack_identity,
+        )
+
+    def show_snapshot(self, ctxt, stack_identity, snapshot_id):
+        """One snapshot with its data (call).
+
+        :raises SnapshotNotFound: (404).
+        """
+        return self._call(
+            ctxt,
+            "show_snapshot",
+            version="1.7",
+            stack_identity=stack_identity,
+            snapshot_id=snapshot_id,
+        )
+
+    def delete_snapshot(self, ctxt, stack_identity, snapshot_id):
+        """Delete a snapshot and the images it holds (call)."""
+        return self._call(
+            ctxt,
+            "delete_snapshot",
+            version="1.7",
+            stack_identity=stack_identity,
+            snapshot_id=snapshot_id,
+        )
+
+    def stack_restore(self, ctxt, stack_identity, snapshot_id):
+        """Start restoring the stack to a snapshot (call)."""
+        return self._call(
+            ctxt,
+            "stack_restore",
+            version="1.7",
+            stack_identity=stack_identity,
+            snapshot_id=snapshot_id,
         )
 
     # Rollouts (engine.fleet) -------------------------------------------

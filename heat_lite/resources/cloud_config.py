@@ -123,7 +123,7 @@ class MultipartMime(software_config.SoftwareConfig):
                 if inner.is_multipart():
                     for sub in inner.get_payload():
                         parts.append(
-                            _part(
+                            mime_part(
                                 sub.get_payload(),
                                 sub.get_content_subtype(),
                                 sub.get_filename(),
@@ -131,12 +131,16 @@ class MultipartMime(software_config.SoftwareConfig):
                         )
             else:
                 parts.append(
-                    _part(content, item.get("subtype"), item.get("filename"))
+                    mime_part(
+                        content, item.get("subtype"), item.get("filename")
+                    )
                 )
         return multipart.MIMEMultipart(_subparts=parts).as_string()
 
 
-def _part(content, subtype, filename):
+def mime_part(content, subtype, filename):
+    """One text/<subtype> part (text/plain without one), an attachment
+    named ``filename`` when there is one."""
     charset = "us-ascii" if content.isascii() else "utf-8"
     part = text.MIMEText(
         content, _subtype=subtype or "plain", _charset=charset

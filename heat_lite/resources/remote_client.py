@@ -1,11 +1,19 @@
 """The orchestration API of another cloud, for OS::Heat::Stack.
 
-One keystoneauth1 session per call site, built from ``[remote_stack]``
-(see ``heat_lite.conf.remote_stack``) and the resource's ``context``
-property (region, CA certificate, insecure). When the operation carries
-the caller's token, that token is used instead of the configured
-credentials. Every method makes one bounded HTTP request and returns: the
-resource polls, it never waits here.
+Which identity the calls are made with, first that applies:
+
+* keystone mode with trusts: the stack's trust (the session of
+  ``openstack.client.trust_session``), as Heat's RemoteStack uses the
+  stack's own context. The endpoint comes from the catalog of
+  the trust-scoped token, and every action -- polls, a delete long
+  after the user's token was revoked -- works;
+* the token of the caller who started the operation, when it was kept;
+* the credentials configured in ``[remote_stack]``.
+
+The session options come from ``[remote_stack]`` and the resource's
+``context`` property (region, CA certificate, insecure). Every method
+makes one bounded HTTP request and returns: the resource polls, it never
+waits here.
 """
 
 import hashlib
@@ -15,6 +23,7 @@ import threading
 
 from keystoneauth1 import adapter, loading, token_endpoint
 from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
 
 from heat_lite import conf
@@ -109,11 +118,19 @@ def _new_session(request_context, verify):
     return session
 
 
-def _session(context_prop, request_context):
+def _session(context_prop, request_context, trusted=None):
     """A keystoneauth1 session. One made from the configured credentials
     is kept (per ``verify`` choice) so that polls reuse its token instead
-    of authenticating on every look."""
+    of authenticating on every look; ``trusted`` is the stack's trust
+    session (cached per trust by its owner)."""
     verify = _verify(context_prop)
+    if trusted is not None:
+        if verify is None:
+            return trusted
+        # The trust's auth (and its token), another certificate choice.
+        return ks_session.Session(
+            auth=trusted.auth, verify=verify, cert=trusted.cert
+        )
     if getattr(request_context, "auth_token", None):
         return _new_session(request_context, verify)
     with _LOCK:
@@ -126,11 +143,13 @@ def _session(context_prop, request_context):
 class RemoteHeat:
     """A few calls of the v1 API of the remote cloud, as dicts."""
 
-    def __init__(self, context_prop, request_context=None):
+    def __init__(self, context_prop, request_context=None, trusted=None):
         context_prop = context_prop or {}
         group = CONF[remote_conf.GROUP]
-        session = _session(context_prop, request_context)
-        self._as_caller = bool(getattr(request_context, "auth_token", None))
+        session = _session(context_prop, request_context, trusted)
+        self._as_caller = trusted is None and bool(
+            getattr(request_context, "auth_token", None)
+        )
         self._api = adapter.Adapter(
             session,
             service_type="orchestration",

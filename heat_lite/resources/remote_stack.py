@@ -14,6 +14,7 @@ from heat_lite.common import exception, template_format
 from heat_lite.common.states import Action
 from heat_lite.resources import base, remote_client, stack_resource
 from heat_lite.resources import properties as p
+from heat_lite.resources.openstack import client as cloud_client
 
 CONF = conf.CONF
 
@@ -74,7 +75,7 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
         ),
     }
     # The engine sets ``request_context`` from the operation's caller; its
-    # token is then used instead of the configured credentials.
+    # token is used when the stack has no trust (see remote_client).
     needs_caller_token = True
     _remote = None
 
@@ -99,7 +100,9 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
         (and the token it authenticated with)."""
         if self._remote is None:
             self._remote = remote_client.RemoteHeat(
-                self.properties.get("context"), self.request_context
+                self.properties.get("context"),
+                self.request_context,
+                trusted=cloud_client.trust_session(self),
             )
         return self._remote
 

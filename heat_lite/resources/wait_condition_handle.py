@@ -10,18 +10,25 @@ The engine never sees an HTTP request, so the signal URL is built from
 ``[DEFAULT] heat_waitcondition_server_url`` (else from the API's bind
 address). With the default ``TOKEN_SIGNAL`` transport the handle also
 makes a random token and offers a ready ``curl`` command line. Heat's
-token is a Keystone token of a stack user; heat_lite has none to give, so
-with ``auth_strategy = keystone`` the signal route has to accept the
-handle's token itself (with ``noauth`` any caller may signal).
+token is a Keystone token of a user it creates in a stack-user domain;
+heat_lite makes no Keystone users: with ``auth_strategy = keystone`` the
+API takes the handle's own token on the signal route of that handle and
+nowhere else (``api.auth.HandleTokens``, checked by
+``signal_token_matches``), so an in-guest agent holding it can signal
+this handle and do nothing else. The token is kept in the handle's data
+and goes with it (stack delete, or the replacement of an
+UpdateWaitConditionHandle). It does not expire as Heat's does (a
+Keystone token lasts an hour). With ``noauth`` any caller may signal.
 """
 
+import hmac
 import json
 import secrets
 import socket
 import urllib.parse
 
 from heat_lite import conf
-from heat_lite.common import exception
+from heat_lite.common import context, exception
 from heat_lite.resources import base
 from heat_lite.resources import constraints as c
 from heat_lite.resources import properties as p
@@ -155,7 +162,10 @@ class WaitConditionHandle(base.Resource):
         if transport in ("TOKEN_SIGNAL", "HEAT_SIGNAL"):
             self.data_set("endpoint", signal_url(self.stack, self.name))
         if transport == "TOKEN_SIGNAL":
-            self.data_set("token", secrets.token_urlsafe(32))
+            self.data_set(
+                "token",
+                context.HANDLE_TOKEN_PREFIX + secrets.token_urlsafe(32),
+            )
         self.data_set("signals", {})
         self.resource_id_set(self.physical_resource_name())
 
@@ -177,6 +187,11 @@ class WaitConditionHandle(base.Resource):
             entry["status"],
             entry["reason"],
         )
+
+    def signal_token_matches(self, token):
+        """True when ``token`` is this TOKEN_SIGNAL handle's token."""
+        mine = self._data.get("token") if self._token_signal() else None
+        return bool(mine) and hmac.compare_digest(mine, token)
 
     def signals(self):
         """{id: {"status", "reason", "data"}} in arrival order."""

@@ -9,6 +9,7 @@ import pytest
 
 from tests.functional import browser as browser_mod
 from tests.functional import cloud as cloud_mod
+from tests.functional import cloud_ledger
 from tests.functional import deployment as deployment_mod
 
 KINDS = ["sqlite", "postgresql", "mysql"]
@@ -65,3 +66,20 @@ def cloud_sdk(cloud):
     conn = cloud.connect("demo")
     yield conn
     conn.close()
+
+
+@pytest.fixture
+def cloud_ledger_demo(cloud_sdk, heat_on_cloud):
+    """Per test: every stack of ``heat_on_cloud`` deleted after it, and the
+    demo project checked with openstacksdk (see cloud_ledger.py)."""
+    yield from cloud_ledger.around(cloud_sdk, [heat_on_cloud.client()])
+
+
+@pytest.fixture
+def cloud_ledger_admin(cloud_sdk, heat_on_cloud, heat_as_admin):
+    """cloud_ledger_demo, and the stacks of ``heat_as_admin`` deleted."""
+    yield from cloud_ledger.around(
+        cloud_sdk,
+        [heat_on_cloud.client()],
+        others=[heat_as_admin.client(project="admin")],
+    )

@@ -306,9 +306,35 @@ def test_gates_and_unsupported(deployment, project):
     )
     assert exc.code == 400 and "Stack Adopt is not supported" in str(exc)
     assert "enable_stack_adopt = true" in str(exc)
-    exc = error(lambda: heat.stacks.snapshot(stack_id, "snap"))
-    assert exc.code == 400 and "not supported" in str(exc)
-    exc = error(lambda: heat.stacks.snapshot_list(stack_id))
-    assert exc.code == 400
     exc = error(lambda: heat.stacks.snapshot_list(str(uuid.uuid4())))
     assert exc.code == 404
+
+
+def test_snapshots_of_a_stack_without_cloud_resources(deployment, project):
+    """Heat's shapes: create answers the snapshot, show/list wrap it; the
+    data is the stack's abandon data; restore is RESTORE_COMPLETE; an
+    unknown snapshot is Heat's 404."""
+    name, heat = project
+    stack_id = helpers.create(heat, "snapped", helpers.flat(2))
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    made = heat.stacks.snapshot(stack_id, "snap")
+    assert made["name"] == "snap" and made["action"] == "SNAPSHOT"
+    assert set(made) >= {"id", "status", "status_reason", "creation_time"}
+    helpers.wait_for_status(heat, stack_id, "SNAPSHOT_COMPLETE")
+    shown = heat.stacks.snapshot_show(stack_id, made["id"])["snapshot"]
+    assert shown["status"] == "COMPLETE"
+    assert sorted(shown["data"]["resources"]) == ["r0", "r1"]
+    assert shown["data"]["template"] == helpers.flat(2)
+    assert [
+        s["id"] for s in heat.stacks.snapshot_list(stack_id)["snapshots"]
+    ] == [made["id"]]
+    heat.stacks.restore(stack_id, made["id"])
+    helpers.wait_for_status(heat, stack_id, "RESTORE_COMPLETE")
+    missing = str(uuid.uuid4())
+    exc = error(lambda: heat.stacks.snapshot_show(stack_id, missing))
+    assert exc.code == 404
+    assert "The Snapshot (%s) for Stack (snapped) could not be found." % (
+        missing
+    ) in str(exc)
+    heat.stacks.snapshot_delete(stack_id, made["id"])
+    assert heat.stacks.snapshot_list(stack_id) == {"snapshots": []}

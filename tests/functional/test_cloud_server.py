@@ -20,6 +20,8 @@ pytestmark = [
     pytest.mark.functional,
     pytest.mark.cloud,
     pytest.mark.timeout(1500),
+    # Stacks deleted and the cloud checked after each test.
+    pytest.mark.usefixtures("cloud_ledger_demo"),
 ]
 
 CIDR = "10.77.0.0/24"
@@ -461,6 +463,19 @@ def test_external_server_is_used_not_owned(cloud, heat_on_cloud, cloud_sdk):
     cloud_mod.wait_gone(lambda: cloud_sdk.compute.find_server(made.id))
 
 
+def _booted(cloud, user_data_format):
+    return {
+        "type": "OS::Nova::Server",
+        "properties": {
+            "image": cloud.image,
+            "flavor": cloud.flavor,
+            "user_data_format": user_data_format,
+            "user_data": {"get_resource": "boot"},
+            "networks": [{"network": cloud.network}],
+        },
+    }
+
+
 def test_server_boots_with_a_multipart_user_data(
     cloud, heat_on_cloud, cloud_sdk
 ):
@@ -483,33 +498,40 @@ def test_server_boots_with_a_multipart_user_data(
                     ]
                 },
             },
-            "server": {
-                "type": "OS::Nova::Server",
-                "properties": {
-                    "image": cloud.image,
-                    "flavor": cloud.flavor,
-                    "user_data_format": "RAW",
-                    "user_data": {"get_resource": "boot"},
-                    "networks": [{"network": cloud.network}],
-                },
-            },
+            # The same config, as it is and packed for software config.
+            "server": _booted(cloud, "RAW"),
+            "agent": _booted(cloud, "SOFTWARE_CONFIG"),
         }
     )
     stack_id = heat.stacks.create(stack_name="booted", template=tmpl)["stack"][
         "id"
     ]
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
-    server_id = cloud_mod.physical(heat, stack_id)["server"]
+    ids = cloud_mod.physical(heat, stack_id)
     admin = cloud.connect("admin")
     try:
-        raw = admin.compute.get_server(server_id).user_data
+        raw, packed = (
+            email.message_from_bytes(
+                base64.b64decode(admin.compute.get_server(ids[n]).user_data)
+            ).get_payload()
+            for n in ("server", "agent")
+        )
     finally:
         admin.close()
-    message = email.message_from_bytes(base64.b64decode(raw))
-    assert [p.get_payload() for p in message.get_payload()] == [
-        "#cloud-config\npackages:\n- httpd\n",
-        "#!/bin/sh\necho hi\n",
+    ours = ["#cloud-config\npackages:\n- httpd\n", "#!/bin/sh\necho hi\n"]
+    assert [p.get_payload() for p in raw] == ours
+    # SOFTWARE_CONFIG: Heat's packing around the same parts.
+    assert [p.get_content_type() for p in packed] == [
+        "text/cloud-config",
+        "text/part-handler",
+        "text/plain",
+        "text/x-shellscript",
+        "text/x-cfninitdata",
     ]
+    assert [p.get_payload() for p in packed[2:4]] == ours
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
-    cloud_mod.wait_gone(lambda: cloud_sdk.compute.find_server(server_id))
+    for name in ("server", "agent"):
+        cloud_mod.wait_gone(
+            lambda i=ids[name]: cloud_sdk.compute.find_server(i)
+        )

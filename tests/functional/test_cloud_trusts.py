@@ -14,6 +14,7 @@ Every check of the cloud goes through openstacksdk as admin.
 import json
 import os
 import signal
+import subprocess
 import time
 import uuid
 
@@ -53,17 +54,20 @@ password = {password}
 project_name = service
 user_domain_id = default
 project_domain_id = default
+{trustee}
+[openstack]
+region_name = RegionOne
+poll_interval = 0.2
+[engine]
+graceful_shutdown_timeout = 1
+"""
+_TRUSTEE = """
 [trustee]
 auth_type = password
 auth_url = {auth_url}
 username = heat
 password = {password}
 user_domain_id = default
-[openstack]
-region_name = RegionOne
-poll_interval = 0.2
-[engine]
-graceful_shutdown_timeout = 1
 """
 LOG_LEVELS = ",".join(
     ["keystoneauth=DEBUG", "openstack=DEBUG", "keystonemiddleware=DEBUG"]
@@ -79,22 +83,27 @@ NESTED = {
 @pytest.fixture(scope="module")
 def keystone_heat(cloud, tmp_path_factory):
     """heat-lite-api + heat-lite-engine in keystone mode, trusts on."""
-    lay = cloud.layout
     dep = deployment_mod.Deployment(
         "postgresql",
         tmp_path_factory.mktemp("heat-trusts"),
-        extra_conf=_CONF.format(
-            key=ENCRYPTION_KEY,
-            auth_url=lay.auth_url,
-            password=lay.password,
-            levels=LOG_LEVELS,
-        ),
+        extra_conf=_conf(cloud.layout),
     )
     try:
         dep.start()
         yield dep
     finally:
         dep.stop()
+
+
+def _conf(lay, trusts=True):
+    trustee = _TRUSTEE.format(auth_url=lay.auth_url, password=lay.password)
+    return _CONF.format(
+        key=ENCRYPTION_KEY,
+        auth_url=lay.auth_url,
+        password=lay.password,
+        levels=LOG_LEVELS,
+        trustee=trustee if trusts else "",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -361,17 +370,20 @@ def test_a_failed_create_deleted_takes_its_trust_along(
 ):
     token = trustor.token()
     heat = trustor.heat(token)
+    # Through a parameter: checked at create (through the trust), so the
+    # stack is made and its create fails.
     tmpl = helpers.template(
         {
             "server": {
                 "type": "OS::Nova::Server",
                 "properties": {
-                    "image": "no-such-image",
+                    "image": {"get_param": "image"},
                     "flavor": cloud.flavor,
                     "networks": [{"network": cloud.network}],
                 },
             }
-        }
+        },
+        parameters={"image": {"type": "string", "default": "no-such-image"}},
     )
     stack_id = heat.stacks.create(stack_name="doomed", template=tmpl)["stack"][
         "id"
@@ -393,12 +405,7 @@ def test_a_trust_keystone_refuses_fails_the_create_with_nothing_left(
     dep = deployment_mod.Deployment(
         "sqlite",
         tmp_path,
-        extra_conf=_CONF.format(
-            key=ENCRYPTION_KEY,
-            auth_url=lay.auth_url,
-            password=lay.password,
-            levels=LOG_LEVELS,
-        )
+        extra_conf=_conf(lay)
         + "\n[DEFAULT]\ntrusts_delegated_roles = admin\n",
     )
     dep.start()
@@ -474,3 +481,222 @@ def test_takeover_after_kill_finishes_the_create_with_the_trust(
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=120)
     _check_gone(admin_sdk, server_id, net_ids)
     assert _trusts(admin_sdk, user.id) == []
+
+
+@pytest.fixture
+def far_heat(cloud, tmp_path):
+    """A second heat_lite in keystone mode (no trusts: it makes nothing in
+    the cloud), listed as the catalog's orchestration service for the
+    test, then the catalog is pointed back where it was."""
+    before = cloud.layout.orchestration_url
+    dep = deployment_mod.Deployment(
+        "sqlite", tmp_path, extra_conf=_conf(cloud.layout, trusts=False)
+    )
+    try:
+        dep.start()
+        cloud.register_orchestration(dep.url)
+        yield dep
+    finally:
+        dep.stop()
+        if before:
+            cloud.register_orchestration(before)
+
+
+FAR = {
+    "heat_template_version": "2018-08-31",
+    "parameters": {"length": {"type": "number"}},
+    "resources": {
+        "secret": {
+            "type": "OS::Heat::RandomString",
+            "properties": {"length": {"get_param": "length"}},
+        }
+    },
+    "outputs": {"secret": {"value": {"get_attr": ["secret", "value"]}}},
+}
+
+
+def _remote_template(length):
+    return helpers.template(
+        {
+            "gate": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"value": "v", "wait_secs": 2},
+            },
+            "far": {
+                "type": "OS::Heat::Stack",
+                "depends_on": ["gate"],
+                "properties": {
+                    "template": json.dumps(FAR),
+                    "parameters": {"length": length},
+                    "context": {"region_name": "RegionOne"},
+                },
+            },
+        },
+        outputs={"far": {"value": {"get_attr": ["far", "outputs"]}}},
+    )
+
+
+def test_remote_stack_acts_through_the_trust_via_the_catalog(
+    cloud, keystone_heat, far_heat, admin_sdk, trustor
+):
+    """OS::Heat::Stack finds the orchestration endpoint in the catalog of
+    the stack's trust and creates, updates and deletes the remote stack
+    as the creator, each time after the token of the request was revoked
+    (no [remote_stack] credentials are configured)."""
+    user = trustor
+    token = user.token()
+    stack_id = user.heat(token).stacks.create(
+        stack_name="near", template=_remote_template(12)
+    )["stack"]["id"]
+    _revoke(admin_sdk, token)
+    heat = user.heat(user.token())
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=120)
+    far_client = user.heat(user.token(), far_heat)
+    (remote,) = far_client.stacks.list()
+    assert remote.id == cloud_mod.physical(heat, stack_id)["far"]
+    assert len(cloud_mod.outputs(heat, stack_id)["far"]["secret"]) == 12
+
+    token = user.token()
+    user.heat(token).stacks.update(stack_id, template=_remote_template(20))
+    _revoke(admin_sdk, token)
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=120)
+    assert len(cloud_mod.outputs(heat, stack_id)["far"]["secret"]) == 20
+
+    token = user.token()
+    user.heat(token).stacks.delete(stack_id)
+    _revoke(admin_sdk, token)
+    heat = user.heat(user.token())
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=120)
+    assert list(far_client.stacks.list()) == []
+    assert _trusts(admin_sdk, user.id) == []
+
+
+def test_a_handle_token_signals_its_handle_and_nothing_else(
+    keystone_heat, trustor
+):
+    """keystone mode: the token a WaitConditionHandle hands an in-guest
+    agent signals that handle (curl_cli as given works), is refused
+    everywhere else, and stops working when the stack is deleted."""
+    heat = trustor.heat(trustor.token())
+    tmpl = helpers.template(
+        {
+            "handle": {"type": "OS::Heat::WaitConditionHandle"},
+            "other": {"type": "OS::Heat::WaitConditionHandle"},
+            "wait": {
+                "type": "OS::Heat::WaitCondition",
+                "properties": {
+                    "handle": {"get_resource": "handle"},
+                    "timeout": 120,
+                },
+            },
+        },
+        outputs={"data": {"value": {"get_attr": ["wait", "data"]}}},
+    )
+    stack_id = heat.stacks.create(stack_name="waiting", template=tmpl)[
+        "stack"
+    ]["id"]
+
+    def attrs(name):
+        return heat.resources.get(
+            stack_id, name, with_attr=["token", "endpoint", "curl_cli"]
+        ).attributes
+
+    deadline = time.monotonic() + 60
+    while not (attrs("handle").get("token") and attrs("other").get("token")):
+        assert time.monotonic() < deadline, "the handles have no tokens"
+        time.sleep(0.2)
+    mine, other = attrs("handle"), attrs("other")
+    assert mine["token"] != other["token"]
+
+    def post(url, token, **body):
+        return requests.post(
+            url,
+            headers={
+                "X-Auth-Token": token,
+                "Content-Type": "application/json",
+            },
+            json=body,
+            timeout=30,
+        )
+
+    # Another handle's token, and the token anywhere but its signal URL.
+    assert post(mine["endpoint"], other["token"]).status_code == 403
+    assert (
+        requests.get(
+            keystone_heat.endpoint(trustor.project) + "/stacks/" + stack_id,
+            headers={"X-Auth-Token": mine["token"]},
+            timeout=30,
+        ).status_code
+        == 401
+    )
+    assert post(
+        mine["endpoint"].replace("/handle/", "/wait/"), mine["token"]
+    ).status_code in (401, 403)
+    # The agent's way: the curl command line it was given.
+    done = subprocess.run(
+        mine["curl_cli"]
+        + " --data-binary '"
+        + json.dumps({"status": "SUCCESS", "data": "up", "id": "1"})
+        + "'",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert " 200 " in done.stdout.splitlines()[0], done.stdout
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=60)
+    assert json.loads(cloud_mod.outputs(heat, stack_id)["data"]) == {"1": "up"}
+
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
+    assert post(mine["endpoint"], mine["token"]).status_code == 404
+
+
+def test_constraints_ask_the_cloud_as_the_requesting_user(
+    cloud, keystone_heat, admin_sdk, trustor
+):
+    """neutron.network at validate and at create sees what the user sees:
+    a network of the admin project is refused (heat's own service user
+    could see it), the user's own and the shared one are accepted."""
+    hidden = admin_sdk.network.create_network(
+        name="hidden-%s" % trustor.name,
+        project_id=admin_sdk.identity.find_project("admin").id,
+    )
+    user_sdk = cloud_mod.catalog.connect(cloud.layout, trustor.name, "demo")
+    mine = user_sdk.network.create_network(name="mine-%s" % trustor.name)
+    try:
+        heat = trustor.heat(trustor.token())
+
+        def tmpl(net):
+            return helpers.template(
+                {
+                    "port": {
+                        "type": "OS::Neutron::Port",
+                        "properties": {"network": net},
+                    }
+                }
+            )
+
+        for refused in (hidden.id, "no-such-net"):
+            error = helpers.http_error(
+                lambda r=refused: heat.stacks.validate(template=tmpl(r))
+            )
+            assert error.code == 400
+            assert '"%s" does not validate neutron.network' % refused in (
+                str(error)
+            )
+        for accepted in (mine.id, cloud.network):
+            assert "Parameters" in heat.stacks.validate(
+                template=tmpl(accepted)
+            )
+        # At create (the trust's turn): the user's own network passes.
+        stack_id = heat.stacks.create(
+            stack_name="ported", template=tmpl(mine.id)
+        )["stack"]["id"]
+        helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=120)
+        heat.stacks.delete(stack_id)
+        helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=120)
+    finally:
+        user_sdk.network.delete_network(mine)
+        user_sdk.close()
+        admin_sdk.network.delete_network(hidden)

@@ -21,6 +21,8 @@ pytestmark = [
     pytest.mark.functional,
     pytest.mark.cloud,
     pytest.mark.timeout(1500),
+    # Stacks deleted and the cloud checked after each test.
+    pytest.mark.usefixtures("cloud_ledger_admin"),
 ]
 
 

@@ -11,13 +11,15 @@ import yaml
 from tests.functional import deployment as deployment_mod
 
 
-def _osc(dep, *args):
+def _osc(dep, *args, project="cli"):
+    """Run ``openstack <args>`` (noauth) against ``dep``'s ``project``;
+    return its standard output."""
     cmd = [
         deployment_mod.command("openstack"),
         "--os-auth-type",
         "none",
         "--os-endpoint",
-        dep.endpoint("cli"),
+        dep.endpoint(project),
         *args,
     ]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=180)

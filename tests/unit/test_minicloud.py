@@ -69,7 +69,7 @@ def test_configs_point_every_service_at_its_own_database(tmp_path):
     nova.read(lay.path("etc", "nova", "nova.conf"))
     assert nova["database"]["connection"] == lay.db_url("nova")
     assert nova["api_database"]["connection"] == lay.db_url("nova_api")
-    assert nova["DEFAULT"]["compute_driver"] == "fake.FakeDriver"
+    assert nova["DEFAULT"]["compute_driver"] == "minicloud_nova.FakeDriver"
     assert nova["neutron"]["auth_url"] == lay.auth_url
     ml2 = configparser.ConfigParser()
     ml2.read(lay.path("etc", "neutron", "plugins", "ml2", "ml2_conf.ini"))

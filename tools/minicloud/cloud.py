@@ -28,6 +28,9 @@ WSGI = {
     "nova": ("nova.wsgi.osapi_compute", "nova-api"),
 }
 NOVA_DAEMONS = ("nova-conductor", "nova-scheduler", "nova-compute")
+NOVA_DRIVER = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "nova_driver"
+)
 
 
 class Cloud:
@@ -214,6 +217,8 @@ class Cloud:
                     lay,
                     daemon,
                     [lay.bin(daemon), *self._conf("nova", "nova.conf")],
+                    # nova-compute's virt driver (minicloud_nova) is here.
+                    env={"PYTHONPATH": NOVA_DRIVER},
                 )
             self._wait_compute_up()
             self._nova_manage("cell_v2", "discover_hosts")

@@ -146,14 +146,15 @@ project_domain_name = Default
 region_name = {region}
 """
 
-# Nova: the fake virt driver on one host; resize to the same host; one
+# Nova: the fake virt driver on one host (ours: its snapshots upload an
+# image, see nova_driver/minicloud_nova.py); resize to the same host; one
 # conductor and one scheduler worker; no consoles, no notifications.
 _NOVA = (
     """
 [DEFAULT]
 log_dir = {log}
 transport_url = {transport_url}
-compute_driver = fake.FakeDriver
+compute_driver = minicloud_nova.FakeDriver
 host = mc-compute1
 my_ip = 127.0.0.1
 allow_resize_to_same_host = true

@@ -11,6 +11,7 @@ import oslo_messaging as messaging
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.engine import definitions, rpcapi
+from heat_lite.resources.openstack import client as cloud_client
 
 LOG = logging.getLogger(__name__)
 # Every endpoint object of the [engine] topic serves this version: the
@@ -21,12 +22,17 @@ TARGET = messaging.Target(version=rpcapi.RPC_API_VERSION)
 def expected(fn):
     """Typed heat_lite errors travel back to the RPC caller as such; a
     database that cannot be reached becomes DatabaseUnavailable (503)
-    here, since a driver's exception would reach the API as a 500."""
+    here, since a driver's exception would reach the API as a 500.
+    Custom constraints checked during the call ask the cloud as the caller
+    (``client.acting_as``: its token, in keystone mode)."""
 
     @functools.wraps(fn)
     def translated(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with cloud_client.acting_as(
+                request=args[1] if len(args) > 1 else None
+            ):
+                return fn(*args, **kwargs)
         except exception.HeatLiteException:
             raise
         except Exception as exc:

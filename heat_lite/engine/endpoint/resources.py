@@ -42,6 +42,18 @@ def _busy(stack, record):
     )
 
 
+def _token_may_signal(stack, resource_name, token):
+    """Refuse a handle token that is not the token of ``resource_name``.
+
+    :raises Forbidden: another resource's token, or a resource that has
+        none (not a TOKEN_SIGNAL handle).
+    """
+    plugin = definitions.plugin_for(find_record(stack, resource_name))
+    matches = getattr(plugin, "signal_token_matches", None)
+    if matches is None or not matches(token):
+        raise exception.Forbidden(action="signal %s" % resource_name)
+
+
 class ResourceEndpoint:
     """Resource metadata, signal and mark-unhealthy."""
 
@@ -55,6 +67,10 @@ class ResourceEndpoint:
     @expected
     def resource_signal(self, ctxt, stack_identity, resource_name, details):
         stack = find_stack(ctxt, stack_identity, live=True)
+        token = getattr(ctxt, "handle_token", None)
+        if token is not None:
+            # A handle's own token (keystone mode): only that handle.
+            _token_may_signal(stack, resource_name, token)
         if isinstance(details, dict) and "unset_hook" in details:
             # A breakpoint is cleared whatever the resource type.
             hooks.clear(stack["id"], resource_name, details["unset_hook"])

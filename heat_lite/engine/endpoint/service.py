@@ -15,7 +15,14 @@ from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.engine import trusts
-from heat_lite.engine.endpoint import abandon, goals, preview, queries, views
+from heat_lite.engine.endpoint import (
+    abandon,
+    goals,
+    preview,
+    queries,
+    snapshots,
+    views,
+)
 from heat_lite.engine.endpoint.base import (
     TARGET,
     bound_template,
@@ -58,6 +65,7 @@ def endpoints(stack_ops, stack_service=None):
         CatalogEndpoint(),
         SoftwareConfigEndpoint(),
         ReferenceEndpoint(),
+        snapshots.SnapshotEndpoint(stack_ops),
     ]
 
 
@@ -278,6 +286,8 @@ class EngineService:
             LOG.warning(
                 "Stack %s is deleted without a trust: %s", stack["id"], exc
             )
+        # Heat's order: the snapshots (and their images) go first.
+        snapshots.delete_all(stack)
         self.ops.start(stack, Action.DELETE, caller_token=caller.keep(ctxt))
 
     @_expected

@@ -23,7 +23,8 @@ from heat_lite.engine.worker import caller
 LOG = logging.getLogger(__name__)
 _START_RETRIES = 20
 # Actions that run on the stack's own template instead of a new goal.
-KEEP_TEMPLATE = (Action.SUSPEND, Action.RESUME, Action.CHECK)
+KEEP_TEMPLATE = (Action.SUSPEND, Action.RESUME, Action.CHECK, Action.SNAPSHOT)
+FORWARD_ONLY = planner.FORWARD_ONLY
 
 # What ends a traversal, for ``successor``: failed (no rollback),
 # cancelled, or rolled back.
@@ -103,6 +104,9 @@ class StackOps:
         # traversal.verify.Verifier, set by the process: holds the cleanup
         # phase of a verified traversal until its checks pass.
         self.verifier = None
+        # endpoint.snapshots.Snapshots, set by the process: the end of a
+        # SNAPSHOT walk fills (or fails) its snapshot.
+        self.snapshots = None
 
     # Starting ------------------------------------------------------------
     def start(
@@ -316,7 +320,7 @@ class StackOps:
         action = db_api.stack_state(stack_id)[1]
 
         def plan(records):
-            if action in (Action.RESUME, Action.CHECK):
+            if action in FORWARD_ONLY:
                 records = []
             graph, found = planner.plan_cleanup(records)
             counts.update(found)
@@ -347,6 +351,8 @@ class StackOps:
                 self.mark_failed(stack, "Error deleting trust: %s" % exc)
                 return
         reason = "Stack %s completed successfully" % action
+        if action == Action.SNAPSHOT and self.snapshots is not None:
+            self.snapshots.finish(stack, traversal, Status.COMPLETE, reason)
         if action == Action.ROLLBACK and self.verifier is not None:
             reason += self.verifier.rollback_note(stack)
         values = {"status": Status.COMPLETE, "status_reason": reason}
@@ -381,6 +387,10 @@ class StackOps:
         action = stack["action"]
         failed = stack_event(stack, action, Status.FAILED, reason)
         notify.stack_event(stack, action, "error", reason=reason)
+        if action == Action.SNAPSHOT and self.snapshots is not None:
+            self.snapshots.finish(
+                stack, stack["current_traversal"], Status.FAILED, reason
+            )
         if not stack["disable_rollback"] and action in (
             Action.CREATE,
             Action.UPDATE,

@@ -21,6 +21,9 @@ UPDATE, CLEANUP, BARRIER, STACK = "update", "cleanup", "barrier", "stack"
 # until its plugin takes them (see engine.worker.adopt).
 ADOPT_NESTED_KEY = "adopt_nested_resources"
 
+# Stack actions that run forwards on every record and have no cleanup.
+FORWARD_ONLY = ("RESUME", "CHECK", "SNAPSHOT")
+
 
 @dataclasses.dataclass
 class Plan:

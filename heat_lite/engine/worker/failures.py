@@ -17,7 +17,7 @@ from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
-from heat_lite.engine.traversal.planner import CLEANUP
+from heat_lite.engine.traversal.planner import CLEANUP, FORWARD_ONLY
 
 LOG = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ class NodeFailures:
                 if record["stack_action"] == Action.SUSPEND
                 else Action.DELETE
             )
-        if record["stack_action"] in (Action.RESUME, Action.CHECK):
+        if record["stack_action"] in FORWARD_ONLY:
             return record["stack_action"]
         if (
             record["lock_traversal"] == record["stack_traversal"]

@@ -14,8 +14,10 @@ from heat_lite.common.states import Action, Status
 from heat_lite.db import convergence as conv
 from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
+from heat_lite.engine.traversal.planner import FORWARD_ONLY
 from heat_lite.engine.worker import actions
 from heat_lite.resources import base
+from heat_lite.resources.openstack import client as cloud_client
 
 
 def runs(record, traversal):
@@ -66,7 +68,7 @@ class UpdatePhase:
             return []
         if not runs(record, node.traversal):
             return []
-        if record["stack_action"] in (Action.RESUME, Action.CHECK):
+        if record["stack_action"] in FORWARD_ONLY:
             return self.simple.run(node, record)
         bound = definitions.get(
             record["stack_template_id"], definitions.stack_info(record)
@@ -91,10 +93,12 @@ class UpdatePhase:
                 bound.environment, defn.name, defn.type, bound.files
             )
             scope = definitions.RecordScope(bound, deps)
-            props = cls.validate_properties(
-                defn.resolve_properties(scope),
-                "resources.%s.properties" % defn.name,
-            )
+            # Custom constraints ask the cloud through the stack's trust.
+            with cloud_client.acting_as(stack=definitions.stack_of(record)):
+                props = cls.validate_properties(
+                    defn.resolve_properties(scope),
+                    "resources.%s.properties" % defn.name,
+                )
         except exception.HeatLiteException as exc:
             action = (
                 Action.CREATE

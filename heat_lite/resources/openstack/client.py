@@ -23,10 +23,15 @@ Endpoints come from the identity's service catalog (``region_name``,
 """
 
 import collections
+import contextlib
+import contextvars
 import importlib
 import threading
+import types
 
 from keystoneauth1 import loading
+from keystoneauth1 import session as ks_session
+from keystoneauth1.identity import v3
 
 from heat_lite import conf
 from heat_lite.common import exception
@@ -40,6 +45,8 @@ _LOCK = threading.Lock()
 _CONNECTIONS = collections.OrderedDict()
 MAX_CONNECTIONS = 256
 _TRUSTS = {}
+# Who a custom constraint asks the cloud as (see acting_as).
+_ACTING = contextvars.ContextVar("heat_lite_acting", default=None)
 
 
 class _Deferred:
@@ -116,6 +123,19 @@ def identity(plugin=None):
             "stack has none (is [trustee] configured?)"
         )
     return ("trust", trust)
+
+
+def trust_session(plugin):
+    """The keystoneauth1 session of the trust ``plugin``'s stack acts
+    through (the one its cached connection uses), or None outside keystone
+    mode or for a stack that has no trust. For clients other than
+    openstacksdk's (OS::Heat::Stack's orchestration API)."""
+    if CONF.api.auth_strategy != "keystone" or plugin is None:
+        return None
+    trust_of = _TRUSTS.get("trust_of")
+    if trust_of is None or trust_of(plugin) is None:
+        return None
+    return connection(plugin).session
 
 
 def connection(plugin=None):
@@ -205,3 +225,82 @@ def _configured():
         region_name=group.region_name,
         interface=group.interface,
     )
+
+
+class _Acting:
+    """The identity checks made now act as, found lazily: the cache key
+    of its answers (its project) and, on a miss, a connection."""
+
+    def __init__(self, plugin=None, request=None):
+        self.plugin = plugin
+        self.request = request
+        self.own = None  # a connection made for a caller's token
+
+    def project(self):
+        """The cache scope of answers: the project (None: no identity,
+        checks accept every value)."""
+        if CONF.api.auth_strategy != "keystone":
+            return ("configured",)
+        if self.plugin is not None and trust_session(self.plugin):
+            return ("project", (self.plugin.stack or {}).get("tenant"))
+        if getattr(self.request, "auth_token", None):
+            return ("project", self.request.project_id)
+        return None
+
+    def connection(self):
+        if CONF.api.auth_strategy != "keystone":
+            return connection()
+        if self.plugin is not None and trust_session(self.plugin):
+            return connection(self.plugin)
+        if self.own is None:
+            self.own = _caller_connection(self.request)
+        return self.own
+
+    def close(self):
+        if self.own is not None:
+            self.own.close()
+
+
+def _caller_connection(request):
+    """A connection with the caller's token, re-scoped at Keystone to get
+    its catalog (the ``[trustee] auth_url``)."""
+    trustee = loading.load_auth_from_conf_options(CONF, "trustee")
+    if getattr(trustee, "auth_url", None) is None:
+        raise CloudUnavailable(
+            message="No Keystone to re-scope the caller's token at: "
+            "[trustee] auth_url is unset"
+        )
+    auth = v3.Token(
+        auth_url=trustee.auth_url,
+        token=request.auth_token,
+        project_id=request.project_id,
+    )
+    group = CONF[openstack_conf.GROUP]
+    return _sdk().connection.Connection(
+        session=ks_session.Session(auth=auth),
+        region_name=group.region_name,
+        interface=group.interface,
+    )
+
+
+@contextlib.contextmanager
+def acting_as(plugin=None, request=None, stack=None):
+    """Within the block, custom constraints ask the cloud as ``plugin``'s
+    (or ``stack``'s: a stack dict with its stored trust) trust, else with
+    the token of the request context ``request`` (keystone mode), else
+    as the configured cloud (noauth)."""
+    if plugin is None and stack is not None:
+        plugin = types.SimpleNamespace(stack=stack)
+    acting = _Acting(plugin, request)
+    reset = _ACTING.set(acting)
+    try:
+        yield acting
+    finally:
+        _ACTING.reset(reset)
+        acting.close()
+
+
+def acting():
+    """The identity of the enclosing ``acting_as`` block, or one with no
+    plugin and no request (the configured cloud in noauth mode)."""
+    return _ACTING.get() or _Acting()

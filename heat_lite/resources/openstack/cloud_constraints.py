@@ -5,21 +5,34 @@ Registered with the template layer's custom constraint registry when the
 OpenStack types load, so template parameters and resource properties
 that name them are checked at validate and before each create or update:
 the value must name (by name or ID) exactly one such thing visible to the
-identity the types act as. Answers are cached for ``TTL`` seconds (a
-template often names the same image many times). When no cloud is
-configured, and in keystone mode (where the identity is the stack's
-trust, which a template-level check does not have), the constraints
-accept every value, as Heat does for services it cannot reach: the
-resource's own request will fail with the cloud's message instead.
+identity the check acts as (``client.acting_as``):
+
+* noauth mode: the configured cloud;
+* keystone mode, before a resource's create or update: the stack's trust;
+* keystone mode, at validate (a stack create, update, preview or
+  template validate): the requesting user, with the token of the request
+  re-scoped at Keystone.
+
+Answers are cached for ``TTL`` seconds per project (a template often
+names the same image many times, and a project's users see the same
+things). With no identity to ask as (no cloud configured, a keystone
+mode check without a token or trust) and when the cloud cannot answer
+(unreachable, a token refused), the constraints accept the value, as
+Heat does for services it cannot reach: the resource's own request will
+fail with the cloud's message instead. Such answers are not cached.
 """
 
+import logging
 import threading
 import time
+
+from keystoneauth1 import exceptions as ks_exc
 
 from heat_lite.engine.template import constraints
 from heat_lite.resources.openstack import client
 
 TTL = 30.0
+MAX_ANSWERS = 10000  # past that, expired answers are dropped
 # constraint name: (service proxy attribute, finder)
 FINDERS = {
     "nova.flavor": ("compute", "find_flavor"),
@@ -31,22 +44,27 @@ FINDERS = {
     "neutron.router": ("network", "find_router"),
     "neutron.security_group": ("network", "find_security_group"),
 }
+LOG = logging.getLogger(__name__)
 _LOCK = threading.Lock()
 _CACHE = {}
 
 
-def _exists(service, finder, value):
-
+def _exists(acting, service, finder, value):
+    """True/False, or None when the cloud could not answer."""
     try:
-        conn = client.connection()
-    except client.CloudUnavailable:
-        return True
-    try:
+        conn = acting.connection()
         found = getattr(getattr(conn, service), finder)(
             value, ignore_missing=True
         )
     except client.sdk_exc.DuplicateResource:
         return False
+    except (
+        client.CloudUnavailable,
+        client.sdk_exc.SDKException,
+        ks_exc.ClientException,
+    ) as exc:
+        LOG.info("Cannot check %s %s: %s", finder, value, exc)
+        return None
     return found is not None
 
 
@@ -55,18 +73,31 @@ def checker(name):
     service, finder = FINDERS[name]
 
     def check(value):
-        key = (name, value)
+        acting = client.acting()
+        scope = acting.project()
+        if scope is None:
+            return True
+        key = (scope, name, value)
         now = time.monotonic()
         with _LOCK:
             hit = _CACHE.get(key)
         if hit is not None and hit[0] > now:
             return hit[1]
-        answer = _exists(service, finder, value)
+        answer = _exists(acting, service, finder, value)
+        if answer is None:
+            return True
         with _LOCK:
             _CACHE[key] = (now + TTL, answer)
+            if len(_CACHE) > MAX_ANSWERS:
+                _drop_expired(now)
         return answer
 
     return check
+
+
+def _drop_expired(now):
+    for key in [k for k, (until, _) in _CACHE.items() if until <= now]:
+        del _CACHE[key]
 
 
 def forget():

@@ -16,19 +16,23 @@ until Nova no longer shows the server; a server already gone counts as
 deleted. Suspend and resume map to Nova's and poll for SUSPENDED and
 ACTIVE; a stack check fails a server that is gone or not ACTIVE.
 
-``user_data`` is passed to Nova as it is, whatever ``user_data_format``
-says (the HEAT_CFNTOOLS and SOFTWARE_CONFIG packaging is still to come),
-except that with RAW and SOFTWARE_CONFIG the ID of a software config
-(``OS::Heat::CloudConfig``, ``MultipartMime``, ``SoftwareConfig``)
-stands for its config.
+``user_data`` is built per ``user_data_format`` by ``server_user_data``
+(SOFTWARE_CONFIG: Heat's multipart message for cloud-init; a software
+config's ID stands for its config).
 """
 
 import base64
 import json
 
 from heat_lite.common import exception
-from heat_lite.resources import base, cloud_config, software_config
-from heat_lite.resources.openstack import client, server_schema, server_update
+from heat_lite.resources import base
+from heat_lite.resources.openstack import (
+    client,
+    server_schema,
+    server_snapshot,
+    server_update,
+    server_user_data,
+)
 from heat_lite.resources.openstack import implicit_depends as implicit
 from heat_lite.resources.openstack.client import sdk_exc
 
@@ -144,10 +148,11 @@ class Server(base.Resource):
             args["image_id"] = conn.image.find_image(
                 props["image"], ignore_missing=False
             ).id
-        if props.get("user_data"):
-            args["user_data"] = base64.b64encode(
-                self._user_data(props).encode()
-            ).decode()
+        user_data = server_user_data.text(
+            props, self.stack.get("tenant") or ""
+        )
+        if user_data:
+            args["user_data"] = base64.b64encode(user_data.encode()).decode()
         if props.get("security_groups"):
             args["security_groups"] = [
                 {"name": sg} for sg in props["security_groups"]
@@ -165,18 +170,6 @@ class Server(base.Resource):
             if props.get(prop) not in (None, "", [], {}):
                 args[arg] = props[prop]
         return args
-
-    def _user_data(self, props):
-        """The user data text: with the RAW and SOFTWARE_CONFIG formats,
-        a software config's ID stands for its config (as in Heat)."""
-        value = props["user_data"]
-        if props.get("user_data_format") in ("RAW", "SOFTWARE_CONFIG"):
-            value = cloud_config.stored_config(
-                software_config.SoftwareConfig.store,
-                value,
-                self.stack.get("tenant") or "",
-            )
-        return value
 
     def handle_create(self):
         server = self._conn().compute.create_server(**self._create_args())
@@ -223,7 +216,11 @@ class Server(base.Resource):
                 self._nics(new_props.get("networks")),
             )
         steps = server_update.plan(
-            self._conn(), new_props, set(prop_diff), interfaces
+            self._conn(),
+            new_props,
+            set(prop_diff),
+            interfaces,
+            tenant=self.stack.get("tenant") or "",
         )
         self.properties = new_props
         return {"steps": steps}
@@ -292,6 +289,20 @@ class Server(base.Resource):
             raise client.Error(
                 message="'status': expected 'ACTIVE', got '%s'" % server.status
             )
+
+    # Snapshots (server_snapshot) ----------------------------------------
+    def handle_snapshot(self):
+        return server_snapshot.start(self)
+
+    def check_snapshot_complete(self, image_id):
+        return server_snapshot.done(self, image_id)
+
+    def handle_delete_snapshot(self, entry):
+        server_snapshot.delete(self, entry)
+
+    @staticmethod
+    def restore_properties(entry):
+        return server_snapshot.restore_properties(entry)
 
     # Delete --------------------------------------------------------------
     def handle_delete(self):

@@ -14,7 +14,7 @@ is applied in place.
 
 import base64
 
-from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack import client, server_user_data
 
 
 def _explicit(networks):
@@ -67,9 +67,10 @@ def interfaces_step(old_nics, new_nics):
     }
 
 
-def plan(conn, new_props, prop_diff, interfaces=None):
+def plan(conn, new_props, prop_diff, interfaces=None, tenant=""):
     """The steps for the changes of ``prop_diff`` applied in place
-    (``interfaces``: the step of a ``networks`` change, if any)."""
+    (``interfaces``: the step of a ``networks`` change, if any; ``tenant``:
+    the project whose software configs the user data may name)."""
     steps = [interfaces] if interfaces else []
     if "flavor" in prop_diff:
         flavor = conn.compute.find_flavor(
@@ -100,7 +101,7 @@ def plan(conn, new_props, prop_diff, interfaces=None):
             step["admin_password"] = new_props["admin_pass"]
         if user_data:
             step["user_data"] = base64.b64encode(
-                (new_props.get("user_data") or "").encode()
+                server_user_data.text(new_props, tenant).encode()
             ).decode()
         steps.append(step)
     return steps

@@ -15,6 +15,7 @@ WRITES = {
     "create_software_config",
     "create_stack",
     "delete_rollout",
+    "delete_snapshot",
     "delete_software_config",
     "delete_stack",
     "resource_mark_unhealthy",
@@ -22,6 +23,8 @@ WRITES = {
     "rollout_action",
     "stack_action",
     "stack_cancel_update",
+    "stack_restore",
+    "stack_snapshot",
     "stack_verdict",
     "update_stack",
 }

@@ -66,3 +66,62 @@ def test_multipart_takes_inline_parts_and_other_configs():
 
 def test_inline_text_that_is_no_config_id_stays():
     assert cloud_config.stored_config(FakeStore(), "echo", "p1") == "echo"
+
+
+def _parts(message_text):
+    message = email.message_from_string(message_text)
+    assert message.is_multipart()
+    return [
+        (p.get_content_type(), p.get_filename(), p.get_payload())
+        for p in message.get_payload()
+    ]
+
+
+def test_software_config_user_data_wraps_a_multipart_config_part_by_part():
+    from heat_lite.resources.openstack import server_user_data as sud
+
+    mime = _make(
+        cloud_config.MultipartMime,
+        parts=[
+            {"config": "#cloud-config\na: 1\n", "subtype": "cloud-config"},
+            {"config": "#!/bin/sh\necho hi\n", "subtype": "x-shellscript"},
+        ],
+    )
+    built = sud.text(
+        {"user_data": mime.resource_id, "user_data_format": "SOFTWARE_CONFIG"},
+        STACK["tenant"],
+    )
+    parts = _parts(built)
+    assert [p[:2] for p in parts] == [
+        ("text/cloud-config", "cloud-config"),
+        ("text/part-handler", "part-handler.py"),
+        ("text/cloud-config", None),
+        ("text/x-shellscript", None),
+        ("text/x-cfninitdata", "cfn-init-data"),
+    ]
+    assert parts[2][2] == "#cloud-config\na: 1\n"
+    assert parts[4][2] == '{"deployments": []}'
+    # The handler is Python that cloud-init can load.
+    handler = {}
+    exec(compile(parts[1][2], "part-handler.py", "exec"), handler)
+    assert handler["list_types"]() == ["text/x-cfninitdata"]
+
+
+def test_software_config_user_data_of_plain_text_is_one_part():
+    from heat_lite.resources.openstack import server_user_data as sud
+
+    parts = _parts(
+        sud.text(
+            {
+                "user_data": "#!/bin/sh\n",
+                "user_data_format": "SOFTWARE_CONFIG",
+            },
+            STACK["tenant"],
+        )
+    )
+    assert parts[2] == ("text/plain", None, "#!/bin/sh\n")
+    assert len(parts) == 4
+    # RAW is the text as it is; no user data, nothing.
+    raw = {"user_data": "#!/bin/sh\n", "user_data_format": "RAW"}
+    assert sud.text(raw, STACK["tenant"]) == "#!/bin/sh\n"
+    assert sud.text({"user_data_format": "RAW"}, STACK["tenant"]) == ""

@@ -355,8 +355,61 @@ def test_cloud_constraint_answers_are_cached(monkeypatch):
     check = cloud_constraints.checker("glance.image")
     assert not check("img")
     assert not check("img")
-    assert asked == [("image", "find_image", "img")]
+    assert [a[1:] for a in asked] == [("image", "find_image", "img")]
     cloud_constraints.forget()
+
+
+def test_keystone_mode_constraints_ask_as_the_caller_cached_per_project(
+    monkeypatch,
+):
+    """Without a token or trust nothing is asked; with one, the answer is
+    asked once per project and shared by its callers and its trusts."""
+    from heat_lite.common import context
+
+    CONF.set_override("auth_strategy", "keystone", group="api")
+    client.use_trusts(
+        lambda plugin: plugin.stack.get("trust"),
+        lambda trust: keystone_session.Session(),
+    )
+    cloud_constraints.forget()
+    asked = []
+    monkeypatch.setattr(
+        cloud_constraints,
+        "_exists",
+        lambda acting, *args: asked.append(acting.project()) or False,
+    )
+    check = cloud_constraints.checker("neutron.network")
+    assert check("n")
+    assert asked == []
+
+    def caller(project):
+        return context.RequestContext(
+            auth_token="tok", project_id=project, overwrite=False
+        )
+
+    with client.acting_as(request=caller("p1")):
+        assert not check("n")
+        assert not check("n")
+    with client.acting_as(request=caller("p2")):
+        assert not check("n")
+    with client.acting_as(stack={"trust": "t1", "tenant": "p1"}):
+        assert not check("n")
+    assert asked == [("project", "p1"), ("project", "p2")]
+    cloud_constraints.forget()
+
+
+def test_cloud_constraints_accept_what_the_cloud_cannot_answer(monkeypatch):
+    from heat_lite.common import context
+
+    CONF.set_override("auth_strategy", "keystone", group="api")
+    cloud_constraints.forget()
+    ctxt = context.RequestContext(
+        auth_token="tok", project_id="p", overwrite=False
+    )
+    # No [trustee] auth_url to re-scope the token at: not answerable.
+    with client.acting_as(request=ctxt):
+        assert cloud_constraints.checker("nova.flavor")("f")
+    assert cloud_constraints._CACHE == {}
 
 
 def test_interfaces_step_detaches_and_attaches_the_difference():

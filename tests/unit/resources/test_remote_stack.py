@@ -116,3 +116,23 @@ def test_configured_sessions_are_shared_caller_sessions_are_not():
     caller = context.RequestContext(project_id="p", auth_token="tok")
     assert remote_client._session({}, caller) is not first
     remote_client._SESSIONS.clear()
+
+
+def test_the_stacks_trust_session_comes_first():
+    """With a trust session, it is used (and a token refused is not
+    blamed on the caller); a CA choice makes a session with its auth."""
+    from keystoneauth1 import session as ks_session
+
+    from heat_lite.common import context
+    from heat_lite.resources import remote_client
+
+    trusted = ks_session.Session()
+    caller = context.RequestContext(
+        auth_token="tok", project_id="p", overwrite=False
+    )
+    assert remote_client._session({}, caller, trusted) is trusted
+    other = remote_client._session({"insecure": True}, caller, trusted)
+    assert other is not trusted
+    assert other.auth is trusted.auth and other.verify is False
+    heat = remote_client.RemoteHeat({}, caller, trusted=trusted)
+    assert heat._as_caller is False

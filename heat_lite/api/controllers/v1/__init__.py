@@ -15,6 +15,7 @@ from heat_lite.api.controllers.v1 import (
     resources,
     rollouts,
     services,
+    snapshots,
     software_configs,
     stack,
     stacks,
@@ -84,13 +85,20 @@ def _stack_routes(r, base):
     r.add(one + "/actions", POST=stack.stack_action)
     r.add(one + "/verdict", POST=stack.verdict)
     r.add(one + "/promotions", GET=promotions.stack_promotions)
-    r.add(one + "/snapshots", GET=stack.snapshots, POST=stack.snapshots)
+    r.add(
+        one + "/snapshots",
+        GET=snapshots.snapshot_list,
+        POST=snapshots.snapshot_create,
+    )
     r.add(
         one + "/snapshots/{snapshot_id}",
-        GET=stack.snapshots,
-        DELETE=stack.snapshots,
+        GET=snapshots.snapshot_show,
+        DELETE=snapshots.snapshot_delete,
     )
-    r.add(one + "/snapshots/{snapshot_id}/restore", POST=stack.snapshots)
+    r.add(
+        one + "/snapshots/{snapshot_id}/restore",
+        POST=snapshots.snapshot_restore,
+    )
     return one
 
 

@@ -1,6 +1,6 @@
 """Handlers of one stack, /v1/{tenant}/stacks/{name}/{id}[/...]: show,
 update, delete, preview of an update, template, environment, files,
-outputs, export/abandon, actions and (unsupported) snapshots."""
+outputs, export/abandon and actions (snapshots: ``snapshots``)."""
 
 from heat_lite.api import schemas, views
 from heat_lite.api.controllers.v1 import stack_body
@@ -205,13 +205,3 @@ def verdict(req, tenant, name, stack_id):
         req.context, identity(tenant, name, stack_id), status, reason
     )
     return Reply(200, None)
-
-
-@rule("stacks:snapshot")
-def snapshots(req, tenant, name, stack_id, **_kwargs):
-    """Every snapshot route: not supported yet (400), after checking the
-    stack exists (404 otherwise, as for any other stack route)."""
-    ident = req.engine.identify_stack(req.context, stack_id)
-    if ident["stack_name"] != name:
-        raise exception.StackNotFound(name=name)
-    raise exception.NotSupported(feature="Stack Snapshot")
