@@ -217,7 +217,7 @@ class ActionRunner:
             if not db_api.is_unavailable(exc):
                 raise
             return self._when_db_answers(job, lambda: self._poll(job))
-        self.scheduler.later(delay, lambda: self._poll(job), job.node)
+        self._later(job, delay, lambda: self._poll(job))
         return []
 
     def _finish_polled(self, job):
@@ -236,19 +236,23 @@ class ActionRunner:
         the action (and its lock, which stays ours) and run ``step`` again
         later, instead of dropping it with the lock held or failing the
         resource for what is not its fault."""
-        LOG.info(
+        LOG.warning(
             "Database unavailable during %s of resource %s; trying "
             "again in %ss",
             job.action,
             job.record["id"],
             DB_RETRY_SECONDS,
         )
-        self.scheduler.later(
-            DB_RETRY_SECONDS,
-            lambda: self._if_still_ours(job, step),
-            job.node,
+        self._later(
+            job, DB_RETRY_SECONDS, lambda: self._if_still_ours(job, step)
         )
         return []
+
+    def _later(self, job, delay, step):
+        """Run ``step`` of ``job`` in ``delay`` seconds; the job's lock
+        goes with it (``LockTable.hand_off``)."""
+        self.locks.hand_off(job)
+        self.scheduler.later(delay, step, job.node)
 
     def _if_still_ours(self, job, step):
         """Run ``step`` if the job's lock survived the outage: an outage
@@ -361,10 +365,8 @@ class ActionRunner:
         ) or self._abandoned(job):
             job.post_hook_done = True
             return self._finish_job(job)
-        self.scheduler.later(
-            hooks.POLL_SECONDS,
-            lambda: self._after_post_hook(job, hook),
-            job.node,
+        self._later(
+            job, hooks.POLL_SECONDS, lambda: self._after_post_hook(job, hook)
         )
         return []
 

@@ -90,6 +90,10 @@ class LockTable:
         # (or is taking) because an action of it runs.
         self._active = {}
         self._active_lock = threading.Lock()
+        # Per thread: the locks the node being run took (``take``,
+        # ``hold``) and did not hand to a scheduled step (``hand_off``);
+        # see ``NodeRunner.run``.
+        self._taken = threading.local()
 
     def active_records(self):
         """Ids of records whose lock an action of this process holds."""
@@ -152,6 +156,7 @@ class LockTable:
         if not locked:
             lease.forget()
             return None
+        self._taken_now(record["id"], lease.key)
         return lease
 
     def hold(self, record_id, key):
@@ -167,7 +172,56 @@ class LockTable:
         """
         with self._active_lock:
             self._active[record_id] = key
+        self._taken_now(record_id, key)
         return Lease(self, record_id, key[0], key[1])
+
+    # A node unwound by an unavailable database ----------------------------
+    def tracking(self):
+        """Start recording the locks this thread's node takes; returns
+        (the list they go to, the outer list to restore)."""
+        outer = getattr(self._taken, "locks", None)
+        self._taken.locks = taken = []
+        return taken, outer
+
+    def stop_tracking(self, outer):
+        self._taken.locks = outer
+
+    def _taken_now(self, record_id, key):
+        taken = getattr(self._taken, "locks", None)
+        if taken is not None:
+            taken.append((record_id, key))
+
+    def hand_off(self, job):
+        """The job's next step is scheduled: from now on its lock belongs
+        to that step, not to the node being run."""
+        taken = getattr(self._taken, "locks", None)
+        entry = (job.record["id"], (job.owner, job.generation))
+        if taken and entry in taken:
+            taken.remove(entry)
+
+    def forget_unwound(self, taken, exc):
+        """Forget the locks in ``taken`` [(record id, (owner,
+        generation))] that an exception (the database unavailable) unwound
+        while this process still claimed them.
+
+        No action runs for such a lock any more, but while this process
+        claims it the watchdog neither re-drives the (locked) node nor
+        takes the lock for an orphan, and running the node again does
+        nothing (the record is locked): the stack would wait forever.
+        Forgotten, the lock is an orphan the watchdog releases (guarded by
+        ``atomic_key``) and its node is re-driven.
+        """
+        for record_id, held in taken:
+            with self._active_lock:
+                if self._active.get(record_id) != held:
+                    continue  # released, or a newer lock of this process
+                del self._active[record_id]
+            LOG.warning(
+                "Database unavailable while an action of resource %s held "
+                "its lock; leaving the lock to the watchdog: %s",
+                record_id,
+                exc,
+            )
 
     def lock_of(self, record_id):
         """(owner, generation) of this process's lock of the record, or

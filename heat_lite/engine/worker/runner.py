@@ -19,6 +19,7 @@ The runner only wires its collaborators, each given what it uses::
     NodeFailures   failing a node something escaped (failures.py)
 """
 
+from heat_lite.db import api as db_api
 from heat_lite.engine.traversal.planner import BARRIER, STACK, UPDATE
 from heat_lite.engine.worker import (
     actions,
@@ -48,7 +49,7 @@ class NodeRunner:
         self.stacks = stacks
         self.graphs = graphs
         self.locks = lease.LockTable(fence, scheduler)
-        self.successors = successors.Successors(graphs)
+        self.successors = successors.Successors(graphs, scheduler)
         self.actions = actions.ActionRunner(
             fence,
             self.locks,
@@ -72,7 +73,25 @@ class NodeRunner:
         self.failures = failures.NodeFailures(self.locks, stacks)
 
     def run(self, stack_id, traversal, entity, phase):
-        """Run node (entity, phase) of ``traversal``; return next nodes."""
+        """Run node (entity, phase) of ``traversal``; return next nodes.
+
+        If the database is unavailable at a step after this node took a
+        record's lock (a refused connection while the engine lives on),
+        the exception unwinds the job that held it; such locks are left
+        to the watchdog (``LockTable.forget_unwound``) and the error goes
+        on to the dispatcher, which runs the node again later.
+        """
+        taken, outer = self.locks.tracking()
+        try:
+            return self._run(stack_id, traversal, entity, phase)
+        except Exception as exc:
+            if db_api.is_unavailable(exc):
+                self.locks.forget_unwound(taken, exc)
+            raise
+        finally:
+            self.locks.stop_tracking(outer)
+
+    def _run(self, stack_id, traversal, entity, phase):
         node = Node(stack_id, traversal, entity, phase)
         if entity == 0:
             if phase == BARRIER:

@@ -1,9 +1,16 @@
 """What comes after a node: its successors made ready, or the record
 offered to the stack's newest traversal when this one was superseded."""
 
+import logging
+
 from heat_lite.common import exception
+from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.engine.worker.node import Node
+
+LOG = logging.getLogger(__name__)
+# Seconds before an offer the database refused is made again.
+RETRY_SECONDS = 1.0
 
 
 class Successors:
@@ -12,8 +19,9 @@ class Successors:
     :param graphs: the process's ``traversal.graph_cache.GraphCache``.
     """
 
-    def __init__(self, graphs):
+    def __init__(self, graphs, scheduler=None):
         self.graphs = graphs
+        self.scheduler = scheduler
 
     def of(self, node):
         """Successor entity ids of ``node`` in its traversal's graph."""
@@ -21,9 +29,28 @@ class Successors:
 
     def after(self, record, node, fired, superseded):
         """The nodes a finished node made ready (``fired``), or the
-        record's node in the newest traversal if ``superseded``."""
+        record's node in the newest traversal if ``superseded``.
+
+        Running the node again cannot redo that offer (the node is done),
+        so an unavailable database retries the offer itself, later.
+        """
         if superseded:
-            return self.retrigger(record["id"])
+            try:
+                return self.retrigger(record["id"])
+            except Exception as exc:
+                if self.scheduler is None or not db_api.is_unavailable(exc):
+                    raise
+                LOG.warning(
+                    "Database unavailable while offering resource %s to "
+                    "its stack's newest traversal; again in %ss: %s",
+                    record["id"],
+                    RETRY_SECONDS,
+                    exc,
+                )
+                self.scheduler.later(
+                    RETRY_SECONDS, lambda: self.retrigger(record["id"])
+                )
+                return []
         return [node.sibling(entity, phase) for entity, phase in fired]
 
     def finish_unlocked(self, node, record, values):
