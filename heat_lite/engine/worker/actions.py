@@ -95,6 +95,34 @@ class ActionRunner:
         process on the same record stays active)."""
         self._unlocked(job.record["id"], (job.owner, job.generation))
 
+    def _forget_unwound(self, taken, exc):
+        """Forget the locks in ``taken`` [(record id, (owner,
+        generation))] that an exception (the database unavailable)
+        unwound while this process still claimed them: the watchdog
+        releases such an orphan and re-drives its node (see
+        ``NodeRunner.run``)."""
+        for record_id, held in taken:
+            with self._active_lock:
+                if self._active.get(record_id) != held:
+                    continue  # released, or a newer lock of this process
+                del self._active[record_id]
+            LOG.warning(
+                "Database unavailable while an action of resource %s held "
+                "its lock; leaving the lock to the watchdog: %s",
+                record_id,
+                exc,
+            )
+
+    def _hand_off(self, job, delay, step):
+        """Run ``step`` of ``job`` in ``delay`` seconds; from now on the
+        job's lock belongs to that step, not to the node being run."""
+        taken = getattr(self._taken, "locks", None)
+        if taken:
+            entry = (job.record["id"], (job.owner, job.generation))
+            if entry in taken:
+                taken.remove(entry)
+        self.scheduler.later(delay, step, _node_of(job))
+
     def _lost_lock(self, job, exc):
         """A write of the job was refused: its lock was taken over (the
         engine was claimed, or the action was orphaned). The new holder
@@ -200,7 +228,7 @@ class ActionRunner:
             if not db_api.is_unavailable(exc):
                 raise
             return self._when_db_answers(job, lambda: self._poll(job))
-        self.scheduler.later(delay, lambda: self._poll(job), _node_of(job))
+        self._hand_off(job, delay, lambda: self._poll(job))
         return []
 
     def _finish_polled(self, job):
@@ -219,17 +247,15 @@ class ActionRunner:
         the action (and its lock, which stays ours) and run ``step`` again
         later, instead of dropping it with the lock held or failing the
         resource for what is not its fault."""
-        LOG.info(
+        LOG.warning(
             "Database unavailable during %s of resource %s; trying "
             "again in %ss",
             job.action,
             job.record["id"],
             DB_RETRY_SECONDS,
         )
-        self.scheduler.later(
-            DB_RETRY_SECONDS,
-            lambda: self._if_still_ours(job, step),
-            _node_of(job),
+        self._hand_off(
+            job, DB_RETRY_SECONDS, lambda: self._if_still_ours(job, step)
         )
         return []
 
@@ -343,10 +369,8 @@ class ActionRunner:
         ) or self._abandoned(job):
             job.post_hook_done = True
             return self._finish_job(job)
-        self.scheduler.later(
-            hooks.POLL_SECONDS,
-            lambda: self._after_post_hook(job, hook),
-            _node_of(job),
+        self._hand_off(
+            job, hooks.POLL_SECONDS, lambda: self._after_post_hook(job, hook)
         )
         return []
 
@@ -513,6 +537,10 @@ class ActionRunner:
             raise
         if not locked:
             self._unlocked(record["id"], (owner, generation))
+        else:
+            taken = getattr(self._taken, "locks", None)
+            if taken is not None:
+                taken.append((record["id"], (owner, generation)))
         return locked
 
     def _lock_of(self, record_id):

@@ -46,6 +46,9 @@ class NodeRunner(
         # (or is taking) because an action of it runs.
         self._active = {}
         self._active_lock = threading.Lock()
+        # Per thread: the locks the node being run took (``_lock``) and
+        # did not hand to a scheduled step; see ``run``.
+        self._taken = threading.local()
 
     def active_records(self):
         """Ids of records whose lock an action of this process holds."""
@@ -60,7 +63,29 @@ class NodeRunner(
 
     # Entry point ---------------------------------------------------------
     def run(self, stack_id, traversal, entity, phase):
-        """Run node (entity, phase) of ``traversal``; return next nodes."""
+        """Run node (entity, phase) of ``traversal``; return next nodes.
+
+        If the database is unavailable at some step after this node took
+        a record's lock (a refused connection while the engine lives on),
+        the exception unwinds the job that held it: no action runs for
+        that lock any more, but as long as ``_active`` claims it, the
+        watchdog neither re-drives the (locked) node nor takes the lock
+        over, and re-running the node does nothing (the record is
+        locked). So such locks are forgotten here, and the watchdog's
+        orphan takeover releases and re-drives them.
+        """
+        outer = getattr(self._taken, "locks", None)
+        self._taken.locks = taken = []
+        try:
+            return self._run(stack_id, traversal, entity, phase)
+        except Exception as exc:
+            if db_api.is_unavailable(exc):
+                self._forget_unwound(taken, exc)
+            raise
+        finally:
+            self._taken.locks = outer
+
+    def _run(self, stack_id, traversal, entity, phase):
         if entity == 0:
             if phase == BARRIER:
                 return self.stacks.begin_cleanup(stack_id, traversal)
@@ -537,8 +562,29 @@ class NodeRunner(
 
     # Helpers -------------------------------------------------------------
     def _next(self, record, traversal, fired, superseded):
+        """What follows a node whose finish was committed: its fired
+        successors, or (its traversal was superseded) the record offered
+        to the newest traversal. Running the node again cannot redo that
+        offer (the node is done), so an unavailable database retries the
+        offer itself, later."""
         if superseded:
-            return self.retrigger(record["id"])
+            try:
+                return self.retrigger(record["id"])
+            except Exception as exc:
+                if not db_api.is_unavailable(exc):
+                    raise
+                LOG.warning(
+                    "Database unavailable while offering resource %s to "
+                    "its stack's newest traversal; again in %ss: %s",
+                    record["id"],
+                    actions.DB_RETRY_SECONDS,
+                    exc,
+                )
+                self.scheduler.later(
+                    actions.DB_RETRY_SECONDS,
+                    lambda: self.retrigger(record["id"]),
+                )
+                return []
         return [(record["stack_id"], traversal, e, p) for e, p in fired]
 
     def retrigger(self, record_id):
