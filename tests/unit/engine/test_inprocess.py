@@ -20,6 +20,7 @@ from heat_lite.engine.recovery import watchdog as recovery
 from heat_lite.engine.worker import caller
 from heat_lite.resources import base, test_resource
 from tests import polling
+from tests.unit.engine import test_db_unavailable
 
 CONF = conf.CONF
 
@@ -459,25 +460,6 @@ def test_a_zombie_step_never_fails_what_the_new_life_finished(
     assert polling.stack_reaches(stack_id, "CREATE_COMPLETE")
 
 
-def _refused_connection():
-    """The real error of a refused connection at checkout (psycopg2's
-    OperationalError through SQLAlchemy), as a database out of
-    connection slots gives it."""
-    from tests.functional.deployment import free_port
-
-    probe = sa.create_engine(
-        "postgresql+psycopg2://postgres@127.0.0.1:%d/x" % free_port()
-    )
-    try:
-        with probe.connect():
-            pass
-    except sa.exc.OperationalError as exc:
-        return exc
-    finally:
-        probe.dispose()
-    raise AssertionError("connected to a closed port")
-
-
 def test_a_refused_connection_after_the_lock_leaves_nothing_stuck(
     engine, monkeypatch, caplog
 ):
@@ -488,7 +470,9 @@ def test_a_refused_connection_after_the_lock_leaves_nothing_stuck(
     watchdog neither re-drives a locked node nor takes over a lock an
     action of its holder still claims). It is left to the takeover and
     the stack converges, with a warning and no traceback."""
-    refused = _refused_connection()
+    # The real error of a refused connection at checkout (psycopg2's
+    # OperationalError through SQLAlchemy).
+    refused = test_db_unavailable._refused()
     real_start = engine.runner._start
     hits = []
 
