@@ -44,8 +44,12 @@ def _reachable(host, port):
         return False
 
 
-def create_database(kind):
-    """Create a private database; return (sqlalchemy url, drop callable)."""
+def create_database(kind, owner=None):
+    """Create a private database; return (sqlalchemy url, drop callable).
+
+    :param owner: PostgreSQL only: a login role (see ``create_pg_role``)
+        that owns the database and that the returned URL connects as.
+    """
     import sqlalchemy as sa
 
     name = "heat_lite_%s_%s" % (RUN_ID, uuid.uuid4().hex[:6])
@@ -58,6 +62,10 @@ def create_database(kind):
         create = "CREATE DATABASE %s" % name
         drop = "DROP DATABASE IF EXISTS %s WITH (FORCE)" % name
         url = "%s/%s" % (PG_URL, name)
+        if owner is not None:
+            create += " OWNER %s" % owner
+            url = sa.engine.make_url(url).set(username=owner)
+            url = url.render_as_string(hide_password=False)
     elif kind == "mysql":
         if not _reachable("127.0.0.1", 3306):
             unavailable("MariaDB", "127.0.0.1:3306 refused")
@@ -76,6 +84,37 @@ def create_database(kind):
         admin.dispose()
 
     return url, _drop
+
+
+def create_pg_role():
+    """Create a private PostgreSQL login role that is not a superuser, so
+    that ``CONNECTION LIMIT`` applies to it (superusers are exempt).
+
+    :returns: (role name, set_limit(n) with -1 for none, drop callable).
+    """
+    import sqlalchemy as sa
+
+    if not _reachable("127.0.0.1", 5432):
+        unavailable("PostgreSQL", "127.0.0.1:5432 refused")
+    name = "heat_lite_%s_%s" % (RUN_ID, uuid.uuid4().hex[:6])
+    admin = sa.create_engine(
+        PG_URL + "/postgres", isolation_level="AUTOCOMMIT"
+    )
+    with admin.connect() as conn:
+        conn.execute(sa.text("CREATE ROLE %s LOGIN" % name))
+
+    def set_limit(limit):
+        with admin.connect() as conn:
+            conn.execute(
+                sa.text("ALTER ROLE %s CONNECTION LIMIT %d" % (name, limit))
+            )
+
+    def _drop():
+        with admin.connect() as conn:
+            conn.execute(sa.text("DROP ROLE IF EXISTS %s" % name))
+        admin.dispose()
+
+    return name, set_limit, _drop
 
 
 def create_vhost():

@@ -48,8 +48,14 @@ def running(kind, workdir, **kwargs):
 class Deployment:
     """A running heat_lite of one ``kind`` under ``workdir``."""
 
-    def __init__(self, kind, workdir, engine_workers=2, extra_conf=""):
+    def __init__(
+        self, kind, workdir, engine_workers=2, extra_conf="", db_owner=None
+    ):
+        """:param db_owner: PostgreSQL: the role that owns the private
+        database and that every process connects as (default: the
+        superuser of ``backends.PG_URL``)."""
         self.kind = kind
+        self.db_owner = db_owner
         self.workdir = str(workdir)
         self.engine_workers = engine_workers
         self.extra_conf = extra_conf
@@ -65,7 +71,9 @@ class Deployment:
             db_url = "sqlite:///%s/heat_lite.sqlite" % self.workdir
             transport = "fake://"
         else:
-            db_url, drop = backends.create_database(self.kind)
+            db_url, drop = backends.create_database(
+                self.kind, owner=self.db_owner
+            )
             self._cleanups.append(drop)
             transport, drop_vhost = backends.create_vhost()
             self._cleanups.append(drop_vhost)

@@ -186,8 +186,16 @@ class Heartbeat:
         fence = self.fence
         try:
             alive = db_api.service_heartbeat(fence.engine_id, fence.epoch)
-        except Exception:  # noqa: BLE001 - keep beating
-            if not self._failing:
+        except Exception as exc:  # noqa: BLE001 - keep beating
+            if self._failing:
+                pass
+            elif db_api.is_unavailable(exc):
+                # A known transient error (a restart, no connection slot
+                # left): one line, not a traceback.
+                LOG.warning(
+                    "Heartbeat of engine %s failed: %s", fence.engine_id, exc
+                )
+            else:
                 LOG.exception("Heartbeat of engine %s failed", fence.engine_id)
             self._failing = True
             fence.lost()

@@ -159,6 +159,12 @@ class Watchdog:
             LOG.info(
                 "Taking over %d locks of engines that went down", len(stale)
             )
+        if orphans:
+            LOG.warning(
+                "Releasing %d locks of this engine that no action holds: %s",
+                len(orphans),
+                sorted(r["id"] for r in orphans),
+            )
         return self.take_over(stale, WENT_DOWN) + self.take_over(
             orphans, INTERNAL
         )

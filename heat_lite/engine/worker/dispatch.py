@@ -157,7 +157,7 @@ class Dispatcher:
     def _when_db_answers(self, node, again):
         """The database is unreachable (a restart, a failover): the node
         is neither failed nor dropped; ``again`` runs in a second."""
-        LOG.info(
+        LOG.warning(
             "Database unavailable for node %s; again in %ss",
             node,
             DB_RETRY_SECONDS,

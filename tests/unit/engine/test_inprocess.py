@@ -20,6 +20,7 @@ from heat_lite.engine.recovery import watchdog
 from heat_lite.engine.worker import caller
 from heat_lite.resources import base, test_resource
 from tests import polling
+from tests.unit.engine import test_db_unavailable
 
 CONF = conf.CONF
 
@@ -460,3 +461,50 @@ def test_a_zombie_step_never_fails_what_the_new_life_finished(
     assert (record["action"], record["status"]) == ("CREATE", "COMPLETE")
     assert record["engine_id"] is None
     assert polling.stack_reaches(stack_id, "CREATE_COMPLETE")
+
+
+def test_a_refused_connection_after_the_lock_leaves_nothing_stuck(
+    engine, monkeypatch, caplog
+):
+    """A worker takes a record's lock, and the very next step of the job
+    meets a refused connection (the database is out of connection slots;
+    this engine stays alive and is never fenced). The exception unwinds
+    the job: its lock must not stay this live engine's for ever (the
+    watchdog neither re-drives a locked node nor takes over a lock an
+    action of its holder still claims). It is left to the takeover and
+    the stack converges, with a warning and no traceback."""
+    # The real error of a refused connection at checkout (psycopg2's
+    # OperationalError through SQLAlchemy).
+    refused = test_db_unavailable._refused()
+    real_start = engine.runner.actions.start
+    hits = []
+
+    def start(job, handle, on_replace=None):
+        if job.record["name"] == "refused" and not hits:
+            hits.append(job.record["id"])
+            raise refused
+        return real_start(job, handle, on_replace)
+
+    monkeypatch.setattr(engine.runner.actions, "start", start)
+    caplog.set_level("INFO")
+    stack_id = _create(
+        engine,
+        "refused",
+        {"refused": {"type": "OS::Heat::TestResource", "properties": {}}},
+    )
+    polling.until(lambda: hits, 10, "the refused step", interval=0.02)
+    # Well within the stall timeout plus a few watchdog passes.
+    polling.stack_reaches(stack_id, "CREATE_COMPLETE", timeout=15)
+    (record,) = conv.resource_get_all(stack_id)
+    assert record["id"] == hits[0]
+    assert record["engine_id"] is None
+    assert record["id"] not in engine.runner.active_records()
+    warned = [
+        r
+        for r in caplog.records
+        if r.levelname == "WARNING" and str(hits[0]) in r.getMessage()
+    ]
+    assert warned, [r.getMessage() for r in caplog.records]
+    assert not [r for r in caplog.records if r.exc_info], [
+        r.getMessage() for r in caplog.records if r.exc_info
+    ]
