@@ -48,11 +48,14 @@ def running(kind, workdir, **kwargs):
 class Deployment:
     """A running heat_lite of one ``kind`` under ``workdir``."""
 
-    def __init__(self, kind, workdir, engine_workers=2, extra_conf=""):
+    def __init__(
+        self, kind, workdir, engine_workers=2, extra_conf="", env=None
+    ):
         self.kind = kind
         self.workdir = str(workdir)
         self.engine_workers = engine_workers
         self.extra_conf = extra_conf
+        self.extra_env = dict(env or {})
         self.port = free_port()
         self.ledger = os.path.join(self.workdir, "ledger")
         self.config = os.path.join(self.workdir, "heat_lite.conf")
@@ -97,14 +100,17 @@ class Deployment:
 
     def _spawn(self, key, binary, *args):
         log = open(os.path.join(self.workdir, "%s.log" % key), "ab")
-        env = dict(os.environ, XDG_DATA_HOME=self.workdir)
         self.procs[key] = subprocess.Popen(
             [command(binary), "--config-file", self.config, *args],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=env,
+            env=self.env(),
             start_new_session=True,
         )
+
+    def env(self):
+        """The environment of every process of this deployment."""
+        return dict(os.environ, XDG_DATA_HOME=self.workdir, **self.extra_env)
 
     def _wait_for_api(self, timeout=60):
         deadline = time.time() + timeout
@@ -152,7 +158,7 @@ class Deployment:
             capture_output=True,
             text=True,
             timeout=120,
-            env=dict(os.environ, XDG_DATA_HOME=self.workdir),
+            env=self.env(),
         )
         if result.returncode != 0:
             raise RuntimeError(

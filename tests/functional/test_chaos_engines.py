@@ -29,6 +29,10 @@ from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 from tests.resources_ledger import assert_no_leaks
 
+# One scenario at a time (on one xdist worker): each runs three processes
+# of its own and bounds the seconds to recovery.
+pytestmark = pytest.mark.xdist_group("chaos-engines")
+
 TR = "OS::Heat::TestResource"
 MULTI = ["postgresql", "mysql"]
 TIMINGS = os.environ.get(
@@ -304,6 +308,7 @@ def test_sigterm_answers_every_api_call_in_flight(deploy, kind):
     assert max(calls) < 9, "a call took %.1f s" % max(calls)
 
 
+@pytest.mark.alone  # the bound includes starting the engines again
 @pytest.mark.parametrize("kind", ["sqlite"] + MULTI)
 def test_sigterm_all_engines_then_fresh_ones(deploy, kind):
     """Every engine stops mid-create, handing over what did not finish in
