@@ -112,7 +112,15 @@ class Deployment:
         """The environment of every process of this deployment."""
         return dict(os.environ, XDG_DATA_HOME=self.workdir, **self.extra_env)
 
-    def _wait_for_api(self, timeout=60):
+    # Deadlines, not waits: a start returns as soon as it is up, and a
+    # process that exits is noticed at once; they only have to outlast a
+    # start on two cores shared by parallel test workers (and whatever
+    # else runs there), which can take minutes.
+    START_TIMEOUT = 180
+    MANAGE_TIMEOUT = 300
+
+    def _wait_for_api(self, timeout=None):
+        timeout = timeout or self.START_TIMEOUT
         deadline = time.time() + timeout
         while time.time() < deadline:
             for key, proc in self.procs.items():
@@ -157,7 +165,7 @@ class Deployment:
             [command("heat-lite-manage"), "--config-file", self.config, *args],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=self.MANAGE_TIMEOUT,
             env=self.env(),
         )
         if result.returncode != 0:
