@@ -118,8 +118,14 @@ def _run(binary, tmp_path, config=None, *args):
         path.write_text(config)
         argv += ["--config-file", str(path)]
     env = dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path))
+    # A deadline for a command that must exit by itself: as long as a
+    # start may take on two cores shared by parallel test workers.
     return subprocess.run(
-        [*argv, *args], capture_output=True, text=True, env=env, timeout=60
+        [*argv, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=deployment_mod.Deployment.MANAGE_TIMEOUT,
     )
 
 
