@@ -15,14 +15,47 @@ from tests.functional import deployment as deployment_mod
 KINDS = ["sqlite", "postgresql", "mysql"]
 
 
+@pytest.fixture(scope="session")
+def deployments(tmp_path_factory):
+    """{kind: started Deployment}, each started the first time a test asks
+    for it and stopped when the session (the xdist worker) ends.
+
+    ``deployment`` below is parametrized at session scope, and pytest tears
+    such a fixture down whenever the next test wants another parameter:
+    under xdist a worker receives tests of every kind interleaved, so
+    without this pool it would stop and start deployments over and over.
+    """
+    started = {}
+
+    def get(kind):
+        found = started.get(kind)
+        if isinstance(found, BaseException):
+            # A start that failed (or skipped: a missing service) once
+            # does so for every test of that kind at once, not after
+            # another start timeout each.
+            raise found
+        if found is None:
+            dep = deployment_mod.Deployment(
+                kind, tmp_path_factory.mktemp(kind)
+            )
+            try:
+                dep.start()
+            except BaseException as exc:  # pytest's skip/fail too
+                dep.stop()
+                started[kind] = exc
+                raise
+            started[kind] = found = dep
+        return found
+
+    yield get
+    for dep in started.values():
+        if not isinstance(dep, BaseException):
+            dep.stop()
+
+
 @pytest.fixture(scope="session", params=KINDS)
-def deployment(request, tmp_path_factory):
-    dep = deployment_mod.Deployment(
-        request.param, tmp_path_factory.mktemp(request.param)
-    )
-    dep.start()
-    yield dep
-    dep.stop()
+def deployment(request, deployments):
+    return deployments(request.param)
 
 
 @pytest.fixture(scope="module", params=browser_mod.NAMES)

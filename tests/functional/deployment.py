@@ -49,16 +49,24 @@ class Deployment:
     """A running heat_lite of one ``kind`` under ``workdir``."""
 
     def __init__(
-        self, kind, workdir, engine_workers=2, extra_conf="", db_owner=None
+        self,
+        kind,
+        workdir,
+        engine_workers=2,
+        extra_conf="",
+        db_owner=None,
+        env=None,
     ):
         """:param db_owner: PostgreSQL: the role that owns the private
         database and that every process connects as (default: the
-        superuser of ``backends.PG_URL``)."""
+        superuser of ``backends.PG_URL``).
+        :param env: extra environment of its processes."""
         self.kind = kind
         self.db_owner = db_owner
         self.workdir = str(workdir)
         self.engine_workers = engine_workers
         self.extra_conf = extra_conf
+        self.extra_env = dict(env or {})
         self.port = free_port()
         self.ledger = os.path.join(self.workdir, "ledger")
         self.config = os.path.join(self.workdir, "heat_lite.conf")
@@ -105,16 +113,27 @@ class Deployment:
 
     def _spawn(self, key, binary, *args):
         log = open(os.path.join(self.workdir, "%s.log" % key), "ab")
-        env = dict(os.environ, XDG_DATA_HOME=self.workdir)
         self.procs[key] = subprocess.Popen(
             [command(binary), "--config-file", self.config, *args],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=env,
+            env=self.env(),
             start_new_session=True,
         )
 
-    def _wait_for_api(self, timeout=60):
+    def env(self):
+        """The environment of every process of this deployment."""
+        return dict(os.environ, XDG_DATA_HOME=self.workdir, **self.extra_env)
+
+    # Deadlines, not waits: a start returns as soon as it is up, and a
+    # process that exits is noticed at once; they only have to outlast a
+    # start on two cores shared by parallel test workers (and whatever
+    # else runs there), which can take minutes.
+    START_TIMEOUT = 180
+    MANAGE_TIMEOUT = 300
+
+    def _wait_for_api(self, timeout=None):
+        timeout = timeout or self.START_TIMEOUT
         deadline = time.time() + timeout
         while time.time() < deadline:
             for key, proc in self.procs.items():
@@ -159,8 +178,8 @@ class Deployment:
             [command("heat-lite-manage"), "--config-file", self.config, *args],
             capture_output=True,
             text=True,
-            timeout=120,
-            env=dict(os.environ, XDG_DATA_HOME=self.workdir),
+            timeout=self.MANAGE_TIMEOUT,
+            env=self.env(),
         )
         if result.returncode != 0:
             raise RuntimeError(

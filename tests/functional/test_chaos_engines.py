@@ -29,6 +29,11 @@ from tests.functional import deployment as deployment_mod
 from tests.functional import helpers
 from tests.resources_ledger import assert_no_leaks
 
+# One scenario at a time (on one xdist worker): each runs three processes
+# of its own and waits out liveness timeouts; those that bound seconds
+# tightly are marked ``alone`` (no other test runs meanwhile).
+pytestmark = pytest.mark.xdist_group("chaos-engines")
+
 TR = "OS::Heat::TestResource"
 MULTI = ["postgresql", "mysql"]
 TIMINGS = os.environ.get(
@@ -263,6 +268,7 @@ def test_sigterm_one_engine_mid_create(deploy, kind):
     _delete_all(dep, heat, [stack_id])
 
 
+@pytest.mark.alone  # bounds every call's seconds
 @pytest.mark.parametrize("kind", MULTI)
 def test_sigterm_answers_every_api_call_in_flight(deploy, kind):
     """API calls keep flowing while one engine stops: none is lost (the
@@ -304,6 +310,7 @@ def test_sigterm_answers_every_api_call_in_flight(deploy, kind):
     assert max(calls) < 9, "a call took %.1f s" % max(calls)
 
 
+@pytest.mark.alone  # the bound includes starting the engines again
 @pytest.mark.parametrize("kind", ["sqlite"] + MULTI)
 def test_sigterm_all_engines_then_fresh_ones(deploy, kind):
     """Every engine stops mid-create, handing over what did not finish in
@@ -355,6 +362,7 @@ def _half_replaced(round_no):
     return resources
 
 
+@pytest.mark.alone  # bounds each recovery's seconds
 @pytest.mark.parametrize("kind", MULTI)
 def test_kill9_mid_update_replacing_half_five_times(deploy, kind):
     dep = deploy(kind)

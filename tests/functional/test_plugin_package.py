@@ -1,11 +1,15 @@
 """A third-party plugin package, installed with pip, works end to end.
 
-``examples/heat_lite_example_plugin`` is installed into the environment
-the tests run in, exactly as an operator would install a plugin; a fresh
-SQLite deployment started afterwards loads its entry point, and a stack
-uses its ``Example::Counter`` type: attributes, in-place update,
-replacement, an immutable property, check and delete, all visible in the
-counter files it writes. The package is uninstalled afterwards.
+``examples/heat_lite_example_plugin`` is installed with pip, as an
+operator would install a plugin, but into a directory of its own
+(``pip install --target``) that the processes of one fresh SQLite
+deployment have on their ``PYTHONPATH``: the tests that run meanwhile on
+other xdist workers, from the same venv, never see the plugin appear or
+go. That deployment loads its entry point (from the installed
+``dist-info``, as from site-packages), and a stack uses its
+``Example::Counter`` type: attributes, in-place update, replacement, an
+immutable property, check and delete, all visible in the counter files
+it writes.
 """
 
 import importlib.util
@@ -56,22 +60,25 @@ def plugin_deployment(tmp_path_factory):
     # build/ and egg-info behind in the checkout.
     source = tmp_path_factory.mktemp("plugin-src") / "example"
     shutil.copytree(EXAMPLE, source)
-    args = ["install", "--no-deps", "--quiet"]
+    target = tmp_path_factory.mktemp("plugin-site")
+    args = ["install", "--no-deps", "--quiet", "--target", str(target)]
     if _can_build_here():
         args.append("--no-build-isolation")
     _pip(*args, str(source))
-    dep = None
-    try:
-        # Plugins are loaded when a process starts: start after install.
-        dep = deployment_mod.Deployment(
-            "sqlite", tmp_path_factory.mktemp("plugin-sqlite")
-        )
-        dep.start()
-        yield dep
-    finally:
-        if dep is not None:
-            dep.stop()
-        _pip("uninstall", "--yes", "--quiet", DIST)
+    assert any(
+        name.startswith(DIST.replace("-", "_")) and name.endswith(".dist-info")
+        for name in os.listdir(target)
+    ), os.listdir(target)
+    # Plugins are loaded when a process starts: start after install.
+    yield from deployment_mod.running(
+        "sqlite",
+        tmp_path_factory.mktemp("plugin-sqlite"),
+        env={
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(target), os.environ.get("PYTHONPATH")])
+            )
+        },
+    )
 
 
 def _counter(directory, **props):

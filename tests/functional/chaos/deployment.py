@@ -65,7 +65,6 @@ class ChaosDeployment(base.Deployment):
 
     def _spawn_in(self, prefix, key, binary, *args):
         log = open(os.path.join(self.workdir, "%s.log" % key), "ab")
-        env = dict(os.environ, XDG_DATA_HOME=self.workdir)
         self.procs[key] = subprocess.Popen(
             [
                 *prefix,
@@ -76,7 +75,7 @@ class ChaosDeployment(base.Deployment):
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env=env,
+            env=self.env(),
             start_new_session=True,
         )
 
