@@ -23,6 +23,10 @@ REFUSED = {
     (Action.RESUME, Action.DELETE),
     (Action.CHECK, Action.DELETE),
     (Action.ROLLBACK, Action.DELETE),
+    (Action.SNAPSHOT, Action.DELETE),
+    (Action.SNAPSHOT, Action.SUSPEND),
+    (Action.RESTORE, Action.DELETE),
+    (Action.RESTORE, Action.SUSPEND),
 }
 PAIRS = [(new, current) for new in Action for current in Action]
 

@@ -7,10 +7,12 @@ import re
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
+from heat_lite.engine.fleet import promotion_endpoint
 
 # Calls that start or change something: never asked twice.
 WRITES = {
     "abandon_stack",
+    "create_promotion",
     "create_rollout",
     "create_software_config",
     "create_stack",
@@ -18,6 +20,7 @@ WRITES = {
     "delete_snapshot",
     "delete_software_config",
     "delete_stack",
+    "promotion_action",
     "resource_mark_unhealthy",
     "resource_signal",
     "rollout_action",
@@ -43,7 +46,8 @@ def test_every_call_is_a_read_or_a_write():
 
 def test_every_read_is_served_by_an_endpoint():
     endpoints = service.endpoints(stack_ops=None) + [
-        fleet_endpoint.RolloutEndpoint
+        fleet_endpoint.RolloutEndpoint,
+        promotion_endpoint.PromotionEndpoint,
     ]
     served = {
         name
