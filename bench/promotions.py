@@ -211,7 +211,7 @@ def seed_servers(deployment, stacks, tenant="refs"):
     """Write ``stacks`` stacks (with their server) into the database."""
     engine = sa.create_engine(queries._db_url(deployment))
     now = models.utcnow()
-    template = json.dumps(queries._template())
+    template = json.dumps(queries.template())
     raw = models.RawTemplate.__table__
     try:
         with engine.begin() as conn:
