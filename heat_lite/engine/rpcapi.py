@@ -626,7 +626,6 @@ class EngineAPI:
         return self._call(
             ctxt,
             "list_software_configs",
-            "stack_list_snapshots",
             version="1.3",
             limit=limit,
             marker=marker,
