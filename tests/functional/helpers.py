@@ -44,6 +44,26 @@ def wait_for_status(heat, stack_id, expected, timeout=120):
     )
 
 
+def delete_all(heat, timeout=120):
+    """Delete every stack of ``heat``'s project and wait until they are
+    gone: a test's finalizer, so that a test failing half-way leaves no
+    physical resources behind for the next tests' leak checks (a
+    deployment is shared by the tests of one worker)."""
+    ids = [s.id for s in heat.stacks.list()]
+    for stack_id in ids:
+        try:
+            heat.stacks.delete(stack_id)
+        except heat_exc.HTTPNotFound:
+            pass
+    for stack_id in ids:
+        try:
+            wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout)
+        except AssertionError:
+            # Deleted while an operation ran: delete it again.
+            heat.stacks.delete(stack_id)
+            wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout)
+
+
 def template(resources, outputs=None, version="2018-08-31", **extra):
     tmpl = {"heat_template_version": version, "resources": resources}
     if outputs:

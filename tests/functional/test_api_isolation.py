@@ -123,10 +123,11 @@ def check_matrix(
     return failures
 
 
-def test_project_b_never_sees_project_a(deployment):
+def test_project_b_never_sees_project_a(deployment, request):
     owner = "a" + uuid.uuid4().hex[:8]
     other = "b" + uuid.uuid4().hex[:8]
     alice = deployment.client(owner)
+    request.addfinalizer(lambda: helpers.delete_all(alice))
     stack_id = helpers.create(alice, "secret", TMPL)
     helpers.wait_for_status(alice, stack_id, "CREATE_COMPLETE")
     event_id = list(alice.events.list(stack_id, resource_name="a"))[0].id
