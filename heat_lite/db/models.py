@@ -127,6 +127,11 @@ class Resource(BASE):
     # Traversal in which this version last finished its update node.
     converged_traversal = sa.Column(sa.String(36), nullable=True)
     properties_data = sa.Column(LongText, nullable=True)
+    # While an in-place update holds the lock, and after one was cut short
+    # (the engine died, the lock was taken for an orphan): the properties
+    # before it. ``properties_data`` already holds the ones it tried, so
+    # the next update node knows the resource may lie anywhere between.
+    properties_before = sa.Column(LongText, nullable=True)
     attr_data = sa.Column(LongText, nullable=True)
     rsrc_data = sa.Column(sa.Text, nullable=True)
     rsrc_metadata = sa.Column(sa.Text, nullable=True)

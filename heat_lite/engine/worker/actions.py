@@ -450,17 +450,20 @@ class ActionRunner:
         events.append(self._event(job, Status.FAILED, reason))
         if job.locked and not self.locks.bind(job):
             return []  # the lock is no longer this process's
+        values = {
+            "action": job.action,
+            "status": Status.FAILED,
+            "status_reason": reason,
+            "physical_resource_id": job.plugin.resource_id,
+            "rsrc_data": json.dumps(job.plugin.data()),
+        }
+        if job.action == Action.UPDATE:
+            # The plugin reported how its update ended: the next update
+            # compares with what was tried (only a takeover keeps
+            # ``properties_before``).
+            values["properties_before"] = None
         released = conv.resource_release(
-            job.record["id"],
-            job.owner,
-            {
-                "action": job.action,
-                "status": Status.FAILED,
-                "status_reason": reason,
-                "physical_resource_id": job.plugin.resource_id,
-                "rsrc_data": json.dumps(job.plugin.data()),
-            },
-            events,
+            job.record["id"], job.owner, values, events
         )
         self.locks.job_unlocked(job)
         if not released:

@@ -125,23 +125,30 @@ class Changes:
     def update_in_place(self, node, record, plugin, props, diff, values):
         """Update the record's resource, keeping its physical ID."""
         handle = getattr(plugin, "handle_update", None)
+        base = plugin.properties
         job = actions.job_for(record, node, Action.UPDATE, plugin, values)
         done = self.actions.instant(
             job, (lambda: handle(props, diff)) if handle else (lambda: None)
         )
         if done is not None:
             return done
-        plugin.properties = json.loads(record["properties_data"] or "{}")
+        plugin.properties = base
         return self._update_locked(node, record, plugin, props, diff, values)
 
     def _update_locked(self, node, record, plugin, props, diff, values):
         # The new properties are stored as the action starts: should it
         # fail half-way, the next update compares against what was tried.
+        # Those it starts from are kept beside them until it finishes, so
+        # that an update cut short by a takeover is made again
+        # (``update_phase._changes``).
         lease = self.locks.take(
             record,
             node.traversal,
             Action.UPDATE,
-            {"properties_data": values["properties_data"]},
+            {
+                "properties_data": values["properties_data"],
+                "properties_before": json.dumps(plugin.properties),
+            },
         )
         if lease is None:
             return []
@@ -160,6 +167,7 @@ class Changes:
                         "action": record["action"],
                         "status": record["status"],
                         "properties_data": record["properties_data"],
+                        "properties_before": record.get("properties_before"),
                     },
                 )
                 self.locks.job_unlocked(job)
@@ -196,6 +204,7 @@ class Changes:
                 "status": record["status"],
                 "status_reason": record["status_reason"],
                 "properties_data": record["properties_data"],
+                "properties_before": record.get("properties_before"),
             }
             if locked
             else None

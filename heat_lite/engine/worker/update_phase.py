@@ -107,6 +107,8 @@ class UpdatePhase:
             )
             return self.actions.fail_before_start(node, record, action, exc)
         values["properties_data"] = json.dumps(props)
+        # Every finish of this node ends an update that was cut short.
+        values["properties_before"] = None
         policy = defn.update_policy or {}
         change = self.changes
         if (
@@ -142,7 +144,7 @@ class UpdatePhase:
         restricted = type_registry.restricted_actions(
             bound.environment, defn.name
         )
-        old_props = json.loads(record["properties_data"] or "{}")
+        old_props, diff = _changes(record, props)
         plugin = self.actions.plugin(cls, record, old_props)
         plugin.update_policy = policy
         failed = record["status"] == Status.FAILED
@@ -157,11 +159,6 @@ class UpdatePhase:
                     % record["name"]
                 ),
             )
-        diff = {
-            k
-            for k in set(props) | set(old_props)
-            if props.get(k) != old_props.get(k)
-        }
         replace = (
             not definitions.keeps_kind(record, defn.type, cls)
             or record["action"] == Action.DELETE
@@ -207,3 +204,27 @@ class UpdatePhase:
         return self.changes.update_in_place(
             node, record, plugin, props, diff, values
         )
+
+
+def _changes(record, props):
+    """(the properties the resource is taken to have, the names that may
+    differ from ``props``).
+
+    Normally the stored properties and what differs from them. After an
+    in-place update that was cut short (``properties_before`` kept by the
+    takeover) the resource may lie anywhere between the properties before
+    it and those it tried: every name that differs from either is
+    changed again, from the side that differs from the goal (the one it
+    started from when the same goal is re-driven, the one it tried when a
+    rollback goes back).
+    """
+    stored = json.loads(record["properties_data"] or "{}")
+    diff = _differ(props, stored)
+    if record.get("properties_before") is None:
+        return stored, diff
+    before = json.loads(record["properties_before"])
+    return (before if not diff else stored), diff | _differ(props, before)
+
+
+def _differ(a, b):
+    return {k for k in set(a) | set(b) if a.get(k) != b.get(k)}

@@ -2,6 +2,7 @@
 for what a test must break: a worker API that loses messages; and the
 caller's token the engine keeps for the length of an operation."""
 
+import json
 import threading
 import time
 import uuid
@@ -404,6 +405,56 @@ def test_an_orphaned_create_is_found_not_made_again(engine, tmp_path):
     assert len(created) == 1, created
     assert after["physical_resource_id"] in created
     assert "Internal error during resource CREATE" in reasons
+
+
+def test_an_orphaned_update_in_place_is_made_again(engine, monkeypatch):
+    """The engine loses track of an in-place update after taking the
+    record's lock (it stored the new properties) and before the plugin
+    did the work -- a kill -9, or a lock the watchdog takes for an orphan.
+    The re-driven node must ask the plugin to update again: the stored
+    properties already equal the goal, and a node that compared only
+    those would mark the record converged on a resource never updated."""
+    started, go = threading.Event(), threading.Event()
+    calls = []
+    real_update = test_resource.TestResource.handle_update
+
+    def handle_update(plugin, new_props, prop_diff):
+        calls.append(sorted(prop_diff))
+        if plugin.name == "lost" and not started.is_set():
+            started.set()
+            go.wait(30)
+            # The forgotten action never did its work (its writes would be
+            # refused anyway: the lock is gone).
+            return {"start": time.time(), "wait": 0, "action": "update"}
+        return real_update(plugin, new_props, prop_diff)
+
+    monkeypatch.setattr(
+        test_resource.TestResource, "handle_update", handle_update
+    )
+    resources = {
+        "lost": {
+            "type": "OS::Heat::TestResource",
+            "properties": {"value": "v1"},
+        }
+    }
+    stack_id = _create(engine, "orphan-update", resources)
+    polling.stack_reaches(stack_id, "CREATE_COMPLETE")
+    resources["lost"]["properties"]["value"] = "v2"
+    tmpl = {"heat_template_version": "2018-08-31", "resources": resources}
+    service.EngineService(engine.ops).update_stack(
+        _as_caller(), {"stack_id": stack_id}, tmpl, {}, {}, None, None, {}
+    )
+    try:
+        assert started.wait(10)
+        record = _locked_record(stack_id)
+        engine.runner.locks.unlocked(record["id"])  # the action is forgotten
+        polling.stack_reaches(stack_id, "UPDATE_COMPLETE")
+    finally:
+        go.set()
+    (after,) = conv.resource_get_all(stack_id)
+    assert after["id"] == record["id"]
+    assert json.loads(after["rsrc_data"] or "{}").get("value") == "v2"
+    assert calls == [["value"], ["value"]]
 
 
 def test_a_zombie_step_never_fails_what_the_new_life_finished(
