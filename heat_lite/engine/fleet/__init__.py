@@ -13,7 +13,7 @@ onto the very resources its update replaced.
 
 It is built with taskflow, as Octavia builds its flows: ``flows`` makes
 the flow from a factory function (gates between batches, a task per
-target with ``execute`` / ``revert``, a final task), persisted in our own
+batch with ``execute`` / ``revert``, a final task), persisted in our own
 database (``db.flow_store``); ``target`` drives one stack's update and
 its update back, ``watch`` gives the targets in flight one look at their
 stacks between them; ``run`` holds the decisions between batches;
