@@ -9,14 +9,14 @@
 
 Each gate waits while the rollout is paused and decides whether its
 batch starts (``run.gate``); each batch task updates its stacks at the
-same time (a thread each, at most ``MAX_WORKERS``) and, when the flow is
+same time (``target.TargetDriver.update``) and, when the flow is
 reverted (the rollout is rolled back), updates back those that had
-succeeded; ``finish`` settles the rollout. A rollback of the rollout is
-a revert of the flow: the gate or ``finish`` that sees it raises
-``RollbackRequested`` and taskflow reverts every batch that ran, in
-reverse order. A target that fails does *not* fail its batch: only that
-stack is rolled back (by the verified update itself), and the gates count
-the failures.
+succeeded (a thread each, at most ``MAX_WORKERS``); ``finish`` settles
+the rollout. A rollback of the rollout is a revert of the flow: the gate
+or ``finish`` that sees it raises ``RollbackRequested`` and taskflow
+reverts every batch that ran, in reverse order. A target that fails does
+*not* fail its batch: only that stack is rolled back (by the verified
+update itself), and the gates count the failures.
 
 One task per batch, not per target: taskflow saves every state change of
 an atom (RUNNING, SUCCESS), a read, a write and a commit each, which was
@@ -70,7 +70,7 @@ class UpdateBatch(task.Task):
         if not go:
             self.run.skip(self.positions)
             return
-        _each(self.driver.update, self.run, self.positions)
+        self.driver.update(self.run, self.positions)
 
     def revert(self, go, result=None, **kwargs):
         # Only a SUCCEEDED target is updated back (``driver.revert``
