@@ -3,16 +3,20 @@ canary, batches, max_failures, busy and deleted stacks, pause / resume /
 cancel / rollback, and a takeover after the owner lost the rollout."""
 
 import contextlib
+import threading
+import time
 import uuid
 
 import oslo_messaging as messaging
 import pytest
+import sqlalchemy as sa
 
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import rollouts as db_rollouts
+from heat_lite.db import session as db_session
 from heat_lite.db import verifications
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
@@ -468,3 +472,85 @@ def test_a_rollout_runs_in_one_flow_however_often_it_is_launched(
     assert done["counts"]["SUCCEEDED"] == sum(done["counts"].values()) == 2
     for stack_id in ids.values():
         assert len(verifications.verifications_of_stack(stack_id)) == 1
+
+
+def _flow_statements(run):
+    """The SQL statements on taskflow's tables while ``run()`` runs."""
+    seen = []
+
+    def count(conn, cursor, statement, *args):
+        if any(t in statement for t in ("atomdetails", "flowdetails")):
+            seen.append(statement)
+
+    engine = db_session.get_engine()
+    sa.event.listen(engine, "before_cursor_execute", count)
+    try:
+        run()
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", count)
+    return len(seen)
+
+
+def test_taskflow_writes_per_batch_not_per_target(engine, project):
+    """taskflow saves every state change of an atom (a read, a write and
+    a commit each): a batch is one task, whatever its width, and its
+    targets' progress is in their rows."""
+    _apps(engine, project, [("w1-0", "none", False)])
+    _apps(engine, project, [("w3-%d" % i, "none", False) for i in range(3)])
+    endpoint = _endpoint(engine)
+
+    def rollout(prefix, width):
+        body = _body({"batch_size": width}, prefix, {"stack_name": prefix})
+        rid = endpoint.create_rollout(project, body)["id"]
+        done = _finished(endpoint, project, rid)
+        assert done["counts"]["SUCCEEDED"] == width, done["status_reason"]
+
+    one = _flow_statements(lambda: rollout("w1-*", 1))
+    three = _flow_statements(lambda: rollout("w3-*", 3))
+    assert one > 0
+    assert three == one
+
+
+def test_a_batch_shares_one_look_and_reads_outcomes_on_changes(
+    engine, project
+):
+    """While a batch's updates wait for their verdicts, the rollout reads
+    all their stacks in one query per look, and what became of an update
+    only when its stack changed (not at every look)."""
+    ids = _apps(
+        engine, project, [("look-%d" % i, "none", False) for i in range(3)]
+    )
+    endpoint = _endpoint(engine)
+    slow = dict(VERIFY, checks=[{"type": "signal"}], timeout=30)
+    body = _body({"batch_size": 3}, "look", {"stack_name": "look-*"})
+    rid = endpoint.create_rollout(project, dict(body, verify=slow))["id"]
+
+    def verifying():
+        return endpoint.show_rollout(project, rid)["counts"]["VERIFYING"] == 3
+
+    _wait(verifying, what="the batch verifying")
+    prefix = "heat-lite-rollout-%s" % rid[:8]
+    looks, outcomes = [], []
+
+    def count(conn, cursor, statement, parameters, *args):
+        if not threading.current_thread().name.startswith(prefix):
+            return
+        if "FROM stack" in statement and set(ids.values()) & set(parameters):
+            looks.append(set(parameters))
+        elif "FROM verification" in statement:
+            outcomes.append(statement)
+
+    db = db_session.get_engine()
+    sa.event.listen(db, "before_cursor_execute", count)
+    try:
+        time.sleep(1.0)  # 10 polls of the fixture's driver
+    finally:
+        sa.event.remove(db, "before_cursor_execute", count)
+    assert 3 <= len(looks) <= 15, len(looks)
+    assert all(set(ids.values()) <= look for look in looks)
+    assert outcomes == []
+    svc = service.EngineService(engine.ops)
+    for stack_id in ids.values():
+        svc.stack_verdict(project, {"stack_id": stack_id}, "PASS")
+    done = _finished(endpoint, project, rid)
+    assert done["counts"]["SUCCEEDED"] == 3, done["status_reason"]
