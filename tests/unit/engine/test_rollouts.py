@@ -15,6 +15,7 @@ from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
+from heat_lite.db import models as db_models
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.db import session as db_session
 from heat_lite.db import verifications
@@ -347,6 +348,40 @@ def test_rollback_of_a_finished_rollout(engine, project):
     assert _stack_status(ids["app-0"]) == "UPDATE_COMPLETE"
     with _raises(exception.RolloutStateConflict):
         endpoint.rollout_action(project, rollout["id"], "rollback")
+
+
+def test_rollback_of_a_rollout_finished_by_a_per_target_flow(engine, project):
+    """A rollout finished before batches were tasks (its flow saved one
+    task per target, no batch task) is rolled back after the upgrade: its
+    batches ran, so their reverts must run and the targets go back
+    (taskflow reverts a task that has no saved state yet: its gate's
+    result is all the revert needs)."""
+    ids = _apps(
+        engine, project, [("legacy-%d" % i, "none", False) for i in range(2)]
+    )
+    endpoint = _endpoint(engine)
+    rollout = endpoint.create_rollout(
+        project,
+        _body({"batch_size": 2}, "legacy", {"stack_name": "legacy-*"}),
+    )
+    done = _finished(endpoint, project, rollout["id"])
+    assert done["status"] == "COMPLETE", done["status_reason"]
+    # What the per-target flow left: gates and finish, no batch tasks.
+    (_, _, atomdetails) = db_models.taskflow_tables()
+    with db_session.get_engine().begin() as conn:
+        gone = conn.execute(
+            atomdetails.delete().where(
+                atomdetails.c.parent_uuid == rollout["id"],
+                atomdetails.c.name.like("batch-%"),
+            )
+        ).rowcount
+    assert gone == 1
+    endpoint.rollout_action(project, rollout["id"], "rollback")
+    back = _finished(endpoint, project, rollout["id"])
+    assert back["status"] == "CANCELLED", back["status_reason"]
+    assert {t["status"] for t in back["targets"]} == {"ROLLED_BACK"}
+    for stack_id in ids.values():
+        assert _version(stack_id) == OLD
 
 
 def test_another_engine_life_resumes_without_updating_twice(engine, project):
