@@ -137,6 +137,47 @@ def test_api_answers_304_while_nothing_changed(heat_all):
     assert len(changed.json()["stacks"]) == 2
 
 
+def test_change_marks_answer_304_until_the_stack_moves(heat_all):
+    """What the pages poll: a stack's marks and its project's, each an
+    empty 304 while nothing moved, and nothing of another project."""
+    heat = heat_all.client("marks")
+    stack_id = helpers.create(heat, "marked", helpers.chain(2))
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    url = heat_all.endpoint("marks") + "/stacks/marked/" + stack_id
+    project_url = heat_all.endpoint("marks") + "/changes"
+    other_url = heat_all.endpoint("marks-other") + "/changes"
+    first = requests.get(url + "/changes", timeout=10)
+    marks = first.json()["changes"]
+    assert marks["stack_status"] == "CREATE_COMPLETE"
+    etag = {"If-None-Match": first.headers["ETag"]}
+    same = requests.get(url + "/changes", headers=etag, timeout=10)
+    assert same.status_code == 304 and same.content == b""
+    listed = requests.get(project_url, timeout=10)
+    other = requests.get(other_url, timeout=10).json()
+    # Another project cannot read the stack's marks.
+    assert (
+        requests.get(
+            heat_all.endpoint("marks-other")
+            + "/stacks/marked/%s/changes" % stack_id,
+            timeout=10,
+        ).status_code
+        == 404
+    )
+    heat.stacks.update(stack_id, template=helpers.chain(3))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    moved = requests.get(url + "/changes", headers=etag, timeout=10)
+    assert moved.status_code == 200
+    for part in ("stack", "resources", "events"):
+        assert moved.json()["changes"][part] != marks[part], part
+    again = requests.get(
+        project_url,
+        headers={"If-None-Match": listed.headers["ETag"]},
+        timeout=10,
+    )
+    assert again.status_code == 200
+    assert requests.get(other_url, timeout=10).json() == other
+
+
 def test_stacks_list_filters_counts_and_pages(heat_all, browser):
     b = browser
     project = _project(b, "listing")

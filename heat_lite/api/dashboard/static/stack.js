@@ -212,11 +212,16 @@ export function stackPage(main, name, id) {
       .map((r) => r.resource_name);
   }
 
+  // Each tick asks only for the stack's change marks (one small request,
+  // an empty 304 while nothing moved); the stack, its resources (and
+  // record versions) and its events are read again only when their own
+  // mark moved.
   let first = true;
+  let marks = {};
   const poller = new Poller(async () => {
-    let stack;
+    let changes;
     try {
-      stack = (await get(base)).stack;
+      changes = (await get(base + "/changes")).changes;
     } catch (err) {
       if (err.status === 404) {
         state.gone = true;
@@ -228,29 +233,36 @@ export function stackPage(main, name, id) {
       replace(messageEl, errorBox(err));
       return true;
     }
-    state.stack = stack;
-    const busy = stack.stack_status.endsWith("IN_PROGRESS");
-    redraw(headerEl, stack, () => header(stack));
-    if (stack.stack_status === "DELETE_COMPLETE") {
-      headerEl.append(h("p", { class: "empty", id: "stack-gone" }, "This stack was deleted."));
-      replace(actionsEl);
-      replace(graphEl);
-      replace(panelEl);
-      return false;
+    const busy = changes.stack_status.endsWith("IN_PROGRESS");
+    const moved = (part) => first || marks[part] !== changes[part];
+    if (moved("stack")) {
+      const stack = (await get(base)).stack;
+      state.stack = stack;
+      redraw(headerEl, stack, () => header(stack));
+      if (stack.stack_status === "DELETE_COMPLETE") {
+        headerEl.append(h("p", { class: "empty", id: "stack-gone" }, "This stack was deleted."));
+        replace(actionsEl);
+        replace(graphEl);
+        replace(panelEl);
+        return false;
+      }
+      drawActions();
     }
-    drawActions();
     const [resources, events] = await Promise.all([
-      get(base + "/resources"),
-      get(base + "/events?sort_dir=desc&limit=" + EVENTS),
+      moved("resources") ? get(base + "/resources") : null,
+      moved("events") ? get(base + "/events?sort_dir=desc&limit=" + EVENTS) : null,
     ]);
-    state.resources = resources.resources;
-    const names = new Set(state.resources.map((r) => r.resource_name));
-    for (const key of Object.keys(state.versions)) if (!names.has(key)) delete state.versions[key];
-    await refreshVersions(versionsToRead(busy, first));
+    if (resources) {
+      state.resources = resources.resources;
+      const names = new Set(state.resources.map((r) => r.resource_name));
+      for (const key of Object.keys(state.versions)) if (!names.has(key)) delete state.versions[key];
+      await refreshVersions(versionsToRead(busy, first));
+      drawGraph();
+      drawPanel();
+    }
+    if (events) redraw(eventsEl, events.events, () => eventsTable(events.events));
+    marks = changes;
     first = false;
-    drawGraph();
-    drawPanel();
-    redraw(eventsEl, events.events, () => eventsTable(events.events));
     return busy;
   });
 
