@@ -78,8 +78,8 @@ READS = frozenset(
         "list_template_functions",
         "list_template_versions",
         "preview_stack",
-        "project_changes",
         "preview_update_stack",
+        "project_changes",
         "query_stacks",
         "resource_metadata",
         "resource_schema",
@@ -395,7 +395,6 @@ class EngineAPI:
         return self._call(
             ctxt,
             "preview_stack",
-            "project_changes",
             version="1.1",
             stack_name=stack_name,
             template=template,
@@ -797,7 +796,6 @@ class EngineAPI:
         """Every promotion that changed the stack, newest first (call)."""
         return self._call(
             ctxt,
-            "stack_changes",
             "stack_promotions",
             version="1.6",
             stack_identity=stack_identity,
