@@ -7,9 +7,11 @@ over its resource records and events the aggregates that move on every
 write: each record write bumps its ``atomic_key`` (so the sum moves), a
 replacement adds a record (the count and the highest id move), a clean-up
 removes one (the count moves); a new event raises the highest event id,
-a purge of old events raises the lowest. Every aggregate is over an
-index prefix (``stack_id``), and the stack is looked up by id *and*
-project, so a mark never says anything of another project's stacks.
+a purge of old events raises the lowest; the promotions into the stack
+(the header names the newest COMPLETE one) are counted. Every aggregate
+is over an index prefix (the stack's id), and the stack is looked up by
+id *and* project, so a mark never says anything of another project's
+stacks.
 """
 
 import sqlalchemy as sa
@@ -21,6 +23,7 @@ from heat_lite.db.session import retry_read, transaction
 STACK = models.Stack.__table__
 RESOURCE = models.Resource.__table__
 EVENT = models.Event.__table__
+PROMOTION = models.Promotion.__table__
 
 STACK_MARK_COLUMNS = (
     "name",
@@ -60,6 +63,16 @@ def _build_stack_marks():
         ("first_event", sa.func.min(EVENT.c.id)),
         ("last_event", sa.func.max(EVENT.c.id)),
     )
+    # The header says which promotion the stack came from: the newest
+    # COMPLETE one, which may finish (or be rolled back) after the
+    # stack's own last write.
+    complete = sa.case((PROMOTION.c.status == "COMPLETE", 1), else_=0)
+    columns += _of_stack(
+        PROMOTION.c.target_stack_id,
+        ("promotions", sa.func.count(PROMOTION.c.id)),
+        ("promotions_complete", sa.func.sum(complete)),
+        ("last_promoted", sa.func.max(PROMOTION.c.finished_at)),
+    )
     return sa.select(*columns).where(
         STACK.c.id == sa.bindparam("_id"),
         STACK.c.tenant == sa.bindparam("_tenant"),
@@ -74,7 +87,8 @@ def stack_marks(stack_id, tenant):
     """What moves when the stack, its records or its events change.
 
     :returns: {column: value} of ``STACK_MARK_COLUMNS`` plus ``records``,
-        ``record_writes``, ``last_record``, ``first_event``, ``last_event``.
+        ``record_writes``, ``last_record``, ``first_event``, ``last_event``,
+        ``promotions``, ``promotions_complete``, ``last_promoted``.
     :raises StackNotFound: no such stack in project ``tenant``.
     """
     with transaction(writer=False) as session:

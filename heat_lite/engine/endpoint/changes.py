@@ -14,6 +14,7 @@ from heat_lite.engine.endpoint.base import TARGET, expected
 
 _RECORDS = ("records", "record_writes", "last_record")
 _EVENTS = ("first_event", "last_event")
+_PROMOTIONS = ("promotions", "promotions_complete", "last_promoted")
 
 
 def mark(values):
@@ -23,7 +24,7 @@ def mark(values):
 
 def stack_changes_view(row):
     """The answer of ``stack_changes`` from ``db.changes.stack_marks``."""
-    stack_part = [row[c] for c in db_changes.STACK_MARK_COLUMNS]
+    stack_part = [row[c] for c in db_changes.STACK_MARK_COLUMNS + _PROMOTIONS]
     records = [row[c] for c in _RECORDS]
     return {
         "stack_status": states.joined(row["action"], row["status"]),

@@ -8,6 +8,8 @@ import uuid
 import sqlalchemy as sa
 
 from heat_lite.common import context, exception
+from heat_lite.db import models
+from heat_lite.db import promotions as db_promotions
 from heat_lite.db import session as db_session
 from heat_lite.engine.endpoint import changes, resources, service
 from heat_lite.engine.endpoint import reads as reads_mod
@@ -124,3 +126,33 @@ def test_a_poll_is_one_statement(engine):
         )
     )
     assert len(counted) > 5, counted
+
+
+def test_the_stack_mark_moves_when_a_promotion_into_it_completes(engine):
+    """The header names the stack's newest COMPLETE promotion, which may
+    finish after the stack's own last write."""
+    ctxt = _ctxt("m")
+    svc = service.EngineService(engine.ops)
+    ident = svc.create_stack(ctxt, "target", TEMPLATE, {}, {}, None, None, {})
+    _wait(lambda: _stack_status(ident["stack_id"]) == "CREATE_COMPLETE")
+    ends = changes.ChangesEndpoint()
+    before = ends.stack_changes(ctxt, ident)
+    db_promotions.promotion_create(
+        {
+            "id": str(uuid.uuid4()),
+            "tenant": ctxt.project_id,
+            "target_tenant": ctxt.project_id,
+            "status": "COMPLETE",
+            "finished_at": models.utcnow(),
+            "source_stack_id": str(uuid.uuid4()),
+            "source_stack_name": "source",
+            "source_template_id": 1,
+            "source_template_sha256": "0" * 64,
+            "target_stack_id": ident["stack_id"],
+            "target_stack_name": "target",
+            "spec": {},
+        }
+    )
+    done = ends.stack_changes(ctxt, ident)
+    assert done["stack"] != before["stack"]
+    assert done["resources"] == before["resources"]
