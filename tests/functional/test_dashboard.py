@@ -475,3 +475,43 @@ def test_nested_stack_opens_on_click(heat_all, browser):
         lambda: _node_status(b, "inner") == "CREATE_COMPLETE",
     )
     assert "kid" in b.text("#stack-name")
+
+
+_API_READS = (
+    "return performance.getEntriesByType('resource')"
+    ".map((e) => new URL(e.name).pathname)"
+    ".filter((p) => p.includes('/v1/'));"
+)
+
+
+def test_an_idle_stack_page_polls_only_its_change_marks(heat_all, browser):
+    """While nothing moves, each tick of the stack page is one request
+    for its change marks; a change brings the parts that moved."""
+    b = browser
+    project = _project(b, "poll")
+    heat = heat_all.client(project)
+    stack_id = helpers.create(heat, "quiet", helpers.chain(2))
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    b.open(heat_all.url, "/%s/stacks/quiet/%s" % (project, stack_id))
+    b.wait_for(
+        "the graph", lambda: _all_nodes(b, "CREATE_COMPLETE", ("r0", "r1"))
+    )
+    first = len(b.driver.execute_script(_API_READS))
+    changes = "/stacks/quiet/%s/changes" % stack_id
+    later = b.wait_for(
+        "three more polls",
+        lambda: (lambda found: found if len(found) >= first + 3 else None)(
+            b.driver.execute_script(_API_READS)
+        ),
+    )
+    assert all(p.endswith(changes) for p in later[first:]), later[first:]
+    heat.stacks.update(stack_id, template=helpers.chain(3))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    added = heat.resources.get(stack_id, "r2").resource_status
+    b.wait_for("the new resource", lambda: _node_status(b, "r2") == added)
+    b.wait_for(
+        "the stack's status",
+        lambda: (
+            b.attr("#stack-status .badge", "data-status") == "UPDATE_COMPLETE"
+        ),
+    )
