@@ -1,5 +1,6 @@
 """What open dashboards cost other API clients:
-``python -m tools.dashboard_load [N [PERIOD]] [--legacy] [--weight]``.
+``python -m tools.dashboard_load [N [PERIOD]] [--legacy] [--busy]
+[--weight]``.
 
 Starts a heat-lite-all (SQLite, cost counters on) with a 3-resource
 stack, then measures the latency of another project's ``GET /stacks``
@@ -7,10 +8,13 @@ with no dashboard open and with N (default 50) simulated stack pages
 polling every PERIOD (default 2) seconds, the page's fastest rate (while
 an operation runs). A simulated page does what ``stack.js`` does: each
 tick one ``GET .../changes`` with If-None-Match, and the stack, its
-resources (and record versions) or its events only when their mark
+resources (and record versions) or its events (those after the newest
+one seen) only when their mark
 moved. ``--legacy`` adds a phase with the page as it was before the
 change marks (the stack, its resources, its events and each resource's
-versions every tick, with If-None-Match).
+versions every tick, with If-None-Match). ``--busy`` adds a phase where
+the watched stack is updated again and again meanwhile (each update
+moves every mark: the pages' worst case).
 
 Per page tick it reports requests, bytes received (status line, headers
 and body), SQL statements and RPC calls (from the process's counters,
@@ -59,6 +63,7 @@ class _Page:
         self.bytes = 0
         self.ticks = 0
         self.marks = None
+        self.events = []
 
     def get(self, path):
         headers = {}
@@ -79,6 +84,17 @@ class _Page:
         for i in range(RESOURCES):
             self.get("/resources/r%d/versions" % i)
 
+    def _events(self):
+        """stack.js's readEvents: the events after the newest one seen."""
+        if self.events:
+            newer = self.get(
+                "/events?sort_dir=asc&limit=50&marker=" + self.events[0]["id"]
+            )["events"]
+            if len(newer) < 50:
+                self.events = (newer[::-1] + self.events)[:50]
+                return
+        self.events = self.get("/events?sort_dir=desc&limit=50")["events"]
+
     def tick(self):
         """What stack.js does on each tick."""
         changes = self.get("/changes")["changes"]
@@ -89,7 +105,7 @@ class _Page:
             self.get("/resources")
             self._versions()
         if self.marks is None or old["events"] != changes["events"]:
-            self.get("/events?sort_dir=desc&limit=50")
+            self._events()
         self.marks = changes
         self.ticks += 1
 
@@ -110,6 +126,18 @@ def _watch(page, tick, stop, period):
         started = time.time()
         tick()
         stop.wait(max(0.0, period - (time.time() - started)))
+
+
+def _churn(heat, stack_id, stop):
+    """Update the stack again and again (a new property value each
+    time) until ``stop``."""
+    i = 0
+    while not stop.is_set():
+        i += 1
+        heat.stacks.update(
+            stack_id, template=helpers.chain(RESOURCES, turn=str(i))
+        )
+        helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
 
 
 def _latencies(url, seconds):
@@ -232,7 +260,7 @@ def page_weight(dep, path, polls=5, period_ms=2000):
     }
 
 
-def main(count=50, period=PERIOD, legacy=False, weight=False):
+def main(count=50, period=PERIOD, legacy=False, busy=False, weight=False):
     workdir = tempfile.mkdtemp()
     counters_dir = os.path.join(workdir, "counters")
     dep = deployment.Deployment(
@@ -271,6 +299,17 @@ def main(count=50, period=PERIOD, legacy=False, weight=False):
         result[label] = _phase(*args, False, idle)
         if legacy:
             result[label + "_legacy"] = _phase(*args, True, idle)
+        if busy:
+            stop = threading.Event()
+            churn = threading.Thread(
+                target=_churn, args=(heat, stack_id, stop)
+            )
+            churn.start()
+            try:
+                result[label + "_stack_updating"] = _phase(*args, False, idle)
+            finally:
+                stop.set()
+                churn.join()
         if weight:
             result["stack_page_weight"] = page_weight(dep, path)
         json.dump(result, sys.stdout, indent=1)
@@ -282,4 +321,9 @@ def main(count=50, period=PERIOD, legacy=False, weight=False):
 if __name__ == "__main__":
     flags = [a for a in sys.argv[1:] if a.startswith("--")]
     numbers = [float(a) for a in sys.argv[1:] if not a.startswith("--")]
-    main(*numbers[:2], legacy="--legacy" in flags, weight="--weight" in flags)
+    main(
+        *numbers[:2],
+        legacy="--legacy" in flags,
+        busy="--busy" in flags,
+        weight="--weight" in flags,
+    )

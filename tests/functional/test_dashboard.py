@@ -515,3 +515,21 @@ def test_an_idle_stack_page_polls_only_its_change_marks(heat_all, browser):
             b.attr("#stack-status .badge", "data-status") == "UPDATE_COMPLETE"
         ),
     )
+    # The events read since (only those after the newest one shown) are
+    # the API's, newest first, none twice.
+    events = requests.get(
+        heat_all.endpoint(project)
+        + "/stacks/quiet/%s/events?sort_dir=desc" % stack_id,
+        timeout=10,
+    ).json()["events"]
+    expected = [e["id"] for e in events]
+    b.wait_for(
+        "every event in the table",
+        lambda: (
+            [
+                row.get_attribute("data-event")
+                for row in b.css("#events tr[data-event]")
+            ]
+            == expected
+        ),
+    )

@@ -212,6 +212,27 @@ export function stackPage(main, name, id) {
       .map((r) => r.resource_name);
   }
 
+  // The newest EVENTS events, newest first: once read, only those after
+  // the newest one shown are asked for (all again when there are more
+  // of them than the page shows, or the newest one is gone).
+  let shown = [];
+  async function readEvents() {
+    if (shown.length) {
+      try {
+        const after = "/events?sort_dir=asc&limit=" + EVENTS + "&marker=" + encodeURIComponent(shown[0].id);
+        const newer = (await get(base + after)).events;
+        if (newer.length < EVENTS) {
+          shown = [...newer.reverse(), ...shown].slice(0, EVENTS);
+          return shown;
+        }
+      } catch (err) {
+        if (err.status !== 404) throw err;
+      }
+    }
+    shown = (await get(base + "/events?sort_dir=desc&limit=" + EVENTS)).events;
+    return shown;
+  }
+
   // Each tick asks only for the stack's change marks (one small request,
   // an empty 304 while nothing moved); the stack, its resources (and
   // record versions) and its events are read again only when their own
@@ -250,7 +271,7 @@ export function stackPage(main, name, id) {
     }
     const [resources, events] = await Promise.all([
       moved("resources") ? get(base + "/resources") : null,
-      moved("events") ? get(base + "/events?sort_dir=desc&limit=" + EVENTS) : null,
+      moved("events") ? readEvents() : null,
     ]);
     if (resources) {
       state.resources = resources.resources;
@@ -260,7 +281,7 @@ export function stackPage(main, name, id) {
       drawGraph();
       drawPanel();
     }
-    if (events) redraw(eventsEl, events.events, () => eventsTable(events.events));
+    if (events) redraw(eventsEl, events, () => eventsTable(events));
     marks = changes;
     first = false;
     return busy;
