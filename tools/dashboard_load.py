@@ -299,6 +299,8 @@ def main(count=50, period=PERIOD, legacy=False, busy=False, weight=False):
         result[label] = _phase(*args, False, idle)
         if legacy:
             result[label + "_legacy"] = _phase(*args, True, idle)
+        if weight:  # before --busy adds events to the page
+            result["stack_page_weight"] = page_weight(dep, path)
         if busy:
             stop = threading.Event()
             churn = threading.Thread(
@@ -310,8 +312,6 @@ def main(count=50, period=PERIOD, legacy=False, busy=False, weight=False):
             finally:
                 stop.set()
                 churn.join()
-        if weight:
-            result["stack_page_weight"] = page_weight(dep, path)
         json.dump(result, sys.stdout, indent=1)
         print()
     finally:
