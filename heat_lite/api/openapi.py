@@ -14,9 +14,14 @@ import re
 from heat_lite import version
 from heat_lite.api import schemas, schemas_fleet
 from heat_lite.api.controllers import v1
+from heat_lite.api.controllers.v1 import changes
 
 _PARAM_RE = re.compile(r"{(\w+)}")
-RESPONSES = {**schemas.RESPONSES, **schemas_fleet.RESPONSES}
+RESPONSES = {
+    **schemas.RESPONSES,
+    **schemas_fleet.RESPONSES,
+    **changes.RESPONSES,
+}
 REQUESTS = {**schemas.REQUESTS, **schemas_fleet.REQUESTS}
 _ERRORS = {
     400: "Bad request",

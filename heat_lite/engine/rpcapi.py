@@ -34,6 +34,8 @@ History of ``RPC_API_VERSION``:
   carries ``promoted_from``.
 * 1.7 - stack_snapshot, stack_list_snapshots, show_snapshot,
   delete_snapshot, stack_restore.
+* 1.8 - stack_changes, project_changes (the change marks a polling
+  page asks for; ``engine.endpoint.changes``).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -44,7 +46,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.7"
+RPC_API_VERSION = "1.8"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -77,6 +79,7 @@ READS = frozenset(
         "list_template_versions",
         "preview_stack",
         "preview_update_stack",
+        "project_changes",
         "query_stacks",
         "resource_metadata",
         "resource_schema",
@@ -88,6 +91,7 @@ READS = frozenset(
         "show_snapshot",
         "show_software_config",
         "show_stack",
+        "stack_changes",
         "stack_promotions",
         "validate_template",
     }
@@ -822,6 +826,24 @@ class EngineAPI:
             prop=prop,
             all_projects=all_projects,
         )
+
+    def stack_changes(self, ctxt, stack_identity):
+        """{stack_status, stack, resources, events}: the stack's status
+        and the change mark of each part of its page (call).
+
+        :raises StackNotFound: (404).
+        """
+        return self._call(
+            ctxt,
+            "stack_changes",
+            version="1.8",
+            stack_identity=stack_identity,
+        )
+
+    def project_changes(self, ctxt):
+        """{stacks}: the change mark of the caller's project's stacks
+        (call)."""
+        return self._call(ctxt, "project_changes", version="1.8")
 
 
 class WorkerAPI:

@@ -137,6 +137,47 @@ def test_api_answers_304_while_nothing_changed(heat_all):
     assert len(changed.json()["stacks"]) == 2
 
 
+def test_change_marks_answer_304_until_the_stack_moves(heat_all):
+    """What the pages poll: a stack's marks and its project's, each an
+    empty 304 while nothing moved, and nothing of another project."""
+    heat = heat_all.client("marks")
+    stack_id = helpers.create(heat, "marked", helpers.chain(2))
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    url = heat_all.endpoint("marks") + "/stacks/marked/" + stack_id
+    project_url = heat_all.endpoint("marks") + "/changes"
+    other_url = heat_all.endpoint("marks-other") + "/changes"
+    first = requests.get(url + "/changes", timeout=10)
+    marks = first.json()["changes"]
+    assert marks["stack_status"] == "CREATE_COMPLETE"
+    etag = {"If-None-Match": first.headers["ETag"]}
+    same = requests.get(url + "/changes", headers=etag, timeout=10)
+    assert same.status_code == 304 and same.content == b""
+    listed = requests.get(project_url, timeout=10)
+    other = requests.get(other_url, timeout=10).json()
+    # Another project cannot read the stack's marks.
+    assert (
+        requests.get(
+            heat_all.endpoint("marks-other")
+            + "/stacks/marked/%s/changes" % stack_id,
+            timeout=10,
+        ).status_code
+        == 404
+    )
+    heat.stacks.update(stack_id, template=helpers.chain(3))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    moved = requests.get(url + "/changes", headers=etag, timeout=10)
+    assert moved.status_code == 200
+    for part in ("stack", "resources", "events"):
+        assert moved.json()["changes"][part] != marks[part], part
+    again = requests.get(
+        project_url,
+        headers={"If-None-Match": listed.headers["ETag"]},
+        timeout=10,
+    )
+    assert again.status_code == 200
+    assert requests.get(other_url, timeout=10).json() == other
+
+
 def test_stacks_list_filters_counts_and_pages(heat_all, browser):
     b = browser
     project = _project(b, "listing")
@@ -434,3 +475,61 @@ def test_nested_stack_opens_on_click(heat_all, browser):
         lambda: _node_status(b, "inner") == "CREATE_COMPLETE",
     )
     assert "kid" in b.text("#stack-name")
+
+
+_API_READS = (
+    "return performance.getEntriesByType('resource')"
+    ".map((e) => new URL(e.name).pathname)"
+    ".filter((p) => p.includes('/v1/'));"
+)
+
+
+def test_an_idle_stack_page_polls_only_its_change_marks(heat_all, browser):
+    """While nothing moves, each tick of the stack page is one request
+    for its change marks; a change brings the parts that moved."""
+    b = browser
+    project = _project(b, "poll")
+    heat = heat_all.client(project)
+    stack_id = helpers.create(heat, "quiet", helpers.chain(2))
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    b.open(heat_all.url, "/%s/stacks/quiet/%s" % (project, stack_id))
+    b.wait_for(
+        "the graph", lambda: _all_nodes(b, "CREATE_COMPLETE", ("r0", "r1"))
+    )
+    first = len(b.driver.execute_script(_API_READS))
+    changes = "/stacks/quiet/%s/changes" % stack_id
+    later = b.wait_for(
+        "three more polls",
+        lambda: (lambda found: found if len(found) >= first + 3 else None)(
+            b.driver.execute_script(_API_READS)
+        ),
+    )
+    assert all(p.endswith(changes) for p in later[first:]), later[first:]
+    heat.stacks.update(stack_id, template=helpers.chain(3))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    added = heat.resources.get(stack_id, "r2").resource_status
+    b.wait_for("the new resource", lambda: _node_status(b, "r2") == added)
+    b.wait_for(
+        "the stack's status",
+        lambda: (
+            b.attr("#stack-status .badge", "data-status") == "UPDATE_COMPLETE"
+        ),
+    )
+    # The events read since (only those after the newest one shown) are
+    # the API's, newest first, none twice.
+    events = requests.get(
+        heat_all.endpoint(project)
+        + "/stacks/quiet/%s/events?sort_dir=desc" % stack_id,
+        timeout=10,
+    ).json()["events"]
+    expected = [e["id"] for e in events]
+    b.wait_for(
+        "every event in the table",
+        lambda: (
+            [
+                row.get_attribute("data-event")
+                for row in b.css("#events tr[data-event]")
+            ]
+            == expected
+        ),
+    )

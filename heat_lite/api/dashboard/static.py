@@ -4,9 +4,12 @@ Only the files present at start-up are served, by exact name: no path
 from the URL ever reaches the file system. Each answer has an ETag and
 ``Cache-Control: no-cache``, so a browser revalidates (304) instead of
 downloading the page again, and a strict Content-Security-Policy: the
-page runs only its own scripts and talks only to this server.
+page runs only its own scripts and talks only to this server. A browser
+that accepts gzip gets the files compressed once at start-up (a third of
+the bytes on a first visit), with an ETag of their own.
 """
 
+import gzip
 import hashlib
 import mimetypes
 import os
@@ -33,6 +36,13 @@ SECURITY_HEADERS = {
 }
 
 
+def _takes_gzip(request):
+    """Only a client that says it takes gzip gets it (no header: none)."""
+    if "Accept-Encoding" not in request.headers:
+        return False
+    return bool(request.accept_encoding.acceptable_offers(["gzip"]))
+
+
 class Files:
     """The files of ``directory`` (read once), answered by name."""
 
@@ -47,10 +57,12 @@ class Files:
             ext = os.path.splitext(name)[1]
             ctype = _TYPES.get(ext) or mimetypes.guess_type(name)[0]
             etag = hashlib.sha256(body).hexdigest()[:32]
+            zipped = gzip.compress(body, 9, mtime=0)
             self._files[name] = (
                 body,
                 ctype or "application/octet-stream",
                 etag,
+                zipped if len(zipped) < len(body) else None,
             )
 
     def names(self):
@@ -61,10 +73,14 @@ class Files:
         found = self._files.get(name or INDEX)
         if found is None:
             return None
-        body, ctype, etag = found
+        body, ctype, etag, zipped = found
         response = webob.Response(
             content_type=ctype, charset="UTF-8" if "text" in ctype else None
         )
+        response.vary = ("Accept-Encoding",)
+        if zipped is not None and _takes_gzip(request):
+            body, etag = zipped, etag + "-gz"
+            response.content_encoding = "gzip"
         response.body = body
         response.etag = etag
         response.cache_control = "no-cache"

@@ -31,6 +31,7 @@ from heat_lite.engine.endpoint.base import (
     records_by_name,
 )
 from heat_lite.engine.endpoint.catalog import CatalogEndpoint
+from heat_lite.engine.endpoint.changes import ChangesEndpoint
 from heat_lite.engine.endpoint.reads import ReadEndpoint
 from heat_lite.engine.endpoint.references import ReferenceEndpoint
 from heat_lite.engine.endpoint.resources import ResourceEndpoint
@@ -65,6 +66,7 @@ def endpoints(stack_ops, stack_service=None):
         CatalogEndpoint(),
         SoftwareConfigEndpoint(),
         ReferenceEndpoint(),
+        ChangesEndpoint(),
         snapshots.SnapshotEndpoint(stack_ops),
     ]
 

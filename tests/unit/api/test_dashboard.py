@@ -2,6 +2,7 @@
 browsers, the CSRF check, the session cookie, the files it serves and
 the WSGI layer in front of the API."""
 
+import gzip
 import json
 import re
 
@@ -192,6 +193,32 @@ def test_files_served_by_name_only():
             body = _call(app, webob.Request.blank("/dashboard/" + name)).text
             for ref in re.findall(r'from "\./([^"]+)"', body):
                 assert ref in names, (name, ref)
+
+
+def test_files_gzipped_for_browsers_that_take_it():
+    app = dashboard.Dashboard(_api, keystone=False)
+    plain = _call(app, webob.Request.blank("/dashboard/stack.js"))
+    zipped = _call(
+        app,
+        webob.Request.blank(
+            "/dashboard/stack.js", headers={"Accept-Encoding": "gzip, br"}
+        ),
+    )
+    assert zipped.headers["Content-Encoding"] == "gzip"
+    assert "Content-Encoding" not in plain.headers
+    assert plain.headers["Vary"] == zipped.headers["Vary"] == "Accept-Encoding"
+    assert gzip.decompress(zipped.body) == plain.body
+    assert len(zipped.body) < len(plain.body) / 2
+    # Each representation has its own ETag, and a 304 of its own.
+    assert zipped.headers["ETag"] != plain.headers["ETag"]
+    again = webob.Request.blank(
+        "/dashboard/stack.js",
+        headers={
+            "Accept-Encoding": "gzip",
+            "If-None-Match": zipped.headers["ETag"],
+        },
+    )
+    assert _call(app, again).status_int == 304
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,10 @@
 """The calls the API may ask again (``rpcapi.READS``) are real engine
 calls that change nothing."""
 
+import ast
 import inspect
 import re
+import textwrap
 
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
@@ -56,3 +58,19 @@ def test_every_read_is_served_by_an_endpoint():
         if not name.startswith("_")
     }
     assert rpcapi.READS <= served
+
+
+def test_every_call_names_one_method_and_passes_keywords():
+    """``_call(ctxt, "method", **kwargs)``: a second positional argument
+    would be taken as the version (or fail), not sent."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(rpcapi.EngineAPI)))
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "_call"
+    ]
+    assert len(calls) >= len(rpcapi.READS)
+    for node in calls:
+        assert len(node.args) == 2, ast.unparse(node)

@@ -8,6 +8,7 @@ OpenAPI document.
 
 from heat_lite.api import router
 from heat_lite.api.controllers.v1 import (
+    changes,
     events,
     promotions,
     query,
@@ -165,4 +166,5 @@ def build():
         POST=promotions.promotion_action,
     )
     r.add(top + "/references", GET=references.list_references)
+    changes.add_routes(r, one, top)
     return r

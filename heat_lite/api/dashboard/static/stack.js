@@ -212,11 +212,37 @@ export function stackPage(main, name, id) {
       .map((r) => r.resource_name);
   }
 
+  // The newest EVENTS events, newest first: once read, only those after
+  // the newest one shown are asked for (all again when there are more
+  // of them than the page shows, or the newest one is gone).
+  let shown = [];
+  async function readEvents() {
+    if (shown.length) {
+      try {
+        const after = "/events?sort_dir=asc&limit=" + EVENTS + "&marker=" + encodeURIComponent(shown[0].id);
+        const newer = (await get(base + after)).events;
+        if (newer.length < EVENTS) {
+          shown = [...newer.reverse(), ...shown].slice(0, EVENTS);
+          return shown;
+        }
+      } catch (err) {
+        if (err.status !== 404) throw err;
+      }
+    }
+    shown = (await get(base + "/events?sort_dir=desc&limit=" + EVENTS)).events;
+    return shown;
+  }
+
+  // Each tick asks only for the stack's change marks (one small request,
+  // an empty 304 while nothing moved); the stack, its resources (and
+  // record versions) and its events are read again only when their own
+  // mark moved.
   let first = true;
+  let marks = {};
   const poller = new Poller(async () => {
-    let stack;
+    let changes;
     try {
-      stack = (await get(base)).stack;
+      changes = (await get(base + "/changes")).changes;
     } catch (err) {
       if (err.status === 404) {
         state.gone = true;
@@ -228,29 +254,36 @@ export function stackPage(main, name, id) {
       replace(messageEl, errorBox(err));
       return true;
     }
-    state.stack = stack;
-    const busy = stack.stack_status.endsWith("IN_PROGRESS");
-    redraw(headerEl, stack, () => header(stack));
-    if (stack.stack_status === "DELETE_COMPLETE") {
-      headerEl.append(h("p", { class: "empty", id: "stack-gone" }, "This stack was deleted."));
-      replace(actionsEl);
-      replace(graphEl);
-      replace(panelEl);
-      return false;
+    const busy = changes.stack_status.endsWith("IN_PROGRESS");
+    const moved = (part) => first || marks[part] !== changes[part];
+    if (moved("stack")) {
+      const stack = (await get(base)).stack;
+      state.stack = stack;
+      redraw(headerEl, stack, () => header(stack));
+      if (stack.stack_status === "DELETE_COMPLETE") {
+        headerEl.append(h("p", { class: "empty", id: "stack-gone" }, "This stack was deleted."));
+        replace(actionsEl);
+        replace(graphEl);
+        replace(panelEl);
+        return false;
+      }
+      drawActions();
     }
-    drawActions();
     const [resources, events] = await Promise.all([
-      get(base + "/resources"),
-      get(base + "/events?sort_dir=desc&limit=" + EVENTS),
+      moved("resources") ? get(base + "/resources") : null,
+      moved("events") ? readEvents() : null,
     ]);
-    state.resources = resources.resources;
-    const names = new Set(state.resources.map((r) => r.resource_name));
-    for (const key of Object.keys(state.versions)) if (!names.has(key)) delete state.versions[key];
-    await refreshVersions(versionsToRead(busy, first));
+    if (resources) {
+      state.resources = resources.resources;
+      const names = new Set(state.resources.map((r) => r.resource_name));
+      for (const key of Object.keys(state.versions)) if (!names.has(key)) delete state.versions[key];
+      await refreshVersions(versionsToRead(busy, first));
+      drawGraph();
+      drawPanel();
+    }
+    if (events) redraw(eventsEl, events, () => eventsTable(events));
+    marks = changes;
     first = false;
-    drawGraph();
-    drawPanel();
-    redraw(eventsEl, events.events, () => eventsTable(events.events));
     return busy;
   });
 

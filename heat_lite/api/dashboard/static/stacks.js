@@ -103,9 +103,17 @@ export function stacksPage(main, filters) {
     filterForm(filters),
     listEl,
   );
+  // Each tick asks for the project's change mark first (an empty 304
+  // while nothing moved) and reads the list and its counts again only
+  // when it moved.
+  let mark = null;
+  let busy = false;
   const poller = new Poller(async () => {
     let body;
+    let changes;
     try {
+      changes = (await get("/changes")).changes;
+      if (changes.stacks === mark) return busy;
       const extra = { limit: PAGE, with_count: "true" };
       if (filters.marker) extra.marker = filters.marker;
       body = await get(listQuery(filters, extra));
@@ -114,9 +122,11 @@ export function stacksPage(main, filters) {
       return false;
     }
     const stacks = body.stacks || [];
+    mark = changes.stacks;
     try {
       replace(countsEl, countsBar(body.count, await counts(filters), filters));
     } catch (err) {
+      mark = null;
       replace(countsEl, errorBox(err));
     }
     const next = link(body, "next");
@@ -128,6 +138,7 @@ export function stacksPage(main, filters) {
     );
     if (!stacks.length) {
       replace(listEl, h("p", { class: "empty" }, filters.name || filters.status || filters.tag ? "No stack matches these filters." : "No stacks in project " + session.project + " yet."), pager);
+      busy = false;
       return false;
     }
     replace(
@@ -140,7 +151,8 @@ export function stacksPage(main, filters) {
       ),
       pager,
     );
-    return stacks.some((s) => s.stack_status.endsWith("IN_PROGRESS"));
+    busy = stacks.some((s) => s.stack_status.endsWith("IN_PROGRESS"));
+    return busy;
   });
   poller.run();
   return poller;
