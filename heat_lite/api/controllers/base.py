@@ -1,0 +1,157 @@
+"""The building blocks of the controller tree: pecan's own routing.
+
+Every URL of the API is a ``Node``, a ``pecan.rest.RestController`` whose
+HTTP methods (``get``, ``post``, ``put``, ``patch``, ``delete``) are made
+by ``verb(handler)``; a URL with no method of its own (``/v1/{tenant}``)
+is a ``Branch``, a plain pecan controller. Both resolve the segment
+below them with ``_lookup``, from two class attributes:
+
+* ``_children``: {fixed segment: class} (``"resources"``, ``"events"``);
+* ``_param``: (name, class) for any other segment, captured as the path
+  parameter ``name`` (``{stack_id}``) and passed to the handler.
+
+A child whose class sets ``_rest`` takes the rest of the path as that
+parameter (``/stacks/{name}/resources/...`` is one redirect).
+
+pecan makes the controllers per request, each given the engine and the
+path parameters captured above it, the way Ironic's controllers are
+given their parent's identity. Handlers stay plain functions of
+``(req, **path parameters)`` declaring their policy rule
+(``request.rule``); ``dispatch`` checks it on the URL's project before
+the handler runs, the one thing every route shares.
+
+Attributes of a node are reachable by URL when not methods (pecan's
+``RestController`` looks a segment up as an attribute first), so every
+attribute here starts with an underscore: no stack name can, and no
+resource name Heat generates does.
+"""
+
+import pecan
+import pecan.rest
+import webob.exc
+
+from heat_lite.api import faults
+from heat_lite.api import request as api_request
+
+VERBS = ("get", "post", "put", "patch", "delete")
+# Where the query string waits while pecan routes (see ``app``): pecan
+# would take ``?_method=`` as the HTTP method and feed parameters to
+# controllers as arguments.
+QUERY_KEY = "heat_lite.query_string"
+# (handler, path parameters) of the request, once routed (for logs and
+# the route tests).
+ROUTE_KEY = "heat_lite.route"
+
+
+def dispatch(handler, engine, path):
+    """Run ``handler`` for the current pecan request: policy, call, ETag."""
+    raw = pecan.request
+    environ = raw.environ
+    environ["QUERY_STRING"] = environ.pop(QUERY_KEY, "")
+    environ[ROUTE_KEY] = (handler, path)
+    req = api_request.Request(raw, engine, handler)
+    req.authorize(handler.policy_rule, path.get("tenant"))
+    return api_request.conditional(
+        api_request.to_response(handler(req, **path)), raw
+    )
+
+
+def verb(handler):
+    """The controller method of one HTTP method: runs ``handler``."""
+    if not getattr(handler, "policy_rule", None):
+        raise ValueError("%s has no policy rule" % handler.__name__)
+
+    @pecan.expose(content_type="application/json")
+    def method(self):
+        return dispatch(handler, self._engine, self._path)
+
+    method.handler = handler
+    method.__name__ = method.__qualname__ = handler.__name__
+    return method
+
+
+def handlers(cls):
+    """{HTTP method: handler} of a node class (empty for a branch)."""
+    return {
+        name.upper(): getattr(cls, name).handler
+        for name in VERBS
+        if hasattr(getattr(cls, name, None), "handler")
+    }
+
+
+def walk(cls, path=""):
+    """(path, class) of every URL from controller class ``cls`` down, a
+    path parameter shown as ``{name}`` (``/stacks/{name}/{stack_id}``)."""
+    yield path, cls
+    for segment, child in cls._children.items():
+        yield from walk(child, path + "/" + segment)
+    if cls._param is not None:
+        name, child = cls._param
+        yield from walk(child, path + "/{%s}" % name)
+
+
+class _Tree:
+    """What ``Node`` and ``Branch`` share: path parameters and ``_lookup``."""
+
+    _children = {}
+    _param = None
+    _rest = None
+
+    def __init__(self, engine, path):
+        self._engine = engine
+        self._path = path
+
+    def _child(self, cls, name, segment, remainder):
+        if cls._rest:
+            value = "/".join((segment,) + remainder).rstrip("/")
+            return cls(self._engine, {**self._path, cls._rest: value}), ()
+        path = self._path if name is None else {**self._path, name: segment}
+        return cls(self._engine, path), remainder
+
+    @pecan.expose()
+    def _lookup(self, segment, *remainder):
+        if not segment:
+            # A trailing slash: the URL ends here; pecan answers with
+            # what it found (this URL's method, 404 or 405).
+            return None
+        child = self._children.get(segment)
+        if child is not None:
+            return self._child(child, None, segment, remainder)
+        if self._param is not None:
+            name, child = self._param
+            return self._child(child, name, segment, remainder)
+        raise faults.PassThrough(webob.exc.HTTPNotFound())
+
+
+class Branch(_Tree):
+    """A URL without methods of its own: only a way to its children."""
+
+
+class Node(_Tree, pecan.rest.RestController):
+    """A URL with methods (``verb``) and, maybe, children."""
+
+    @pecan.expose()
+    def _route(self, args, request=None):
+        """pecan's RestController routing; its 404 or 405 is final.
+
+        pecan answers a 404 or a 405 by trying every ``_lookup`` above
+        the URL again, each of which walks down to the same answer: 2^depth
+        walks for a wrong method on an event. The first one is the answer.
+        """
+        try:
+            return super()._route(args, request)
+        except (webob.exc.HTTPNotFound, webob.exc.HTTPMethodNotAllowed) as exc:
+            raise faults.PassThrough(exc) from None
+
+    @pecan.expose(content_type="application/json")
+    def options(self):
+        """204 with the methods of this URL in ``Allow``."""
+        response = webob.Response(status=204)
+        response.allow = sorted(handlers(type(self)))
+        return response
+
+
+def leaf(**verbs):
+    """A node class with only methods: ``leaf(get=handler)``."""
+    name = "_".join(h.__name__ for h in verbs.values())
+    return type(name, (Node,), {k: verb(h) for k, h in verbs.items()})
