@@ -1,10 +1,11 @@
 """The building blocks of the controller tree: pecan's own routing.
 
-Every URL of the API is a ``Node``, a ``pecan.rest.RestController`` whose
-HTTP methods (``get``, ``post``, ``put``, ``patch``, ``delete``) are made
-by ``verb(handler)``; a URL with no method of its own (``/v1/{tenant}``)
-is a ``Branch``, a plain pecan controller. Both resolve the segment
-below them with ``_lookup``, from two class attributes:
+Every URL of the API is a ``Node``, a ``pecan.rest.RestController``
+whose HTTP methods (``get_all``, ``post``, ``put``, ``patch``,
+``delete``: see ``VERBS``) are made by ``verb(handler)``; a URL with no
+method of its own (``/v1/{tenant}``) is a ``Branch``, a plain pecan
+controller. Both resolve the segment below them with ``_lookup``, from
+two class attributes:
 
 * ``_children``: {fixed segment: class} (``"resources"``, ``"events"``);
 * ``_param``: (name, class) for any other segment, captured as the path
@@ -13,17 +14,16 @@ below them with ``_lookup``, from two class attributes:
 A child whose class sets ``_rest`` takes the rest of the path as that
 parameter (``/stacks/{name}/resources/...`` is one redirect).
 
-pecan makes the controllers per request, each given the engine and the
+``_lookup`` makes the controllers per request, each given the engine and the
 path parameters captured above it, the way Ironic's controllers are
 given their parent's identity. Handlers stay plain functions of
 ``(req, **path parameters)`` declaring their policy rule
 (``request.rule``); ``dispatch`` checks it on the URL's project before
 the handler runs, the one thing every route shares.
 
-Attributes of a node are reachable by URL when not methods (pecan's
-``RestController`` looks a segment up as an attribute first), so every
-attribute here starts with an underscore: no stack name can, and no
-resource name Heat generates does.
+Segments go down through ``_lookup`` before ``RestController`` sees
+them (``_route``), so no attribute of a node is reachable by URL, and
+``RestController`` routes only the HTTP method of the URL's own node.
 """
 
 import pecan
@@ -33,7 +33,16 @@ import webob.exc
 from heat_lite.api import faults
 from heat_lite.api import request as api_request
 
-VERBS = ("get", "post", "put", "patch", "delete")
+# The RestController method of each HTTP method. A GET of the URL itself
+# is ``get_all`` to pecan (its ``get`` would take ids from the path as
+# arguments, and costs two more signature inspections per request).
+VERBS = {
+    "get_all": "GET",
+    "post": "POST",
+    "put": "PUT",
+    "patch": "PATCH",
+    "delete": "DELETE",
+}
 # Where the query string waits while pecan routes (see ``app``): pecan
 # would take ``?_method=`` as the HTTP method and feed parameters to
 # controllers as arguments.
@@ -73,8 +82,8 @@ def verb(handler):
 def handlers(cls):
     """{HTTP method: handler} of a node class (empty for a branch)."""
     return {
-        name.upper(): getattr(cls, name).handler
-        for name in VERBS
+        method: getattr(cls, name).handler
+        for name, method in VERBS.items()
         if hasattr(getattr(cls, name, None), "handler")
     }
 
@@ -110,38 +119,51 @@ class _Tree:
 
     @pecan.expose()
     def _lookup(self, segment, *remainder):
-        if not segment:
-            # A trailing slash: the URL ends here; pecan answers with
-            # what it found (this URL's method, 404 or 405).
-            return None
+        """(child controller, rest of the path) for ``segment``."""
         child = self._children.get(segment)
         if child is not None:
             return self._child(child, None, segment, remainder)
         if self._param is not None:
             name, child = self._param
             return self._child(child, name, segment, remainder)
-        raise faults.PassThrough(webob.exc.HTTPNotFound())
+        raise webob.exc.HTTPNotFound()
+
+    @pecan.expose()
+    def _route(self, args, request=None):
+        """pecan's routing hook: a segment below this URL goes to the
+        child ``_lookup`` gives, the URL itself to ``_here``; a 404 or a
+        405 is final.
+
+        Without this, pecan would look every segment up as an attribute
+        first, inspect the signatures of the controllers at every level
+        (a fresh namedtuple class each time), and answer a 404 or a 405
+        by trying every ``_lookup`` above the URL again, each of which
+        walks down to the same answer: 2^depth walks for a wrong method
+        on an event.
+        """
+        try:
+            if args and args[0]:
+                child, remainder = self._lookup(*args)
+                return child._route(list(remainder), request)
+            return self._here(args, request)
+        except (webob.exc.HTTPNotFound, webob.exc.HTTPMethodNotAllowed) as exc:
+            raise faults.PassThrough(exc) from None
 
 
 class Branch(_Tree):
     """A URL without methods of its own: only a way to its children."""
 
+    def _here(self, args, request):
+        raise webob.exc.HTTPNotFound()
+
 
 class Node(_Tree, pecan.rest.RestController):
     """A URL with methods (``verb``) and, maybe, children."""
 
-    @pecan.expose()
-    def _route(self, args, request=None):
-        """pecan's RestController routing; its 404 or 405 is final.
-
-        pecan answers a 404 or a 405 by trying every ``_lookup`` above
-        the URL again, each of which walks down to the same answer: 2^depth
-        walks for a wrong method on an event. The first one is the answer.
-        """
-        try:
-            return super()._route(args, request)
-        except (webob.exc.HTTPNotFound, webob.exc.HTTPMethodNotAllowed) as exc:
-            raise faults.PassThrough(exc) from None
+    def _here(self, args, request):
+        """This URL's method, by pecan's ``RestController`` (405 with
+        ``Allow`` when it has not got it)."""
+        return pecan.rest.RestController._route(self, args, request)
 
     @pecan.expose(content_type="application/json")
     def options(self):
@@ -152,6 +174,8 @@ class Node(_Tree, pecan.rest.RestController):
 
 
 def leaf(**verbs):
-    """A node class with only methods: ``leaf(get=handler)``."""
+    """A node class with only methods: ``leaf(get=handler)`` (lower-case
+    HTTP methods)."""
     name = "_".join(h.__name__ for h in verbs.values())
-    return type(name, (Node,), {k: verb(h) for k, h in verbs.items()})
+    names = {method.lower(): attr for attr, method in VERBS.items()}
+    return type(name, (Node,), {names[k]: verb(h) for k, h in verbs.items()})

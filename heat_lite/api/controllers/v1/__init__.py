@@ -62,7 +62,7 @@ _ARN = re.compile(
 
 
 class _Redirect(Node):
-    get = post = put = patch = delete = verb(stacks.lookup)
+    get_all = post = put = patch = delete = verb(stacks.lookup)
 
 
 class NameLookup(_Redirect):
@@ -74,18 +74,18 @@ class NameLookup(_Redirect):
 class ArnLookup(Node):
     """/stacks/arn:openstack:heat::<tenant>:stacks/<name>/<id>[/...]."""
 
-    get = post = put = patch = delete = verb(stacks.lookup_arn)
+    get_all = post = put = patch = delete = verb(stacks.lookup_arn)
 
 
 class ResourceEvents(Node):
-    get = verb(events.list_resource_events)
+    get_all = verb(events.list_resource_events)
     _param = ("event_id", leaf(get=events.show_event))
 
 
 class Resource(Node):
     """/stacks/{name}/{stack_id}/resources/{resource}"""
 
-    get = verb(resources.show_resource)
+    get_all = verb(resources.show_resource)
     patch = verb(resources.mark_unhealthy)
     _children = {
         "metadata": leaf(get=resources.metadata),
@@ -96,23 +96,23 @@ class Resource(Node):
 
 
 class Resources(Node):
-    get = verb(resources.list_resources)
+    get_all = verb(resources.list_resources)
     _param = ("resource", Resource)
 
 
 class Outputs(Node):
-    get = verb(stack.list_outputs)
+    get_all = verb(stack.list_outputs)
     _param = ("output_key", leaf(get=stack.show_output))
 
 
 class Snapshot(Node):
-    get = verb(snapshots.snapshot_show)
+    get_all = verb(snapshots.snapshot_show)
     delete = verb(snapshots.snapshot_delete)
     _children = {"restore": leaf(post=snapshots.snapshot_restore)}
 
 
 class Snapshots(Node):
-    get = verb(snapshots.snapshot_list)
+    get_all = verb(snapshots.snapshot_list)
     post = verb(snapshots.snapshot_create)
     _param = ("snapshot_id", Snapshot)
 
@@ -120,7 +120,7 @@ class Snapshots(Node):
 class Stack(Node):
     """/stacks/{name}/{stack_id}: the canonical URL of a stack."""
 
-    get = verb(stack.show_stack)
+    get_all = verb(stack.show_stack)
     put = verb(stack.update_stack)
     patch = verb(stack.patch_stack)
     delete = verb(stack.delete_stack)
@@ -153,7 +153,7 @@ class StackName(_Redirect):
 class Stacks(Node):
     """/stacks: list and create; below it a name, an id or an ARN."""
 
-    get = verb(stacks.list_stacks)
+    get_all = verb(stacks.list_stacks)
     post = verb(stacks.create_stack)
     _children = {
         "detail": leaf(get=stacks.list_stacks_detail),
@@ -178,12 +178,12 @@ class Stacks(Node):
 
 
 class ResourceType(Node):
-    get = verb(templates.resource_schema)
+    get_all = verb(templates.resource_schema)
     _children = {"template": leaf(get=templates.generate_template)}
 
 
 class SoftwareConfigs(Node):
-    get = verb(software_configs.list_software_configs)
+    get_all = verb(software_configs.list_software_configs)
     post = verb(software_configs.create_software_config)
     _param = (
         "config_id",
@@ -195,13 +195,13 @@ class SoftwareConfigs(Node):
 
 
 class Rollout(Node):
-    get = verb(rollouts.show_rollout)
+    get_all = verb(rollouts.show_rollout)
     delete = verb(rollouts.delete_rollout)
     _children = {"actions": leaf(post=rollouts.rollout_action)}
 
 
 class Promotion(Node):
-    get = verb(promotions.show_promotion)
+    get_all = verb(promotions.show_promotion)
     _children = {"actions": leaf(post=promotions.promotion_action)}
 
 
@@ -210,23 +210,23 @@ class TemplateVersion(Branch):
 
 
 class TemplateVersions(Node):
-    get = verb(templates.list_versions)
+    get_all = verb(templates.list_versions)
     _param = ("version", TemplateVersion)
 
 
 class ResourceTypes(Node):
-    get = verb(templates.list_resource_types)
+    get_all = verb(templates.list_resource_types)
     _param = ("type_name", ResourceType)
 
 
 class Rollouts(Node):
-    get = verb(rollouts.list_rollouts)
+    get_all = verb(rollouts.list_rollouts)
     post = verb(rollouts.create_rollout)
     _param = ("rollout_id", Rollout)
 
 
 class Promotions(Node):
-    get = verb(promotions.list_promotions)
+    get_all = verb(promotions.list_promotions)
     post = verb(promotions.create_promotion)
     _param = ("promotion_id", Promotion)
 
