@@ -1,11 +1,6 @@
 """The WSGI application: fault barrier → versions → auth → pecan."""
 
-import functools
-
 import pecan
-import pecan.core
-import pecan.routing
-import pecan.util
 import webob
 
 from heat_lite.api import auth, dashboard, faults, openapi, request
@@ -88,23 +83,8 @@ class _JSONOnly:
                 environ["QUERY_STRING"] = environ.pop(base.QUERY_KEY)
 
 
-def _memoize_pecan_argspec():
-    """Read each controller's signature once, not on every request.
-
-    pecan inspects the signatures of ``_route`` and of the controller on
-    every request, each time building a new namedtuple class to hold the
-    answer: about a fifth of the API's CPU under load.
-    """
-    if not hasattr(pecan.core.getargspec, "cache_info"):
-        cached = functools.lru_cache(maxsize=256)(pecan.util.getargspec)
-        pecan.core.getargspec = cached
-        pecan.routing.getargspec = cached
-        pecan.rest.getargspec = cached
-
-
 def make_pecan_app(engine):
     """The pecan app alone: the controller tree, no auth, no faults."""
-    _memoize_pecan_argspec()
     return _JSONOnly(
         pecan.make_app(
             root.RootController(engine),
