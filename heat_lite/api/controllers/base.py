@@ -14,12 +14,12 @@ two class attributes:
 A child whose class sets ``_rest`` takes the rest of the path as that
 parameter (``/stacks/{name}/resources/...`` is one redirect).
 
-``_lookup`` makes the controllers per request, each given the engine and the
-path parameters captured above it, the way Ironic's controllers are
-given their parent's identity. Handlers stay plain functions of
-``(req, **path parameters)`` declaring their policy rule
-(``request.rule``); ``dispatch`` checks it on the URL's project before
-the handler runs, the one thing every route shares.
+The controllers are made once, with the app (each makes its children);
+what ``_lookup`` captures from the path is the request's (``PATH_KEY``
+in its environ). Handlers stay plain functions of ``(req, **path
+parameters)`` declaring their policy rule (``request.rule``);
+``dispatch`` checks it on the URL's project before the handler runs,
+the one thing every route shares.
 
 Segments go down through ``_lookup`` before ``RestController`` sees
 them (``_route``), so no attribute of a node is reachable by URL, and
@@ -47,6 +47,8 @@ VERBS = {
 # would take ``?_method=`` as the HTTP method and feed parameters to
 # controllers as arguments.
 QUERY_KEY = "heat_lite.query_string"
+# The path parameters of the request, as ``_lookup`` captures them.
+PATH_KEY = "heat_lite.path"
 # (handler, path parameters) of the request, once routed (for logs and
 # the route tests).
 ROUTE_KEY = "heat_lite.route"
@@ -72,7 +74,9 @@ def verb(handler):
 
     @pecan.expose(content_type="application/json")
     def method(self):
-        return dispatch(handler, self._engine, self._path)
+        return dispatch(
+            handler, self._engine, pecan.request.environ.get(PATH_KEY, {})
+        )
 
     method.handler = handler
     method.__name__ = method.__qualname__ = handler.__name__
@@ -100,31 +104,42 @@ def walk(cls, path=""):
 
 
 class _Tree:
-    """What ``Node`` and ``Branch`` share: path parameters and ``_lookup``."""
+    """What ``Node`` and ``Branch`` share: the engine and ``_lookup``."""
 
     _children = {}
     _param = None
     _rest = None
 
-    def __init__(self, engine, path):
+    def __init__(self, engine):
         self._engine = engine
-        self._path = path
+        self._kids = {seg: cls(engine) for seg, cls in self._children.items()}
+        self._param_kid = None
+        if self._param is not None:
+            name, cls = self._param
+            self._param_kid = (name, cls(engine))
 
-    def _child(self, cls, name, segment, remainder):
-        if cls._rest:
+    @staticmethod
+    def _capture(**params):
+        """Add path parameters to the current request's."""
+        pecan.request.environ.setdefault(PATH_KEY, {}).update(params)
+
+    def _child(self, child, name, segment, remainder):
+        if child._rest:
             value = "/".join((segment,) + remainder).rstrip("/")
-            return cls(self._engine, {**self._path, cls._rest: value}), ()
-        path = self._path if name is None else {**self._path, name: segment}
-        return cls(self._engine, path), remainder
+            self._capture(**{child._rest: value})
+            return child, ()
+        if name is not None:
+            self._capture(**{name: segment})
+        return child, remainder
 
     @pecan.expose()
     def _lookup(self, segment, *remainder):
         """(child controller, rest of the path) for ``segment``."""
-        child = self._children.get(segment)
+        child = self._kids.get(segment)
         if child is not None:
             return self._child(child, None, segment, remainder)
-        if self._param is not None:
-            name, child = self._param
+        if self._param_kid is not None:
+            name, child = self._param_kid
             return self._child(child, name, segment, remainder)
         raise webob.exc.HTTPNotFound()
 

@@ -21,6 +21,3 @@ class RootController(base.Branch):
     (``app._Versions``), before authentication."""
 
     _children = {"v1": v1.V1}
-
-    def __init__(self, engine):
-        super().__init__(engine, {})

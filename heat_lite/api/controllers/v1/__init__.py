@@ -162,18 +162,22 @@ class Stacks(Node):
     }
     _param = ("name", StackName)
 
+    def __init__(self, engine):
+        super().__init__(engine)
+        self._arn = ArnLookup(engine)
+
     @pecan.expose()
     def _lookup(self, segment, *remainder):
         if segment.startswith(ARN_PREFIX):
             found = _ARN.match("/".join((segment,) + remainder))
             if found is None:
                 return super()._lookup(segment, *remainder)
-            return ArnLookup(
-                self._engine, {**self._path, **found.groupdict()}
-            ), ()
-        if segment in self._children and remainder not in ((), ("",)):
+            self._capture(**found.groupdict())
+            return self._arn, ()
+        if segment in self._kids and remainder not in ((), ("",)):
             # /stacks/detail/<id> is the stack named "detail".
-            return self._child(StackName, "name", segment, remainder)
+            name, child = self._param_kid
+            return self._child(child, name, segment, remainder)
         return super()._lookup(segment, *remainder)
 
 
