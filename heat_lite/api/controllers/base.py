@@ -24,6 +24,12 @@ the one thing every route shares.
 Segments go down through ``_lookup`` before ``RestController`` sees
 them (``_route``), so no attribute of a node is reachable by URL, and
 ``RestController`` routes only the HTTP method of the URL's own node.
+
+What pecan still costs: its ``getargspec`` (pecan 1.8) builds a new
+namedtuple class on every call, five calls per request here, about
+0.5 ms of CPU per request on a loaded 2-core machine. heat_lite used to
+memoize it by patching pecan; it no longer patches pecan (a fix belongs
+upstream, in ``pecan.compat.getargspec``).
 """
 
 import pecan
