@@ -1,15 +1,10 @@
 """The WSGI application: fault barrier → versions → auth → pecan."""
 
-import functools
-
 import pecan
-import pecan.core
-import pecan.routing
-import pecan.util
 import webob
 
 from heat_lite.api import auth, dashboard, faults, openapi, request
-from heat_lite.api.controllers import root
+from heat_lite.api.controllers import base, root
 from heat_lite.engine import rpcapi
 
 
@@ -55,15 +50,20 @@ class _Versions:
 
 
 class _JSONOnly:
-    """What pecan must not look at: the body and the Accept header.
+    """What pecan must not look at: the body, the Accept header and the
+    query string.
 
     pecan parses a JSON body itself before any handler runs (all of it,
     whatever its size, and a deeply nested one raises past its error
     handling); ``Request.body`` reads and parses bodies within the
     limits instead. And pecan answers a browser's ``Accept: text/html``
     with 406 and an ERROR line, while every answer here is JSON anyway.
-    So pecan sees a body of no particular type and a JSON Accept; the
-    original Content-Type is kept in the environ.
+    And pecan's ``RestController`` takes ``?_method=`` as the HTTP method
+    (a POST could become a DELETE) and pecan passes query parameters to
+    controllers as arguments. So pecan sees a body of no particular type,
+    a JSON Accept and no query; the original Content-Type is kept in the
+    environ, and the query string is put back (``base.dispatch``) before
+    a handler runs.
     """
 
     def __init__(self, app):
@@ -74,22 +74,26 @@ class _JSONOnly:
         if environ.get("CONTENT_TYPE"):
             environ["heat_lite.content_type"] = environ["CONTENT_TYPE"]
         environ["CONTENT_TYPE"] = "application/octet-stream"
-        return self.app(environ, start_response)
+        environ[base.QUERY_KEY] = environ.get("QUERY_STRING", "")
+        environ["QUERY_STRING"] = ""
+        try:
+            return self.app(environ, start_response)
+        finally:
+            if base.QUERY_KEY in environ:
+                environ["QUERY_STRING"] = environ.pop(base.QUERY_KEY)
 
 
-def _memoize_pecan_argspec():
-    """Read each controller's signature once, not on every request.
-
-    pecan inspects the signatures of ``_route`` and of the controller on
-    every request, each time building a new namedtuple class to hold the
-    answer: about a fifth of the API's CPU under load. heat_lite routes
-    everything through one ``_route`` and one controller method, whose
-    signatures never change.
-    """
-    if not hasattr(pecan.core.getargspec, "cache_info"):
-        cached = functools.lru_cache(maxsize=64)(pecan.util.getargspec)
-        pecan.core.getargspec = cached
-        pecan.routing.getargspec = cached
+def make_pecan_app(engine):
+    """The pecan app alone: the controller tree, no auth, no faults."""
+    return _JSONOnly(
+        pecan.make_app(
+            root.RootController(engine),
+            guess_content_type_from_ext=False,
+            force_canonical=False,
+            debug=False,
+            logging=False,
+        )
+    )
 
 
 def setup_app(engine=None):
@@ -100,17 +104,9 @@ def setup_app(engine=None):
         timeout=conf.CONF.api.rpc_timeout,
         monitor_timeout=conf.CONF.api.rpc_call_monitor_timeout,
     )
-    _memoize_pecan_argspec()
-    app = pecan.make_app(
-        root.RootController(engine),
-        guess_content_type_from_ext=False,
-        force_canonical=False,
-        debug=False,
-        logging=False,
-    )
     return faults.FaultWrapper(
         _Versions(
-            dashboard.wrap(auth.wrap(_JSONOnly(app))),
+            dashboard.wrap(auth.wrap(make_pecan_app(engine))),
             redirect_browsers=conf.CONF.api.dashboard,
         )
     )

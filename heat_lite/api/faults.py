@@ -49,8 +49,19 @@ def json_response(code, body, headers=None):
     return response
 
 
+class PassThrough(Exception):  # noqa: N818 - it carries an answer
+    """A webob HTTP error to answer as it is, raised past a framework
+    that would catch it (pecan re-routes on webob's 404 and 405)."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
+
+
 def exception_response(exc):
     """Return the webob Response for any exception."""
+    if isinstance(exc, PassThrough):
+        exc = exc.error
     if isinstance(exc, exception.HeatLiteException):
         error_type = type(exc).__name__
         if error_type.endswith(_REMOTE):

@@ -1,11 +1,11 @@
 """The OpenAPI 3 document of the v1 API (``GET /v1/openapi.json``).
 
-Built from the route table (paths, methods, path parameters), the
+Built from the controller tree (paths, methods, path parameters), the
 handlers' policy rules, docstrings and declared query parameters
 (``request.query``, the only ones a handler can read), and ``schemas``
-(bodies), so it cannot drift from what is routed. Lookup routes matched
-by regular expressions (ARNs, ``{name}/<sub-path>``) are documented by
-their plain ``{name}`` form and each sub-path.
+(bodies), so it cannot drift from what is routed. The lookup routes are
+documented by their plain ``{name}`` form and each sub-path (GET); the
+ARN form is not.
 """
 
 import collections
@@ -13,7 +13,7 @@ import re
 
 from heat_lite import version
 from heat_lite.api import schemas, schemas_fleet
-from heat_lite.api.controllers import v1
+from heat_lite.api.controllers import base, root
 from heat_lite.api.controllers.v1 import changes
 
 _PARAM_RE = re.compile(r"{(\w+)}")
@@ -79,17 +79,14 @@ def _operation(method, path, handler, operation_id):
 
 
 def _paths():
-    """{OpenAPI path: {method: handler}} from the route table."""
+    """{OpenAPI path: {method: handler}} from the controller tree."""
     result = {}
-    for pattern, handlers in v1.build().routes():
-        if "(?P<sub>" in pattern and "arn:" not in pattern:
-            base = pattern.split("/(?P<sub>")[0]
-            for sub in v1.LOOKUP_SUBS:
-                result[base + "/" + sub] = {"GET": handlers["GET"]}
-            continue
-        if "(?P" in pattern:
-            continue
-        result[pattern] = handlers
+    for path, cls in base.walk(root.RootController):
+        found = base.handlers(cls)
+        if cls._rest:
+            found = {"GET": found["GET"]}
+        if found:
+            result[path] = found
     return result
 
 

@@ -15,8 +15,9 @@ _FALSE = ("false",)
 
 
 def rule(name):
-    """Declare the policy rule a handler needs (checked by the router's
-    dispatcher before the handler runs, on the URL's project)."""
+    """Declare the policy rule a handler needs (checked by
+    ``controllers.base.dispatch`` before the handler runs, on the URL's
+    project)."""
 
     def wrap(handler):
         handler.policy_rule = name

@@ -24,6 +24,7 @@ from oslo_db.sqlalchemy import enginefacade
 
 from heat_lite import conf
 from heat_lite.common import counters
+from heat_lite.db import pre_ping
 
 CONF = conf.CONF
 
@@ -190,10 +191,25 @@ def retry_read(fn):
     return wrapper
 
 
+def _configure_pre_ping():
+    """Name ``pre_ping``'s plugin in the URL oslo.db will make the engine
+    of (the operator's ``connection_parameters`` kept after it)."""
+    try:
+        enginefacade.configure(
+            connection_parameters=pre_ping.query(
+                CONF.database.pool_pre_ping,
+                CONF.database.connection_parameters,
+            )
+        )
+    except enginefacade.AlreadyStartedError:
+        pass  # made once per process (tests inject their own engines)
+
+
 def get_engine():
     """Return the writer engine, installing the dialect listeners once."""
     if not _SETUP["done"]:
         _make_sqlite_directory()
+        _configure_pre_ping()
     engine = enginefacade.writer.get_engine()
     with _LOCK:
         if not _SETUP["done"]:
@@ -206,9 +222,8 @@ def get_engine():
                 sa.event.listen(engine, "connect", _on_mysql_connect)
             elif engine.dialect.name == "postgresql":
                 sa.event.listen(engine, "connect", _on_postgresql_connect)
-            # oslo.db hard-codes pool_pre_ping; honour our option instead,
-            # and ping only connections that sat idle (see above).
-            engine.pool._pre_ping = CONF.database.pool_pre_ping
+            # Without pre-ping (``pre_ping``), ping only connections that
+            # sat idle (see above).
             if (
                 not CONF.database.pool_pre_ping
                 and engine.dialect.name != "sqlite"

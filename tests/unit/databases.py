@@ -9,7 +9,7 @@ import contextlib
 
 from oslo_db.sqlalchemy import enginefacade, engines, orm
 
-from heat_lite.db import migration, session
+from heat_lite.db import migration, pre_ping, session
 from tests import backends
 
 
@@ -22,7 +22,8 @@ def private_database(kind, tmp_path):
         url = "sqlite:///%s/db.sqlite" % tmp_path
     else:
         url, drop = backends.create_database(kind)
-    engine = engines.create_engine(url)
+    # Pre-ping as heat_lite's default (``[database] pool_pre_ping``).
+    engine = engines.create_engine(pre_ping.url(url, False))
     factory = enginefacade._TestTransactionFactory(
         engine, orm.get_maker(engine), apply_global=True
     )

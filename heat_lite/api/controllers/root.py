@@ -1,9 +1,6 @@
-"""The pecan root controller: hands every path to the v1 route table."""
+"""The pecan root controller: /v1 and below (see ``controllers.v1``)."""
 
-import pecan
-
-from heat_lite.api import request as api_request
-from heat_lite.api.controllers import v1
+from heat_lite.api.controllers import base, v1
 
 
 def versions_document(app_url):
@@ -19,30 +16,8 @@ def versions_document(app_url):
     }
 
 
-class RootController:
-    """Routes through ``v1.build()``'s explicit table."""
+class RootController(base.Branch):
+    """The tree's root; / and /versions are answered in front of it
+    (``app._Versions``), before authentication."""
 
-    def __init__(self, engine):
-        self._engine = engine
-        self._router = v1.build()
-
-    @pecan.expose()
-    def _route(self, args, request=None):
-        return self.dispatch, []
-
-    @pecan.expose(content_type="application/json")
-    def dispatch(self, *args, **kwargs):
-        raw = pecan.request
-        path = raw.path_info
-        if path.rstrip("/") in ("", "/versions"):
-            return api_request.to_response(
-                api_request.Reply(
-                    300, versions_document(raw.host_url + raw.script_name)
-                )
-            )
-        handler, captured = self._router.match(raw.method, path)
-        req = api_request.Request(raw, self._engine, handler)
-        req.authorize(handler.policy_rule, captured.get("tenant"))
-        return api_request.conditional(
-            api_request.to_response(handler(req, **captured)), raw
-        )
+    _children = {"v1": v1.V1}

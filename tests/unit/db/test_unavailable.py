@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import engines
 
-from heat_lite.db import session
+from heat_lite.db import pre_ping, session
 from tests import backends
 from tests.functional.deployment import free_port
 
@@ -36,11 +36,12 @@ _BACKEND_ID = {
 }
 
 
-def _oslo_engine(url):
-    """An engine as heat_lite gets it: oslo.db's, with its error filters."""
-    engine = engines.create_engine(url, max_pool_size=2, max_retries=0)
-    engine.pool._pre_ping = False
-    return engine
+def _oslo_engine(url, ping=False):
+    """An engine as heat_lite gets it: oslo.db's, with its error filters,
+    pre-ping as ``[database] pool_pre_ping`` says (off by default)."""
+    return engines.create_engine(
+        pre_ping.url(url, ping), max_pool_size=2, max_retries=0
+    )
 
 
 def _raised(engine, statement="SELECT 1"):
@@ -135,3 +136,19 @@ def test_idle_pooled_connection_broken_by_a_restart_is_replaced(
     _kill_pooled_connection(kind, engine)
     with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT 1")).scalar() == 1
+
+
+def test_pool_pre_ping_replaces_a_broken_connection_without_idle_ping(
+    database,
+):
+    kind, off = database
+    # The plugin's parameter reached the pool: off, the dead connection
+    # fails the next transaction (above); on, it is replaced.
+    engine = _oslo_engine(off.url.render_as_string(hide_password=False), True)
+    try:
+        assert not {"plugin", "heat_lite_pre_ping"} & set(engine.url.query)
+        _kill_pooled_connection(kind, engine)
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT 1")).scalar() == 1
+    finally:
+        engine.dispose()

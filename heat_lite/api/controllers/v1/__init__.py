@@ -1,12 +1,22 @@
-"""The v1 route table: Heat's paths under /v1/{tenant}.
+"""The v1 controller tree: Heat's paths under /v1/{tenant}.
 
-Order matters (first match wins): fixed words (``detail``, ``preview``,
-an ARN) before a stack name, and the lookup of ``{name}/<sub-path>``
-before ``{name}/{id}``. ``openapi.build`` turns this table into the
-OpenAPI document.
+Read it from the bottom (``Tenant``) up. Each class is one URL; its
+methods are the HTTP methods it answers (``verb``), ``_children`` the
+fixed segments below it and ``_param`` the variable one (see
+``controllers.base``). ``openapi.build`` walks this tree, so what is
+documented is what is routed.
+
+To add a route: write the handler (``@rule`` and, for query parameters,
+``@query``) in its module, its answer in ``schemas.RESPONSES``, and hang
+a node on the tree, e.g. ``"dashboard_feed": leaf(get=feed.stream)`` in
+``Tenant._children``; ``tests/unit/api/test_tree.py`` lists every URL.
 """
 
-from heat_lite.api import router
+import re
+
+import pecan
+
+from heat_lite.api.controllers.base import Branch, Node, leaf, verb
 from heat_lite.api.controllers.v1 import (
     changes,
     events,
@@ -40,131 +50,212 @@ LOOKUP_SUBS = (
     "verdict",
     "promotions",
 )
-_ALL = ("GET", "POST", "PUT", "PATCH", "DELETE")
+ARN_PREFIX = "arn:openstack:heat::"
 # An ARN's slashes may arrive quoted (%2F): WSGI servers leave them so.
 _SLASH = r"(?:/|%2[Ff])"
-ARN = (
-    r"arn:openstack:heat::(?P<arn_tenant>[^:/]*):stacks"
+_ARN = re.compile(
+    r"\Aarn:openstack:heat::(?P<arn_tenant>[^:/]*):stacks"
     + _SLASH
     + r"(?P<name>[^/%]+)"
     + _SLASH
-    + r"(?P<stack_id>[^/%]+)(?P<sub>/.+)?"
+    + r"(?P<stack_id>[^/%]+)(?P<sub>/.+?)?/?\Z"
 )
 
 
-def _stack_routes(r, base):
-    r.add(base, GET=stacks.list_stacks, POST=stacks.create_stack)
-    r.add(base + "/detail", GET=stacks.list_stacks_detail)
-    r.add(base + "/preview", POST=stacks.preview_stack)
-    r.add(base + "/query", POST=query.query_stacks)
-    r.add(base + "/" + ARN, **{m: stacks.lookup_arn for m in _ALL})
-    r.add(base + "/{name}", **{m: stacks.lookup for m in _ALL})
-    r.add(
-        base + "/{name}/(?P<sub>(?:%s)(?:/.+)?)" % "|".join(LOOKUP_SUBS),
-        **{m: stacks.lookup for m in _ALL},
-    )
-    one = base + "/{name}/{stack_id}"
-    r.add(
-        one,
-        GET=stack.show_stack,
-        PUT=stack.update_stack,
-        PATCH=stack.patch_stack,
-        DELETE=stack.delete_stack,
-    )
-    r.add(
-        one + "/preview",
-        PUT=stack.preview_update,
-        PATCH=stack.preview_update_patch,
-    )
-    r.add(one + "/abandon", DELETE=stack.abandon_stack)
-    r.add(one + "/export", GET=stack.export_stack)
-    r.add(one + "/template", GET=stack.get_template)
-    r.add(one + "/environment", GET=stack.get_environment)
-    r.add(one + "/files", GET=stack.get_files)
-    r.add(one + "/outputs", GET=stack.list_outputs)
-    r.add(one + "/outputs/{output_key}", GET=stack.show_output)
-    r.add(one + "/actions", POST=stack.stack_action)
-    r.add(one + "/verdict", POST=stack.verdict)
-    r.add(one + "/promotions", GET=promotions.stack_promotions)
-    r.add(
-        one + "/snapshots",
-        GET=snapshots.snapshot_list,
-        POST=snapshots.snapshot_create,
-    )
-    r.add(
-        one + "/snapshots/{snapshot_id}",
-        GET=snapshots.snapshot_show,
-        DELETE=snapshots.snapshot_delete,
-    )
-    r.add(
-        one + "/snapshots/{snapshot_id}/restore",
-        POST=snapshots.snapshot_restore,
-    )
-    return one
+class _Redirect(Node):
+    get_all = post = put = patch = delete = verb(stacks.lookup)
 
 
-def _resource_routes(r, one):
-    r.add(one + "/resources", GET=resources.list_resources)
-    res = one + "/resources/{resource}"
-    r.add(res, GET=resources.show_resource, PATCH=resources.mark_unhealthy)
-    r.add(res + "/metadata", GET=resources.metadata)
-    r.add(res + "/signal", POST=resources.signal)
-    r.add(res + "/versions", GET=resources.resource_versions)
-    r.add(res + "/events", GET=events.list_resource_events)
-    r.add(res + "/events/{event_id}", GET=events.show_event)
-    r.add(one + "/events", GET=events.list_events)
+class NameLookup(_Redirect):
+    """/stacks/{name}/<sub-path>: redirected to the stack's URL."""
+
+    _rest = "sub"
 
 
-def build():
-    r = router.Router()
-    one = _stack_routes(r, "/v1/{tenant}/stacks")
-    _resource_routes(r, one)
-    top = "/v1/{tenant}"
-    r.add(top + "/validate", POST=templates.validate)
-    r.add(top + "/template_versions", GET=templates.list_versions)
-    r.add(
-        top + "/template_versions/{version}/functions",
-        GET=templates.list_functions,
+class ArnLookup(Node):
+    """/stacks/arn:openstack:heat::<tenant>:stacks/<name>/<id>[/...]."""
+
+    get_all = post = put = patch = delete = verb(stacks.lookup_arn)
+
+
+class ResourceEvents(Node):
+    get_all = verb(events.list_resource_events)
+    _param = ("event_id", leaf(get=events.show_event))
+
+
+class Resource(Node):
+    """/stacks/{name}/{stack_id}/resources/{resource}"""
+
+    get_all = verb(resources.show_resource)
+    patch = verb(resources.mark_unhealthy)
+    _children = {
+        "metadata": leaf(get=resources.metadata),
+        "signal": leaf(post=resources.signal),
+        "versions": leaf(get=resources.resource_versions),
+        "events": ResourceEvents,
+    }
+
+
+class Resources(Node):
+    get_all = verb(resources.list_resources)
+    _param = ("resource", Resource)
+
+
+class Outputs(Node):
+    get_all = verb(stack.list_outputs)
+    _param = ("output_key", leaf(get=stack.show_output))
+
+
+class Snapshot(Node):
+    get_all = verb(snapshots.snapshot_show)
+    delete = verb(snapshots.snapshot_delete)
+    _children = {"restore": leaf(post=snapshots.snapshot_restore)}
+
+
+class Snapshots(Node):
+    get_all = verb(snapshots.snapshot_list)
+    post = verb(snapshots.snapshot_create)
+    _param = ("snapshot_id", Snapshot)
+
+
+class Stack(Node):
+    """/stacks/{name}/{stack_id}: the canonical URL of a stack."""
+
+    get_all = verb(stack.show_stack)
+    put = verb(stack.update_stack)
+    patch = verb(stack.patch_stack)
+    delete = verb(stack.delete_stack)
+    _children = {
+        "preview": leaf(
+            put=stack.preview_update, patch=stack.preview_update_patch
+        ),
+        "abandon": leaf(delete=stack.abandon_stack),
+        "export": leaf(get=stack.export_stack),
+        "template": leaf(get=stack.get_template),
+        "environment": leaf(get=stack.get_environment),
+        "files": leaf(get=stack.get_files),
+        "outputs": Outputs,
+        "actions": leaf(post=stack.stack_action),
+        "verdict": leaf(post=stack.verdict),
+        "promotions": leaf(get=promotions.stack_promotions),
+        "snapshots": Snapshots,
+        "resources": Resources,
+        "events": leaf(get=events.list_events),
+        "changes": leaf(get=changes.stack_changes),
+    }
+
+
+class StackName(_Redirect):
+    """/stacks/{name}: redirected to /stacks/{name}/{stack_id}."""
+
+    _children = dict.fromkeys(LOOKUP_SUBS, NameLookup)
+    _param = ("stack_id", Stack)
+
+
+class Stacks(Node):
+    """/stacks: list and create; below it a name, an id or an ARN."""
+
+    get_all = verb(stacks.list_stacks)
+    post = verb(stacks.create_stack)
+    _children = {
+        "detail": leaf(get=stacks.list_stacks_detail),
+        "preview": leaf(post=stacks.preview_stack),
+        "query": leaf(post=query.query_stacks),
+    }
+    _param = ("name", StackName)
+
+    def __init__(self, engine):
+        super().__init__(engine)
+        self._arn = ArnLookup(engine)
+
+    @pecan.expose()
+    def _lookup(self, segment, *remainder):
+        if segment.startswith(ARN_PREFIX):
+            found = _ARN.match("/".join((segment,) + remainder))
+            if found is None:
+                return super()._lookup(segment, *remainder)
+            self._capture(**found.groupdict())
+            return self._arn, ()
+        if segment in self._kids and remainder not in ((), ("",)):
+            # /stacks/detail/<id> is the stack named "detail".
+            name, child = self._param_kid
+            return self._child(child, name, segment, remainder)
+        return super()._lookup(segment, *remainder)
+
+
+class ResourceType(Node):
+    get_all = verb(templates.resource_schema)
+    _children = {"template": leaf(get=templates.generate_template)}
+
+
+class SoftwareConfigs(Node):
+    get_all = verb(software_configs.list_software_configs)
+    post = verb(software_configs.create_software_config)
+    _param = (
+        "config_id",
+        leaf(
+            get=software_configs.show_software_config,
+            delete=software_configs.delete_software_config,
+        ),
     )
-    r.add(top + "/resource_types", GET=templates.list_resource_types)
-    r.add(top + "/resource_types/{type_name}", GET=templates.resource_schema)
-    r.add(
-        top + "/resource_types/{type_name}/template",
-        GET=templates.generate_template,
-    )
-    r.add(top + "/build_info", GET=services.build_info)
-    r.add(top + "/services", GET=services.list_services)
-    r.add(
-        top + "/software_configs",
-        GET=software_configs.list_software_configs,
-        POST=software_configs.create_software_config,
-    )
-    r.add(
-        top + "/software_configs/{config_id}",
-        GET=software_configs.show_software_config,
-        DELETE=software_configs.delete_software_config,
-    )
-    r.add(
-        top + "/rollouts",
-        GET=rollouts.list_rollouts,
-        POST=rollouts.create_rollout,
-    )
-    r.add(
-        top + "/rollouts/{rollout_id}",
-        GET=rollouts.show_rollout,
-        DELETE=rollouts.delete_rollout,
-    )
-    r.add(top + "/rollouts/{rollout_id}/actions", POST=rollouts.rollout_action)
-    r.add(
-        top + "/promotions",
-        GET=promotions.list_promotions,
-        POST=promotions.create_promotion,
-    )
-    r.add(top + "/promotions/{promotion_id}", GET=promotions.show_promotion)
-    r.add(
-        top + "/promotions/{promotion_id}/actions",
-        POST=promotions.promotion_action,
-    )
-    r.add(top + "/references", GET=references.list_references)
-    changes.add_routes(r, one, top)
-    return r
+
+
+class Rollout(Node):
+    get_all = verb(rollouts.show_rollout)
+    delete = verb(rollouts.delete_rollout)
+    _children = {"actions": leaf(post=rollouts.rollout_action)}
+
+
+class Promotion(Node):
+    get_all = verb(promotions.show_promotion)
+    _children = {"actions": leaf(post=promotions.promotion_action)}
+
+
+class TemplateVersion(Branch):
+    _children = {"functions": leaf(get=templates.list_functions)}
+
+
+class TemplateVersions(Node):
+    get_all = verb(templates.list_versions)
+    _param = ("version", TemplateVersion)
+
+
+class ResourceTypes(Node):
+    get_all = verb(templates.list_resource_types)
+    _param = ("type_name", ResourceType)
+
+
+class Rollouts(Node):
+    get_all = verb(rollouts.list_rollouts)
+    post = verb(rollouts.create_rollout)
+    _param = ("rollout_id", Rollout)
+
+
+class Promotions(Node):
+    get_all = verb(promotions.list_promotions)
+    post = verb(promotions.create_promotion)
+    _param = ("promotion_id", Promotion)
+
+
+class Tenant(Branch):
+    """/v1/{tenant}: the project's collections."""
+
+    _children = {
+        "stacks": Stacks,
+        "validate": leaf(post=templates.validate),
+        "template_versions": TemplateVersions,
+        "resource_types": ResourceTypes,
+        "build_info": leaf(get=services.build_info),
+        "services": leaf(get=services.list_services),
+        "software_configs": SoftwareConfigs,
+        "rollouts": Rollouts,
+        "promotions": Promotions,
+        "references": leaf(get=references.list_references),
+        "changes": leaf(get=changes.project_changes),
+    }
+
+
+class V1(Branch):
+    """/v1: the project in the URL."""
+
+    _param = ("tenant", Tenant)

@@ -51,10 +51,3 @@ def stack_changes(req, tenant, name, stack_id):
 def project_changes(req, tenant):
     """The change mark of the project's stacks."""
     return Reply(200, {"changes": req.engine.project_changes(req.context)})
-
-
-def add_routes(r, one, top):
-    """Route both under ``one`` (a stack's path) and ``top`` (a
-    project's)."""
-    r.add(one + "/changes", GET=stack_changes)
-    r.add(top + "/changes", GET=project_changes)
