@@ -31,6 +31,7 @@ import tempfile
 import time
 
 from bench import cli, machine
+from heat_lite.resources.openstack import transient
 from tests.functional import cloud as cloud_mod
 from tests.functional import helpers
 from tools.minicloud import cloud as mc_cloud
@@ -59,6 +60,20 @@ def _template(cloud, count, flavor):
             }
         }
     )
+
+
+def _read(ask, *args, tries=10):
+    """``ask(*args)``, asked again when the cloud does not answer (a reset
+    keep-alive connection): the direct runs' reads retry as heat_lite's
+    polls do (``transient``), so that a reset does not end the run."""
+    for attempt in range(tries):
+        try:
+            return ask(*args)
+        except Exception as exc:
+            if attempt == tries - 1 or not transient.is_transient(exc):
+                raise
+            time.sleep(POLL)
+    return None
 
 
 def _wait(done, timeout=900):
@@ -154,7 +169,7 @@ def direct_round(cloud, conn, count, meter):
     net = conn.network.find_network(cloud.network)
 
     def statuses(ids):
-        return [compute.get_server(i).status for i in ids]
+        return [_read(compute.get_server, i).status for i in ids]
 
     meter.start()
     ids = [
@@ -174,7 +189,8 @@ def direct_round(cloud, conn, count, meter):
     pending = set(ids)
     while pending:
         for server_id in list(pending):
-            if compute.get_server(server_id).status == "VERIFY_RESIZE":
+            server = _read(compute.get_server, server_id)
+            if server.status == "VERIFY_RESIZE":
                 compute.confirm_server_resize(server_id)
                 pending.discard(server_id)
         time.sleep(POLL)
@@ -183,7 +199,7 @@ def direct_round(cloud, conn, count, meter):
     meter.start()
     for server_id in ids:
         compute.delete_server(server_id)
-    _wait(lambda: not any(compute.find_server(i) for i in ids))
+    _wait(lambda: not any(_read(compute.find_server, i) for i in ids))
     meter.stop("delete")
     return meter.record
 
