@@ -89,14 +89,7 @@ def session_cpu(sids):
     process whose session is one of ``sids``."""
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % entry) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
+    for _pid, fields in machine.proc_stats():
         if int(fields[3]) in sids:
             total += sum(int(x) for x in fields[11:15])
     return total / ticks
