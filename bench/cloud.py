@@ -31,7 +31,7 @@ import tempfile
 import time
 
 from bench import cli, machine
-from heat_lite.resources.openstack import transient
+from heat_lite.resources import transient
 from tests.functional import cloud as cloud_mod
 from tests.functional import helpers
 from tools.minicloud import cloud as mc_cloud

@@ -10,9 +10,9 @@ imported. Updates are JSON patches; ``tags``, ``extra_properties``,
 ``members`` and ``active`` change in place too.
 """
 
-from heat_lite.resources import base, constraints
+from heat_lite.resources import base, constraints, transient
 from heat_lite.resources import properties as p
-from heat_lite.resources.openstack import client, transient
+from heat_lite.resources.openstack import client
 from heat_lite.resources.openstack.client import sdk_exc
 
 DISK_FORMATS = [

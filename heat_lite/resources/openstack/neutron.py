@@ -14,9 +14,9 @@ representation, read once per action.
 import time
 
 from heat_lite.common import exception
-from heat_lite.resources import base, constraints
+from heat_lite.resources import base, constraints, transient
 from heat_lite.resources import properties as p
-from heat_lite.resources.openstack import client, transient
+from heat_lite.resources.openstack import client
 from heat_lite.resources.openstack.client import sdk_exc
 
 # HTTP statuses a delete tries again for a while.

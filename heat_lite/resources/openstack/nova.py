@@ -27,14 +27,13 @@ import base64
 import json
 
 from heat_lite.common import exception
-from heat_lite.resources import base
+from heat_lite.resources import base, transient
 from heat_lite.resources.openstack import (
     client,
     server_schema,
     server_snapshot,
     server_update,
     server_user_data,
-    transient,
 )
 from heat_lite.resources.openstack import implicit_depends as implicit
 from heat_lite.resources.openstack.client import sdk_exc

@@ -16,8 +16,8 @@ import pytest
 from keystoneauth1 import exceptions as ks_exc
 
 from heat_lite import conf
-from heat_lite.resources import base, registry
-from heat_lite.resources.openstack import client, nova, transient
+from heat_lite.resources import base, registry, transient
+from heat_lite.resources.openstack import client, nova
 
 CONF = conf.CONF
 SERVER = "5f0b2b3e-1111-4a4a-9c9c-000000000001"

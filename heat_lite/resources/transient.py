@@ -1,10 +1,12 @@
 """A poll the cloud does not answer is tried again; it does not fail.
 
 Every ``check_*_complete`` of the OpenStack types is wrapped by
-``polled``. When the cloud gives no answer to a request the check sends
--- the connection is reset, refused or times out (requests'
-``ConnectionError``/``Timeout``, keystoneauth1's ``ConnectFailure`` and
-``ConnectTimeout``, a bare ``ConnectionError`` such as
+``polled``, and the engine asks ``wait_after`` about an error raised
+while it finishes an action (reading the attributes it caches asks the
+cloud again: a server's ports, a port's subnets). When the cloud gives
+no answer -- the connection is reset, refused or times out (requests'
+``ConnectionError`` and ``Timeout``, keystoneauth1's ``ConnectFailure``
+and ``ConnectTimeout``, a bare ``ConnectionError`` such as
 ``ConnectionResetError``), or it answers 502, 503 or 504 -- the resource
 has not failed: the check raises ``NoAnswer`` (a ``PollDelay``), so the
 engine polls it again later, with pauses that double from 0.5 s to 10 s,
@@ -102,7 +104,10 @@ def is_transient(exc):
 
 
 def polled(check):
-    """Wrap a ``check_*_complete``: an unanswered poll raises NoAnswer."""
+    """Wrap a ``check_*_complete``: an unanswered poll raises NoAnswer.
+
+    The run of unanswered polls is counted on the plugin (a plugin
+    object lives as long as its action)."""
 
     @functools.wraps(check)
     def wrapper(plugin, *args, **kwargs):
@@ -111,28 +116,39 @@ def polled(check):
         except NoAnswer:
             raise  # an inner check (a super() call) counted it already
         except Exception as exc:
-            wait = _wait(plugin, check.__name__, exc)
+            wait = wait_after(plugin, exc, check.__name__)
             if wait is None:
                 raise
             raise NoAnswer(wait) from exc
-        plugin._unanswered = None
+        _runs(plugin).pop(check.__name__, None)
         return result
 
     wrapper.polled = True
     return wrapper
 
 
-def _wait(plugin, check_name, exc):
-    """Seconds until the next poll after ``exc``, or None: fail."""
-    run = getattr(plugin, "_unanswered", None)
+def _runs(plugin):
+    """{what was asked: its run of unanswered asks} of ``plugin``."""
+    runs = plugin.__dict__.get("_unanswered")
+    if runs is None:
+        runs = plugin.__dict__["_unanswered"] = {}
+    return runs
+
+
+def wait_after(plugin, exc, what="its attributes"):
+    """Seconds until ``plugin`` asks the cloud again after ``exc``, or
+    None: the action fails with ``exc``. Each ``what`` (a check, the
+    attributes) counts its own run of unanswered asks, so that an
+    answered check does not restart the count of unanswered reads of
+    the attributes that follow it."""
+    runs = _runs(plugin)
     if not is_transient(exc):
-        plugin._unanswered = None
+        runs.pop(what, None)
         return None
     now = time.monotonic()
-    if run is None:
-        run = plugin._unanswered = {"since": now, "wait": FIRST_WAIT}
+    run = runs.setdefault(what, {"since": now, "wait": FIRST_WAIT})
     if now - run["since"] >= CONF.openstack.transient_retry_timeout:
-        plugin._unanswered = None
+        runs.pop(what, None)
         return None
     wait = run["wait"]
     run["wait"] = min(wait * 2, MAX_WAIT)
@@ -141,7 +157,7 @@ def _wait(plugin, check_name, exc):
         plugin.type_name,
         plugin.name,
         plugin.resource_id,
-        check_name,
+        what,
         exc,
         wait,
     )
