@@ -221,7 +221,10 @@ def _quota(cloud, count):
         admin.close()
 
 
-def run(count, rounds, workdir):
+def run(count, rounds, workdir, on_round=lambda results: None):
+    """{"heat_lite": [round], "direct": [round]}; ``on_round(results)``
+    after each round (the outputs are written as the run goes: a run
+    stopped early still leaves its finished rounds)."""
     cloud, started = _cloud(os.path.join(workdir, "cloud"))
     _quota(cloud, count)
     conn = cloud.connect("demo")
@@ -243,6 +246,7 @@ def run(count, rounds, workdir):
                 results["direct"].append(
                     direct_round(cloud, conn, count, Meter((), cloud_sids))
                 )
+                on_round(results)
         finally:
             deps.close()
     finally:
@@ -358,17 +362,24 @@ def main(argv=None):
         "machine": machine.describe(),
     }
     began = time.monotonic()
+
+    def write(results):
+        meta["load_average_at_end"] = machine.load_average()
+        meta["run_s"] = round(time.monotonic() - began, 1)
+        meta["rounds"] = results
+        summary = summarize(results, args.count)
+        with open(os.path.join(args.out, "cloud.json"), "w") as f:
+            json.dump(
+                dict(meta, count=args.count, summary=summary), f, indent=2
+            )
+        text = markdown(summary, args.count, len(results["direct"]), meta)
+        with open(os.path.join(args.out, "cloud.md"), "w") as f:
+            f.write(text)
+        return text
+
     with tempfile.TemporaryDirectory(prefix="bench-cloud-") as workdir:
-        results = run(args.count, args.rounds, workdir)
-    meta["load_average_at_end"] = machine.load_average()
-    meta["run_s"] = round(time.monotonic() - began, 1)
-    meta["rounds"] = results
-    summary = summarize(results, args.count)
-    with open(os.path.join(args.out, "cloud.json"), "w") as f:
-        json.dump(dict(meta, count=args.count, summary=summary), f, indent=2)
-    text = markdown(summary, args.count, args.rounds, meta)
-    with open(os.path.join(args.out, "cloud.md"), "w") as f:
-        f.write(text)
+        results = run(args.count, args.rounds, workdir, write)
+    text = write(results)
     print(text)
 
 
