@@ -180,7 +180,10 @@ def direct_round(cloud, conn, count, meter):
     for server_id in ids:
         compute.resize_server(server_id, big.id)
     pending = set(ids)
+    deadline = time.monotonic() + 900
     while pending:
+        if time.monotonic() > deadline:
+            raise RuntimeError("not resized after 900s: %s" % sorted(pending))
         for server_id in list(pending):
             server = _read(compute.get_server, server_id)
             if server.status == "VERIFY_RESIZE":
