@@ -10,21 +10,28 @@ server is what heat_lite adds. Each phase is timed from the request to
 the moment the stack reports COMPLETE (for heat_lite; for the direct
 runs, until the last server is ACTIVE / VERIFY_RESIZE confirmed / gone),
 ``--rounds`` times, heat_lite and direct in alternation so that the
-noise of the machine falls on both. Results go to
-``doc/bench/cloud.json`` and ``doc/bench/cloud.md``.
+noise of the machine falls on both. Each phase also records the CPU
+seconds of heat_lite's processes and of the cloud's (every process of
+each one's sessions, from /proc), which the neighbours on a shared
+machine do not inflate as they do wall time, and the load average when
+it ended. Results go to ``doc/bench/cloud.json`` and
+``doc/bench/cloud.md``, with the commit, the machine and its load
+(``bench.machine``).
 
 The cloud: ``HEAT_LITE_TEST_CLOUD=<dir>`` (a cloud started by hand) or
 one started for the run and stopped at its end.
 """
 
 import argparse
+import datetime
 import json
 import os
-import platform
 import statistics
 import tempfile
 import time
 
+from bench import cli, machine
+from heat_lite.resources import transient
 from tests.functional import cloud as cloud_mod
 from tests.functional import helpers
 from tools.minicloud import cloud as mc_cloud
@@ -55,6 +62,20 @@ def _template(cloud, count, flavor):
     )
 
 
+def _read(ask, *args, tries=10):
+    """``ask(*args)``, asked again when the cloud does not answer (a reset
+    keep-alive connection): the direct runs' reads retry as heat_lite's
+    polls do (``transient``), so that a reset does not end the run."""
+    for attempt in range(tries):
+        try:
+            return ask(*args)
+        except Exception as exc:
+            if attempt == tries - 1 or not transient.is_transient(exc):
+                raise
+            time.sleep(POLL)
+    return None
+
+
 def _wait(done, timeout=900):
     deadline = time.monotonic() + timeout
     while not done():
@@ -63,48 +84,87 @@ def _wait(done, timeout=900):
         time.sleep(POLL)
 
 
-def heat_round(dep, cloud, conn, count):
-    """{phase: seconds} for one ResourceGroup through heat_lite."""
+def session_cpu(sids):
+    """CPU seconds (user + system, with reaped children) of every
+    process whose session is one of ``sids``."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for _pid, fields in machine.proc_stats():
+        if int(fields[3]) in sids:
+            total += sum(int(x) for x in fields[11:15])
+    return total / ticks
+
+
+class Meter:
+    """Times the phases of one round: wall seconds, CPU seconds of
+    heat_lite's and the cloud's sessions, the load average at the end."""
+
+    def __init__(self, heat_sids, cloud_sids):
+        self.heat_sids = set(heat_sids)
+        self.cloud_sids = set(cloud_sids)
+        self.record = {}
+
+    def start(self):
+        self._began = (
+            time.monotonic(),
+            session_cpu(self.heat_sids),
+            session_cpu(self.cloud_sids),
+        )
+
+    def stop(self, phase):
+        wall, heat_cpu, cloud_cpu = self._began
+        self.record[phase] = {
+            "wall_s": round(time.monotonic() - wall, 2),
+            "heat_lite_cpu_s": round(
+                session_cpu(self.heat_sids) - heat_cpu, 2
+            ),
+            "cloud_cpu_s": round(session_cpu(self.cloud_sids) - cloud_cpu, 2),
+            "load_average": machine.load_average(),
+        }
+
+
+def heat_round(dep, cloud, conn, count, meter):
+    """{phase: measures} for one ResourceGroup through heat_lite."""
     heat = dep.client()
-    times = {}
-    began = time.monotonic()
+    meter.start()
     stack_id = heat.stacks.create(
         stack_name="bench-cloud",
         template=_template(cloud, count, seed.FLAVOR),
     )["stack"]["id"]
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=900)
-    times["create"] = time.monotonic() - began
-    began = time.monotonic()
+    meter.stop("create")
+    meter.start()
     heat.stacks.update(
         stack_id, template=_template(cloud, count, seed.FLAVOR_BIG)
     )
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=900)
-    times["resize"] = time.monotonic() - began
+    meter.stop("resize")
     big = conn.compute.find_flavor(seed.FLAVOR_BIG)
     servers = [s for s in conn.compute.servers() if s.name.startswith("bench")]
     assert len(servers) == count, servers
     assert all(s.flavor.name == big.name for s in servers)
-    began = time.monotonic()
+    meter.start()
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=900)
-    times["delete"] = time.monotonic() - began
+    meter.stop("delete")
     _wait(lambda: not list(conn.compute.servers()))
-    return times
+    return meter.record
 
 
-def direct_round(cloud, conn, count):
-    """{phase: seconds} for the same work straight through openstacksdk."""
+def direct_round(cloud, conn, count, meter):
+    """{phase: measures} for the same work straight through openstacksdk
+    (the CPU seconds of this process, which drives it, are not counted:
+    it is the cloud's own time that is wanted)."""
     compute = conn.compute
     image = conn.image.find_image(cloud.image)
     small = compute.find_flavor(seed.FLAVOR)
     big = compute.find_flavor(seed.FLAVOR_BIG)
     net = conn.network.find_network(cloud.network)
-    times = {}
 
     def statuses(ids):
-        return [compute.get_server(i).status for i in ids]
+        return [_read(compute.get_server, i).status for i in ids]
 
-    began = time.monotonic()
+    meter.start()
     ids = [
         compute.create_server(
             name="direct-%d" % i,
@@ -115,25 +175,29 @@ def direct_round(cloud, conn, count):
         for i in range(count)
     ]
     _wait(lambda: all(s == "ACTIVE" for s in statuses(ids)))
-    times["create"] = time.monotonic() - began
-    began = time.monotonic()
+    meter.stop("create")
+    meter.start()
     for server_id in ids:
         compute.resize_server(server_id, big.id)
     pending = set(ids)
+    deadline = time.monotonic() + 900
     while pending:
+        if time.monotonic() > deadline:
+            raise RuntimeError("not resized after 900s: %s" % sorted(pending))
         for server_id in list(pending):
-            if compute.get_server(server_id).status == "VERIFY_RESIZE":
+            server = _read(compute.get_server, server_id)
+            if server.status == "VERIFY_RESIZE":
                 compute.confirm_server_resize(server_id)
                 pending.discard(server_id)
         time.sleep(POLL)
     _wait(lambda: all(s == "ACTIVE" for s in statuses(ids)))
-    times["resize"] = time.monotonic() - began
-    began = time.monotonic()
+    meter.stop("resize")
+    meter.start()
     for server_id in ids:
         compute.delete_server(server_id)
-    _wait(lambda: not any(compute.find_server(i) for i in ids))
-    times["delete"] = time.monotonic() - began
-    return times
+    _wait(lambda: not any(_read(compute.find_server, i) for i in ids))
+    meter.stop("delete")
+    return meter.record
 
 
 def _cloud(workdir):
@@ -160,22 +224,32 @@ def _quota(cloud, count):
         admin.close()
 
 
-def run(count, rounds, workdir):
+def run(count, rounds, workdir, on_round=lambda results: None):
+    """{"heat_lite": [round], "direct": [round]}; ``on_round(results)``
+    after each round (the outputs are written as the run goes: a run
+    stopped early still leaves its finished rounds)."""
     cloud, started = _cloud(os.path.join(workdir, "cloud"))
     _quota(cloud, count)
     conn = cloud.connect("demo")
     results = {"heat_lite": [], "direct": []}
+    cloud_sids = cloud.layout.pids.values()
     try:
         heat_dir = os.path.join(workdir, "heat")
         os.makedirs(heat_dir)
         deps = cloud_mod.heat_deployment(cloud, heat_dir, "demo")
         dep = next(deps)
+        heat_sids = [proc.pid for proc in dep.procs.values()]
         try:
             for _ in range(rounds):
                 results["heat_lite"].append(
-                    heat_round(dep, cloud, conn, count)
+                    heat_round(
+                        dep, cloud, conn, count, Meter(heat_sids, cloud_sids)
+                    )
                 )
-                results["direct"].append(direct_round(cloud, conn, count))
+                results["direct"].append(
+                    direct_round(cloud, conn, count, Meter((), cloud_sids))
+                )
+                on_round(results)
         finally:
             deps.close()
     finally:
@@ -185,45 +259,95 @@ def run(count, rounds, workdir):
     return results
 
 
+def _median(results, kind, phase, key):
+    return statistics.median(r[phase][key] for r in results[kind])
+
+
 def summarize(results, count):
+    """Medians per phase; per server, what heat_lite adds to the
+    cloud's own time (wall) and the CPU it and the cloud spend."""
     summary = {}
     for phase in PHASES:
-        heat = statistics.median(r[phase] for r in results["heat_lite"])
-        direct = statistics.median(r[phase] for r in results["direct"])
+        heat = _median(results, "heat_lite", phase, "wall_s")
+        direct = _median(results, "direct", phase, "wall_s")
+        heat_cloud_cpu = _median(results, "heat_lite", phase, "cloud_cpu_s")
+        direct_cloud_cpu = _median(results, "direct", phase, "cloud_cpu_s")
         summary[phase] = {
             "heat_lite_s": round(heat, 2),
             "direct_s": round(direct, 2),
             "beyond_cloud_per_server_s": round((heat - direct) / count, 3),
+            "heat_lite_cpu_per_server_s": round(
+                _median(results, "heat_lite", phase, "heat_lite_cpu_s")
+                / count,
+                3,
+            ),
+            "cloud_cpu_per_server_s": {
+                "heat_lite": round(heat_cloud_cpu / count, 3),
+                "direct": round(direct_cloud_cpu / count, 3),
+            },
         }
     return summary
 
 
-def markdown(summary, count, rounds):
+def markdown(summary, count, rounds, meta):
     lines = [
         "# heat_lite on a real cloud: a ResourceGroup of %d servers" % count,
         "",
-        "Made by `python -m bench.cloud` (see its docstring) on %s, %d "
-        "cores, the test cloud (`tools/minicloud`: Nova with its fake "
-        "driver, Neutron ML2 without agents) on the same machine; "
-        "median of %d rounds. *direct* is the same work straight through "
-        "openstacksdk, all servers at once: the cloud's own time."
-        % (platform.machine(), os.cpu_count(), rounds),
+        machine.caption(meta) + ".",
+        "",
+        "Made by `python -m bench.cloud` (see its docstring): the test "
+        "cloud (`tools/minicloud`: Nova with its fake driver, Neutron ML2 "
+        "without agents) and heat-lite-all (SQLite, 2 engine workers) on "
+        "the same machine; median of %d rounds. *direct* is the same work "
+        "straight through openstacksdk, all servers at once, polled every "
+        "%.1f s: the cloud's own time. CPU is user + system seconds of "
+        "every process of heat_lite, and of the cloud, during the phase."
+        % (rounds, POLL),
         "",
         "| phase | heat_lite (s) | direct (s) | beyond the cloud, "
-        "per server (s) |",
-        "| --- | ---: | ---: | ---: |",
+        "per server (s) | heat_lite CPU per server (s) | cloud CPU per "
+        "server, via heat_lite / direct (s) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for phase in PHASES:
         row = summary[phase]
         lines.append(
-            "| %s | %.2f | %.2f | %.3f |"
+            "| %s | %.2f | %.2f | %.3f | %.3f | %.3f / %.3f |"
             % (
                 phase,
                 row["heat_lite_s"],
                 row["direct_s"],
                 row["beyond_cloud_per_server_s"],
+                row["heat_lite_cpu_per_server_s"],
+                row["cloud_cpu_per_server_s"]["heat_lite"],
+                row["cloud_cpu_per_server_s"]["direct"],
             )
         )
+    lines += [
+        "",
+        "Every round (wall s, load average 1/5/15 min at the end of the "
+        "phase):",
+        "",
+        "| round | phase | heat_lite (s) | load | direct (s) | load |",
+        "| ---: | --- | ---: | --- | ---: | --- |",
+    ]
+    rounds_of = meta["rounds"]
+    pairs = zip(rounds_of["heat_lite"], rounds_of["direct"], strict=True)
+    for n, (heat, direct) in enumerate(pairs, 1):
+        for phase in PHASES:
+            lines.append(
+                "| %d | %s | %.2f | %s | %.2f | %s |"
+                % (
+                    n,
+                    phase,
+                    heat[phase]["wall_s"],
+                    " ".join("%.1f" % x for x in heat[phase]["load_average"]),
+                    direct[phase]["wall_s"],
+                    " ".join(
+                        "%.1f" % x for x in direct[phase]["load_average"]
+                    ),
+                )
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -233,18 +357,33 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default=os.path.join("doc", "bench"))
     args = parser.parse_args(argv)
+    meta = {
+        "revision": cli.revision(),
+        "started": datetime.datetime.now(datetime.UTC).strftime(
+            "%Y-%m-%d %H:%M UTC"
+        ),
+        "machine": machine.describe(),
+    }
+    began = time.monotonic()
+
+    def write(results):
+        meta["load_average_at_end"] = machine.load_average()
+        meta["run_s"] = round(time.monotonic() - began, 1)
+        meta["rounds"] = results
+        summary = summarize(results, args.count)
+        with open(os.path.join(args.out, "cloud.json"), "w") as f:
+            json.dump(
+                dict(meta, count=args.count, summary=summary), f, indent=2
+            )
+        text = markdown(summary, args.count, len(results["direct"]), meta)
+        with open(os.path.join(args.out, "cloud.md"), "w") as f:
+            f.write(text)
+        return text
+
     with tempfile.TemporaryDirectory(prefix="bench-cloud-") as workdir:
-        results = run(args.count, args.rounds, workdir)
-    summary = summarize(results, args.count)
-    with open(os.path.join(args.out, "cloud.json"), "w") as f:
-        json.dump(
-            {"count": args.count, "rounds": results, "summary": summary},
-            f,
-            indent=2,
-        )
-    with open(os.path.join(args.out, "cloud.md"), "w") as f:
-        f.write(markdown(summary, args.count, args.rounds))
-    print(markdown(summary, args.count, args.rounds))
+        results = run(args.count, args.rounds, workdir, write)
+    text = write(results)
+    print(text)
 
 
 if __name__ == "__main__":

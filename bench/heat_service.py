@@ -28,6 +28,7 @@ import uuid
 
 import requests
 
+from bench import machine
 from tests import backends
 from tests.functional.deployment import free_port
 
@@ -234,15 +235,6 @@ class Heat:
 
 
 def _children(parent):
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % entry) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == parent:
-            pids.append(int(entry))
-    return pids
+    return [
+        pid for pid, fields in machine.proc_stats() if int(fields[1]) == parent
+    ]

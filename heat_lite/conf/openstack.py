@@ -54,7 +54,9 @@ opts = [
         max=3600,
         help="Seconds during which a delete that the cloud answers with "
         "409 Conflict or 503 (e.g. a network whose ports Nova is still "
-        "removing) is tried again, with growing pauses, before the "
+        "removing), and a poll of an action's progress that gets no "
+        "answer (connection reset, refused or timed out; 502, 503 or "
+        "504), are tried again, with growing pauses, before the "
         "resource fails with the cloud's message. 0: no retry.",
     ),
 ]

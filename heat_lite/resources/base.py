@@ -78,6 +78,10 @@ class Resource:
 
     properties_schema = {}
     attributes_schema = {}
+    # {deprecated property name: the name that replaced it}: a template
+    # may still use the old name (Heat's hidden properties with a REPLACE
+    # translation rule); the plugin only ever sees the new one.
+    deprecated_properties = {}
     # Seconds between two polls of check_*_complete when not told.
     default_poll_interval = 0.2
     # Store the physical ID the moment the plugin sets it, so that an
@@ -118,7 +122,12 @@ class Resource:
 
     @classmethod
     def validate_properties(cls, values, path, unresolved=()):
-        """Return validated properties; see ``properties.validate``."""
+        """Return validated properties; see ``properties.validate``
+        (deprecated names first become their new ones:
+        ``properties.translate``)."""
+        values, unresolved = properties.translate(
+            cls.deprecated_properties, values, path, unresolved
+        )
         return properties.validate(
             cls.properties_schema, values, path, unresolved
         )

@@ -182,6 +182,38 @@ _CHECKS = {
 }
 
 
+def translate(renames, values, path, unresolved=()):
+    """Heat's REPLACE translation rules for deprecated property names.
+
+    ``renames`` is {deprecated name: its new name}; a value given under a
+    deprecated name is taken as the new name's (the deprecated name is
+    not part of the schema: Heat hides it). Giving both is refused, in
+    Heat's words.
+
+    :returns: (values, unresolved), translated.
+    :raises StackValidationFailed: both names given.
+    """
+    if not renames or not isinstance(values, dict):
+        return values, unresolved
+    values, unresolved = dict(values), list(unresolved)
+    for old, new in renames.items():
+        old_given = values.get(old) is not None or old in unresolved
+        if not old_given:
+            continue
+        if values.get(new) is not None or new in unresolved:
+            raise exception.StackValidationFailed(
+                path=path,
+                msg="Cannot define the following properties at the same "
+                "time: %s, %s." % (new, old),
+            )
+        if old in unresolved:
+            unresolved[unresolved.index(old)] = new
+            values.pop(old, None)
+        else:
+            values[new] = values.pop(old)
+    return values, tuple(unresolved)
+
+
 def validate(schema, values, path, unresolved=()):
     """Return the properties with defaults applied and types coerced.
 

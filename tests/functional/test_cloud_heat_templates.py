@@ -8,11 +8,14 @@ deleted; the ledger fixture then checks with openstacksdk that nothing
 it said exists was missing and that nothing is left.
 
 ``PASSING`` lists the templates known to create and delete cleanly here.
-Tried and refused (400) with only the types heat_lite has:
-``servers_in_existing_neutron_net.yaml`` (FloatingIP's deprecated
-``floating_network_id``), ``servers_in_new_neutron_net.yaml``
-(RouterInterface's deprecated ``router_id``), and two that ``get_file``
-files this test does not send (``example-cloud-init-configure-ca-cert``,
+``VALID`` lists those that validate but cannot be created in this cloud:
+``servers_in_existing_neutron_net.yaml`` puts floating IPs on the
+cloud's shared network, which no router connects to ``public`` (both it
+and ``servers_in_new_neutron_net.yaml`` were refused with 400 before
+heat_lite took FloatingIP's deprecated ``floating_network_id`` and
+RouterInterface's ``router_id``/``subnet_id``). Two that ``get_file``
+files this test does not send are not tried
+(``example-cloud-init-configure-ca-cert``,
 ``install_config_agent_test_image``). The others of the repository use
 types heat_lite does not have (Cinder, Octavia, AutoScalingGroup,
 SoftwareDeployment, ...), need a guest that signals, or pin image or
@@ -62,6 +65,23 @@ PASSING = {
     "condition.yaml": lambda e: {},
     "software-config/example-templates/example-cloud-init.yaml": lambda e: (
         _server(e)
+    ),
+    "servers_in_new_neutron_net.yaml": lambda e: dict(
+        _server(e),
+        public_net=e["public"],
+        private_net_name="ht-private",
+        private_net_cidr="10.77.0.0/24",
+        private_net_gateway="10.77.0.1",
+        private_net_pool_start="10.77.0.10",
+        private_net_pool_end="10.77.0.50",
+    ),
+}
+VALID = {
+    "servers_in_existing_neutron_net.yaml": lambda e: dict(
+        _server(e),
+        public_net_id=e["public"],
+        private_net_id=e["net"],
+        private_subnet_id=e["subnet"],
     ),
 }
 
@@ -118,3 +138,17 @@ def test_real_world_template_creates_and_deletes(
     assert list(heat.resources.list(stack_id))
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=300)
+
+
+@pytest.mark.parametrize("relpath", sorted(VALID))
+def test_real_world_template_validates(relpath, names, heat_on_cloud):
+    path = os.path.join(ROOT, "hot", relpath)
+    with open(path) as f:
+        text = f.read()
+    heat = heat_on_cloud.client()
+    result = heat.stacks.validate(
+        template=text,
+        files=_files(path, text),
+        environment={"parameters": VALID[relpath](names)},
+    )
+    assert "Parameters" in result

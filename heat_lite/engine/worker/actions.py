@@ -21,7 +21,7 @@ from heat_lite.db import models
 from heat_lite.engine import definitions
 from heat_lite.engine.traversal.planner import UPDATE
 from heat_lite.engine.worker import caller, failures, hooks
-from heat_lite.resources import base
+from heat_lite.resources import base, transient
 
 LOG = logging.getLogger(__name__)
 
@@ -248,7 +248,9 @@ class ActionRunner:
         return []
 
     def _finish_polled(self, job):
-        """The plugin says done: record it (once the database answers)."""
+        """The plugin says done: record it (once the database answers,
+        and the cloud answers the reads of its attributes: polled again
+        later, see ``resources.transient``)."""
         try:
             return self._job_done(job)
         except Exception as exc:  # noqa: BLE001 - never keep the lock
@@ -256,7 +258,11 @@ class ActionRunner:
                 return self._when_db_answers(
                     job, lambda: self._finish_polled(job)
                 )
-            return self.job_failed(job, exc)
+            wait = transient.wait_after(job.plugin, exc)
+            if wait is None:
+                return self.job_failed(job, exc)
+        self._later(job, wait, lambda: self._poll(job))
+        return []
 
     def _when_db_answers(self, job, step):
         """The database is unreachable in the middle of an action: keep

@@ -10,7 +10,7 @@ imported. Updates are JSON patches; ``tags``, ``extra_properties``,
 ``members`` and ``active`` change in place too.
 """
 
-from heat_lite.resources import base, constraints
+from heat_lite.resources import base, constraints, transient
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client
 from heat_lite.resources.openstack.client import sdk_exc
@@ -185,6 +185,7 @@ class WebImage(base.Resource):
             )
         return props["active"]
 
+    @transient.polled
     def check_create_complete(self, active):
         image = self._image()
         status = image["status"]

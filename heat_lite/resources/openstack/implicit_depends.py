@@ -152,7 +152,9 @@ def floating_ip(defn, others, param):
     """The routers and router interfaces a floating IP waits for."""
     props = defn.properties or {}
     found = set()
-    floating = network_key(props.get("floating_network"), param)
+    floating = network_key(
+        _either(props, "floating_network", "floating_network_id"), param
+    )
     for name, router_props in _of_kind(
         others, "neutron_router", "Router"
     ).items():

@@ -14,7 +14,7 @@ representation, read once per action.
 import time
 
 from heat_lite.common import exception
-from heat_lite.resources import base, constraints
+from heat_lite.resources import base, constraints, transient
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client
 from heat_lite.resources.openstack.client import sdk_exc
@@ -137,6 +137,7 @@ class NeutronResource(base.Resource):
             self._set_tags(self.properties["tags"])
         return True
 
+    @transient.polled
     def check_create_complete(self, cookie):
         self._live = None
         return self._built(self._fetch())
@@ -150,6 +151,7 @@ class NeutronResource(base.Resource):
         self.properties = new_props
         return True
 
+    @transient.polled
     def check_update_complete(self, cookie):
         return self.check_create_complete(cookie)
 
@@ -180,6 +182,7 @@ class NeutronResource(base.Resource):
         state["pending"] = False
         return state
 
+    @transient.polled
     def check_delete_complete(self, state):
         if not state:
             return True

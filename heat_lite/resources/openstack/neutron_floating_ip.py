@@ -1,7 +1,9 @@
 """OS::Neutron::FloatingIP (Heat 27's schema; see ``neutron`` for how
 requests are made and polled).
 
-``floating_network`` and ``floating_subnet`` are found by name or ID.
+``floating_network`` and ``floating_subnet`` are found by name or ID;
+the deprecated ``floating_network_id`` is taken as ``floating_network``
+(both: 400).
 ``port_id`` and ``fixed_ip_address`` change in place: removing
 ``port_id`` disassociates the address. A floating IP stays DOWN in a
 cloud without an L3 agent, which counts as built (as in Heat).
@@ -27,6 +29,8 @@ class FloatingIP(neutron.NeutronResource):
         "floating_network",
         "floating_subnet",
     )
+    # Heat's hidden alias (deprecated in 2014.2), taken as floating_network.
+    deprecated_properties = {"floating_network_id": "floating_network"}
     properties_schema = {
         "floating_network": p.Schema(
             p.STRING,

@@ -6,7 +6,9 @@ A router's ``external_gateway_info.network`` and the ``subnet`` of its
 are refused (the cloud runs no agents heat_lite could schedule on). An
 interface's physical ID is ``<router id>:subnet_id=<id>`` or
 ``<router id>:port_id=<id>``, as in Heat; removing one that is already
-gone succeeds.
+gone succeeds. Its deprecated ``router_id``, ``subnet_id`` and
+``port_id`` are taken as ``router``, ``subnet`` and ``port`` (an old and
+a new name both given: 400).
 """
 
 from heat_lite.common import exception
@@ -189,6 +191,12 @@ class Router(neutron.NeutronResource):
 class RouterInterface(base.Resource):
     """A router's interface on a subnet or a port."""
 
+    # Heat's hidden aliases (deprecated in 2014.2 and 2015.1).
+    deprecated_properties = {
+        "router_id": "router",
+        "subnet_id": "subnet",
+        "port_id": "port",
+    }
     properties_schema = {
         "router": p.Schema(
             p.STRING,
@@ -211,6 +219,9 @@ class RouterInterface(base.Resource):
 
     @classmethod
     def validate_properties(cls, values, path, unresolved=()):
+        values, unresolved = p.translate(
+            cls.deprecated_properties, values, path, unresolved
+        )
         props = super().validate_properties(values, path, unresolved)
         given = {
             k for k in ("subnet", "port") if props.get(k) or k in unresolved

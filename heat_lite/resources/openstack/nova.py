@@ -14,7 +14,9 @@ a change of ``networks`` detaches and attaches interfaces (to or from
 Nova's auto/none allocation it replaces the server). Delete polls
 until Nova no longer shows the server; a server already gone counts as
 deleted. Suspend and resume map to Nova's and poll for SUSPENDED and
-ACTIVE; a stack check fails a server that is gone or not ACTIVE.
+ACTIVE; a stack check fails a server that is gone or not ACTIVE. A
+poll that the cloud does not answer (a connection reset, a 503) is
+polled again, never failed at once (``transient``).
 
 ``user_data`` is built per ``user_data_format`` by ``server_user_data``
 (SOFTWARE_CONFIG: Heat's multipart message for cloud-init; a software
@@ -25,7 +27,7 @@ import base64
 import json
 
 from heat_lite.common import exception
-from heat_lite.resources import base
+from heat_lite.resources import base, transient
 from heat_lite.resources.openstack import (
     client,
     server_schema,
@@ -176,6 +178,7 @@ class Server(base.Resource):
         self.resource_id_set(server.id)
         return server.id
 
+    @transient.polled
     def check_create_complete(self, server_id):
         server = self._get()
         if server is None:
@@ -225,6 +228,7 @@ class Server(base.Resource):
         self.properties = new_props
         return {"steps": steps}
 
+    @transient.polled
     def check_update_complete(self, cookie):
         done = server_update.advance(
             self._conn().compute, self.resource_id, cookie["steps"]
@@ -253,6 +257,7 @@ class Server(base.Resource):
             self._conn().compute.suspend_server(self.resource_id)
         return True
 
+    @transient.polled
     def check_suspend_complete(self, cookie):
         server = self._get()
         if server is None:
@@ -270,6 +275,7 @@ class Server(base.Resource):
             self._conn().compute.resume_server(self.resource_id)
         return True
 
+    @transient.polled
     def check_resume_complete(self, cookie):
         server = self._get()
         return server is not None and _active(server)
@@ -294,6 +300,7 @@ class Server(base.Resource):
     def handle_snapshot(self):
         return server_snapshot.start(self)
 
+    @transient.polled
     def check_snapshot_complete(self, image_id):
         return server_snapshot.done(self, image_id)
 
@@ -314,6 +321,7 @@ class Server(base.Resource):
             return False
         return True
 
+    @transient.polled
     def check_delete_complete(self, deleting):
         if not deleting:
             return True
