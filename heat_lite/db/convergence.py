@@ -359,8 +359,14 @@ def resource_load(record_id):
         return _load(session, record_id)
 
 
+def node_scope():
+    """The scope of one node: a ``node_load`` whose ``keep`` says so is
+    continued by the node's next transaction (``session.continued``)."""
+    return db_session.continued()
+
+
 @retry_read
-def node_load(record_id, traversal, depends_on):
+def node_load(record_id, traversal, depends_on, keep=None):
     """Read what an update node needs in one read transaction.
 
     Follows ``replaced_by`` to the record's newest version, then asks
@@ -368,13 +374,18 @@ def node_load(record_id, traversal, depends_on):
     (None when it cannot tell) and loads those that converged in
     ``traversal``. One transaction instead of two saves a connection
     checkout and a round trip per node, which is most of a chain step.
+    Inside ``node_scope()``, if ``keep(record)`` says the node will write
+    soon (an instant record), the transaction stays open and the node's
+    write (its finish, or its lock) continues it.
 
     :returns: (record or None, {name: record} or None if not loaded)
     """
-    with transaction(writer=False) as session:
+    with transaction(writer=False, keep=True) as session:
         record = _load(session, record_id)
         while record is not None and record["replaced_by"]:
             record = _load(session, record["replaced_by"])
+        if record is None or keep is None or not keep(record):
+            db_session.release()
         names = depends_on(record) if record is not None else None
         if names is None or not names:
             return record, None if names is None else {}
