@@ -245,9 +245,11 @@ def continued():
     scope ends is rolled back. A node whose record is instant (nothing
     between its read and its finish but the engine's own CPU) reads this
     way; every guard of the write is in its statements (CAS, lock owner,
-    sync point), and the transactions run at READ COMMITTED (SQLite:
-    reads outside a transaction), so the write sees what it would have
-    seen in a transaction of its own.
+    sync point), and the transactions run at READ COMMITTED, so the
+    write sees what it would have seen in a transaction of its own. Not
+    on SQLite: there a read transaction (oslo.db emits BEGIN) keeps its
+    snapshot, and its upgrade to a write fails (SQLITE_BUSY_SNAPSHOT) if
+    another writer committed meanwhile.
     """
     _HELD.depth = getattr(_HELD, "depth", 0) + 1
     try:
@@ -304,7 +306,12 @@ def transaction(writer=True, keep=False):
             raise
         return
     engine = get_engine()
-    if keep and not writer and getattr(_HELD, "depth", 0):
+    if (
+        keep
+        and not writer
+        and getattr(_HELD, "depth", 0)
+        and not _SETUP["sqlite"]
+    ):
         _HELD.release = False
         connection = engine.connect()
         try:

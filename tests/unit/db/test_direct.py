@@ -182,7 +182,7 @@ def _checkouts(engine):
 
 
 def test_a_kept_read_is_continued_by_the_write(database):
-    _, engine = database
+    kind, engine = database
     stack_id, record = _stack()
     counted, stop = _checkouts(engine)
     try:
@@ -192,20 +192,23 @@ def test_a_kept_read_is_continued_by_the_write(database):
             )
             assert loaded["id"] == record
             db_api.event_create(_event(stack_id))
-        assert len(counted) == 1
+        # SQLite: read and write stay apart (see session.continued).
+        assert len(counted) == (2 if kind == "sqlite" else 1)
         with conv.node_scope():
             conv.node_load(
                 record, "trav", lambda r: None, keep=lambda r: False
             )
             db_api.event_create(_event(stack_id))
-        assert len(counted) == 3
+        assert len(counted) == (4 if kind == "sqlite" else 3)
     finally:
         stop()
     assert len(_events(stack_id)) == 2
 
 
 def test_a_kept_read_is_ended_with_its_scope(database):
-    _, engine = database
+    kind, engine = database
+    if kind == "sqlite":
+        pytest.skip("SQLite keeps no read (see session.continued)")
     stack_id, record = _stack()
     out = []
     sa.event.listen(engine.pool, "checkout", lambda *a: out.append(1))
