@@ -315,13 +315,13 @@ def _decrement(session, traversal, phase, entities):
         params["_entity"] = entities[0]
         if dialect.update_returning:
             result = direct.execute(
-                session, statements.sync_decrement_one(True), params
+                session, statements.sync_decrement(True, single=True), params
             )
             if not result.rows:
                 return [], False
             return ([entities[0]] if result.rows[0][1] == 0 else []), True
         result = direct.execute(
-            session, statements.sync_decrement_one(False), params
+            session, statements.sync_decrement(False, single=True), params
         )
         if result.rowcount != 1:
             return [], False

@@ -179,38 +179,23 @@ def _sync_where(single):
     )
 
 
-def sync_decrement(returning):
-    """Decrement sync points ``_entities`` of ``_traversal``/``_phase``,
-    returning (entity_id, remaining) rows when the dialect can."""
+def sync_decrement(returning, single=False):
+    """Decrement sync points ``_entities`` of ``_traversal``/``_phase``
+    (``single``: the one ``_entity``, no expanding parameter, so that
+    ``db.direct`` can run it), returning (entity_id, remaining) rows
+    when the dialect can."""
 
     def build():
         update = (
             SYNC.update()
-            .where(*_sync_where(False))
+            .where(*_sync_where(single))
             .values(remaining=SYNC.c.remaining - 1)
         )
         if returning:
             update = update.returning(SYNC.c.entity_id, SYNC.c.remaining)
         return update
 
-    return _once(("decrement", returning), build)
-
-
-def sync_decrement_one(returning):
-    """Decrement the sync point ``_entity`` of ``_traversal``/``_phase``,
-    returning (entity_id, remaining) when the dialect can."""
-
-    def build():
-        update = (
-            SYNC.update()
-            .where(*_sync_where(True))
-            .values(remaining=SYNC.c.remaining - 1)
-        )
-        if returning:
-            update = update.returning(SYNC.c.entity_id, SYNC.c.remaining)
-        return update
-
-    return _once(("decrement-one", returning), build)
+    return _once(("decrement", returning, single), build)
 
 
 def sync_fired_one():
