@@ -470,7 +470,15 @@ def resource_progress(record_id, owner, values, events=()):
 
 @_retry
 def resource_finish(
-    record_id, atomic_key, owner, values, events, traversal, phase, successors
+    record_id,
+    atomic_key,
+    owner,
+    values,
+    events,
+    traversal,
+    phase,
+    successors,
+    taker=None,
 ):
     """Finish a node in one transaction.
 
@@ -479,11 +487,16 @@ def resource_finish(
     locked: ``owner`` None),
     inserts ``events`` and decrements the sync points of ``successors``
     (entity ids in ``phase``; an empty list means the phase's join).
+    With a ``taker`` (see ``resources_take``), the successors that fired
+    (at most ``taker.limit``) are read and taken in the same transaction;
+    ``taker.result`` holds them once it committed.
 
     :returns: (fired entity ids, superseded) where superseded means the
         traversal's sync points are gone.
     :raises ConcurrentTransaction: if the lock or atomic_key was lost.
     """
+    if taker is not None:
+        taker.result = []
     update = statements.record_finish(values, locked=bool(owner))
     engine_id, epoch = owner or (None, None)
     params = dict(
@@ -503,12 +516,85 @@ def resource_finish(
         db_api.event_insert(session, *events)
         if successors:
             fired, found = _decrement(session, traversal, phase, successors)
+            if taker is not None and fired:
+                taker.result = _take(
+                    session, fired[: taker.limit], traversal, taker
+                )
         else:
             join = BARRIER if phase == "update" else STACK_PHASE
             fired, found = _decrement(session, traversal, join, [0])
             fired = [(0, join)] if fired else []
             return fired, not found
         return [(e, phase) for e in fired], not found
+
+
+@_retry
+def resources_take(record_ids, traversal, taker):
+    """Read records and lock some of them for ``traversal``, in one
+    transaction (see ``_take``).
+
+    :returns: [(record, locked)].
+    """
+    with transaction() as session:
+        return _take(session, record_ids, traversal, taker)
+
+
+def _take(session, record_ids, traversal, taker):
+    """Read the records ``record_ids`` (with their stack's columns) and
+    lock those ``taker.wants(record)`` accepts for ``taker.owner`` =
+    (engine_id, epoch), writing ``taker.values``: one SELECT and one
+    UPDATE whatever their number, each lock guarded as ``resource_lock``
+    guards one (the atomic_key read, nobody holding it, a live owner).
+
+    :returns: [(record, locked)], a locked record as this write left it.
+    """
+    records = [
+        _row(r)
+        for r in session.execute(
+            statements.records_select(), {"_rids": sorted(set(record_ids))}
+        )
+    ]
+    wanted = {r["id"]: r["atomic_key"] for r in records if taker.wants(r)}
+    if not wanted:
+        return [(r, False) for r in records]
+    engine_id, epoch = taker.owner
+    lock = {
+        "engine_id": engine_id,
+        "lock_epoch": epoch,
+        "lock_traversal": traversal,
+        "updated_at": models.utcnow(),
+    }
+    result = session.execute(
+        statements.records_lock(taker.values),
+        dict(
+            taker.values,
+            _keys=sorted(wanted.items()),
+            _engine=engine_id,
+            _epoch=epoch,
+            _traversal=traversal,
+            _now=lock["updated_at"],
+        ),
+    )
+    locked = set(wanted)
+    if result.rowcount != len(wanted):
+        # Some were locked by others meanwhile: which are ours?
+        locked = {
+            r.id
+            for r in session.execute(
+                statements.records_select(), {"_rids": sorted(wanted)}
+            )
+            if (r.engine_id, r.lock_epoch, r.lock_traversal, r.atomic_key)
+            == (engine_id, epoch, traversal, wanted[r.id] + 1)
+        }
+    return [
+        (
+            dict(r, atomic_key=r["atomic_key"] + 1, **lock, **taker.values)
+            if r["id"] in locked
+            else r,
+            r["id"] in locked,
+        )
+        for r in records
+    ]
 
 
 @_retry

@@ -231,18 +231,20 @@ def target_update_owned(rollout_id, position, owner, values, statuses=None):
         return session.execute(query.values(**values)).rowcount == 1
 
 
-def targets_skip_pending(rollout_id, owner, reason):
-    """Every PENDING target of the rollout becomes SKIPPED."""
+def targets_skip_pending(rollout_id, owner, reason, positions=None):
+    """Every PENDING target of the rollout (of those at ``positions``,
+    if given) becomes SKIPPED."""
     owned = sa.exists().where(ROLLOUT.c.id == rollout_id, _owned_by(owner))
+    query = TARGET.update().where(
+        TARGET.c.rollout_id == rollout_id,
+        TARGET.c.status == "PENDING",
+        owned,
+    )
+    if positions is not None:
+        query = query.where(TARGET.c.position.in_(list(positions)))
     with transaction() as session:
         session.execute(
-            TARGET.update()
-            .where(
-                TARGET.c.rollout_id == rollout_id,
-                TARGET.c.status == "PENDING",
-                owned,
-            )
-            .values(
+            query.values(
                 status="SKIPPED",
                 status_reason=reason,
                 finished_at=models.utcnow(),

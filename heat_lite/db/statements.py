@@ -62,15 +62,20 @@ def stack_select(by_tenant, live):
     return _once(("stack", by_tenant, live), build)
 
 
+def _with_stack(where):
+    """Records ``where`` selects, each joined with its stack's columns."""
+    return (
+        sa.select(RESOURCE, *STACK_COLUMNS)
+        .join(STACK, STACK.c.id == RESOURCE.c.stack_id)
+        .where(where)
+    )
+
+
 def record_select():
     """A record joined with its stack's columns; parameter ``_rid``."""
     return _once(
         "record",
-        lambda: (
-            sa.select(RESOURCE, *STACK_COLUMNS)
-            .join(STACK, STACK.c.id == RESOURCE.c.stack_id)
-            .where(RESOURCE.c.id == sa.bindparam("_rid"))
-        ),
+        lambda: _with_stack(RESOURCE.c.id == sa.bindparam("_rid")),
     )
 
 
@@ -275,35 +280,64 @@ def version_insert(columns, locked, returning):
     return _once(("version", locked, returning, columns), build)
 
 
+def _locking(columns, *where):
+    """UPDATE that locks the records ``where`` selects for engine
+    ``_engine`` in epoch ``_epoch`` and traversal ``_traversal`` if nobody
+    holds them and that engine life is live; it writes ``columns`` (the
+    action starting) and ``_now``."""
+    live = sa.exists().where(
+        SERVICE.c.engine_id == sa.bindparam("_engine"),
+        SERVICE.c.epoch == sa.bindparam("_epoch"),
+        SERVICE.c.deleted_at.is_(None),
+    )
+    return (
+        RESOURCE.update()
+        .where(*where, RESOURCE.c.engine_id.is_(None), live)
+        .values(
+            engine_id=sa.bindparam("_engine"),
+            lock_epoch=sa.bindparam("_epoch"),
+            lock_traversal=sa.bindparam("_traversal"),
+            atomic_key=RESOURCE.c.atomic_key + 1,
+            updated_at=sa.bindparam("_now"),
+            **{c: sa.bindparam(c) for c in columns},
+        )
+    )
+
+
 def record_lock(columns):
-    """UPDATE that locks record ``_rid`` for engine ``_engine`` in epoch
-    ``_epoch`` and traversal ``_traversal`` if nobody holds it, it still
-    has atomic_key ``_key`` and that engine life is live; it writes
-    ``columns`` (the action starting) and ``_now``."""
+    """``_locking`` of record ``_rid`` if it still has atomic_key
+    ``_key``."""
     columns = tuple(sorted(columns))
+    return _once(
+        ("lock", columns),
+        lambda: _locking(
+            columns,
+            RESOURCE.c.id == sa.bindparam("_rid"),
+            RESOURCE.c.atomic_key == sa.bindparam("_key"),
+        ),
+    )
 
-    def build():
-        live = sa.exists().where(
-            SERVICE.c.engine_id == sa.bindparam("_engine"),
-            SERVICE.c.epoch == sa.bindparam("_epoch"),
-            SERVICE.c.deleted_at.is_(None),
-        )
-        return (
-            RESOURCE.update()
-            .where(
-                RESOURCE.c.id == sa.bindparam("_rid"),
-                RESOURCE.c.atomic_key == sa.bindparam("_key"),
-                RESOURCE.c.engine_id.is_(None),
-                live,
-            )
-            .values(
-                engine_id=sa.bindparam("_engine"),
-                lock_epoch=sa.bindparam("_epoch"),
-                lock_traversal=sa.bindparam("_traversal"),
-                atomic_key=RESOURCE.c.atomic_key + 1,
-                updated_at=sa.bindparam("_now"),
-                **{c: sa.bindparam(c) for c in columns},
-            )
-        )
 
-    return _once(("lock", columns), build)
+def records_select():
+    """Records ``_rids`` (a list), each joined with its stack's columns."""
+    return _once(
+        "records",
+        lambda: _with_stack(
+            RESOURCE.c.id.in_(sa.bindparam("_rids", expanding=True))
+        ),
+    )
+
+
+def records_lock(columns):
+    """``_locking`` of every record whose (id, atomic_key) is in
+    ``_keys`` (a list of pairs): one statement for a batch."""
+    columns = tuple(sorted(columns))
+    return _once(
+        ("locks", columns),
+        lambda: _locking(
+            columns,
+            sa.tuple_(RESOURCE.c.id, RESOURCE.c.atomic_key).in_(
+                sa.bindparam("_keys", expanding=True)
+            ),
+        ),
+    )

@@ -13,10 +13,10 @@ onto the very resources its update replaced.
 
 It is built with taskflow, as Octavia builds its flows: ``flows`` makes
 the flow from a factory function (gates between batches, a task per
-target with ``execute`` / ``revert``, a final task), persisted in our own
-database (``db.flow_store``); ``target`` drives one stack's update and
-its update back, ``watch`` gives the targets in flight one look at their
-stacks between them; ``run`` holds the decisions between batches;
+batch with ``execute`` / ``revert``, a final task), persisted in our own
+database (``db.flow_store``); ``target`` drives a batch's updates (the
+targets in flight share one look at their stacks) and a stack's update
+back; ``run`` holds the decisions between batches;
 ``runner`` runs the flows (a thread each) and takes over those of dead
 engines; ``endpoint`` is the RPC side. Ownership is a fenced claim on the
 rollout row (engine id + epoch, as resource locks), so an engine claimed

@@ -101,22 +101,13 @@ class RolloutRun:
             )
         return None
 
-    def skip(self, position):
-        """A target of a batch that does not start."""
+    def skip(self, positions):
+        """The targets of a batch that does not start."""
         rollout = db_rollouts.rollout_get(self.id)
         reason = self.stop_reason(rollout) or "rollout stopped"
-        db_rollouts.target_update_owned(
-            self.id,
-            position,
-            self.owner,
-            {
-                "status": tgt.SKIPPED,
-                "status_reason": "not started: %s" % reason,
-                "finished_at": models.utcnow(),
-            },
-            (tgt.PENDING,),
+        db_rollouts.targets_skip_pending(
+            self.id, self.owner, "not started: %s" % reason, positions
         )
-        return tgt.SKIPPED
 
     # The end -------------------------------------------------------------
     def finish(self):

@@ -2,26 +2,22 @@
 keeper that takes over the rollouts of engines that went down
 (``keeper``).
 
-A rollout's flow runs in a taskflow parallel engine (a thread per
-target of the widest batch) persisted in our database
-(``db.flow_store``). The keeper looks every ``heartbeat_interval`` for
-active rollouts whose owner is no live engine life -- claimed as dead
-after ``engine_life_check_timeout``, stopped, or this engine's earlier
-life -- claims each (a conditional write, one winner) and resumes its
-flow from the database: tasks that had finished are not run again, a
-target task that was running follows the update it had recorded.
+A rollout's flow runs in a taskflow serial engine, in the rollout's
+thread (its batch tasks run their targets at the same time), persisted
+in our database (``db.flow_store``). The keeper looks every
+``heartbeat_interval`` for active rollouts whose owner is no live
+engine life -- claimed as dead after ``engine_life_check_timeout``,
+stopped, or this engine's earlier life -- claims each (a conditional
+write, one winner) and resumes its flow from the database: tasks that
+had finished are not run again, a batch that was running runs again,
+and each of its targets follows the update it had recorded (if any).
 """
 
-import collections
 import contextlib
 
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.engine.fleet import keeper
 from heat_lite.engine.fleet import run as fleet_run
-
-# Threads of one rollout's taskflow engine at most (a batch wider than
-# this runs in waves).
-MAX_WORKERS = 64
 
 
 class RolloutRunner(keeper.KeptRunner):
@@ -52,15 +48,12 @@ class RolloutRunner(keeper.KeptRunner):
         book, detail = flow_store.flow_detail(
             backend, rollout_id, "rollout-%s" % rollout_id
         )
-        widths = collections.Counter(t["batch"] for t in targets)
-        workers = max(widths.values(), default=1)
         engine = taskflow.engines.load(
             flow,
             flow_detail=detail,
             book=book,
             backend=backend,
-            engine="parallel",
-            max_workers=min(workers, MAX_WORKERS),
+            engine="serial",
         )
         if rollout["rollback_requested"] and _finished(engine):
             _reopen(engine)

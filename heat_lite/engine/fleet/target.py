@@ -18,6 +18,7 @@ started when the stack was updated after it was recorded, and is then
 only followed.
 """
 
+import concurrent.futures
 import json
 import logging
 import time
@@ -27,7 +28,6 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.db import rollouts as db_rollouts
-from heat_lite.engine.fleet import watch
 from heat_lite.engine.traversal import ops as traversal_ops
 from heat_lite.engine.traversal import verify
 
@@ -71,8 +71,32 @@ _OUTCOME = {
 }
 
 
+#: The probe of a stack that is deleted (or gone).
+GONE = ("GONE",)
+# Seconds a followed update goes at most without its outcome read again,
+# even though its stack looks unchanged.
+LONGEST = 5.0
+# Updates of one batch started at the same time at most (each is a few
+# statements, most of the time spent in the database).
+START_WORKERS = 8
+
+
 class OwnershipLost(Exception):
     """This engine no longer owns the rollout: stop acting on it."""
+
+
+class _Followed:
+    """A target whose update is followed: its row (as written), the
+    status written last, and its stack's last probe and when it was
+    taken (monotonic)."""
+
+    __slots__ = ("target", "seen", "probe", "read_at")
+
+    def __init__(self, target):
+        self.target = target
+        self.seen = target["status"]
+        self.probe = None
+        self.read_at = float("-inf")
 
 
 class TargetDriver:
@@ -82,39 +106,71 @@ class TargetDriver:
     :param goals: ``endpoint.goals.UpdateGoals``: checks each target's
         update request as ``update_stack`` does (``check`` returns
         (stack, template, env, files, bound)).
-    :param poll: seconds between two looks at a running update.
+    :param poll: seconds between two looks at running updates.
     """
 
     def __init__(self, ops, goals, poll=0.5):
         self.ops = ops
         self.goals = goals
-        self.watch = watch.StackWatch(db_rollouts.stack_probes, poll)
-
-    @property
-    def poll(self):
-        return self.watch.interval
-
-    @poll.setter
-    def poll(self, seconds):
-        self.watch.interval = seconds
+        self.poll = poll
 
     # Forward -------------------------------------------------------------
-    def update(self, run, position):
-        """Update target ``position`` of ``run`` (or follow the update it
-        started before); returns its final status."""
+    def update(self, run, positions):
+        """Update the targets at ``positions`` of ``run`` (or follow the
+        updates they started before) until every one is over.
+
+        The updates are started ``START_WORKERS`` at a time, then followed
+        together in this thread: every ``poll`` seconds one query reads
+        all their stacks (``db.rollouts.stack_probes``), and a target
+        reads what became of its update (``verify.outcome``) only when its
+        stack's state or reason changed, and at least every ``LONGEST``
+        seconds. (A thread per target, each polling its stack, cost more
+        engine CPU than the updates themselves.)
+
+        :raises OwnershipLost: at once. Any other error of one target is
+            raised once the others are over.
+        """
+        errors = []
+
+        def begin(position):
+            try:
+                return self._begin(run, position)
+            except OwnershipLost:
+                raise
+            except Exception as exc:  # noqa: BLE001 - raised below
+                errors.append(exc)
+                return None
+
+        width = min(len(positions), START_WORKERS)
+        if width <= 1:
+            begun = [begin(p) for p in positions]
+        else:
+            with concurrent.futures.ThreadPoolExecutor(
+                width, thread_name_prefix="heat-lite-rollout-%s" % run.id[:8]
+            ) as pool:
+                begun = list(pool.map(begin, positions))
+        followed = [f for f in begun if isinstance(f, _Followed)]
+        self._follow(run, followed, errors)
+        if errors:
+            raise errors[0]
+
+    def _begin(self, run, position):
+        """Start a target's update; its final status if it is over (or
+        did not start), else its ``_Followed``."""
         target = db_rollouts.target_get(run.id, position)
         if target["status"] in TERMINAL:
             return target["status"]
         traversal = target["traversal_id"]
         if traversal is None or not _started(traversal):
-            final = self._start(run, target, traversal or str(uuid.uuid4()))
-            if final is not None:
-                return final
-            target = db_rollouts.target_get(run.id, position)
-        return self._follow(run, target)
+            started = self._start(run, target, traversal or str(uuid.uuid4()))
+            if isinstance(started, str):
+                return started
+            target = started
+        return _Followed(target)
 
     def _start(self, run, target, traversal):
-        """Start the update; a final status if it did not start."""
+        """Start the update: the target's row as written, or its final
+        status if the update did not start."""
         update = run.spec["update"]
         try:
             stack, template, env, files, bound = self.goals.check(
@@ -137,23 +193,16 @@ class TargetDriver:
         if stack["status"] == "IN_PROGRESS":
             return self._finish(run, target, SKIPPED, _busy(stack))
         previous = db_api.raw_template_get(stack["raw_template_id"])
-        self._write(
-            run,
-            target,
-            {
-                "status": UPDATING,
-                "status_reason": "update started",
-                "traversal_id": traversal,
-                "previous": json.dumps(
-                    {
-                        k: previous[k]
-                        for k in ("template", "environment", "files")
-                    }
-                ),
-                "started_at": models.utcnow(),
-            },
-            (PENDING, UPDATING),
-        )
+        values = {
+            "status": UPDATING,
+            "status_reason": "update started",
+            "traversal_id": traversal,
+            "previous": json.dumps(
+                {k: previous[k] for k in ("template", "environment", "files")}
+            ),
+            "started_at": models.utcnow(),
+        }
+        self._write(run, target, values, (PENDING, UPDATING))
         run.check()
         started = self.ops.start(
             stack,
@@ -170,44 +219,64 @@ class TargetDriver:
             return self._finish(
                 run, target, SKIPPED, "another operation started on the stack"
             )
-        return None
+        return dict(target, **values)
 
-    def _follow(self, run, target):
-        """Follow the update until it is over; returns the final status.
-
-        The stack is looked at with the other targets' (``watch``); what
-        became of the update is read again only when the look saw its
-        state change, and at least every ``watch.wait`` ``longest``."""
-        traversal = target["traversal_id"]
-        seen = target["status"]
-        probe = None
-        while True:
-            # The look first: the outcome read after it is at least as new.
-            probe = self.watch.wait(target["stack_id"], probe)
+    def _follow(self, run, followed, errors):
+        """Follow the updates until all are over (``update``)."""
+        while followed:
+            looked = time.monotonic()
+            probes = db_rollouts.stack_probes(
+                [f.target["stack_id"] for f in followed]
+            )
             run.check()
-            if probe == watch.GONE:
-                outcome = {"state": "DELETED", "reason": "stack deleted"}
-            else:
-                outcome = verify.outcome(
-                    target["stack_id"], traversal, stack=_probed(probe)
-                )
-            status = _OUTCOME[outcome["state"]]
-            reason = outcome["reason"]
-            if outcome["state"] == "SUPERSEDED":
-                reason = "superseded by another operation: %s" % (reason or "")
-            elif outcome["state"] == "SUPERSEDED_AFTER_PASS":
-                reason = "%s; then another operation took the stack over" % (
-                    reason
-                )
-            if status in TERMINAL:
-                return self._finish(run, target, status, reason)
-            if status != seen:
-                # On a change of state only: a reason of its own (the
-                # stack's, then the checks') would cost a write each.
-                self._write(
-                    run, target, {"status": status, "status_reason": reason}
-                )
-                seen = status
+            for f in list(followed):
+                probe = probes.get(f.target["stack_id"], GONE)
+                if probe == f.probe and looked - f.read_at < LONGEST:
+                    continue
+                f.probe, f.read_at = probe, looked
+                try:
+                    over = self._step(run, f)
+                except OwnershipLost:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - raised later
+                    errors.append(exc)
+                    over = True
+                if over:
+                    followed.remove(f)
+            if followed:
+                time.sleep(max(0.0, self.poll - (time.monotonic() - looked)))
+
+    def _step(self, run, f):
+        """What became of one followed update since its stack's probe
+        ``f.probe``: True once it is over (its final status written)."""
+        target = f.target
+        if f.probe == GONE:
+            outcome = {"state": "DELETED", "reason": "stack deleted"}
+        else:
+            outcome = verify.outcome(
+                target["stack_id"],
+                target["traversal_id"],
+                stack=_probed(f.probe),
+            )
+        status = _OUTCOME[outcome["state"]]
+        reason = outcome["reason"]
+        if outcome["state"] == "SUPERSEDED":
+            reason = "superseded by another operation: %s" % (reason or "")
+        elif outcome["state"] == "SUPERSEDED_AFTER_PASS":
+            reason = "%s; then another operation took the stack over" % (
+                reason
+            )
+        if status in TERMINAL:
+            self._finish(run, target, status, reason)
+            return True
+        if status != f.seen:
+            # On a change of state only: a reason of its own (the
+            # stack's, then the checks') would cost a write each.
+            self._write(
+                run, target, {"status": status, "status_reason": reason}
+            )
+            f.seen = status
+        return False
 
     # Back ------------------------------------------------------------------
     def revert(self, run, position):

@@ -39,6 +39,24 @@ WENT_DOWN = "Engine went down during resource %s"
 INTERNAL = "Internal error during resource %s"
 
 
+def _id_waits_for_finish(job):
+    """Whether the physical ID a create's handler sets may wait for the
+    write that follows the handler (the finish when the create completes
+    at its first check, else the progress write before the first wait)
+    instead of a transaction of its own.
+
+    Only for a plugin that can tell what an interrupted create made
+    (``find_created``): should the engine die between the cloud making
+    the resource and that write, the takeover finds the resource by the
+    name it was made with (``update_phase`` resumes the create, the
+    cleanup asks before it deletes), so nothing leaks.
+    """
+    return (
+        job.action == Action.CREATE
+        and type(job.plugin).find_created is not base.Resource.find_created
+    )
+
+
 def interrupted_create(record):
     """True if the record's create was cut short by a takeover: whatever
     it made is found (``find_created``) rather than made again."""
@@ -142,8 +160,14 @@ class ActionRunner:
         job.plugin.lookup_resource_data = functools.partial(
             db_api.resource_data_by_name, job.record["stack_id"]
         )
-        job.plugin.on_resource_id = lambda physical_id: conv.resource_progress(
-            record_id, owner, {"physical_resource_id": physical_id}
+
+        def write_now(physical_id):
+            conv.resource_progress(
+                record_id, owner, {"physical_resource_id": physical_id}
+            )
+
+        job.plugin.on_resource_id = (
+            None if _id_waits_for_finish(job) else write_now
         )
         try:
             if job.plugin.needs_caller_token:
@@ -159,6 +183,9 @@ class ActionRunner:
             return on_replace()
         except Exception as exc:  # noqa: BLE001 - plugin failures
             return self.job_failed(job, exc)
+        # A physical ID the handler set and did not store is written by
+        # the finish, or by the progress write before the first wait.
+        job.plugin.on_resource_id = write_now
         return self._poll(job)
 
     def instant(self, job, handle):
@@ -400,15 +427,8 @@ class ActionRunner:
             else (job.record["atomic_key"], None)
         )
         try:
-            fired, superseded = conv.resource_finish(
-                job.record["id"],
-                guard[0],
-                guard[1],
-                values,
-                events,
-                job.traversal,
-                job.phase,
-                self.successors.of(job.node),
+            fired, superseded = self.successors.finish(
+                job.node, job.record["id"], guard[0], guard[1], values, events
             )
         except exception.ConcurrentTransaction as exc:
             if job.locked:

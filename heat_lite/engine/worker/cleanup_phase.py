@@ -24,11 +24,13 @@ class CleanupPhase:
     :param simple: the ``SimpleActions`` (SUSPEND runs in this phase).
     """
 
-    def __init__(self, actions, locks, successors, simple):
+    def __init__(self, actions, locks, successors, simple, prelocks=None):
         self.actions = actions
         self.locks = locks
         self.successors = successors
         self.simple = simple
+        # prelock.Prelocks: records read (and locked) ahead for a node.
+        self.prelocks = prelocks
 
     def run(self, node):
         """Delete a record that is not part of the goal.
@@ -38,19 +40,21 @@ class CleanupPhase:
         to report to this traversal's successors, exactly once.
         """
         traversal = node.traversal
-        record = conv.resource_load(node.entity)
+        held = self.prelocks.claim(node) if self.prelocks else None
+        if held is None:
+            record = conv.resource_load(node.entity)
+        else:
+            record, lease = held
+            if lease is not None:
+                # Read and locked ahead (``prelock.wants_lock``).
+                return self._delete(node, record, lease)
         if record is None or record["stack_traversal"] != traversal:
             return []
         if record["converged_traversal"] == traversal or record["engine_id"]:
             return []
         if record["stack_action"] == Action.SUSPEND:
             return self.simple.run(node, record)
-        values = {
-            "action": Action.DELETE,
-            "status": Status.COMPLETE,
-            "status_reason": "state changed",
-            "converged_traversal": traversal,
-        }
+        values = _finished(traversal)
         deleted = (
             record["action"] == Action.DELETE
             and record["status"] == Status.COMPLETE
@@ -69,18 +73,66 @@ class CleanupPhase:
             return []
         plugin = definitions.plugin_for(record)
         job = actions.job_for(record, node, Action.DELETE, plugin, values)
-        handle = getattr(plugin, "handle_delete", lambda: None)
         if not _keep_physical(record, plugin):
-            done = self.actions.instant(job, handle)
+            done = self.actions.instant(job, _delete_handler(record, plugin))
             if done is not None:
                 return done
-        job.lease = self.locks.take(record, traversal, Action.DELETE)
-        if job.lease is None:
+        lease = self.locks.take(record, traversal, Action.DELETE)
+        if lease is None:
             return []
+        return self._delete(node, record, lease, plugin)
+
+    def _delete(self, node, record, lease, plugin=None):
+        """Delete ``record`` under ``lease`` (or keep its physical
+        resource, see ``_keep_physical``)."""
+        plugin = plugin or definitions.plugin_for(record)
+        job = actions.job_for(
+            record,
+            node,
+            Action.DELETE,
+            plugin,
+            _finished(node.traversal),
+            lease,
+        )
         if _keep_physical(record, plugin):
             job.check = None
             return self.actions.start(job, lambda: None)
-        return self.actions.start(job, handle)
+        return self.actions.start(job, _delete_handler(record, plugin))
+
+
+def _finished(traversal):
+    """The values a finished cleanup node writes."""
+    return {
+        "action": Action.DELETE,
+        "status": Status.COMPLETE,
+        "status_reason": "state changed",
+        "converged_traversal": traversal,
+    }
+
+
+def _delete_handler(record, plugin):
+    handle = getattr(plugin, "handle_delete", lambda: None)
+    if (
+        actions.interrupted_create(record)
+        and not (record["physical_resource_id"])
+    ):
+        return _found_then(plugin, handle)
+    return handle
+
+
+def _found_then(plugin, handle):
+    """Delete what an interrupted create made though it stored no
+    physical ID (the engine died before the write that carries it, see
+    ``actions._id_waits_for_finish``): ask the plugin first."""
+
+    def run():
+        try:
+            plugin.find_created()
+        except NotImplementedError:
+            pass  # it cannot tell: nothing to find
+        return handle()
+
+    return run
 
 
 def _keep_physical(record, plugin):

@@ -19,6 +19,7 @@ from concurrent import futures
 from heat_lite import conf
 from heat_lite.common import context
 from heat_lite.db import api as db_api
+from heat_lite.engine.traversal.planner import CLEANUP
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -103,21 +104,50 @@ class Dispatcher:
                 )
 
     def drive(self, nodes):
-        """Run the first node here (and what it makes ready), cast the rest."""
+        """Run the first node here (and what it makes ready), cast the rest.
+
+        Nodes read ahead here (``prelock``: cleanup nodes whose records
+        the transaction that made them ready read and locked) all run
+        here. Several cleanup nodes made ready at once (a cleanup phase's
+        first ones) are read and locked ahead in one transaction, up to
+        ``batch_size`` of them, and run here too.
+        """
         nodes = list(nodes)
         if self.draining:
             self.cast(nodes)
             return
-        while nodes:
-            first, rest = nodes[0], nodes[1:]
+        local = collections.deque()
+        while nodes or local:
+            if len(nodes) > 1:
+                self._take_ahead(nodes[: CONF.engine.batch_size])
+            mine = [n for n in nodes if self.runner.holds(n)]
+            rest = [n for n in nodes if not self.runner.holds(n)]
+            if not mine:
+                mine, rest = rest[:1], rest[1:]
             if rest:
                 self.cast(rest)
-            nodes = self._run(first)
+            local.extend(mine)
+            nodes = self._run(local.popleft()) if local else []
 
     def run_batch(self, nodes):
-        """Run every node of a received batch here, each with continuation."""
+        """Run every node of a received batch here, each with continuation
+        (its cleanup nodes read and locked ahead in one transaction)."""
+        if len(nodes) > 1 and not self.draining:
+            self._take_ahead(nodes)
         for node in nodes:
             self.drive([node])
+
+    def _take_ahead(self, nodes):
+        cleanup = [n for n in nodes if n[3] == CLEANUP]
+        if len(cleanup) < 2 or not self.runner.fence.lease_valid():
+            return
+        try:
+            self.runner.take_ahead(cleanup)
+        except Exception as exc:
+            if not db_api.is_unavailable(exc):
+                raise
+            # Each node reads its record itself (and meets the outage).
+            LOG.warning("Database unavailable reading nodes ahead: %s", exc)
 
     def later(self, delay, fn, node=None):
         """Call ``fn`` after ``delay`` s and drive the nodes it returns.

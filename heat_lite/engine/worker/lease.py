@@ -159,21 +159,39 @@ class LockTable:
         self._taken_now(record["id"], lease.key)
         return lease
 
-    def hold(self, record_id, key):
+    def hold(self, record_id, key, track=True):
         """The ``Lease`` of a record this process locked by another write
-        than ``take`` (a replacement's new version is inserted locked).
+        than ``take`` (a replacement's new version is inserted locked, a
+        cleanup node's record is locked ahead: ``prelock``).
 
-        The record is counted as this process's only from here on; the
-        watchdog takes a lock for an orphan only when it has seen it
-        unchanged by two passes, so the moment between the insert and this
-        call is safe.
+        The record is counted as this process's only from here on (unless
+        ``reserve`` counted it before the write); the watchdog takes a
+        lock for an orphan only when it has seen it unchanged by two
+        passes, so the moment between the insert and this call is safe.
 
         :param key: (owner, generation) the lock was written with.
+        :param track: the lock belongs to the node being run (False: to
+            the node that will run with it, see ``taken_now``).
         """
         with self._active_lock:
             self._active[record_id] = key
-        self._taken_now(record_id, key)
+        if track:
+            self._taken_now(record_id, key)
         return Lease(self, record_id, key[0], key[1])
+
+    def reserve(self, record_id, key):
+        """Count the record as this process's before a write that may lock
+        it, as ``take`` does; False if an action of this process holds (or
+        is taking) it. ``unlocked(record_id, key)`` undoes it."""
+        with self._active_lock:
+            if record_id in self._active:
+                return False
+            self._active[record_id] = key
+            return True
+
+    def taken_now(self, lease):
+        """The node being run goes on with ``lease`` (taken earlier)."""
+        self._taken_now(lease.record_id, lease.key)
 
     # A node unwound by an unavailable database ----------------------------
     def tracking(self):

@@ -17,6 +17,7 @@ The runner only wires its collaborators, each given what it uses::
     CleanupPhase   what a cleanup node does (cleanup_phase.py)
     SimpleActions  SUSPEND, RESUME and CHECK (cleanup_phase.py)
     NodeFailures   failing a node something escaped (failures.py)
+    Prelocks       cleanup nodes read and locked ahead (prelock.py)
 """
 
 from heat_lite.db import api as db_api
@@ -27,6 +28,7 @@ from heat_lite.engine.worker import (
     cleanup_phase,
     failures,
     lease,
+    prelock,
     successors,
     update_phase,
 )
@@ -49,7 +51,10 @@ class NodeRunner:
         self.stacks = stacks
         self.graphs = graphs
         self.locks = lease.LockTable(fence, scheduler)
-        self.successors = successors.Successors(graphs, scheduler)
+        self.prelocks = prelock.Prelocks(self.locks)
+        self.successors = successors.Successors(
+            graphs, scheduler, self.prelocks
+        )
         self.actions = actions.ActionRunner(
             fence,
             self.locks,
@@ -68,7 +73,7 @@ class NodeRunner:
             self.successors,
         )
         self.cleanup_phase = cleanup_phase.CleanupPhase(
-            self.actions, self.locks, self.successors, simple
+            self.actions, self.locks, self.successors, simple, self.prelocks
         )
         self.failures = failures.NodeFailures(self.locks, stacks)
 
@@ -117,7 +122,18 @@ class NodeRunner:
         """Ids of records whose lock an action of this process holds."""
         return self.locks.active_records()
 
+    def take_ahead(self, nodes):
+        """Read (and lock) ahead, in one transaction, the cleanup nodes
+        among ``nodes`` this process is about to run
+        (``prelock.Prelocks.take``)."""
+        self.prelocks.take([Node(*n) for n in nodes])
+
+    def holds(self, node):
+        """True if ``node`` was read ahead here: it must run here."""
+        return self.prelocks.holds(Node(*node))
+
     def drop_all(self):
         """Forget every action in flight (the engine was fenced or stops):
         their locks are left to the takeover."""
+        self.prelocks.drop_all()
         self.locks.drop_all()

@@ -19,9 +19,12 @@ class Successors:
     :param graphs: the process's ``traversal.graph_cache.GraphCache``.
     """
 
-    def __init__(self, graphs, scheduler=None):
+    def __init__(self, graphs, scheduler=None, prelocks=None):
         self.graphs = graphs
         self.scheduler = scheduler
+        # prelock.Prelocks: a cleanup node's finish reads (and locks) the
+        # successors it makes ready, for this worker to run next.
+        self.prelocks = prelocks
 
     def of(self, node):
         """Successor entity ids of ``node`` in its traversal's graph."""
@@ -53,20 +56,39 @@ class Successors:
                 return []
         return [node.sibling(entity, phase) for entity, phase in fired]
 
+    def finish(self, node, record_id, atomic_key, owner, values, events):
+        """``conv.resource_finish`` of ``node`` (see there); the cleanup
+        nodes it makes ready are read, and locked, in its transaction
+        (``prelock``)."""
+        prelocks = self.prelocks
+        taker = prelocks.taker(node) if prelocks is not None else None
+        try:
+            done = conv.resource_finish(
+                record_id,
+                atomic_key,
+                owner,
+                values,
+                events,
+                node.traversal,
+                node.phase,
+                self.of(node),
+                taker=taker,
+            )
+        except Exception:
+            if taker is not None:
+                prelocks.abandon(taker)
+            raise
+        if taker is not None:
+            prelocks.keep(taker)
+        return done
+
     def finish_unlocked(self, node, record, values):
         """Finish a node that runs no action (nothing to do, already
         deleted, never made) in one write guarded by ``atomic_key``; a
         record changed meanwhile is looked at again."""
         try:
-            fired, superseded = conv.resource_finish(
-                record["id"],
-                record["atomic_key"],
-                None,
-                values,
-                [],
-                node.traversal,
-                node.phase,
-                self.of(node),
+            fired, superseded = self.finish(
+                node, record["id"], record["atomic_key"], None, values, []
             )
         except exception.ConcurrentTransaction:
             return self.retrigger(record["id"])

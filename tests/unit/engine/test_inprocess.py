@@ -559,3 +559,88 @@ def test_a_refused_connection_after_the_lock_leaves_nothing_stuck(
     assert not [r for r in caplog.records if r.exc_info], [
         r.getMessage() for r in caplog.records if r.exc_info
     ]
+
+
+def _create_cut_short(engine, monkeypatch, tmp_path, name):
+    """Create a TestResource whose first check blocks: the handler made
+    the physical resource (the ledger has it), the ID waits for the
+    finish; then the engine loses track of the action (its lock is an
+    orphan the watchdog releases). Returns (stack id, ledger, release)."""
+    ledger = tmp_path / "ledger"
+    CONF.set_override("test_resource_ledger", str(ledger), group="engine")
+    started, go = threading.Event(), threading.Event()
+    real_check = test_resource.TestResource.check_create_complete
+
+    def check(plugin, cookie):
+        if plugin.name == name and not started.is_set():
+            started.set()
+            go.wait(30)
+        return real_check(plugin, cookie)
+
+    monkeypatch.setattr(
+        test_resource.TestResource, "check_create_complete", check
+    )
+    stack_id = _create(
+        engine,
+        name,
+        {name: {"type": "OS::Heat::TestResource", "properties": {}}},
+    )
+    assert started.wait(10)
+    record = _locked_record(stack_id)
+    created, _ = test_resource.read_ledger(str(ledger))
+    # The write of the ID is the finish's (one transaction less).
+    assert len(created) == 1 and record["physical_resource_id"] is None
+    engine.runner.locks.unlocked(record["id"])  # the action is forgotten
+    return stack_id, str(ledger), go.set
+
+
+def test_a_create_cut_short_before_its_id_was_stored_is_found(
+    engine, monkeypatch, tmp_path
+):
+    """An engine that dies after the cloud made the resource and before
+    the finish stored its physical ID leaks nothing: the re-driven create
+    asks the plugin what it made (find_created) and keeps it."""
+    try:
+        stack_id, ledger, release = _create_cut_short(
+            engine, monkeypatch, tmp_path, "cut"
+        )
+        try:
+            polling.stack_reaches(stack_id, "CREATE_COMPLETE")
+        finally:
+            release()
+        (after,) = conv.resource_get_all(stack_id)
+        created, deleted = test_resource.read_ledger(ledger)
+    finally:
+        CONF.clear_override("test_resource_ledger", group="engine")
+    assert created == {after["physical_resource_id"]} and not deleted
+
+
+def test_a_create_cut_short_before_its_id_was_stored_is_deleted(
+    engine, monkeypatch, tmp_path
+):
+    """The same create, its stack deleted before anything re-drives it:
+    the record holds no physical ID, and the cleanup asks the plugin what
+    the create made before it deletes -- nothing leaks."""
+    try:
+        stack_id, ledger, release = _create_cut_short(
+            engine, monkeypatch, tmp_path, "gone"
+        )
+        try:
+            service.EngineService(engine.ops).delete_stack(
+                _as_caller(), {"stack_id": stack_id}
+            )
+            polling.until(
+                lambda: (
+                    db_api.stack_state(stack_id) is None
+                    or db_api.stack_state(stack_id)[1:]
+                    == ("DELETE", "COMPLETE")
+                ),
+                30,
+                "the stack deleted",
+            )
+        finally:
+            release()
+        created, deleted = test_resource.read_ledger(ledger)
+    finally:
+        CONF.clear_override("test_resource_ledger", group="engine")
+    assert len(created) == 1 and created == deleted

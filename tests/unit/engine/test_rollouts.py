@@ -3,16 +3,21 @@ canary, batches, max_failures, busy and deleted stacks, pause / resume /
 cancel / rollback, and a takeover after the owner lost the rollout."""
 
 import contextlib
+import threading
+import time
 import uuid
 
 import oslo_messaging as messaging
 import pytest
+import sqlalchemy as sa
 
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
+from heat_lite.db import models as db_models
 from heat_lite.db import rollouts as db_rollouts
+from heat_lite.db import session as db_session
 from heat_lite.db import verifications
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
@@ -345,6 +350,40 @@ def test_rollback_of_a_finished_rollout(engine, project):
         endpoint.rollout_action(project, rollout["id"], "rollback")
 
 
+def test_rollback_of_a_rollout_finished_by_a_per_target_flow(engine, project):
+    """A rollout finished before batches were tasks (its flow saved one
+    task per target, no batch task) is rolled back after the upgrade: its
+    batches ran, so their reverts must run and the targets go back
+    (taskflow reverts a task that has no saved state yet: its gate's
+    result is all the revert needs)."""
+    ids = _apps(
+        engine, project, [("legacy-%d" % i, "none", False) for i in range(2)]
+    )
+    endpoint = _endpoint(engine)
+    rollout = endpoint.create_rollout(
+        project,
+        _body({"batch_size": 2}, "legacy", {"stack_name": "legacy-*"}),
+    )
+    done = _finished(endpoint, project, rollout["id"])
+    assert done["status"] == "COMPLETE", done["status_reason"]
+    # What the per-target flow left: gates and finish, no batch tasks.
+    (_, _, atomdetails) = db_models.taskflow_tables()
+    with db_session.get_engine().begin() as conn:
+        gone = conn.execute(
+            atomdetails.delete().where(
+                atomdetails.c.parent_uuid == rollout["id"],
+                atomdetails.c.name.like("batch-%"),
+            )
+        ).rowcount
+    assert gone == 1
+    endpoint.rollout_action(project, rollout["id"], "rollback")
+    back = _finished(endpoint, project, rollout["id"])
+    assert back["status"] == "CANCELLED", back["status_reason"]
+    assert {t["status"] for t in back["targets"]} == {"ROLLED_BACK"}
+    for stack_id in ids.values():
+        assert _version(stack_id) == OLD
+
+
 def test_another_engine_life_resumes_without_updating_twice(engine, project):
     """The owner loses the rollout mid-batch (claimed as dead): its flow
     stops at its next step, and the keeper's claim resumes the flow from
@@ -468,3 +507,85 @@ def test_a_rollout_runs_in_one_flow_however_often_it_is_launched(
     assert done["counts"]["SUCCEEDED"] == sum(done["counts"].values()) == 2
     for stack_id in ids.values():
         assert len(verifications.verifications_of_stack(stack_id)) == 1
+
+
+def _flow_statements(run):
+    """The SQL statements on taskflow's tables while ``run()`` runs."""
+    seen = []
+
+    def count(conn, cursor, statement, *args):
+        if any(t in statement for t in ("atomdetails", "flowdetails")):
+            seen.append(statement)
+
+    engine = db_session.get_engine()
+    sa.event.listen(engine, "before_cursor_execute", count)
+    try:
+        run()
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", count)
+    return len(seen)
+
+
+def test_taskflow_writes_per_batch_not_per_target(engine, project):
+    """taskflow saves every state change of an atom (a read, a write and
+    a commit each): a batch is one task, whatever its width, and its
+    targets' progress is in their rows."""
+    _apps(engine, project, [("w1-0", "none", False)])
+    _apps(engine, project, [("w3-%d" % i, "none", False) for i in range(3)])
+    endpoint = _endpoint(engine)
+
+    def rollout(prefix, width):
+        body = _body({"batch_size": width}, prefix, {"stack_name": prefix})
+        rid = endpoint.create_rollout(project, body)["id"]
+        done = _finished(endpoint, project, rid)
+        assert done["counts"]["SUCCEEDED"] == width, done["status_reason"]
+
+    one = _flow_statements(lambda: rollout("w1-*", 1))
+    three = _flow_statements(lambda: rollout("w3-*", 3))
+    assert one > 0
+    assert three == one
+
+
+def test_a_batch_shares_one_look_and_reads_outcomes_on_changes(
+    engine, project
+):
+    """While a batch's updates wait for their verdicts, the rollout reads
+    all their stacks in one query per look, and what became of an update
+    only when its stack changed (not at every look)."""
+    ids = _apps(
+        engine, project, [("look-%d" % i, "none", False) for i in range(3)]
+    )
+    endpoint = _endpoint(engine)
+    slow = dict(VERIFY, checks=[{"type": "signal"}], timeout=30)
+    body = _body({"batch_size": 3}, "look", {"stack_name": "look-*"})
+    rid = endpoint.create_rollout(project, dict(body, verify=slow))["id"]
+
+    def verifying():
+        return endpoint.show_rollout(project, rid)["counts"]["VERIFYING"] == 3
+
+    _wait(verifying, what="the batch verifying")
+    prefix = "heat-lite-rollout-%s" % rid[:8]
+    looks, outcomes = [], []
+
+    def count(conn, cursor, statement, parameters, *args):
+        if not threading.current_thread().name.startswith(prefix):
+            return
+        if "FROM stack" in statement and set(ids.values()) & set(parameters):
+            looks.append(set(parameters))
+        elif "FROM verification" in statement:
+            outcomes.append(statement)
+
+    db = db_session.get_engine()
+    sa.event.listen(db, "before_cursor_execute", count)
+    try:
+        time.sleep(1.0)  # 10 polls of the fixture's driver
+    finally:
+        sa.event.remove(db, "before_cursor_execute", count)
+    assert 3 <= len(looks) <= 15, len(looks)
+    assert all(set(ids.values()) <= look for look in looks)
+    assert outcomes == []
+    svc = service.EngineService(engine.ops)
+    for stack_id in ids.values():
+        svc.stack_verdict(project, {"stack_id": stack_id}, "PASS")
+    done = _finished(endpoint, project, rid)
+    assert done["counts"]["SUCCEEDED"] == 3, done["status_reason"]

@@ -38,6 +38,7 @@ BACKGROUND = (
     "heat-lite-promotions",
 )
 GRAPH_READ = "SELECT traversal.id,"
+NONE, TEST = "OS::Heat::None", "OS::Heat::TestResource"
 OVERRIDES = {
     "heartbeat_interval": 0.2,
     # No re-drive of a stack that seems stalled on a loaded machine: a
@@ -45,17 +46,53 @@ OVERRIDES = {
     "stall_timeout": 600,
 }
 
-# Per resource (statements, commits), by backend and operation.
-# Replacement: the read of the node, the new version inserted locked in
-# the transaction that makes the old one ``replaced`` (stack guard,
-# INSERT ... SELECT, UPDATE), the physical ID written as soon as the
-# plugin has it, the finish (record, events, sync point); then the
-# cleanup of the old version: read, lock, finish.
-EXPECTED = {
-    "sqlite": {"replace": (13, 5)},
-    "postgresql": {"replace": (13, 5)},
-    "mysql": {"replace": (13, 5)},
+# Per resource (statements, commits) on PostgreSQL and MariaDB, by type,
+# operation and shape (flat, chain); SQLite numbers new records with one
+# more statement (create: +1). doc/bench/round2.md says where each goes.
+#
+# OS::Heat::None (side-effect free: no lock, one commit per step): the
+# read of the node (chain: + the record it depends on), the finish
+# (record, events, sync point); delete: the first cleanup nodes read in
+# one SELECT for the batch, a chain's next one in the finish of the node
+# it waited for.
+#
+# OS::Heat::TestResource (something real behind it): create and replace
+# take the lock before the plugin creates (replace: the new version
+# inserted locked in the transaction that makes the old one
+# ``replaced``: stack guard, INSERT ... SELECT, UPDATE); the physical ID
+# is written by the finish (the plugin finds what an interrupted create
+# made); the cleanup of a replaced (or deleted) version is its finish,
+# its read and lock taken ahead -- flat: one SELECT and one UPDATE for
+# the batch of first cleanup nodes; chain: a SELECT and an UPDATE in the
+# finish of the cleanup node it waited for.
+_COSTS = {
+    NONE: {
+        "create": {"flat": (4, 1), "chain": (5, 1)},
+        "update": {"flat": (4, 1), "chain": (5, 1)},
+        "delete": {"flat": (4, 1), "chain": (5, 1)},
+    },
+    TEST: {
+        "create": {"flat": (5, 2), "chain": (6, 2)},
+        "replace": {"flat": (10, 3), "chain": (13, 3)},
+        "delete": {"flat": (4, 1), "chain": (6, 1)},
+    },
 }
+
+
+def _sqlite(costs):
+    return {
+        t: {
+            op: {
+                shape: (n + (op == "create"), c)
+                for shape, (n, c) in shapes.items()
+            }
+            for op, shapes in ops.items()
+        }
+        for t, ops in costs.items()
+    }
+
+
+EXPECTED = {"postgresql": _COSTS, "mysql": _COSTS, "sqlite": _sqlite(_COSTS)}
 
 
 class Counter:
@@ -86,7 +123,7 @@ class Counter:
         if statement != "BEGIN" and self._counted():
             with self._lock:
                 self.statements += 1
-                self.kinds[" ".join(statement.split()[:4])] += 1
+                self.kinds[" ".join(statement.split()[:8])] += 1
 
     def _commit(self, conn):
         if self._counted():
@@ -143,7 +180,7 @@ def engine(request, tmp_path_factory):
             svc = endpoints.Engine(proc.ops)
             # The first operation of a process reads what later ones find
             # cached.
-            _replace_cost(svc, 1, False)
+            _costs(svc, 1, False, TEST)
             yield request.param, svc
         finally:
             proc.stop()
@@ -152,69 +189,89 @@ def engine(request, tmp_path_factory):
             CONF.clear_override("transport_url")
 
 
-def _template(n, replace_value, chain=False):
+def _template(n, rtype, value, chain=False):
+    """N resources of ``rtype``; a new ``value`` updates each in place
+    (OS::Heat::None) or replaces it (OS::Heat::TestResource)."""
+    props = (
+        {"v": value}
+        if rtype == NONE
+        else {"value": "x", "update_replace_value": value}
+    )
     resources = {}
     for i in range(n):
-        res = {
-            "type": "OS::Heat::TestResource",
-            "properties": {
-                "value": "x",
-                "update_replace_value": replace_value,
-            },
-        }
+        res = {"type": rtype, "properties": props}
         if chain and i:
             res["depends_on"] = "r%d" % (i - 1)
         resources["r%d" % i] = res
     return {"heat_template_version": "2018-08-31", "resources": resources}
 
 
-def _replace_cost(svc, n, chain):
-    """The Counter of replacing every resource of a stack of n."""
-    ident = svc.create_stack(
-        CTXT,
-        "cost-" + uuid.uuid4().hex[:8],
-        _template(n, "a", chain),
-        {},
-        {},
-        None,
-        None,
-        {},
-    )
-    stack_id = ident["stack_id"]
-    polling.stack_reaches(stack_id, "CREATE_COMPLETE", timeout=60)
+def _counted(call, stack_id, reaches):
+    """The Counter of ``call()`` until the stack ``reaches`` a state."""
     with Counter(session.get_engine()) as counter:
-        counter.call(
-            svc.update_stack,
-            CTXT,
-            ident,
-            _template(n, "b", chain),
-            {},
-            {},
-            None,
-            None,
-            {},
-        )
-        polling.stack_reaches(stack_id, "UPDATE_COMPLETE", timeout=60)
+        result = counter.call(call)
+        stack_id = stack_id or result["stack_id"]
+        polling.stack_reaches(stack_id, reaches, timeout=60)
         # What follows the stack's completion in the engine's threads.
         counter.settle()
-    return counter
+    return counter, stack_id
 
 
+def _costs(svc, n, chain, rtype):
+    """{operation: Counter} of the life of a stack of n ``rtype``:
+    create, update (in place, or replace), delete."""
+    name = "cost-" + uuid.uuid4().hex[:8]
+    first, second = (_template(n, rtype, v, chain) for v in "ab")
+    create, stack_id = _counted(
+        lambda: svc.create_stack(CTXT, name, first, {}, {}, None, None, {}),
+        None,
+        "CREATE_COMPLETE",
+    )
+    ident = {"stack_id": stack_id}
+    update, _ = _counted(
+        lambda: svc.update_stack(CTXT, ident, second, {}, {}, None, None, {}),
+        stack_id,
+        "UPDATE_COMPLETE",
+    )
+    delete, _ = _counted(
+        lambda: svc.delete_stack(CTXT, ident), stack_id, "DELETE_COMPLETE"
+    )
+    kind = "update" if rtype == NONE else "replace"
+    return {"create": create, kind: update, "delete": delete}
+
+
+@pytest.mark.parametrize("rtype", [NONE, TEST], ids=["none", "test"])
 @pytest.mark.parametrize("chain", [False, True], ids=["flat", "chain"])
-def test_replacement_costs_per_resource(engine, chain):
+def test_costs_per_resource(engine, chain, rtype):
     kind, svc = engine
-    small = _replace_cost(svc, N, chain)
-    large = _replace_cost(svc, 2 * N, chain)
-    per_resource = (
-        (large.statements - small.statements) / N,
-        (large.commits - small.commits) / N,
-    )
-    statements, commits = EXPECTED[kind]["replace"]
-    by_kind = {
-        k: (large.kinds[k] - small.kinds[k]) / N
-        for k in set(large.kinds) | set(small.kinds)
-    }
-    # A chain's node also reads the record it depends on.
-    assert per_resource == (statements + chain, commits), "\n".join(
-        "%5.2f %s" % (n, k) for k, n in sorted(by_kind.items()) if n
-    )
+    small = _costs(svc, N, chain, rtype)
+    large = _costs(svc, 2 * N, chain, rtype)
+    shape = "chain" if chain else "flat"
+    failures = []
+    for op, big in large.items():
+        few = small[op]
+        per_resource = (
+            (big.statements - few.statements) / N,
+            (big.commits - few.commits) / N,
+        )
+        expected = EXPECTED[kind][rtype][op][shape]
+        if per_resource != expected:
+            by_kind = {
+                k: (big.kinds[k] - few.kinds[k]) / N
+                for k in set(big.kinds) | set(few.kinds)
+            }
+            failures.append(
+                "%s %s: %s, expected %s\n%s"
+                % (
+                    op,
+                    shape,
+                    per_resource,
+                    expected,
+                    "\n".join(
+                        "%5.2f %s" % (n, k)
+                        for k, n in sorted(by_kind.items())
+                        if n
+                    ),
+                )
+            )
+    assert not failures, "\n".join(failures)

@@ -29,7 +29,7 @@ from heat_lite.engine.endpoint import service
 from heat_lite.engine.recovery import fencing
 from heat_lite.engine.traversal import graph_cache, ops
 from heat_lite.engine.traversal.planner import CLEANUP, UPDATE
-from heat_lite.engine.worker import lease, successors
+from heat_lite.engine.worker import lease, prelock, successors
 from heat_lite.engine.worker.node import Node
 from heat_lite.resources import registry
 from tests.unit import databases
@@ -88,18 +88,18 @@ def _worker(name):
     return lease.LockTable(fence, Dispatcher())
 
 
-def _stack():
+def _stack(template=TEMPLATE):
     """A new stack whose traversal is started and whose nodes wait:
     {name: record} and the traversal."""
     ctxt = context.RequestContext(project_id="p", user_id="u")
     ident = service.EngineService(ops.StackOps(Dispatcher())).create_stack(
-        ctxt, "lease-" + uuid.uuid4().hex[:8], TEMPLATE, {}, {}, {}, [], {}
+        ctxt, "lease-" + uuid.uuid4().hex[:8], template, {}, {}, {}, [], {}
     )
     records = {
         r["name"]: conv.resource_load(r["id"])
         for r in conv.resource_get_all(ident["stack_id"])
     }
-    return records, records["a"]["stack_traversal"]
+    return records, next(iter(records.values()))["stack_traversal"]
 
 
 def _renew(*tables):
@@ -281,3 +281,77 @@ def test_an_update_and_a_delete_never_both_act_on_a_record(database):
             assert row["engine_id"] is None
             assert (row["action"], row["status"]) == ("DELETE", "COMPLETE")
         assert deleter.active_records() == set()
+
+
+def _made(table):
+    """A record with a physical resource behind it (a TestResource whose
+    create finished), and its stack's traversal: its cleanup node
+    deletes it under a lock."""
+    records, traversal = _stack(
+        {
+            "heat_template_version": "2018-08-31",
+            "resources": {"t": {"type": "OS::Heat::TestResource"}},
+        }
+    )
+    _renew(table)
+    held = table.take(records["t"], traversal, Action.CREATE)
+    assert held.release(
+        {
+            "action": Action.CREATE,
+            "status": Status.COMPLETE,
+            "physical_resource_id": "phys-" + uuid.uuid4().hex[:6],
+        }
+    )
+    record = conv.resource_load(records["t"]["id"])
+    return record, Node(record["stack_id"], traversal, record["id"], CLEANUP)
+
+
+def test_two_workers_never_both_take_a_cleanup_node_ahead(database):
+    """Two workers read and lock the same cleanup node ahead (a duplicate
+    message): one lease; the other runs the node with the record it read,
+    which is locked."""
+    first, second = _worker("one"), _worker("two")
+    for _ in range(ROUNDS):
+        record, node = _made(first)
+        _renew(first, second)
+        ahead = [prelock.Prelocks(first), prelock.Prelocks(second)]
+        got = _race(*(functools.partial(p.take, [node]) for p in ahead))
+        assert got == [None, None], got
+        claimed = [p.claim(node) for p in ahead]
+        leases = [c[1] for c in claimed if c[1] is not None]
+        assert len(leases) == 1, claimed
+        row = conv.resource_load(record["id"])
+        assert (row["engine_id"], row["lock_epoch"]) == leases[0].owner
+        assert (row["action"], row["status"]) == (
+            Action.DELETE,
+            Status.IN_PROGRESS,
+        )
+        assert row["atomic_key"] == record["atomic_key"] + 1
+        assert (first.active_records() | second.active_records()) == {
+            record["id"]
+        }
+        leases[0].forget()
+
+
+def test_a_node_taken_ahead_and_a_lock_of_one_worker_never_mix(database):
+    """One engine takes a record's lock for an action while another of its
+    threads reads the record's cleanup node ahead: one lock, and neither
+    forgets the other's (the watchdog would take it for an orphan)."""
+    table = _worker("same")
+    for _ in range(ROUNDS):
+        record, node = _made(table)
+        _renew(table)
+        ahead = prelock.Prelocks(table)
+        got = _race(
+            functools.partial(table.take, record, node.traversal, "DELETE"),
+            functools.partial(ahead.take, [node]),
+        )
+        claimed = ahead.claim(node)
+        leases = [g for g in got[:1] if g is not None] + [
+            c for c in (claimed or (None, None))[1:] if c is not None
+        ]
+        assert len(leases) == 1, (got, claimed)
+        assert leases[0].held()
+        assert table.active_records() == {record["id"]}
+        leases[0].forget()
+        assert table.active_records() == set()
