@@ -1,22 +1,20 @@
-"""The engine's per-node statements, sent on the driver's cursor.
+"""The engine's per-node statements, compiled once, sent as strings.
 
 SQLAlchemy Core spends several times the driver's CPU on each statement
 it executes, even a prebuilt one: its cache key, the compiled parameters,
-the result's metadata, the rows. On PostgreSQL a node's finish (record,
-events, sync point) took about 1.9 ms of engine CPU through Core and
-0.75 ms on the cursor. The statements every node step runs
-(``db.statements``) are therefore compiled once per dialect and executed
-here on the DBAPI cursor of the transaction's connection, keeping what
-Core does around a statement that matters:
+the result's metadata. The statements every node step runs
+(``db.statements``) are therefore compiled once per dialect, their bind
+and result processors taken from the types, and each is sent with
+``Connection.exec_driver_sql``: Core's transaction, its
+``before/after_cursor_execute`` listeners (the statement counters) and
+its error handling (oslo.db's filters: deadlock, duplicate entry,
+disconnect, and the invalidation of a dropped connection) all still
+apply, through public API only.
 
-* the transaction: Core is told one has begun, so ``transaction()``
-  commits it (and a read's is rolled back);
-* the ``before_cursor_execute`` / ``after_cursor_execute`` listeners (the
-  statement counters, the tests' counts);
-* errors: a driver error goes through Core's handling, so oslo.db's
-  filters translate it (deadlock, duplicate entry, disconnect) and a
-  dropped connection is invalidated, exactly as for a Core statement;
-* the types' bind and result processors (SQLite's timestamps).
+Measured in-process on PostgreSQL, N=1,000 OS::Heat::None, load 0.3:
+engine CPU per resource 2.11 -> 1.44 ms (chain), 2.40 -> 1.59 ms (flat).
+Executing on the DBAPI cursor directly measured 0.92 / 1.02 ms, but
+translating its errors then needs Core's private exception handler.
 
 Only plain statements are taken: no expanding (``IN``) parameters, no
 escaped names; a statement that needs them stays with Core.
@@ -120,44 +118,29 @@ class Result:
 
 def execute(connection, statement, params):
     """Run prebuilt ``statement`` with ``params`` on ``connection`` (a Core
-    connection of ``session.transaction()``); return a ``Result``."""
-    dialect = connection.dialect
-    compiled = _compiled(statement, dialect)
-    if not connection.in_transaction():
-        connection.begin()
-    sql = compiled.sql
-    parameters = compiled.parameters(params)
-    cursor = None
-    try:
-        cursor = connection.connection.dbapi_connection.cursor()
-        dispatch = connection.dispatch
-        if dispatch.before_cursor_execute:
-            for fn in dispatch.before_cursor_execute:
-                sql, parameters = fn(
-                    connection, cursor, sql, parameters, None, False
+    connection of ``session.transaction()``); return a ``Result``.
+
+    ``exec_driver_sql`` sends the compiled string as it is: Core's
+    listeners, its transaction and its error handling (oslo.db's
+    filters, invalidation of a dropped connection) all apply.
+    """
+    compiled = _compiled(statement, connection.dialect)
+    cursor = connection.exec_driver_sql(
+        compiled.sql, compiled.parameters(params)
+    )
+    keys = rows = None
+    if cursor.returns_rows:
+        keys = compiled.keys or list(cursor.keys())
+        rows = cursor.fetchall()
+        processors = compiled.results
+        if processors is not None:
+            rows = [
+                tuple(
+                    p(v) if p is not None else v
+                    for p, v in zip(processors, row, strict=True)
                 )
-        cursor.execute(sql, parameters)
-        if dispatch.after_cursor_execute:
-            dispatch.after_cursor_execute(
-                connection, cursor, sql, parameters, None, False
-            )
-        keys = rows = None
-        if cursor.description is not None:
-            keys = compiled.keys or [d[0] for d in cursor.description]
-            rows = cursor.fetchall()
-            processors = compiled.results
-            if processors is not None:
-                rows = [
-                    tuple(
-                        p(v) if p is not None else v
-                        for p, v in zip(processors, row, strict=True)
-                    )
-                    for row in rows
-                ]
-        result = Result(cursor.rowcount, cursor.lastrowid, keys, rows)
-        cursor.close()
-        return result
-    except BaseException as exc:
-        # Core's own handling: oslo.db's exception filters, and the
-        # invalidation of a connection the database dropped.
-        connection._handle_dbapi_exception(exc, sql, parameters, cursor, None)
+                for row in rows
+            ]
+    result = Result(cursor.rowcount, cursor.lastrowid, keys, rows)
+    cursor.close()
+    return result
