@@ -20,7 +20,7 @@ from oslo_db import api as oslo_db_api
 from heat_lite.common import exception
 from heat_lite.common.states import Role
 from heat_lite.db import api as db_api
-from heat_lite.db import models, statements, verifications
+from heat_lite.db import direct, models, statements, verifications
 from heat_lite.db import purge as db_purge
 from heat_lite.db import session as db_session
 from heat_lite.db.session import retry_read, transaction
@@ -301,13 +301,32 @@ def _decrement(session, traversal, phase, entities):
     if dialect.name == "mysql" and len(set(entities)) == 1:
         # MySQL has no UPDATE ... RETURNING; LAST_INSERT_ID(expr) hands the
         # new value back in the statement's OK packet instead of a SELECT.
-        result = session.execute(
+        result = direct.execute(
+            session,
             statements.sync_decrement_last_insert_id(),
             dict(params, _entity=entities[0]),
         )
         if result.rowcount != 1:
             return [], False
         return ([entities[0]] if result.lastrowid == 0 else []), True
+    if len(set(entities)) == 1:
+        # The usual case (one successor, or the join): a prebuilt
+        # statement on the cursor.
+        params["_entity"] = entities[0]
+        if dialect.update_returning:
+            result = direct.execute(
+                session, statements.sync_decrement(True, single=True), params
+            )
+            if not result.rows:
+                return [], False
+            return ([entities[0]] if result.rows[0][1] == 0 else []), True
+        result = direct.execute(
+            session, statements.sync_decrement(False, single=True), params
+        )
+        if result.rowcount != 1:
+            return [], False
+        fired = direct.execute(session, statements.sync_fired_one(), params)
+        return ([entities[0]] if fired.rows else []), True
     params["_entities"] = sorted(entities)
     if dialect.update_returning:
         rows = session.execute(statements.sync_decrement(True), params).all()
@@ -325,11 +344,9 @@ def _decrement(session, traversal, phase, entities):
 
 # Records -------------------------------------------------------------------
 def _load(session, record_id):
-    return _row(
-        session.execute(
-            statements.record_select(), {"_rid": record_id}
-        ).first()
-    )
+    return direct.execute(
+        session, statements.record_select(), {"_rid": record_id}
+    ).first()
 
 
 @retry_read
@@ -342,8 +359,14 @@ def resource_load(record_id):
         return _load(session, record_id)
 
 
+def node_scope():
+    """The scope of one node: a ``node_load`` whose ``keep`` says so is
+    continued by the node's next transaction (``session.continued``)."""
+    return db_session.continued()
+
+
 @retry_read
-def node_load(record_id, traversal, depends_on):
+def node_load(record_id, traversal, depends_on, keep=None):
     """Read what an update node needs in one read transaction.
 
     Follows ``replaced_by`` to the record's newest version, then asks
@@ -351,13 +374,18 @@ def node_load(record_id, traversal, depends_on):
     (None when it cannot tell) and loads those that converged in
     ``traversal``. One transaction instead of two saves a connection
     checkout and a round trip per node, which is most of a chain step.
+    Inside ``node_scope()``, if ``keep(record)`` says the node will write
+    soon (an instant record), the transaction stays open and the node's
+    write (its finish, or its lock) continues it.
 
     :returns: (record or None, {name: record} or None if not loaded)
     """
-    with transaction(writer=False) as session:
+    with transaction(writer=False, keep=True) as session:
         record = _load(session, record_id)
         while record is not None and record["replaced_by"]:
             record = _load(session, record["replaced_by"])
+        if record is None or keep is None or not keep(record):
+            db_session.release()
         names = depends_on(record) if record is not None else None
         if names is None or not names:
             return record, None if names is None else {}
@@ -367,6 +395,14 @@ def node_load(record_id, traversal, depends_on):
 
 
 def _converged(session, stack_id, names, traversal):
+    names = sorted(set(names))
+    if len(names) <= statements.MAX_PREBUILT_ROWS:
+        params = {"_stack": stack_id, "_traversal": traversal}
+        params.update(("_name%d" % i, n) for i, n in enumerate(names))
+        rows = direct.execute(
+            session, statements.converged_select_names(len(names)), params
+        ).dicts()
+        return {r["name"]: r for r in rows}
     rows = session.execute(
         statements.converged_select(),
         {"_stack": stack_id, "_names": sorted(names), "_traversal": traversal},
@@ -472,7 +508,7 @@ def resource_finish(
         _key=atomic_key,
     )
     with transaction() as session:
-        result = session.execute(update, params)
+        result = direct.execute(session, update, params)
         if result.rowcount != 1:
             raise exception.ConcurrentTransaction(
                 what="resource %s" % record_id

@@ -245,8 +245,50 @@ def write_lock():
     return _SQLITE_WRITE_LOCK if _SETUP["sqlite"] else contextlib.nullcontext()
 
 
+# The read a thread keeps open for its next write (see ``continued``).
+_HELD = threading.local()
+
+
 @contextlib.contextmanager
-def transaction(writer=True):
+def continued():
+    """A scope in which a read made with ``transaction(keep=True)`` is
+    continued by the thread's next transactions instead of ending.
+
+    The next reads run in it too; the next write continues it and
+    commits it (read and write: one transaction, one connection checkout,
+    no ROLLBACK and BEGIN between them). Whatever is still open when the
+    scope ends is rolled back. A node whose record is instant (nothing
+    between its read and its finish but the engine's own CPU) reads this
+    way; every guard of the write is in its statements (CAS, lock owner,
+    sync point), and the transactions run at READ COMMITTED, so the
+    write sees what it would have seen in a transaction of its own. Not
+    on SQLite: there a read transaction (oslo.db emits BEGIN) keeps its
+    snapshot, and its upgrade to a write fails (SQLITE_BUSY_SNAPSHOT) if
+    another writer committed meanwhile.
+    """
+    _HELD.depth = getattr(_HELD, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _HELD.depth -= 1
+        if not _HELD.depth:
+            _drop_held()
+
+
+def release():
+    """Inside a ``transaction(keep=True)``: end it as usual after all."""
+    _HELD.release = True
+
+
+def _drop_held():
+    connection = getattr(_HELD, "connection", None)
+    _HELD.connection = None
+    if connection is not None:
+        connection.close()
+
+
+@contextlib.contextmanager
+def transaction(writer=True, keep=False):
     """Yield a connection whose transaction commits when the block ends
     (``writer``) or is rolled back (a read).
 
@@ -255,13 +297,48 @@ def transaction(writer=True):
     more CPU than the statements of a resource step themselves.
     oslo.db's exception filters are installed on the engine, so errors
     are still translated (deadlock, duplicate entry, disconnect).
+
+    :param keep: a read inside ``continued()``: leave its transaction
+        open for the thread's next one.
     """
-    engine = get_engine()
     lock = (
         _SQLITE_WRITE_LOCK
         if writer and _SETUP["sqlite"]
         else contextlib.nullcontext()
     )
+    held = getattr(_HELD, "connection", None)
+    if held is not None:
+        if writer:
+            _HELD.connection = None
+            with lock, held:
+                yield held
+                held.commit()
+            return
+        try:
+            yield held
+        except BaseException:
+            _drop_held()
+            raise
+        return
+    engine = get_engine()
+    if (
+        keep
+        and not writer
+        and getattr(_HELD, "depth", 0)
+        and not _SETUP["sqlite"]
+    ):
+        _HELD.release = False
+        connection = engine.connect()
+        try:
+            yield connection
+        except BaseException:
+            connection.close()
+            raise
+        if _HELD.release:
+            connection.close()
+        else:
+            _HELD.connection = connection
+        return
     with lock, engine.connect() as connection:
         yield connection
         if writer:

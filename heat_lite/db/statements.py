@@ -19,6 +19,11 @@ STACK = models.Stack.__table__
 RESOURCE = models.Resource.__table__
 SYNC = models.SyncPoint.__table__
 SERVICE = models.Service.__table__
+EVENT = models.Event.__table__
+EVENT_COLUMNS = tuple(c.name for c in EVENT.c if c.name != "id")
+# Statements with one parameter per name or row are prebuilt up to this
+# many; more go through Core with expanding parameters.
+MAX_PREBUILT_ROWS = 8
 
 STACK_COLUMNS = [
     STACK.c.current_traversal.label("stack_traversal"),
@@ -87,6 +92,45 @@ def converged_select():
     )
 
 
+def converged_select_names(count):
+    """``converged_select`` for ``count`` names, as parameters
+    ``_name0`` ... (no expanding parameter: ``db.direct`` can run it)."""
+    return _once(
+        ("converged", count),
+        lambda: RESOURCE.select().where(
+            RESOURCE.c.stack_id == sa.bindparam("_stack"),
+            RESOURCE.c.name.in_(
+                [sa.bindparam("_name%d" % i) for i in range(count)]
+            ),
+            RESOURCE.c.converged_traversal == sa.bindparam("_traversal"),
+        ),
+    )
+
+
+def event_insert(count):
+    """INSERT of ``count`` events in one statement; the parameters of row
+    ``i`` are named ``<column>_<i>`` (see ``event_parameters``)."""
+    return _once(
+        ("events", count),
+        lambda: EVENT.insert().values(
+            [
+                {c: sa.bindparam("%s_%d" % (c, i)) for c in EVENT_COLUMNS}
+                for i in range(count)
+            ]
+        ),
+    )
+
+
+def event_parameters(events):
+    """The parameters of ``event_insert(len(events))``."""
+    params = {}
+    for i, event in enumerate(events):
+        suffix = "_%d" % i
+        for column in EVENT_COLUMNS:
+            params[column + suffix] = event.get(column)
+    return params
+
+
 def _guard(locked):
     """The record is held by ``_engine`` in epoch ``_epoch`` (``locked``),
     or unlocked with atomic_key ``_key``."""
@@ -140,21 +184,33 @@ def _sync_where(single):
     )
 
 
-def sync_decrement(returning):
-    """Decrement sync points ``_entities`` of ``_traversal``/``_phase``,
-    returning (entity_id, remaining) rows when the dialect can."""
+def sync_decrement(returning, single=False):
+    """Decrement sync points ``_entities`` of ``_traversal``/``_phase``
+    (``single``: the one ``_entity``, no expanding parameter, so that
+    ``db.direct`` can run it), returning (entity_id, remaining) rows
+    when the dialect can."""
 
     def build():
         update = (
             SYNC.update()
-            .where(*_sync_where(False))
+            .where(*_sync_where(single))
             .values(remaining=SYNC.c.remaining - 1)
         )
         if returning:
             update = update.returning(SYNC.c.entity_id, SYNC.c.remaining)
         return update
 
-    return _once(("decrement", returning), build)
+    return _once(("decrement", returning, single), build)
+
+
+def sync_fired_one():
+    """The entity ``_entity`` if its sync point reached zero."""
+    return _once(
+        "fired-one",
+        lambda: sa.select(SYNC.c.entity_id).where(
+            *_sync_where(True), SYNC.c.remaining == 0
+        ),
+    )
 
 
 def sync_decrement_last_insert_id():

@@ -44,6 +44,32 @@ def depends_on(traversal):
     return names
 
 
+def instant(traversal):
+    """What ``conv.node_load`` asks as ``keep``: whether the node's
+    record will most likely be finished at once, by the engine alone (a
+    ``side_effect_free`` type, no hook): then its read is continued by
+    that write. Only a cached template is looked at."""
+
+    def keep(record):
+        bound = definitions.cached(record["stack_template_id"])
+        if bound is None or not runs(record, traversal):
+            return False
+        defn = bound.resources.get(record["name"])
+        if defn is None or record["type"] != defn.type:
+            return False
+        try:
+            cls = definitions.plugin_class(
+                bound.environment, defn.name, defn.type, bound.files
+            )
+        except exception.HeatLiteException:
+            return False
+        return getattr(cls, "side_effect_free", False) and not (
+            type_registry.hooks(bound.environment, record["name"])
+        )
+
+    return keep
+
+
 class UpdatePhase:
     """Update nodes.
 
@@ -60,9 +86,20 @@ class UpdatePhase:
         self.successors = successors
 
     def run(self, node):
-        """Run update ``node``; return the next nodes."""
+        """Run update ``node``; return the next nodes.
+
+        An instant record's read and finish are one transaction
+        (``conv.node_scope``).
+        """
+        with conv.node_scope():
+            return self._run(node)
+
+    def _run(self, node):
         record, deps = conv.node_load(
-            node.entity, node.traversal, depends_on(node.traversal)
+            node.entity,
+            node.traversal,
+            depends_on(node.traversal),
+            keep=instant(node.traversal),
         )
         if record is None or record["stack_traversal"] != node.traversal:
             return []

@@ -1,0 +1,146 @@
+"""The engine's per-node statements, compiled once, sent as strings.
+
+SQLAlchemy Core spends several times the driver's CPU on each statement
+it executes, even a prebuilt one: its cache key, the compiled parameters,
+the result's metadata. The statements every node step runs
+(``db.statements``) are therefore compiled once per dialect, their bind
+and result processors taken from the types, and each is sent with
+``Connection.exec_driver_sql``: Core's transaction, its
+``before/after_cursor_execute`` listeners (the statement counters) and
+its error handling (oslo.db's filters: deadlock, duplicate entry,
+disconnect, and the invalidation of a dropped connection) all still
+apply, through public API only.
+
+Measured in-process on PostgreSQL, N=1,000 OS::Heat::None, load 0.3:
+engine CPU per resource 2.11 -> 1.44 ms (chain), 2.40 -> 1.59 ms (flat).
+Executing on the DBAPI cursor directly measured 0.92 / 1.02 ms, but
+translating its errors then needs Core's private exception handler.
+
+Only plain statements are taken: no expanding (``IN``) parameters, no
+escaped names; a statement that needs them stays with Core.
+"""
+
+import threading
+
+_LOCK = threading.Lock()
+_COMPILED = {}
+
+
+class _Compiled:
+    """A statement compiled for one dialect."""
+
+    def __init__(self, statement, dialect):
+        compiled = statement.compile(dialect=dialect)
+        if compiled.escaped_bind_names or any(
+            bind.expanding for bind in compiled.binds.values()
+        ):
+            raise ValueError("not a plain statement: %s" % compiled)
+        self.sql = str(compiled)
+        self.positional = compiled.positional
+        self.names = (
+            tuple(compiled.positiontup) if compiled.positional else None
+        )
+        # Values fixed in the statement itself (e.g. ``engine_id=None``).
+        self.fixed = {
+            name: bind.value
+            for name, bind in compiled.binds.items()
+            if not bind.required and not bind.callable
+        }
+        self.binds = {
+            name: processor
+            for name, bind in compiled.binds.items()
+            if (
+                processor := bind.type.dialect_impl(dialect).bind_processor(
+                    dialect
+                )
+            )
+            is not None
+        }
+        columns = list(getattr(statement, "exported_columns", None) or ())
+        # Row keys as Core's ``row._mapping`` has them (not the driver's
+        # names, which SQLite leaves unspecified).
+        self.keys = [c.name for c in columns] or None
+        results = [
+            c.type.dialect_impl(dialect).result_processor(dialect, None)
+            for c in columns
+        ]
+        self.results = results if any(results) else None
+
+    def parameters(self, params):
+        if self.fixed:
+            params = dict(self.fixed, **params)
+        if self.binds:
+            params = dict(params)
+            for name, processor in self.binds.items():
+                params[name] = processor(params[name])
+        if self.positional:
+            return tuple(params[name] for name in self.names)
+        return params
+
+
+def _compiled(statement, dialect):
+    key = (id(statement), dialect.name)
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        with _LOCK:
+            compiled = _COMPILED.get(key)
+            if compiled is None:
+                # The statement is kept in the key's value: its id stays
+                # its own (prebuilt statements live for the process).
+                compiled = _COMPILED[key] = (
+                    statement,
+                    _Compiled(statement, dialect),
+                )
+    return compiled[1]
+
+
+class Result:
+    """What a direct statement returned."""
+
+    __slots__ = ("rowcount", "lastrowid", "keys", "rows")
+
+    def __init__(self, rowcount, lastrowid, keys, rows):
+        self.rowcount = rowcount
+        self.lastrowid = lastrowid
+        self.keys = keys
+        self.rows = rows
+
+    def dicts(self):
+        keys = self.keys
+        return [dict(zip(keys, row, strict=True)) for row in self.rows]
+
+    def first(self):
+        """The first row as a dict, or None."""
+        if not self.rows:
+            return None
+        return dict(zip(self.keys, self.rows[0], strict=True))
+
+
+def execute(connection, statement, params):
+    """Run prebuilt ``statement`` with ``params`` on ``connection`` (a Core
+    connection of ``session.transaction()``); return a ``Result``.
+
+    ``exec_driver_sql`` sends the compiled string as it is: Core's
+    listeners, its transaction and its error handling (oslo.db's
+    filters, invalidation of a dropped connection) all apply.
+    """
+    compiled = _compiled(statement, connection.dialect)
+    cursor = connection.exec_driver_sql(
+        compiled.sql, compiled.parameters(params)
+    )
+    keys = rows = None
+    if cursor.returns_rows:
+        keys = compiled.keys or list(cursor.keys())
+        rows = cursor.fetchall()
+        processors = compiled.results
+        if processors is not None:
+            rows = [
+                tuple(
+                    p(v) if p is not None else v
+                    for p, v in zip(processors, row, strict=True)
+                )
+                for row in rows
+            ]
+    result = Result(cursor.rowcount, cursor.lastrowid, keys, rows)
+    cursor.close()
+    return result
