@@ -19,6 +19,7 @@ import requests
 from heatclient import client as heat_client
 from keystoneauth1 import noauth, session
 
+from bench import machine
 from tests import backends
 
 BIN = os.path.dirname(sys.executable)
@@ -213,18 +214,11 @@ class Deployment:
         """PIDs of the engine worker processes (children of the engine
         supervisor)."""
         parent = self.procs["engine"].pid
-        pids = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open("/proc/%s/stat" % entry) as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == parent:
-                pids.append(int(entry))
-        return pids
+        return [
+            pid
+            for pid, fields in machine.proc_stats()
+            if int(fields[1]) == parent
+        ]
 
 
 _CONFIG = """\
