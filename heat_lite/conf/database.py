@@ -26,6 +26,17 @@ OPTS = [
         "connection; reads and writes that still meet a broken "
         "connection are retried.",
     ),
+    cfg.BoolOpt(
+        "prepared_statements",
+        default=True,
+        help="On PostgreSQL, prepare each of the engine's per-resource "
+        "statements once per connection (server-side PREPARE) and "
+        "EXECUTE it afterwards: PostgreSQL then skips parsing and "
+        "planning, most of what those short statements cost it. Turn "
+        "off behind a connection pooler that does not keep a session's "
+        "state between transactions (PgBouncer in transaction or "
+        "statement mode). No effect on SQLite and MariaDB.",
+    ),
 ]
 
 

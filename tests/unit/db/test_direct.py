@@ -106,7 +106,24 @@ def test_a_write_is_committed_and_counted(database):
             db_api.event_insert(conn, *events)
     finally:
         sa.event.remove(engine, "before_cursor_execute", count)
-    assert [s.split()[:3] for s in seen] == [["INSERT", "INTO", "event"]]
+    if engine.dialect.name == "postgresql":
+        # Prepared on this connection once (unless an earlier test did),
+        # then run by name.
+        assert seen[-1].startswith("EXECUTE heat_lite_")
+        assert [s.split()[:5] for s in seen[:-1]] in (
+            [],
+            [
+                [
+                    "PREPARE",
+                    seen[-1].split()[1].split("(")[0],
+                    "AS",
+                    "INSERT",
+                    "INTO",
+                ]
+            ],
+        )
+    else:
+        assert [s.split()[:3] for s in seen] == [["INSERT", "INTO", "event"]]
     stored = dict(_events(stack_id))
     # Both rows of the one statement, stored as Core would store them.
     assert stored == {e["uuid"]: e["created_at"] for e in events}
@@ -229,3 +246,80 @@ def test_a_kept_read_is_ended_with_its_scope(database):
     assert session._HELD.connection is None
     assert sum(out) == 0 and len(out) == 6
     assert len(_events(stack_id)) == 1
+
+
+def _prepared_on(conn):
+    return {
+        name
+        for (name,) in conn.exec_driver_sql(
+            "SELECT name FROM pg_prepared_statements"
+        )
+    }
+
+
+def test_postgresql_prepares_once_per_connection(database):
+    """A statement is prepared on a connection once, kept across a
+    rolled-back transaction, prepared again on a new connection, and
+    sent as text with ``[database] prepared_statements`` off."""
+    kind, engine = database
+    if kind != "postgresql":
+        pytest.skip("PREPARE is used on PostgreSQL only")
+    _, record = _stack()
+    statement = statements.record_select()
+    name = direct._compiled(statement, engine.dialect).prepared.name
+    seen = []
+
+    def count(conn, cursor, text, *args):
+        seen.append(text.split()[0])
+
+    sa.event.listen(engine, "before_cursor_execute", count)
+    try:
+        with engine.connect() as conn:
+            conn.info.pop(direct._PREPARED, None)
+            conn.exec_driver_sql("DEALLOCATE ALL")
+            row = direct.execute(conn, statement, {"_rid": record}).first()
+            assert row["id"] == record
+            conn.rollback()
+            assert name in _prepared_on(conn)
+            direct.execute(conn, statement, {"_rid": record})
+            conn.rollback()
+            conf.CONF.set_override(
+                "prepared_statements", False, group="database"
+            )
+            try:
+                plain = direct.execute(conn, statement, {"_rid": record})
+            finally:
+                conf.CONF.clear_override(
+                    "prepared_statements", group="database"
+                )
+            assert plain.first() == row
+            conn.invalidate()
+            conn.rollback()
+            direct.execute(conn, statement, {"_rid": record})
+            assert name in _prepared_on(conn)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", count)
+    words = [w for w in seen if w not in ("DEALLOCATE", "SELECT")]
+    # The plain SELECT (option off) starts with SELECT and is left out.
+    assert words == ["PREPARE", "EXECUTE", "EXECUTE", "PREPARE", "EXECUTE"]
+
+
+def test_a_lost_prepared_statement_is_prepared_again(database):
+    """A server session reset under the pool (DISCARD ALL, a pooler)
+    fails that one transaction; the next prepares again."""
+    kind, engine = database
+    if kind != "postgresql":
+        pytest.skip("PREPARE is used on PostgreSQL only")
+    _, record = _stack()
+    statement = statements.record_select()
+    with engine.connect() as conn:
+        direct.execute(conn, statement, {"_rid": record})
+        conn.rollback()
+        conn.exec_driver_sql("DEALLOCATE ALL")
+        conn.commit()
+        with pytest.raises(Exception) as caught:
+            direct.execute(conn, statement, {"_rid": record})
+        assert direct._pgcode(caught.value) == "26000"
+        conn.rollback()
+        row = direct.execute(conn, statement, {"_rid": record}).first()
+        assert row["id"] == record

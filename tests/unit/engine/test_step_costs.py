@@ -120,6 +120,11 @@ class Counter:
         # depends on timing): a cost per traversal, not per resource.
         if statement.startswith(GRAPH_READ):
             return
+        # PostgreSQL prepares each per-node statement once per pooled
+        # connection (``db.direct``): how many connections a run happens
+        # to use is timing, not a cost per resource.
+        if statement.startswith("PREPARE "):
+            return
         if statement != "BEGIN" and self._counted():
             with self._lock:
                 self.statements += 1
