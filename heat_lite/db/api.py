@@ -375,14 +375,26 @@ def event_values(
 _EVENT_KEYS = frozenset(statements.EVENT_COLUMNS)
 
 
+def events_prebuilt(events):
+    """Whether ``events`` fit a prebuilt INSERT (``event_values`` made
+    them, at most ``MAX_PREBUILT_ROWS``)."""
+    return len(events) <= statements.MAX_PREBUILT_ROWS and all(
+        e.keys() == _EVENT_KEYS for e in events
+    )
+
+
+def count_events(events):
+    """Count ``events`` as stored (the ``events`` counter)."""
+    if events:
+        counters.incr("events", len(events))
+
+
 def event_insert(session, *events):
     """Insert events inside a running transaction (one statement)."""
     if not events:
         return
-    counters.incr("events", len(events))
-    if len(events) <= statements.MAX_PREBUILT_ROWS and all(
-        e.keys() == _EVENT_KEYS for e in events
-    ):
+    count_events(events)
+    if events_prebuilt(events):
         # As ``event_values`` makes them: one prebuilt multi-row INSERT.
         direct.execute(
             session,

@@ -153,22 +153,83 @@ def record_finish(columns, locked):
     parameters ``_rid``, ``_now`` and one per column.
     """
     columns = tuple(sorted(columns))
+    return _once(
+        ("finish", locked, columns), lambda: _finish_update(columns, locked)
+    )
+
+
+def _finish_update(columns, locked):
+    return (
+        RESOURCE.update()
+        .where(RESOURCE.c.id == sa.bindparam("_rid"), _guard(locked))
+        .values(
+            engine_id=None,
+            lock_epoch=None,
+            lock_traversal=None,
+            atomic_key=RESOURCE.c.atomic_key + 1,
+            updated_at=sa.bindparam("_now"),
+            **{c: sa.bindparam(c) for c in columns},
+        )
+    )
+
+
+def finish_in_one(columns, locked, events):
+    """PostgreSQL: ``record_finish`` of ``columns``, the INSERT of
+    ``events`` events and the decrement of one sync point, in one
+    statement (data-modifying CTEs); the events are inserted and the
+    sync point decremented only if the record's guard matched.
+
+    Parameters: ``record_finish``'s, ``event_parameters``' and
+    ``_traversal``, ``_phase``, ``_entity``. Returns one row: the records
+    finished (0 or 1) and the sync point's remaining count (NULL: no
+    such sync point, or the record did not match).
+    """
+    columns = tuple(sorted(columns))
 
     def build():
-        return (
-            RESOURCE.update()
-            .where(RESOURCE.c.id == sa.bindparam("_rid"), _guard(locked))
-            .values(
-                engine_id=None,
-                lock_epoch=None,
-                lock_traversal=None,
-                atomic_key=RESOURCE.c.atomic_key + 1,
-                updated_at=sa.bindparam("_now"),
-                **{c: sa.bindparam(c) for c in columns},
+        # A new UPDATE, not ``record_finish``'s: a statement once
+        # compiled keeps its (empty) RETURNING columns memoized, and a
+        # copy made from it with ``returning()`` would export none.
+        finished = (
+            _finish_update(columns, locked).returning(RESOURCE.c.id)
+        ).cte("finished")
+        rows = [
+            sa.select(
+                *(
+                    sa.cast(
+                        sa.bindparam("%s_%d" % (c, i), type_=EVENT.c[c].type),
+                        EVENT.c[c].type,
+                    )
+                    for c in EVENT_COLUMNS
+                )
+            ).select_from(finished)
+            for i in range(events)
+        ]
+        source = rows[0] if events == 1 else sa.union_all(*rows)
+        logged = EVENT.insert().from_select(EVENT_COLUMNS, source)
+        decremented = (
+            SYNC.update()
+            .where(
+                *_sync_where(True),
+                sa.exists(sa.select(finished.c.id)),
             )
+            .values(remaining=SYNC.c.remaining - 1)
+            .returning(SYNC.c.remaining)
+        ).cte("decremented")
+        query = sa.select(
+            sa.select(sa.func.count())
+            .select_from(finished)
+            .scalar_subquery()
+            .label("finished"),
+            sa.select(decremented.c.remaining)
+            .scalar_subquery()
+            .label("remaining"),
         )
+        if events:
+            query = query.add_cte(logged.cte("logged"))
+        return query
 
-    return _once(("finish", locked, columns), build)
+    return _once(("finish-in-one", locked, columns, events), build)
 
 
 def _sync_where(single):

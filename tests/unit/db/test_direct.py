@@ -323,3 +323,35 @@ def test_a_lost_prepared_statement_is_prepared_again(database):
         conn.rollback()
         row = direct.execute(conn, statement, {"_rid": record}).first()
         assert row["id"] == record
+
+
+def test_a_finish_with_a_successor_and_a_gone_traversal(database):
+    """The finish's answer is the same on every dialect (PostgreSQL: one
+    statement): a successor fires when its count reaches zero; a sync
+    point that is gone means the traversal was superseded."""
+    stack_id, record = _stack()
+    with session.transaction() as conn:
+        conv._insert_sync_points(conn, stack_id, "trav", {(7, "update"): 2})
+    finish = dict(
+        record_id=record,
+        owner=None,
+        values={"status": "COMPLETE", "action": "CREATE"},
+        phase="update",
+    )
+    ev = [_event(stack_id)]
+    assert conv.resource_finish(
+        atomic_key=0, events=ev, traversal="trav", successors=[7], **finish
+    ) == ([], False)
+    assert conv.resource_finish(
+        atomic_key=1,
+        events=[_event(stack_id)],
+        traversal="trav",
+        successors=[7],
+        **finish,
+    ) == ([(7, "update")], False)
+    # No sync point in another traversal: superseded, the record written.
+    assert conv.resource_finish(
+        atomic_key=2, events=[], traversal="gone", successors=[7], **finish
+    ) == ([], True)
+    assert conv.resource_load(record)["atomic_key"] == 3
+    assert len(_events(stack_id)) == 2
