@@ -509,17 +509,9 @@ def resource_finish(
     )
     with transaction() as session:
         if _in_one(session, events, successors):
-            return _finish_in_one(
-                session,
-                values,
-                owner,
-                params,
-                events,
-                traversal,
-                phase,
-                successors,
-                taker,
-            )
+            one = statements.finish_in_one(values, bool(owner), len(events))
+            nodes = (traversal, phase, successors)
+            return _finish_in_one(session, one, params, events, nodes, taker)
         result = direct.execute(session, update, params)
         if result.rowcount != 1:
             raise exception.ConcurrentTransaction(
@@ -551,19 +543,11 @@ def _in_one(session, events, successors):
     )
 
 
-def _finish_in_one(
-    session,
-    values,
-    owner,
-    params,
-    events,
-    traversal,
-    phase,
-    successors,
-    taker,
-):
+def _finish_in_one(session, statement, params, events, nodes, taker):
     """``resource_finish`` as one statement (``statements.finish_in_one``):
-    the same writes, guard and answer, one round trip instead of three."""
+    the same writes, guard and answer, one round trip instead of three.
+    ``nodes`` is (traversal, phase, successors)."""
+    traversal, phase, successors = nodes
     if successors:
         entity, sync_phase = successors[0], phase
     else:
@@ -572,11 +556,7 @@ def _finish_in_one(
     params.update(statements.event_parameters(events))
     params.update(_traversal=traversal, _phase=sync_phase, _entity=entity)
     db_api.count_events(events)
-    finished, remaining = direct.execute(
-        session,
-        statements.finish_in_one(values, bool(owner), len(events)),
-        params,
-    ).rows[0]
+    finished, remaining = direct.execute(session, statement, params).rows[0]
     if finished != 1:
         raise exception.ConcurrentTransaction(
             what="resource %s" % params["_rid"]
