@@ -37,6 +37,19 @@ OPTS = [
         "state between transactions (PgBouncer in transaction or "
         "statement mode). No effect on SQLite and MariaDB.",
     ),
+    cfg.BoolOpt(
+        "asynchronous_instant_commits",
+        default=True,
+        help="On PostgreSQL, commit the finish of a resource step that "
+        "did nothing outside the database (a side-effect-free resource, "
+        "a step with nothing to do) without waiting for the WAL flush "
+        "(synchronous_commit off for that transaction). A database crash "
+        "can then lose the newest of those finishes, never one that "
+        "anything outside the database acted on: every commit that "
+        "precedes an action outside (a resource's lock) waits, and "
+        "flushes all that came before it. The engines re-run a lost "
+        "step after [engine] stall_timeout. Off: every commit waits.",
+    ),
 ]
 
 

@@ -17,6 +17,7 @@ import json
 import sqlalchemy as sa
 from oslo_db import api as oslo_db_api
 
+from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.common.states import Role
 from heat_lite.db import api as db_api
@@ -50,6 +51,8 @@ _retry = oslo_db_api.wrap_db_retry(
 BARRIER = "barrier"
 STACK_PHASE = "stack"
 _CHUNK = 500
+
+CONF = conf.CONF
 
 
 def _row(row):
@@ -509,7 +512,12 @@ def resource_finish(
     )
     with transaction() as session:
         if _in_one(session, events, successors):
-            one = statements.finish_in_one(values, bool(owner), len(events))
+            one = statements.finish_in_one(
+                values,
+                bool(owner),
+                len(events),
+                wait_for_wal=_durable(owner, taker),
+            )
             nodes = (traversal, phase, successors)
             return _finish_in_one(session, one, params, events, nodes, taker)
         result = direct.execute(session, update, params)
@@ -530,6 +538,28 @@ def resource_finish(
             fired = [(0, join)] if fired else []
             return fired, not found
         return [(e, phase) for e in fired], not found
+
+
+def _durable(owner, taker):
+    """Whether a finish's commit waits for PostgreSQL to flush its WAL.
+
+    Not for a record finished without its lock (``owner`` None) in a
+    transaction that takes no lock ahead (no ``taker``): nothing outside
+    the database was done for it (a lock is taken before any action with
+    effects outside: a side-effect-free resource, nothing to do). What a
+    database crash could lose of such commits is only the newest ones:
+    every commit that does wait (a lock taken before acting, a stack
+    marked complete) flushes all the WAL written before it, so whatever
+    acted on a lost finish is lost with it, and the stall re-drive
+    (``[engine] stall_timeout``) runs the node again.
+    ``[database] asynchronous_instant_commits`` off makes every finish
+    wait.
+    """
+    return (
+        owner is not None
+        or taker is not None
+        or not CONF.database.asynchronous_instant_commits
+    )
 
 
 def _in_one(session, events, successors):
@@ -556,7 +586,9 @@ def _finish_in_one(session, statement, params, events, nodes, taker):
     params.update(statements.event_parameters(events))
     params.update(_traversal=traversal, _phase=sync_phase, _entity=entity)
     db_api.count_events(events)
-    finished, remaining = direct.execute(session, statement, params).rows[0]
+    finished, remaining = direct.execute(session, statement, params).rows[0][
+        :2
+    ]
     if finished != 1:
         raise exception.ConcurrentTransaction(
             what="resource %s" % params["_rid"]

@@ -173,7 +173,7 @@ def _finish_update(columns, locked):
     )
 
 
-def finish_in_one(columns, locked, events):
+def finish_in_one(columns, locked, events, wait_for_wal=True):
     """PostgreSQL: ``record_finish`` of ``columns``, the INSERT of
     ``events`` events and the decrement of one sync point, in one
     statement (data-modifying CTEs); the events are inserted and the
@@ -182,7 +182,9 @@ def finish_in_one(columns, locked, events):
     Parameters: ``record_finish``'s, ``event_parameters``' and
     ``_traversal``, ``_phase``, ``_entity``. Returns one row: the records
     finished (0 or 1) and the sync point's remaining count (NULL: no
-    such sync point, or the record did not match).
+    such sync point, or the record did not match). Without
+    ``wait_for_wal`` the statement also sets ``synchronous_commit`` off
+    for its transaction (``set_config(..., true)`` is ``SET LOCAL``).
     """
     columns = tuple(sorted(columns))
 
@@ -225,11 +227,19 @@ def finish_in_one(columns, locked, events):
             .scalar_subquery()
             .label("remaining"),
         )
+        if not wait_for_wal:
+            query = query.add_columns(
+                sa.func.set_config(
+                    "synchronous_commit", "off", sa.true()
+                ).label("asynchronous")
+            )
         if events:
             query = query.add_cte(logged.cte("logged"))
         return query
 
-    return _once(("finish-in-one", locked, columns, events), build)
+    return _once(
+        ("finish-in-one", locked, columns, events, wait_for_wal), build
+    )
 
 
 def _sync_where(single):

@@ -147,9 +147,13 @@ class ReadEndpoint:
         stack = find_stack(ctxt, stack_identity)
         bound = bound_template(stack)
         outputs = None
-        if resolve_outputs and not (
-            stack["action"] == Action.DELETE
-            and stack["status"] == Status.COMPLETE
+        if (
+            resolve_outputs
+            and bound.outputs
+            and not (
+                stack["action"] == Action.DELETE
+                and stack["status"] == Status.COMPLETE
+            )
         ):
             records = records_by_name(stack)
             outputs = [

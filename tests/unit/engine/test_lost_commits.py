@@ -1,0 +1,144 @@
+"""A finish committed without waiting for the WAL flush, then lost.
+
+On PostgreSQL the finish of a step that did nothing outside the database
+commits with ``synchronous_commit`` off (``convergence._durable``). A
+database crash can lose such a commit after the engine went on: the
+engine saw it succeed and ran the next node, which finds its dependency
+unconverged and stops. Here the loss is made exact: the finish of one
+record runs in a savepoint rolled back before the commit, its answer
+handed on as if it had committed (what a crash loses is exactly such a
+suffix of writes). The stall re-drive must run the lost node again and
+the stack end complete, each record finished once in the database.
+"""
+
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from heat_lite import conf
+from heat_lite.common import context
+from heat_lite.db import convergence as conv
+from heat_lite.db import models, session, statements
+from heat_lite.engine import process
+from heat_lite.resources import registry
+from tests import polling
+from tests.unit import databases, endpoints
+
+CONF = conf.CONF
+CTXT = context.RequestContext(project_id="p", user_id="u")
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    CONF([], project="heat_lite")
+    suffix = uuid.uuid4().hex[:8]
+    CONF.set_override("transport_url", "fake://")
+    CONF.set_override("topic", "engine-" + suffix, group="engine")
+    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
+    CONF.set_override("heartbeat_interval", 0.2, group="engine")
+    CONF.set_override("stall_timeout", 1.0, group="engine")
+    with databases.private_database(
+        "postgresql", tmp_path_factory.mktemp("lost")
+    ):
+        registry.load()
+        proc = process.EngineProcess(binary="test")
+        proc.start()
+        try:
+            polling.until(
+                lambda: proc.watchdog.passes, 10, "a watchdog pass", 0.05
+            )
+            yield endpoints.Engine(proc.ops)
+        finally:
+            proc.stop()
+            for name in ("topic", "worker_topic"):
+                CONF.clear_override(name, group="engine")
+            for name in ("heartbeat_interval", "stall_timeout"):
+                CONF.clear_override(name, group="engine")
+            CONF.clear_override("transport_url")
+
+
+def _chain(names):
+    resources = {}
+    for i, name in enumerate(names):
+        resources[name] = {"type": "OS::Heat::None"}
+        if i:
+            resources[name]["depends_on"] = names[i - 1]
+    return {"heat_template_version": "2018-08-31", "resources": resources}
+
+
+def _asynchronous(statement):
+    return "set_config" in str(statement)
+
+
+def test_a_lost_instant_finish_is_made_again(engine, monkeypatch):
+    real = conv._finish_in_one
+    lost = []
+
+    def losing(conn, statement, params, events, nodes, taker):
+        name = events[0]["resource_name"] if events else None
+        if name != "b" or lost:
+            return real(conn, statement, params, events, nodes, taker)
+        # Only a finish that did not wait for the WAL can be lost.
+        assert _asynchronous(statement)
+        savepoint = conn.begin_nested()
+        answer = real(conn, statement, params, events, nodes, taker)
+        savepoint.rollback()
+        lost.append(answer)
+        return answer
+
+    monkeypatch.setattr(conv, "_finish_in_one", losing)
+    ident = engine.create_stack(
+        CTXT,
+        "lost-" + uuid.uuid4().hex[:6],
+        _chain("abc"),
+        {},
+        {},
+        None,
+        None,
+        {},
+    )
+    polling.stack_reaches(ident["stack_id"], "CREATE_COMPLETE", timeout=60)
+    assert lost, "the finish of b was not lost"
+    event = models.Event.__table__
+    with session.transaction(writer=False) as conn:
+        done = conn.execute(
+            sa.select(event.c.resource_name).where(
+                event.c.stack_id == ident["stack_id"],
+                event.c.resource_status == "COMPLETE",
+            )
+        ).scalars()
+        # One COMPLETE each (the stack's own event left out): b's lost
+        # finish left nothing, its re-drive wrote it once.
+        assert sorted(n for n in done if len(n) == 1) == ["a", "b", "c"]
+
+
+def test_only_a_finish_without_locks_skips_the_wal_flush(engine):
+    """The SQL itself: ``set_config`` is local to its transaction."""
+    owner = ("engine", 1)
+    assert conv._durable(owner, None)
+    assert conv._durable(None, object())
+    assert not conv._durable(None, None)
+    CONF.set_override("asynchronous_instant_commits", False, group="database")
+    try:
+        assert conv._durable(None, None)
+    finally:
+        CONF.clear_override("asynchronous_instant_commits", group="database")
+    stmt = statements.finish_in_one({"status"}, False, 0, wait_for_wal=False)
+    assert _asynchronous(stmt)
+    assert not _asynchronous(
+        statements.finish_in_one({"status"}, False, 0, wait_for_wal=True)
+    )
+    with session.transaction() as conn:
+        # What the finish's SELECT does, on its own.
+        conn.exec_driver_sql(
+            "SELECT set_config('synchronous_commit', 'off', true)"
+        )
+        inside = conn.exec_driver_sql(
+            "SELECT current_setting('synchronous_commit')"
+        ).scalar()
+    with session.transaction() as conn:
+        after = conn.exec_driver_sql(
+            "SELECT current_setting('synchronous_commit')"
+        ).scalar()
+    assert (inside, after) == ("off", "on")
