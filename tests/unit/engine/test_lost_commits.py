@@ -20,10 +20,8 @@ from heat_lite import conf
 from heat_lite.common import context
 from heat_lite.db import convergence as conv
 from heat_lite.db import models, session, statements
-from heat_lite.engine import process
-from heat_lite.resources import registry
 from tests import polling
-from tests.unit import databases, endpoints
+from tests.unit import endpoints, inprocess
 
 CONF = conf.CONF
 CTXT = context.RequestContext(project_id="p", user_id="u")
@@ -31,31 +29,13 @@ CTXT = context.RequestContext(project_id="p", user_id="u")
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    CONF([], project="heat_lite")
-    suffix = uuid.uuid4().hex[:8]
-    CONF.set_override("transport_url", "fake://")
-    CONF.set_override("topic", "engine-" + suffix, group="engine")
-    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
-    CONF.set_override("heartbeat_interval", 0.2, group="engine")
-    CONF.set_override("stall_timeout", 1.0, group="engine")
-    with databases.private_database(
-        "postgresql", tmp_path_factory.mktemp("lost")
-    ):
-        registry.load()
-        proc = process.EngineProcess(binary="test")
-        proc.start()
-        try:
-            polling.until(
-                lambda: proc.watchdog.passes, 10, "a watchdog pass", 0.05
-            )
-            yield endpoints.Engine(proc.ops)
-        finally:
-            proc.stop()
-            for name in ("topic", "worker_topic"):
-                CONF.clear_override(name, group="engine")
-            for name in ("heartbeat_interval", "stall_timeout"):
-                CONF.clear_override(name, group="engine")
-            CONF.clear_override("transport_url")
+    with inprocess.engine_process(
+        "postgresql",
+        tmp_path_factory.mktemp("lost"),
+        {"heartbeat_interval": 0.2, "stall_timeout": 1.0},
+    ) as proc:
+        inprocess.first_watchdog_pass(proc)
+        yield endpoints.Engine(proc.ops)
 
 
 def _chain(names):

@@ -21,10 +21,8 @@ import sqlalchemy as sa
 from heat_lite import conf
 from heat_lite.common import context
 from heat_lite.db import session
-from heat_lite.engine import process
-from heat_lite.resources import registry
 from tests import polling
-from tests.unit import databases, endpoints
+from tests.unit import endpoints, inprocess
 
 CONF = conf.CONF
 CTXT = context.RequestContext(project_id="p", user_id="u")
@@ -186,33 +184,15 @@ class Counter:
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql", "mysql"])
 def engine(request, tmp_path_factory):
-    CONF([], project="heat_lite")
-    suffix = uuid.uuid4().hex[:8]
-    CONF.set_override("transport_url", "fake://")
-    CONF.set_override("topic", "engine-" + suffix, group="engine")
-    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
-    for name, value in OVERRIDES.items():
-        CONF.set_override(name, value, group="engine")
-    with databases.private_database(
-        request.param, tmp_path_factory.mktemp("costs")
-    ):
-        registry.load()
-        proc = process.EngineProcess(binary="test")
-        proc.start()
-        try:
-            polling.until(
-                lambda: proc.watchdog.passes, 10, "a watchdog pass", 0.05
-            )
-            svc = endpoints.Engine(proc.ops)
-            # The first operation of a process reads what later ones find
-            # cached.
-            _costs(svc, 1, False, TEST)
-            yield request.param, svc
-        finally:
-            proc.stop()
-            for name in ("topic", "worker_topic", *OVERRIDES):
-                CONF.clear_override(name, group="engine")
-            CONF.clear_override("transport_url")
+    with inprocess.engine_process(
+        request.param, tmp_path_factory.mktemp("costs"), OVERRIDES
+    ) as proc:
+        inprocess.first_watchdog_pass(proc)
+        svc = endpoints.Engine(proc.ops)
+        # The first operation of a process reads what later ones find
+        # cached.
+        _costs(svc, 1, False, TEST)
+        yield request.param, svc
 
 
 def _template(n, rtype, value, chain=False):
