@@ -422,6 +422,12 @@ def render(opts):
     for run_dir in opts.render:
         with open(os.path.join(run_dir, "results.json")) as f:
             run = json.load(f)
+        if run.get("meta", {}).get("mode") == "against-heat":
+            raise SystemExit(
+                "%s is an --against-heat run: render it with "
+                "python -m bench --against-heat --render %s --out DIR"
+                % (run_dir, run_dir)
+            )
         data.setdefault("meta", run["meta"])
         data["meta"].setdefault("merged_from", []).append(run_dir)
         data["topologies"].update(run["topologies"])

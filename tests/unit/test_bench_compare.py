@@ -1,6 +1,10 @@
 """The pieces of ``python -m bench --against-heat`` that need no Heat:
 the pinned version, the options, and the side-by-side rows."""
 
+import json
+
+import pytest
+
 from bench import cli, compare_report, heat_venv
 
 
@@ -66,3 +70,14 @@ def test_slopes_of_both_targets():
     ]
     [row] = compare_report._slope_rows(compare_report.rows(records))
     assert row == ["create", "flat", "10,100", "1.00", "2.00"]
+
+
+def test_an_against_heat_run_is_not_merged_as_a_plain_run(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.json").write_text(
+        json.dumps({"meta": {"mode": "against-heat"}, "records": []})
+    )
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["--render", str(run), "--out", str(tmp_path / "out")])
+    assert "--against-heat --render" in str(caught.value)
