@@ -500,7 +500,6 @@ def resource_finish(
     """
     if taker is not None:
         taker.result = []
-    update = statements.record_finish(values, locked=bool(owner))
     engine_id, epoch = owner or (None, None)
     params = dict(
         values,
@@ -510,33 +509,40 @@ def resource_finish(
         _epoch=epoch,
         _key=atomic_key,
     )
+    # The sync points to decrement: the successors', or the phase's join.
+    if successors:
+        sync_phase, entities = phase, successors
+    else:
+        sync_phase = BARRIER if phase == "update" else STACK_PHASE
+        entities = [0]
     with transaction() as session:
-        if _in_one(session, events, successors):
-            one = statements.finish_in_one(
-                values,
-                bool(owner),
-                len(events),
-                wait_for_wal=_durable(owner, taker),
+        if _in_one(session, events, entities):
+            fired, found = _finish_in_one(
+                session,
+                statements.finish_in_one(
+                    values,
+                    bool(owner),
+                    len(events),
+                    wait_for_wal=_durable(owner, taker),
+                ),
+                dict(params, _traversal=traversal, _phase=sync_phase),
+                events,
+                entities[0],
             )
-            nodes = (traversal, phase, successors)
-            return _finish_in_one(session, one, params, events, nodes, taker)
-        result = direct.execute(session, update, params)
-        if result.rowcount != 1:
-            raise exception.ConcurrentTransaction(
-                what="resource %s" % record_id
-            )
-        db_api.event_insert(session, *events)
-        if successors:
-            fired, found = _decrement(session, traversal, phase, successors)
-            if taker is not None and fired:
-                taker.result = _take(
-                    session, fired[: taker.limit], traversal, taker
-                )
         else:
-            join = BARRIER if phase == "update" else STACK_PHASE
-            fired, found = _decrement(session, traversal, join, [0])
-            fired = [(0, join)] if fired else []
-            return fired, not found
+            update = statements.record_finish(values, locked=bool(owner))
+            if direct.execute(session, update, params).rowcount != 1:
+                raise exception.ConcurrentTransaction(
+                    what="resource %s" % record_id
+                )
+            db_api.event_insert(session, *events)
+            fired, found = _decrement(session, traversal, sync_phase, entities)
+        if not successors:
+            return ([(0, sync_phase)] if fired else []), not found
+        if taker is not None and fired:
+            taker.result = _take(
+                session, fired[: taker.limit], traversal, taker
+            )
         return [(e, phase) for e in fired], not found
 
 
@@ -562,44 +568,31 @@ def _durable(owner, taker):
     )
 
 
-def _in_one(session, events, successors):
+def _in_one(session, events, entities):
     """Whether a finish can be one statement: PostgreSQL (DML in CTEs),
-    one sync point to decrement (one successor, or the join) and the
-    events as ``db_api.event_values`` makes them."""
+    one sync point to decrement and the events as
+    ``db_api.event_values`` makes them."""
     return (
         session.dialect.name == "postgresql"
-        and len(set(successors)) <= 1
+        and len(set(entities)) == 1
         and db_api.events_prebuilt(events)
     )
 
 
-def _finish_in_one(session, statement, params, events, nodes, taker):
-    """``resource_finish`` as one statement (``statements.finish_in_one``):
-    the same writes, guard and answer, one round trip instead of three.
-    ``nodes`` is (traversal, phase, successors)."""
-    traversal, phase, successors = nodes
-    if successors:
-        entity, sync_phase = successors[0], phase
-    else:
-        entity = 0
-        sync_phase = BARRIER if phase == "update" else STACK_PHASE
-    params.update(statements.event_parameters(events))
-    params.update(_traversal=traversal, _phase=sync_phase, _entity=entity)
+def _finish_in_one(session, statement, params, events, entity):
+    """The writes of ``resource_finish`` as one statement
+    (``statements.finish_in_one``): the same guard and the same
+    (fired entities, all sync points found) as its three statements, in
+    one round trip."""
+    params.update(statements.event_parameters(events), _entity=entity)
     db_api.count_events(events)
-    finished, remaining = direct.execute(session, statement, params).rows[0][
-        :2
-    ]
+    row = direct.execute(session, statement, params).rows[0]
+    finished, remaining = row[0], row[1]
     if finished != 1:
         raise exception.ConcurrentTransaction(
             what="resource %s" % params["_rid"]
         )
-    fired = [entity] if remaining == 0 else []
-    superseded = remaining is None
-    if not successors:
-        return ([(0, sync_phase)] if fired else []), superseded
-    if taker is not None and fired:
-        taker.result = _take(session, fired[: taker.limit], traversal, taker)
-    return [(e, phase) for e in fired], superseded
+    return ([entity] if remaining == 0 else []), remaining is not None
 
 
 @_retry

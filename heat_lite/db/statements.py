@@ -195,20 +195,6 @@ def finish_in_one(columns, locked, events, wait_for_wal=True):
         finished = (
             _finish_update(columns, locked).returning(RESOURCE.c.id)
         ).cte("finished")
-        rows = [
-            sa.select(
-                *(
-                    sa.cast(
-                        sa.bindparam("%s_%d" % (c, i), type_=EVENT.c[c].type),
-                        EVENT.c[c].type,
-                    )
-                    for c in EVENT_COLUMNS
-                )
-            ).select_from(finished)
-            for i in range(events)
-        ]
-        source = rows[0] if events == 1 else sa.union_all(*rows)
-        logged = EVENT.insert().from_select(EVENT_COLUMNS, source)
         decremented = (
             SYNC.update()
             .where(
@@ -234,6 +220,22 @@ def finish_in_one(columns, locked, events, wait_for_wal=True):
                 ).label("asynchronous")
             )
         if events:
+            rows = [
+                sa.select(
+                    *(
+                        sa.cast(
+                            sa.bindparam(
+                                "%s_%d" % (c, i), type_=EVENT.c[c].type
+                            ),
+                            EVENT.c[c].type,
+                        )
+                        for c in EVENT_COLUMNS
+                    )
+                ).select_from(finished)
+                for i in range(events)
+            ]
+            source = rows[0] if events == 1 else sa.union_all(*rows)
+            logged = EVENT.insert().from_select(EVENT_COLUMNS, source)
             query = query.add_cte(logged.cte("logged"))
         return query
 

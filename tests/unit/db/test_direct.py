@@ -109,18 +109,11 @@ def test_a_write_is_committed_and_counted(database):
     if engine.dialect.name == "postgresql":
         # Prepared on this connection once (unless an earlier test did),
         # then run by name.
+        name = seen[-1].split("(")[0].split()[1]
         assert seen[-1].startswith("EXECUTE heat_lite_")
         assert [s.split()[:5] for s in seen[:-1]] in (
             [],
-            [
-                [
-                    "PREPARE",
-                    seen[-1].split()[1].split("(")[0],
-                    "AS",
-                    "INSERT",
-                    "INTO",
-                ]
-            ],
+            [["PREPARE", name, "AS", "INSERT", "INTO"]],
         )
     else:
         assert [s.split()[:3] for s in seen] == [["INSERT", "INTO", "event"]]
@@ -355,3 +348,66 @@ def test_a_finish_with_a_successor_and_a_gone_traversal(database):
     ) == ([], True)
     assert conv.resource_load(record)["atomic_key"] == 3
     assert len(_events(stack_id)) == 2
+
+
+def _synchronous_commit_at_finish(engine, **finish):
+    """``synchronous_commit`` as the finish's own transaction has it,
+    read on its connection right after the finish's statement."""
+    seen = []
+
+    def look(conn, cursor, statement, *args):
+        if statement.startswith("WITH finished AS"):
+            probe = cursor.connection.cursor()
+            probe.execute("SHOW synchronous_commit")
+            seen.append(probe.fetchone()[0])
+            probe.close()
+
+    # As text, so that the finish is recognisable by its SQL.
+    conf.CONF.set_override("prepared_statements", False, group="database")
+    sa.event.listen(engine, "after_cursor_execute", look)
+    try:
+        conv.resource_finish(**finish)
+    finally:
+        sa.event.remove(engine, "after_cursor_execute", look)
+        conf.CONF.clear_override("prepared_statements", group="database")
+    return seen
+
+
+def test_an_unlocked_finish_does_not_wait_for_the_wal(database):
+    """The finish of a record never locked sets ``synchronous_commit``
+    off for its own transaction only; with
+    ``[database] asynchronous_instant_commits`` off it waits."""
+    kind, engine = database
+    if kind != "postgresql":
+        pytest.skip("the one-statement finish is PostgreSQL's")
+    stack_id, record = _stack()
+    traversal = str(uuid.uuid4())
+    with session.transaction() as conn:
+        conv._insert_sync_points(
+            conn, stack_id, traversal, {(0, "barrier"): 3}
+        )
+    finish = dict(
+        record_id=record,
+        owner=None,
+        values={"status": "COMPLETE"},
+        traversal=traversal,
+        phase="update",
+        successors=[],
+    )
+    assert _synchronous_commit_at_finish(
+        engine, atomic_key=0, events=[_event(stack_id)], **finish
+    ) == ["off"]
+    conf.CONF.set_override(
+        "asynchronous_instant_commits", False, group="database"
+    )
+    try:
+        assert _synchronous_commit_at_finish(
+            engine, atomic_key=1, events=[_event(stack_id)], **finish
+        ) == ["on"]
+    finally:
+        conf.CONF.clear_override(
+            "asynchronous_instant_commits", group="database"
+        )
+    # SET LOCAL: the next transaction of the pool waits again.
+    with session.transaction() as conn:
+        assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"

@@ -55,14 +55,14 @@ def test_a_lost_instant_finish_is_made_again(engine, monkeypatch):
     real = conv._finish_in_one
     lost = []
 
-    def losing(conn, statement, params, events, nodes, taker):
+    def losing(conn, statement, params, events, entity):
         name = events[0]["resource_name"] if events else None
         if name != "b" or lost:
-            return real(conn, statement, params, events, nodes, taker)
+            return real(conn, statement, params, events, entity)
         # Only a finish that did not wait for the WAL can be lost.
         assert _asynchronous(statement)
         savepoint = conn.begin_nested()
-        answer = real(conn, statement, params, events, nodes, taker)
+        answer = real(conn, statement, params, events, entity)
         savepoint.rollback()
         lost.append(answer)
         return answer
