@@ -368,8 +368,32 @@ def node_scope():
     return db_session.continued()
 
 
+def _load_checking(session, record_id, traversal, handed):
+    """``_load``, and which of the ``handed`` records ({name: record})
+    are still as the database holds them, converged in ``traversal``
+    (same atomic_key), in the same statement.
+
+    :returns: (record or None, {name: record} of those confirmed)
+    """
+    if not handed or len(handed) > statements.MAX_PREBUILT_ROWS:
+        return _load(session, record_id), {}
+    names = sorted(handed)
+    params = {"_rid": record_id, "_traversal": traversal}
+    params.update(("_dep%d" % i, handed[n]["id"]) for i, n in enumerate(names))
+    record = direct.execute(
+        session, statements.record_select_checking(len(names)), params
+    ).first()
+    if record is None:
+        return None, {}
+    confirmed = {}
+    for i, name in enumerate(names):
+        if record.pop("_dep_key%d" % i) == handed[name]["atomic_key"]:
+            confirmed[name] = handed[name]
+    return record, confirmed
+
+
 @retry_read
-def node_load(record_id, traversal, depends_on, keep=None):
+def node_load(record_id, traversal, depends_on, keep=None, handed=None):
     """Read what an update node needs in one read transaction.
 
     Follows ``replaced_by`` to the record's newest version, then asks
@@ -379,22 +403,31 @@ def node_load(record_id, traversal, depends_on, keep=None):
     checkout and a round trip per node, which is most of a chain step.
     Inside ``node_scope()``, if ``keep(record)`` says the node will write
     soon (an instant record), the transaction stays open and the node's
-    write (its finish, or its lock) continues it.
+    write (its finish, or its lock) continues it. ``handed`` records
+    ({name: record}, what the finish of a dependency returned) stand for
+    the dependency's own read if the record's read confirms them
+    (``_load_checking``): a chain step reads one statement, not two.
 
     :returns: (record or None, {name: record} or None if not loaded)
     """
     with transaction(writer=False, keep=True) as session:
-        record = _load(session, record_id)
+        record, confirmed = _load_checking(
+            session, record_id, traversal, handed
+        )
         while record is not None and record["replaced_by"]:
-            record = _load(session, record["replaced_by"])
+            record, confirmed = _load(session, record["replaced_by"]), {}
         if record is None or keep is None or not keep(record):
             db_session.release()
         names = depends_on(record) if record is not None else None
         if names is None or not names:
             return record, None if names is None else {}
-        return record, _converged(
-            session, record["stack_id"], names, traversal
-        )
+        known = {n: confirmed[n] for n in names if n in confirmed}
+        missing = [n for n in names if n not in known]
+        if missing:
+            known.update(
+                _converged(session, record["stack_id"], missing, traversal)
+            )
+        return record, known
 
 
 def _converged(session, stack_id, names, traversal):
@@ -482,6 +515,7 @@ def resource_finish(
     phase,
     successors,
     taker=None,
+    handing=None,
 ):
     """Finish a node in one transaction.
 
@@ -492,7 +526,9 @@ def resource_finish(
     (entity ids in ``phase``; an empty list means the phase's join).
     With a ``taker`` (see ``resources_take``), the successors that fired
     (at most ``taker.limit``) are read and taken in the same transaction;
-    ``taker.result`` holds them once it committed.
+    ``taker.result`` holds them once it committed. A ``handing`` list
+    gets the record as the finish left it, where the finish returns it
+    (PostgreSQL's one statement), for the nodes it makes ready.
 
     :returns: (fired entity ids, superseded) where superseded means the
         traversal's sync points are gone.
@@ -528,6 +564,7 @@ def resource_finish(
                 dict(params, _traversal=traversal, _phase=sync_phase),
                 events,
                 entities[0],
+                handing,
             )
         else:
             update = statements.record_finish(values, locked=bool(owner))
@@ -579,18 +616,27 @@ def _in_one(session, events, entities):
     )
 
 
-def _finish_in_one(session, statement, params, events, entity):
+def _finish_in_one(session, statement, params, events, entity, handing=None):
     """The writes of ``resource_finish`` as one statement
     (``statements.finish_in_one``): the same guard and the same
     (fired entities, all sync points found) as its three statements, in
-    one round trip."""
+    one round trip; the finished record is appended to ``handing``."""
     params.update(statements.event_parameters(events), _entity=entity)
     db_api.count_events(events)
-    row = direct.execute(session, statement, params).rows[0]
-    finished, remaining = row[0], row[1]
+    row = direct.execute(session, statement, params).dicts()[0]
+    finished, remaining = row["finished"], row["remaining"]
     if finished != 1:
         raise exception.ConcurrentTransaction(
             what="resource %s" % params["_rid"]
+        )
+    if handing is not None:
+        prefix = statements.RECORD_PREFIX
+        handing.append(
+            {
+                k[len(prefix) :]: v
+                for k, v in row.items()
+                if k.startswith(prefix)
+            }
         )
     return ([entity] if remaining == 0 else []), remaining is not None
 

@@ -34,6 +34,9 @@ STACK_COLUMNS = [
     STACK.c.trust_id.label("stack_trust"),
 ]
 
+# The finished record's columns in ``finish_in_one``'s row.
+RECORD_PREFIX = "record_"
+
 _LOCK = threading.Lock()
 _BUILT = {}
 
@@ -77,6 +80,31 @@ def record_select():
         "record",
         lambda: _with_stack(RESOURCE.c.id == sa.bindparam("_rid")),
     )
+
+
+def record_select_checking(count):
+    """``record_select`` that also answers, for ``count`` records
+    ``_dep0`` ..., the atomic_key each has if it is converged in
+    ``_traversal`` (NULL if not): columns ``_dep_key0`` ... A node
+    handed its dependencies' finished rows confirms in its own read that
+    they are still what the database holds."""
+
+    def build():
+        dep = RESOURCE.alias("dep")
+        return _with_stack(RESOURCE.c.id == sa.bindparam("_rid")).add_columns(
+            *(
+                sa.select(dep.c.atomic_key)
+                .where(
+                    dep.c.id == sa.bindparam("_dep%d" % i),
+                    dep.c.converged_traversal == sa.bindparam("_traversal"),
+                )
+                .scalar_subquery()
+                .label("_dep_key%d" % i)
+                for i in range(count)
+            )
+        )
+
+    return _once(("record-checking", count), build)
 
 
 def converged_select():
@@ -193,7 +221,7 @@ def finish_in_one(columns, locked, events, wait_for_wal=True):
         # compiled keeps its (empty) RETURNING columns memoized, and a
         # copy made from it with ``returning()`` would export none.
         finished = (
-            _finish_update(columns, locked).returning(RESOURCE.c.id)
+            _finish_update(columns, locked).returning(*RESOURCE.c)
         ).cte("finished")
         decremented = (
             SYNC.update()
@@ -213,6 +241,15 @@ def finish_in_one(columns, locked, events, wait_for_wal=True):
             .scalar_subquery()
             .label("remaining"),
         )
+        # The record as the finish left it (NULLs if it did not match),
+        # for the nodes this one makes ready (``record_columns``).
+        one = sa.select(sa.literal(1).label("one")).subquery("one")
+        query = query.add_columns(
+            *(
+                finished.c[c.name].label(RECORD_PREFIX + c.name)
+                for c in RESOURCE.c
+            )
+        ).select_from(one.outerjoin(finished, sa.true()))
         if not wait_for_wal:
             query = query.add_columns(
                 sa.func.set_config(

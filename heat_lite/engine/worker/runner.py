@@ -27,6 +27,7 @@ from heat_lite.engine.worker import (
     changes,
     cleanup_phase,
     failures,
+    handon,
     lease,
     prelock,
     successors,
@@ -53,7 +54,7 @@ class NodeRunner:
         self.locks = lease.LockTable(fence, scheduler)
         self.prelocks = prelock.Prelocks(self.locks)
         self.successors = successors.Successors(
-            graphs, scheduler, self.prelocks
+            graphs, scheduler, self.prelocks, handon.HandedOn()
         )
         self.actions = actions.ActionRunner(
             fence,

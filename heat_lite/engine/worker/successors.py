@@ -6,6 +6,7 @@ import logging
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
+from heat_lite.engine.traversal.planner import UPDATE
 from heat_lite.engine.worker.node import Node
 
 LOG = logging.getLogger(__name__)
@@ -19,12 +20,15 @@ class Successors:
     :param graphs: the process's ``traversal.graph_cache.GraphCache``.
     """
 
-    def __init__(self, graphs, scheduler=None, prelocks=None):
+    def __init__(self, graphs, scheduler=None, prelocks=None, handed=None):
         self.graphs = graphs
         self.scheduler = scheduler
         # prelock.Prelocks: a cleanup node's finish reads (and locks) the
         # successors it makes ready, for this worker to run next.
         self.prelocks = prelocks
+        # handon.HandedOn: an update node's finished record, kept for
+        # the successors it depends on.
+        self.handed = handed
 
     def of(self, node):
         """Successor entity ids of ``node`` in its traversal's graph."""
@@ -59,9 +63,16 @@ class Successors:
     def finish(self, node, record_id, atomic_key, owner, values, events):
         """``conv.resource_finish`` of ``node`` (see there); the cleanup
         nodes it makes ready are read, and locked, in its transaction
-        (``prelock``)."""
+        (``prelock``); an update node's finished record is handed on to
+        its successors (``handon``)."""
         prelocks = self.prelocks
         taker = prelocks.taker(node) if prelocks is not None else None
+        successors = self.of(node)
+        handing = (
+            []
+            if self.handed is not None and successors and node.phase == UPDATE
+            else None
+        )
         try:
             done = conv.resource_finish(
                 record_id,
@@ -71,8 +82,9 @@ class Successors:
                 events,
                 node.traversal,
                 node.phase,
-                self.of(node),
+                successors,
                 taker=taker,
+                handing=handing,
             )
         except Exception:
             if taker is not None:
@@ -80,6 +92,8 @@ class Successors:
             raise
         if taker is not None:
             prelocks.keep(taker)
+        if handing:
+            self.handed.give(node, handing[0], successors)
         return done
 
     def finish_unlocked(self, node, record, values):

@@ -94,12 +94,17 @@ class UpdatePhase:
         with conv.node_scope():
             return self._run(node)
 
+    def _handed(self, node):
+        handed = self.successors.handed
+        return handed.take(node) if handed is not None else None
+
     def _run(self, node):
         record, deps = conv.node_load(
             node.entity,
             node.traversal,
             depends_on(node.traversal),
             keep=instant(node.traversal),
+            handed=self._handed(node),
         )
         if record is None or record["stack_traversal"] != node.traversal:
             return []

@@ -55,20 +55,30 @@ def _stack():
                 current_traversal="trav",
             )
         )
-        record = conn.execute(
-            RESOURCE.insert().values(
-                uuid=str(uuid.uuid4()),
-                stack_id=stack_id,
-                name="r0",
-                type="T",
-                action="INIT",
-                status="COMPLETE",
-                template_id=template,
-                converged_traversal="trav",
-                created_at=datetime.datetime(2026, 1, 2, 3, 4, 5),
-            )
-        ).inserted_primary_key[0]
+        record = _record(
+            conn,
+            stack_id,
+            template,
+            "r0",
+            converged_traversal="trav",
+            created_at=datetime.datetime(2026, 1, 2, 3, 4, 5),
+        )
     return stack_id, record
+
+
+def _record(conn, stack_id, template, name, **values):
+    return conn.execute(
+        RESOURCE.insert().values(
+            uuid=str(uuid.uuid4()),
+            stack_id=stack_id,
+            name=name,
+            type="T",
+            action="INIT",
+            status="COMPLETE",
+            template_id=template,
+            **values,
+        )
+    ).inserted_primary_key[0]
 
 
 def _event(stack_id, **values):
@@ -411,3 +421,67 @@ def test_an_unlocked_finish_does_not_wait_for_the_wal(database):
     # SET LOCAL: the next transaction of the pool waits again.
     with session.transaction() as conn:
         assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
+
+
+def _second_record(stack_id, template):
+    with session.transaction() as conn:
+        return _record(conn, stack_id, template, "r1")
+
+
+def test_a_handed_record_is_confirmed_in_the_successors_read(database):
+    """PostgreSQL's finish returns the record it wrote; the successor's
+    read takes it for the dependency's own read only while the database
+    still holds it converged in the traversal with that atomic_key.
+    MariaDB and SQLite hand nothing on: the dependency is read."""
+    kind, _ = database
+    stack_id, first = _stack()
+    template = conv.resource_load(first)["template_id"]
+    second = _second_record(stack_id, template)
+    with session.transaction() as conn:
+        conv._insert_sync_points(
+            conn, stack_id, "trav", {(second, "update"): 1}
+        )
+    handing = []
+    fired = conv.resource_finish(
+        first,
+        0,
+        None,
+        {
+            "status": "COMPLETE",
+            "action": "CREATE",
+            "physical_resource_id": "x",
+        },
+        [_event(stack_id)],
+        "trav",
+        "update",
+        [second],
+        handing=handing,
+    )
+    assert fired == ([(second, "update")], False)
+    if kind != "postgresql":
+        assert handing == []
+        return
+    (handed,) = handing
+    stored = conv.resource_load(first)
+    assert {k: stored[k] for k in handed} == handed
+    assert (handed["atomic_key"], handed["physical_resource_id"]) == (1, "x")
+
+    def load(handed):
+        return conv.node_load(
+            second, "trav", lambda record: ["r0"], handed={"r0": handed}
+        )
+
+    record, deps = load(handed)
+    assert record["id"] == second and "_dep_key0" not in record
+    assert deps == {"r0": handed}
+    # A record handed on that the database does not hold (a later write,
+    # a finish lost in a crash): the dependency is read as it is.
+    record, deps = load(dict(handed, atomic_key=0, status="STALE"))
+    assert deps["r0"]["status"] == "COMPLETE"
+    with session.transaction() as conn:
+        conn.execute(
+            RESOURCE.update()
+            .where(RESOURCE.c.id == first)
+            .values(converged_traversal="other")
+        )
+    assert load(handed)[1] == {}

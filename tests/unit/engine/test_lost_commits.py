@@ -4,11 +4,13 @@ On PostgreSQL the finish of a step that did nothing outside the database
 commits with ``synchronous_commit`` off (``convergence._durable``). A
 database crash can lose such a commit after the engine went on: the
 engine saw it succeed and ran the next node, which finds its dependency
-unconverged and stops. Here the loss is made exact: the finish of one
-record runs in a savepoint rolled back before the commit, its answer
-handed on as if it had committed (what a crash loses is exactly such a
-suffix of writes). The stall re-drive must run the lost node again and
-the stack end complete, each record finished once in the database.
+unconverged and stops (the record the lost finish handed on to it fails
+its check: ``worker.handon``). Here the loss is made exact: the finish
+of one record runs in a savepoint rolled back before the commit, its
+answer handed on as if it had committed (what a crash loses is exactly
+such a suffix of writes). The stall re-drive must run the lost node
+again and the stack end complete, each record finished once in the
+database.
 """
 
 import uuid
@@ -55,15 +57,18 @@ def test_a_lost_instant_finish_is_made_again(engine, monkeypatch):
     real = conv._finish_in_one
     lost = []
 
-    def losing(conn, statement, params, events, entity):
+    def losing(conn, statement, params, events, entity, handing=None):
         name = events[0]["resource_name"] if events else None
         if name != "b" or lost:
-            return real(conn, statement, params, events, entity)
+            return real(conn, statement, params, events, entity, handing)
         # Only a finish that did not wait for the WAL can be lost.
         assert _asynchronous(statement)
         savepoint = conn.begin_nested()
-        answer = real(conn, statement, params, events, entity)
+        answer = real(conn, statement, params, events, entity, handing)
         savepoint.rollback()
+        # The record the lost finish returned is handed on to c, whose
+        # read must not take it for what the database holds.
+        assert handing and handing[0]["name"] == "b"
         lost.append(answer)
         return answer
 

@@ -93,12 +93,19 @@ def _sqlite(costs):
 
 def _postgresql(costs):
     """On PostgreSQL a finish (record, events, sync point) is one
-    statement (``statements.finish_in_one``): two fewer per finish."""
+    statement (``statements.finish_in_one``): two fewer per finish. It
+    returns the record it finished, which the node it makes ready
+    confirms in its own read (``worker.handon``): in a chain an update
+    node does not read the record it depends on (one fewer)."""
     finishes = {"create": 1, "update": 1, "delete": 1, "replace": 2}
+    handed = {"create": 1, "update": 1, "delete": 0, "replace": 1}
     return {
         t: {
             op: {
-                shape: (n - 2 * finishes[op], c)
+                shape: (
+                    n - 2 * finishes[op] - (shape == "chain") * handed[op],
+                    c,
+                )
                 for shape, (n, c) in shapes.items()
             }
             for op, shapes in ops.items()

@@ -1,0 +1,50 @@
+"""Records an update node's finish hands on to the nodes it makes ready.
+
+In a chain every update node reads the record it depends on right after
+that record's finish wrote it, usually in the same process. On
+PostgreSQL the finish returns the record as it left it
+(``conv.resource_finish``'s ``handing``); the process keeps it for the
+successors of the node, and a successor's own read confirms it in the
+same statement (``conv.node_load``: same atomic_key, still converged in
+the traversal) instead of reading it again. A record the database no
+longer holds as handed (a commit lost in a database crash, a later
+write) fails that check and is read as before, so what is kept here is
+only ever a hint: losing it, or the process, costs a read.
+"""
+
+import collections
+import threading
+
+# Entries kept; the oldest are dropped first (a node that never ran
+# here: its successor was run by another process).
+LIMIT = 4096
+
+
+class HandedOn:
+    """{(traversal, successor entity): {name: finished record}}."""
+
+    def __init__(self, limit=LIMIT):
+        self.limit = limit
+        self._held = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def give(self, node, record, successors):
+        """``record`` (finished by ``node``) for each of ``successors``
+        (entity ids in ``node``'s traversal)."""
+        with self._lock:
+            for entity in successors:
+                key = (node.traversal, entity)
+                handed = self._held.get(key)
+                if handed is None:
+                    handed = self._held[key] = {}
+                handed[record["name"]] = record
+            while len(self._held) > self.limit:
+                self._held.popitem(last=False)
+
+    def take(self, node):
+        """What was handed to ``node`` ({name: record}, maybe empty)."""
+        with self._lock:
+            return self._held.pop((node.traversal, node.entity), {})
+
+    def __len__(self):
+        return len(self._held)
