@@ -307,11 +307,15 @@ def stack_count(tenant):
 
 
 def stack_update_if_traversal(
-    session, stack_id, traversal, values, refused_actions=()
+    session, stack_id, traversal, values, refused_actions=(), running=False
 ):
     """Update the stack only if ``traversal`` is still its current one,
     it is not (soft-)deleted and its action is not one of
-    ``refused_actions``.
+    ``refused_actions``; with ``running``, only if it is IN_PROGRESS too.
+
+    ``running`` is for the writes that fail or cancel a traversal: a
+    traversal that completed keeps its id, so a decision made on a row
+    read before the finish would otherwise undo it.
 
     Every guard is part of this one conditional write, so no operation
     can start (or finish) on a stack that a concurrent delete or a
@@ -326,6 +330,8 @@ def stack_update_if_traversal(
     )
     if refused_actions:
         query = query.where(STACK.c.action.not_in(sorted(refused_actions)))
+    if running:
+        query = query.where(STACK.c.status == "IN_PROGRESS")
     result = session.execute(query.values(**values))
     return result.rowcount == 1
 

@@ -77,6 +77,7 @@ def traversal_begin(
     caller_token=None,
     refused_actions=(),
     verify=None,
+    running=False,
 ):
     """Start a traversal: swap the stack's traversal and plan the graph.
 
@@ -92,8 +93,10 @@ def traversal_begin(
     planner's ``goal_template_id``. ``caller_token`` (encrypted, see
     ``db.caller_tokens``) is kept with the new traversal. The swap
     also requires the stack not to be deleted and its action not to be
-    one of ``refused_actions``. ``verify`` (a checked ``verify``
-    document) is stored with it and flagged in its graph.
+    one of ``refused_actions`` (and, with ``running``, the stack to be
+    IN_PROGRESS: a rollback that follows a failure). ``verify`` (a
+    checked ``verify`` document) is stored with it and flagged in its
+    graph.
 
     :returns: the planner's return of ``build``.
     :raises ConcurrentTransaction: if the stack's traversal changed, it
@@ -108,7 +111,12 @@ def traversal_begin(
             stack_values = dict(stack_values, raw_template_id=template_id)
             planner.goal_template_id = template_id
         if not db_api.stack_update_if_traversal(
-            session, stack_id, expected, stack_values, refused_actions
+            session,
+            stack_id,
+            expected,
+            stack_values,
+            refused_actions,
+            running=running,
         ):
             raise exception.ConcurrentTransaction(what="stack %s" % stack_id)
         db_api.event_insert(session, *events)
@@ -978,8 +986,14 @@ def ready_nodes(traversal):
 
 # Stack completion ----------------------------------------------------------
 @_retry
-def stack_finish(stack_id, traversal, values, events, purge, delete=False):
+def stack_finish(
+    stack_id, traversal, values, events, purge, delete=False, running=True
+):
     """Set the stack's final state for ``traversal`` and purge.
+
+    Only a stack still IN_PROGRESS (unless ``running`` is False: an
+    abandon) is finished: a finish decided on a row read before another
+    finish of the same traversal must not undo it.
 
     :param purge: turn DELETE_COMPLETE records into history (trimmed
         to ``max_record_versions``), trim the events to
@@ -1001,7 +1015,7 @@ def stack_finish(stack_id, traversal, values, events, purge, delete=False):
                 trust_id=None,
             )
         if not db_api.stack_update_if_traversal(
-            session, stack_id, traversal, values
+            session, stack_id, traversal, values, running=running
         ):
             return False
         db_api.event_insert(session, *events)

@@ -73,9 +73,14 @@ def test_quickstart_serves_fast_with_no_config_and_no_network(quickstart):
     # imported at start). The wall
     # time on an idle machine is measured by ``python -m bench --startup``
     # (doc/bench/startup.md); here it must stay under 2 s unless the
-    # machine is busier than one runnable process per core.
+    # machine is busier than one runnable process per core. The CPU time
+    # too grows once the cores are shared by more than two runnable
+    # processes each (caches, the other hyperthread): 2.96 s at a load of
+    # 3.7 per core (two test suites at once on two cores, stop 22's CI).
+    # What imports at start is pinned exactly by test_startup_imports.
     assert quickstart["startup_seconds"] is not None, quickstart["log"]
-    assert quickstart["startup_cpu_seconds"] < 2.0, quickstart
+    cpu_bound = 2.0 if quickstart["load_per_core"] < 2.0 else 3.5
+    assert quickstart["startup_cpu_seconds"] < cpu_bound, quickstart
     if quickstart["load_per_core"] < 1.0:
         assert quickstart["startup_seconds"] < 2.0, quickstart
     assert "Traceback" not in quickstart["log"]

@@ -121,6 +121,7 @@ def _remove(member, root):
         events,
         purge=True,
         delete=True,
+        running=False,
     ):
         raise exception.ActionInProgress(
             stack_name=root["name"], action=Action.DELETE

@@ -350,6 +350,7 @@ class EngineService:
                     )
                 ],
                 caller_token=caller.keep(ctxt),
+                running=True,
             )
             return started is not None
         return self.ops.cancel(stack, reason)

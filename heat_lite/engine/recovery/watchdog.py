@@ -241,8 +241,8 @@ class Watchdog:
         elapsed = models.utcnow() - stack["action_started_at"]
         if elapsed.total_seconds() <= timeout:
             return False
-        LOG.warning("Stack %s timed out", stack["id"])
-        self.ops.mark_failed(stack, "Timed out")
+        if self.ops.mark_failed(stack, "Timed out"):
+            LOG.warning("Stack %s timed out", stack["id"])
         return True
 
     @staticmethod
@@ -261,10 +261,12 @@ class Watchdog:
             age = models.utcnow() - stack["action_started_at"]
             if age.total_seconds() < CONF.engine.stall_timeout:
                 return []  # its traversal is being stored right now
-            LOG.warning("Stack %s has no traversal; failing it", stack["id"])
-            self.ops.mark_failed(
+            # (A stack that completed since it was read keeps its
+            # traversal id but not the row: mark_failed leaves it be.)
+            if self.ops.mark_failed(
                 stack, "Engine went down during stack %s" % stack["action"]
-            )
+            ):
+                LOG.warning("Stack %s had no traversal: failed", stack["id"])
             return []
         nodes = [
             (stack["id"], traversal, entity, phase)

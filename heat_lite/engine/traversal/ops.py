@@ -123,6 +123,7 @@ class StackOps:
         caller_token=None,
         verify=None,
         traversal=None,
+        running=False,
     ):
         """Start a traversal of ``stack`` towards a goal.
 
@@ -142,6 +143,8 @@ class StackOps:
             between the update and the cleanup phase (``verify``).
         :param traversal: the new traversal's id, chosen (and recorded)
             by the caller beforehand (a rollout, with ``retry=False``).
+        :param running: start only if the stack is IN_PROGRESS (the
+            rollback that follows a failure of the running traversal).
         :returns: the stack row as it was before, with the new
             traversal's id as ``new_traversal``; or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
@@ -186,6 +189,7 @@ class StackOps:
                     new_template,
                     caller_token,
                     verify,
+                    running,
                 )
             except exception.ConcurrentTransaction:
                 if not retry:
@@ -212,6 +216,7 @@ class StackOps:
         new_template,
         caller_token,
         verify=None,
+        running=False,
     ):
         """The conditional write that starts the traversal (a seam the
         race tests use to commit another operation just before it)."""
@@ -225,13 +230,15 @@ class StackOps:
             caller_token=caller_token,
             refused_actions=tuple(states.refused_from(action)),
             verify=verify,
+            running=running,
         )
 
-    def rollback(self, stack, events=(), caller_token=None):
+    def rollback(self, stack, events=(), caller_token=None, running=False):
         """Converge back onto the last COMPLETE template (or nothing).
 
         Starts from the stack's current traversal and gives up if a newer
-        operation has replaced it meanwhile. Without the ``caller_token``
+        operation has replaced it meanwhile (or, with ``running``, if it
+        is no longer IN_PROGRESS). Without the ``caller_token``
         of a user who asked for it, the rollback acts with the token of
         the operation it rolls back.
         """
@@ -252,6 +259,7 @@ class StackOps:
                 retry=False,
                 caller_token=caller_token,
                 traversal=traversal,
+                running=running,
             )
         current = db_api.raw_template_get(stack["raw_template_id"])
         empty = {
@@ -268,6 +276,7 @@ class StackOps:
             retry=False,
             caller_token=caller_token,
             traversal=traversal,
+            running=running,
         )
 
     def run_action(self, stack, action, caller_token=None):
@@ -383,10 +392,12 @@ class StackOps:
         With rollback the FAILED event and the rollback traversal are
         written in one transaction, so a client never sees the stack
         FAILED while a rollback is about to start.
+
+        :returns: False if the stack was no longer running ``stack``'s
+            traversal (another finish won): nothing was written.
         """
         action = stack["action"]
         failed = stack_event(stack, action, Status.FAILED, reason)
-        notify.stack_event(stack, action, "error", reason=reason)
         if action == Action.SNAPSHOT and self.snapshots is not None:
             self.snapshots.finish(
                 stack, stack["current_traversal"], Status.FAILED, reason
@@ -396,8 +407,10 @@ class StackOps:
             Action.UPDATE,
         ):
             try:
-                self.rollback(stack, events=[failed])
-                return
+                if self.rollback(stack, events=[failed], running=True):
+                    notify.stack_event(stack, action, "error", reason=reason)
+                    return True
+                return False
             except Exception as exc:  # noqa: BLE001 - fail it, visibly
                 # Whatever breaks the rollback must not keep the stack
                 # IN_PROGRESS (and the watchdog re-failing it each tick).
@@ -419,13 +432,16 @@ class StackOps:
                 stack["current_traversal"], FAILED_STEP
             ),
         }
-        conv.stack_finish(
+        if conv.stack_finish(
             stack["id"],
             stack["current_traversal"],
             values,
             [failed],
             purge=True,
-        )
+        ):
+            notify.stack_event(stack, action, "error", reason=reason)
+            return True
+        return False
 
     def _runner_retrigger(self, record_id):
         return self.dispatcher.runner.retrigger(record_id)
