@@ -487,7 +487,7 @@ def resource_lock(record_id, atomic_key, owner, traversal, values):
         _traversal=traversal,
         _now=models.utcnow(),
     )
-    with transaction() as session:
+    with transaction(single=True) as session:
         result = session.execute(statements.record_lock(values), params)
         return result.rowcount == 1
 
@@ -559,8 +559,9 @@ def resource_finish(
     else:
         sync_phase = BARRIER if phase == "update" else STACK_PHASE
         entities = [0]
-    with transaction() as session:
-        if _in_one(session, events, entities):
+    in_one = _in_one(db_session.dialect(), events, entities)
+    with transaction(single=in_one and taker is None) as session:
+        if in_one:
             fired, found = _finish_in_one(
                 session,
                 statements.finish_in_one(
@@ -613,12 +614,12 @@ def _durable(owner, taker):
     )
 
 
-def _in_one(session, events, entities):
+def _in_one(dialect, events, entities):
     """Whether a finish can be one statement: PostgreSQL (DML in CTEs),
     one sync point to decrement and the events as
     ``db_api.event_values`` makes them."""
     return (
-        session.dialect.name == "postgresql"
+        dialect == "postgresql"
         and len(set(entities)) == 1
         and db_api.events_prebuilt(events)
     )

@@ -84,9 +84,15 @@ class Keeper:
         return resumed
 
     def running(self, row_id):
+        thread = self.thread(row_id)
+        return thread is not None and thread.is_alive()
+
+    def thread(self, row_id):
+        """The thread that runs (or last ran) the flow of ``row_id``
+        here, or None: a caller that must see one run end waits for its
+        thread, since the keeper may start the next one at once."""
         with self._lock:
-            thread = self._running.get(row_id)
-            return thread is not None and thread.is_alive()
+            return self._running.get(row_id)
 
     def launch(self, row_id):
         """Run (or resume) a flow this engine owns, on its own thread;
@@ -139,6 +145,7 @@ class KeptRunner:
         self.stop = self.keeper.stop
         self.take_over = self.keeper.take_over
         self.running = self.keeper.running
+        self.thread = self.keeper.thread
         self.launch = self.keeper.launch
 
     def run(self, row_id):

@@ -403,13 +403,17 @@ def test_another_engine_life_resumes_without_updating_twice(engine, project):
 
     _wait(verifying, what="first batch verifying")
     # Another (dead) life owns it now: our flow must stop.
+    first = engine.rollouts.thread(rid)
+    assert first is not None and first.is_alive()
     db_rollouts.rollout_claim(rid, engine.fence.owner, ("gone", 1))
-    _wait(lambda: not engine.rollouts.running(rid), what="flow stopped")
+    # Its thread ends (the keeper may start the next run at once).
+    _wait(lambda: not first.is_alive(), what="flow stopped")
     # The keeper claims it back (its own pass, or this one).
     engine.rollouts.take_over()
     _wait(
         lambda: (
             engine.rollouts.running(rid)
+            and engine.rollouts.thread(rid) is not first
             and db_rollouts.rollout_owned(rid, engine.fence.owner)
         ),
         what="rollout resumed",
