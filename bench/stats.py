@@ -158,6 +158,63 @@ def targets(records, topology):
     return rows
 
 
+def round2_targets(records, topology):
+    """Issue 18's time targets for one topology: (target, measured, met).
+
+    Only where the run measured them: the chain step at N = 1,000, the
+    flat create of 10,000 and its engines' RSS, and the update rate of
+    10-resource stacks with the p99 of an update (request to COMPLETE
+    seen) over a run of at least 10 minutes (a shorter run is reported,
+    never met).
+    """
+    rows = []
+    rec = _one(
+        records, topology=topology, scenario="create", shape="chain", n=1000
+    )
+    if rec:
+        step = 1000.0 * rec["seconds"] / rec["n"]
+        rows.append(
+            (
+                "chain 1000 create <= 2.5 ms per step",
+                "%.2f ms" % step,
+                step <= 2.5,
+            )
+        )
+    rec = _one(
+        records, topology=topology, scenario="create", shape="flat", n=10000
+    )
+    if rec:
+        rows.append(
+            (
+                "flat 10000 create <= 12 s",
+                "%.1f s" % rec["seconds"],
+                rec["seconds"] <= 12,
+            )
+        )
+        rss = max(v for k, v in rec["rss_kb"].items() if k != "api") / 1024
+        rows.append(
+            ("flat 10000 engine RSS <= 300 MB", "%.0f MB" % rss, rss <= 300)
+        )
+    rec = _one(records, topology=topology, scenario="throughput_update")
+    if rec:
+        rate = rec["extra"]["stacks_per_second"]
+        p99 = (rec["extra"]["latency_ms"].get("operation") or {}).get("p99")
+        long_enough = rec["seconds"] >= 600
+        rows.append(
+            (
+                ">= 35 updates/s for 10 minutes, p99 update <= 1 s",
+                "%.1f/s for %.0f s, p99 %s"
+                % (
+                    rate,
+                    rec["seconds"],
+                    "-" if p99 is None else "%.0f ms" % p99,
+                ),
+                long_enough and rate >= 35 and p99 is not None and p99 <= 1000,
+            )
+        )
+    return rows
+
+
 def _cost_targets(records, topology):
     rows = []
     creates = [
