@@ -576,13 +576,14 @@ def resource_finish(
                 handing,
             )
         else:
-            update = statements.record_finish(values, locked=bool(owner))
-            if direct.execute(session, update, params).rowcount != 1:
-                raise exception.ConcurrentTransaction(
-                    what="resource %s" % record_id
-                )
-            db_api.event_insert(session, *events)
-            fired, found = _decrement(session, traversal, sync_phase, entities)
+            fired, found = _finish(
+                session,
+                params,
+                (values, owner, events),
+                traversal,
+                sync_phase,
+                entities,
+            )
         if not successors:
             return ([(0, sync_phase)] if fired else []), not found
         if taker is not None and fired:
@@ -590,6 +591,35 @@ def resource_finish(
                 session, fired[: taker.limit], traversal, taker
             )
         return [(e, phase) for e in fired], not found
+
+
+def _finish(session, params, written, traversal, phase, entities):
+    """``resource_finish``'s writes as separate statements: the events
+    (rolled back with the transaction if the guard then fails), the
+    record, the sync points of ``entities``. ``written`` is (values,
+    owner, events) as ``resource_finish`` has them. On MySQL with one
+    sync point the record and the sync point are one UPDATE
+    (``statements.finish_with_sync_mysql``); only when it matches
+    nothing are the two statements run to tell a lost guard from a gone
+    traversal."""
+    values, owner, events = written
+    db_api.event_insert(session, *events)
+    if session.dialect.name == "mysql" and len(set(entities)) == 1:
+        both = direct.execute(
+            session,
+            statements.finish_with_sync_mysql(values, bool(owner)),
+            dict(
+                params, _traversal=traversal, _phase=phase, _entity=entities[0]
+            ),
+        )
+        if both.rowcount == 2:
+            return ([entities[0]] if both.lastrowid == 0 else []), True
+    update = statements.record_finish(values, locked=bool(owner))
+    if direct.execute(session, update, params).rowcount != 1:
+        raise exception.ConcurrentTransaction(
+            what="resource %s" % params["_rid"]
+        )
+    return _decrement(session, traversal, phase, entities)
 
 
 def _durable(owner, taker):

@@ -201,6 +201,42 @@ def _finish_update(columns, locked):
     )
 
 
+def finish_with_sync_mysql(columns, locked):
+    """MySQL/MariaDB: ``record_finish`` of ``columns`` and the decrement of
+    one sync point in one multiple-table UPDATE (the join matches only if
+    the record's guard does), its new count handed back through
+    LAST_INSERT_ID(expr). Both rows changed: 2 rows matched. 0: the guard
+    failed or the sync point is gone; the caller tells which apart with
+    the two statements this replaces.
+
+    Parameters: ``record_finish``'s and ``_traversal``, ``_phase``,
+    ``_entity``.
+    """
+    columns = tuple(sorted(columns))
+
+    def build():
+        values = {
+            RESOURCE.c.engine_id: None,
+            RESOURCE.c.lock_epoch: None,
+            RESOURCE.c.lock_traversal: None,
+            RESOURCE.c.atomic_key: RESOURCE.c.atomic_key + 1,
+            RESOURCE.c.updated_at: sa.bindparam("_now"),
+            SYNC.c.remaining: sa.func.last_insert_id(SYNC.c.remaining - 1),
+        }
+        values.update({RESOURCE.c[c]: sa.bindparam(c) for c in columns})
+        return (
+            RESOURCE.update()
+            .where(
+                RESOURCE.c.id == sa.bindparam("_rid"),
+                _guard(locked),
+                *_sync_where(True),
+            )
+            .values(values)
+        )
+
+    return _once(("finish-mysql", locked, columns), build)
+
+
 def finish_in_one(columns, locked, events, wait_for_wal=True):
     """PostgreSQL: ``record_finish`` of ``columns``, the INSERT of
     ``events`` events and the decrement of one sync point, in one
