@@ -309,7 +309,10 @@ def continued():
     write sees what it would have seen in a transaction of its own. Not
     on SQLite: there a read transaction (oslo.db emits BEGIN) keeps its
     snapshot, and its upgrade to a write fails (SQLITE_BUSY_SNAPSHOT) if
-    another writer committed meanwhile.
+    another writer committed meanwhile. On PostgreSQL the read ran in
+    autocommit (``_autocommits``): a write of one statement continues
+    the connection (one checkout), a longer one takes a transaction of
+    its own.
     """
     _HELD.depth = getattr(_HELD, "depth", 0) + 1
     try:
