@@ -28,12 +28,6 @@ def write_json(out_dir, data):
     return path
 
 
-def engine_rss_mb(rec):
-    """Peak RSS of the engine processes (or heat-lite-all) in MB."""
-    values = [v for k, v in rec.get("rss_kb", {}).items() if k != "api"]
-    return max(values) / 1024.0 if values else None
-
-
 def api_rss_mb(rec):
     value = rec.get("rss_kb", {}).get("api")
     return value / 1024.0 if value else None
@@ -105,7 +99,10 @@ def _main_rows(records):
             ]
             + [_fmt(per.get(k, 0.0)) for k, _ in COST_KEYS]
             + [_fmt(_engine_cpu(per)), _fmt(per.get("cpu_ms_api"))]
-            + [_fmt(engine_rss_mb(rec), "%.0f"), _fmt(api_rss_mb(rec), "%.0f")]
+            + [
+                _fmt(stats.engine_rss_mb(rec), "%.0f"),
+                _fmt(api_rss_mb(rec), "%.0f"),
+            ]
             + [_load(rec)]
         )
     return rows
@@ -167,7 +164,7 @@ def _throughput_rows(records):
                     _latency(extra, kind),
                     _latency(extra, "GET"),
                     _fmt(rec["per_resource"].get("sql_statements")),
-                    _fmt(engine_rss_mb(rec), "%.0f"),
+                    _fmt(stats.engine_rss_mb(rec), "%.0f"),
                     _load(rec),
                 ]
             )

@@ -579,10 +579,10 @@ def resource_finish(
             fired, found = _finish(
                 session,
                 params,
-                (values, owner, events),
-                traversal,
-                sync_phase,
-                entities,
+                values,
+                events,
+                locked=bool(owner),
+                sync=(traversal, sync_phase, entities),
             )
         if not successors:
             return ([(0, sync_phase)] if fired else []), not found
@@ -593,28 +593,28 @@ def resource_finish(
         return [(e, phase) for e in fired], not found
 
 
-def _finish(session, params, written, traversal, phase, entities):
+def _finish(session, params, values, events, locked, sync):
     """``resource_finish``'s writes as separate statements: the events
     (rolled back with the transaction if the guard then fails), the
-    record, the sync points of ``entities``. ``written`` is (values,
-    owner, events) as ``resource_finish`` has them. On MySQL with one
+    record (``locked``: guarded by its lock, else by its atomic_key),
+    the sync points ``sync`` = (traversal, phase, entities). On MySQL with one
     sync point the record and the sync point are one UPDATE
     (``statements.finish_with_sync_mysql``); only when it matches
     nothing are the two statements run to tell a lost guard from a gone
     traversal."""
-    values, owner, events = written
+    traversal, phase, entities = sync
     db_api.event_insert(session, *events)
     if session.dialect.name == "mysql" and len(set(entities)) == 1:
         both = direct.execute(
             session,
-            statements.finish_with_sync_mysql(values, bool(owner)),
+            statements.finish_with_sync_mysql(values, locked),
             dict(
                 params, _traversal=traversal, _phase=phase, _entity=entities[0]
             ),
         )
         if both.rowcount == 2:
             return ([entities[0]] if both.lastrowid == 0 else []), True
-    update = statements.record_finish(values, locked=bool(owner))
+    update = statements.record_finish(values, locked=locked)
     if direct.execute(session, update, params).rowcount != 1:
         raise exception.ConcurrentTransaction(
             what="resource %s" % params["_rid"]

@@ -29,7 +29,7 @@ from heat_lite.db import pre_ping
 CONF = conf.CONF
 
 _LOCK = threading.Lock()
-_SETUP = {"done": False, "sqlite": False, "autocommit": False}
+_SETUP = {"done": False, "sqlite": False, "autocommit": False, "dialect": None}
 _SQLITE_WRITE_LOCK = threading.RLock()
 
 # oslo.db's check-in hook only yields to other green threads; the engine
@@ -112,9 +112,6 @@ def _checked_out(dbapi_conn, record, proxy):
         cursor = dbapi_conn.cursor()
         cursor.execute("SELECT 1")
         cursor.close()
-        # The ping began a transaction (psycopg2): end it, so that the
-        # connection can be switched to autocommit (``_autocommit``).
-        dbapi_conn.rollback()
     except Exception as exc:  # noqa: BLE001 - any failure: reconnect
         # The pool drops this connection and hands out a new one.
         raise sa.exc.DisconnectionError() from exc
@@ -233,16 +230,16 @@ def get_engine():
             ):
                 install_idle_ping(engine)
             _SETUP["autocommit"] = _autocommits(engine)
+            _SETUP["dialect"] = engine.dialect.name
             engine.dispose()
             _SETUP["done"] = True
     return engine
 
 
 def dialect():
-    name = _SETUP.get("dialect")
-    if name is None or not _SETUP["done"]:
-        name = _SETUP["dialect"] = get_engine().dialect.name
-    return name
+    if not _SETUP["done"]:
+        get_engine()
+    return _SETUP["dialect"]
 
 
 def write_lock():
@@ -282,7 +279,8 @@ def _set_autocommit(connection, on):
     ``sql_commits`` counter counts the write)."""
     raw = connection.connection.dbapi_connection
     if on and raw.info.transaction_status:
-        # Not idle: a pre-ping or a connect hook left a transaction.
+        # Not idle: a pre-ping (``pre_ping``, ``_checked_out``) began a
+        # transaction.
         raw.rollback()
     raw.autocommit = on
 
@@ -408,18 +406,15 @@ def transaction(writer=True, keep=False, single=False):
             _HELD.connection = connection
         return
     with lock, engine.connect() as connection:
-        if not autocommit:
-            yield connection
-            if writer:
-                connection.commit()
-            return
-        _set_autocommit(connection, True)
+        if autocommit:
+            _set_autocommit(connection, True)
         try:
             yield connection
             if writer:
                 connection.commit()
         finally:
-            _end_autocommit(connection)
+            if autocommit:
+                _end_autocommit(connection)
 
 
 def _make_sqlite_directory():

@@ -186,18 +186,25 @@ def record_finish(columns, locked):
     )
 
 
+def _finished(columns):
+    """The SET of a finish: ``columns`` from parameters of their names,
+    the lock released, a new atomic_key."""
+    values = {
+        RESOURCE.c.engine_id: None,
+        RESOURCE.c.lock_epoch: None,
+        RESOURCE.c.lock_traversal: None,
+        RESOURCE.c.atomic_key: RESOURCE.c.atomic_key + 1,
+        RESOURCE.c.updated_at: sa.bindparam("_now"),
+    }
+    values.update({RESOURCE.c[c]: sa.bindparam(c) for c in columns})
+    return values
+
+
 def _finish_update(columns, locked):
     return (
         RESOURCE.update()
         .where(RESOURCE.c.id == sa.bindparam("_rid"), _guard(locked))
-        .values(
-            engine_id=None,
-            lock_epoch=None,
-            lock_traversal=None,
-            atomic_key=RESOURCE.c.atomic_key + 1,
-            updated_at=sa.bindparam("_now"),
-            **{c: sa.bindparam(c) for c in columns},
-        )
+        .values(_finished(columns))
     )
 
 
@@ -215,15 +222,8 @@ def finish_with_sync_mysql(columns, locked):
     columns = tuple(sorted(columns))
 
     def build():
-        values = {
-            RESOURCE.c.engine_id: None,
-            RESOURCE.c.lock_epoch: None,
-            RESOURCE.c.lock_traversal: None,
-            RESOURCE.c.atomic_key: RESOURCE.c.atomic_key + 1,
-            RESOURCE.c.updated_at: sa.bindparam("_now"),
-            SYNC.c.remaining: sa.func.last_insert_id(SYNC.c.remaining - 1),
-        }
-        values.update({RESOURCE.c[c]: sa.bindparam(c) for c in columns})
+        values = _finished(columns)
+        values[SYNC.c.remaining] = sa.func.last_insert_id(SYNC.c.remaining - 1)
         return (
             RESOURCE.update()
             .where(

@@ -436,12 +436,14 @@ def _synchronous_commit_at_finish(engine, **finish):
     here: such a commit 0.03 ms, a flushed one 0.46-0.90 ms)."""
     seen = []
 
-    def look(conn, cursor, statement, *args):
+    def look(conn, cursor, statement, parameters, *args):
         if statement.startswith("WITH finished AS"):
             status = cursor.connection.info.transaction_status
             assert status == psycopg2_ext.TRANSACTION_STATUS_IDLE, status
-            local = "set_config('synchronous_commit', 'off', true)"
-            seen.append("off" if local in statement else "on")
+            # set_config(%(..)s, %(..)s, true): its values are parameters.
+            local = "set_config(" in statement and ", true)" in statement
+            sets = {"synchronous_commit", "off"} <= set(parameters.values())
+            seen.append("off" if local and sets else "on")
 
     # As text, so that the finish is recognisable by its SQL.
     conf.CONF.set_override("prepared_statements", False, group="database")
@@ -452,6 +454,46 @@ def _synchronous_commit_at_finish(engine, **finish):
         sa.event.remove(engine, "after_cursor_execute", look)
         conf.CONF.clear_override("prepared_statements", group="database")
     return seen
+
+
+def test_an_unlocked_finish_does_not_wait_for_the_wal(database):
+    """The finish of a record never locked sets ``synchronous_commit``
+    off for its own transaction only; with
+    ``[database] asynchronous_instant_commits`` off it waits."""
+    kind, engine = database
+    if kind != "postgresql":
+        pytest.skip("the one-statement finish is PostgreSQL's")
+    stack_id, record = _stack()
+    traversal = str(uuid.uuid4())
+    with session.transaction() as conn:
+        conv._insert_sync_points(
+            conn, stack_id, traversal, {(0, "barrier"): 3}
+        )
+    finish = dict(
+        record_id=record,
+        owner=None,
+        values={"status": "COMPLETE"},
+        traversal=traversal,
+        phase="update",
+        successors=[],
+    )
+    assert _synchronous_commit_at_finish(
+        engine, atomic_key=0, events=[_event(stack_id)], **finish
+    ) == ["off"]
+    conf.CONF.set_override(
+        "asynchronous_instant_commits", False, group="database"
+    )
+    try:
+        assert _synchronous_commit_at_finish(
+            engine, atomic_key=1, events=[_event(stack_id)], **finish
+        ) == ["on"]
+    finally:
+        conf.CONF.clear_override(
+            "asynchronous_instant_commits", group="database"
+        )
+    # SET LOCAL: the next transaction of the pool waits again.
+    with session.transaction() as conn:
+        assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
 
 
 def test_set_config_in_an_autocommit_statement_is_its_own(database):
