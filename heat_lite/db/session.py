@@ -142,8 +142,10 @@ def _dbapi_error(exc):
 
 def is_unavailable(exc):
     """True if ``exc`` means the database could not be reached or dropped
-    the connection (a restart, a failover, a partition): the same work may
-    succeed later. False for errors of the statement itself.
+    the connection (a restart, a failover, a partition), or, on SQLite,
+    that another connection held the file's write lock past the busy
+    timeout: the same work may succeed later. False for errors of the
+    statement itself.
     """
     if isinstance(exc, (db_exc.DBConnectionError, sa.exc.DisconnectionError)):
         return True
@@ -157,6 +159,8 @@ def is_unavailable(exc):
     if module == "pymysql":
         code = orig.args[0] if orig.args else None
         return code in _MYSQL_GONE or (name == "InterfaceError")
+    if module == "sqlite3":
+        return name == "OperationalError" and "database is locked" in str(orig)
     if module == "psycopg2":
         pgcode = getattr(orig, "pgcode", None)
         if name in ("OperationalError", "InterfaceError") and not pgcode:

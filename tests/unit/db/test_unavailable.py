@@ -152,3 +152,25 @@ def test_pool_pre_ping_replaces_a_broken_connection_without_idle_ping(
             assert conn.execute(sa.text("SELECT 1")).scalar() == 1
     finally:
         engine.dispose()
+
+
+def test_a_busy_sqlite_file_is_unavailable(tmp_path):
+    """A write that waited past the busy timeout for another connection's
+    write lock may succeed later (an engine re-drives the node); a
+    statement error on SQLite is still the statement's."""
+    url = "sqlite:///%s" % (tmp_path / "busy.sqlite")
+    holder = sa.create_engine(url)
+    waiter = _oslo_engine(url + "?timeout=0.1")
+    try:
+        with holder.connect() as conn:
+            conn.exec_driver_sql("CREATE TABLE t (x INTEGER)")
+            conn.commit()
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            busy = _raised(waiter, "INSERT INTO t VALUES (1)")
+            conn.rollback()
+        assert "database is locked" in str(busy), busy
+        assert session.is_unavailable(busy)
+        assert not session.is_unavailable(_raised(waiter, "SELEC 1"))
+    finally:
+        holder.dispose()
+        waiter.dispose()
