@@ -377,27 +377,55 @@ def node_scope():
 
 
 def _load_checking(session, record_id, traversal, handed):
-    """``_load``, and which of the ``handed`` records ({name: record})
-    are still as the database holds them, converged in ``traversal``
-    (same atomic_key), in the same statement.
+    """``_load``, and which of the ``handed`` records ({record id:
+    record}) are still as the database holds them, converged in
+    ``traversal``, in the same statement.
+
+    A handed record is either the whole row its finish returned
+    (PostgreSQL), confirmed by its atomic_key (``record_select_checking``),
+    or its id alone (the other dialects' finish returns nothing): it is
+    then read along with the record (``records_select_ids``), and taken
+    if it converged in ``traversal``.
 
     :returns: (record or None, {name: record} of those confirmed)
     """
     if not handed or len(handed) > statements.MAX_PREBUILT_ROWS:
         return _load(session, record_id), {}
-    names = sorted(handed)
+    ids = sorted(handed)
+    if not all("atomic_key" in handed[i] for i in ids):
+        return _load_along(session, record_id, traversal, ids)
     params = {"_rid": record_id, "_traversal": traversal}
-    params.update(("_dep%d" % i, handed[n]["id"]) for i, n in enumerate(names))
+    params.update(("_dep%d" % n, i) for n, i in enumerate(ids))
     record = direct.execute(
-        session, statements.record_select_checking(len(names)), params
+        session, statements.record_select_checking(len(ids)), params
     ).first()
     if record is None:
         return None, {}
     confirmed = {}
-    for i, name in enumerate(names):
-        if record.pop("_dep_key%d" % i) == handed[name]["atomic_key"]:
-            confirmed[name] = handed[name]
+    for n, i in enumerate(ids):
+        if record.pop("_dep_key%d" % n) == handed[i]["atomic_key"]:
+            confirmed[handed[i]["name"]] = handed[i]
     return record, confirmed
+
+
+def _load_along(session, record_id, traversal, ids):
+    """Record ``record_id`` and records ``ids`` in one read; those of
+    ``ids`` converged in ``traversal`` are returned by name, without
+    their stack's columns (as ``_converged`` returns them)."""
+    params = {"_rid": record_id}
+    params.update(("_dep%d" % n, i) for n, i in enumerate(ids))
+    rows = direct.execute(
+        session, statements.records_select_ids(len(ids)), params
+    ).dicts()
+    record, confirmed = None, {}
+    for row in rows:
+        if row["id"] == record_id:
+            record = row
+        elif row["converged_traversal"] == traversal:
+            confirmed[row["name"]] = {
+                k: v for k, v in row.items() if k not in statements.STACK_KEYS
+            }
+    return record, confirmed if record is not None else {}
 
 
 @retry_read
@@ -535,8 +563,10 @@ def resource_finish(
     With a ``taker`` (see ``resources_take``), the successors that fired
     (at most ``taker.limit``) are read and taken in the same transaction;
     ``taker.result`` holds them once it committed. A ``handing`` list
-    gets the record as the finish left it, where the finish returns it
-    (PostgreSQL's one statement), for the nodes it makes ready.
+    gets, for the nodes the finish makes ready, the record as the finish
+    left it where the finish returns it (PostgreSQL's one statement),
+    else its id alone (``{"id": record_id}``: they read it along with
+    their own record, ``node_load``).
 
     :returns: (fired entity ids, superseded) where superseded means the
         traversal's sync points are gone.
@@ -560,6 +590,13 @@ def resource_finish(
         sync_phase = BARRIER if phase == "update" else STACK_PHASE
         entities = [0]
     in_one = _in_one(db_session.dialect(), events, entities)
+    separate = dict(
+        params=params,
+        values=values,
+        events=events,
+        locked=bool(owner),
+        sync=(traversal, sync_phase, entities),
+    )
     with transaction(single=in_one and taker is None) as session:
         if in_one:
             fired, found = _finish_in_one(
@@ -575,15 +612,15 @@ def resource_finish(
                 entities[0],
                 handing,
             )
-        else:
-            fired, found = _finish(
-                session,
-                params,
-                values,
-                events,
-                locked=bool(owner),
-                sync=(traversal, sync_phase, entities),
+        elif _takes_in_finish(session, taker, successors):
+            fired, found = _finish_taking_mysql(
+                session, taker=taker, **separate
             )
+            return [(e, phase) for e in fired], not found
+        else:
+            fired, found = _finish(session, **separate)
+            if handing is not None:
+                handing.append({"id": record_id})
         if not successors:
             return ([(0, sync_phase)] if fired else []), not found
         if taker is not None and fired:
@@ -593,17 +630,33 @@ def resource_finish(
         return [(e, phase) for e in fired], not found
 
 
+def _takes_in_finish(session, taker, successors):
+    """Whether the finish itself may take its successor
+    (``_finish_taking_mysql``): MySQL, a taker, one successor."""
+    return (
+        taker is not None
+        and taker.limit > 0
+        and len(successors) == 1
+        and session.dialect.name == "mysql"
+    )
+
+
 def _finish(session, params, values, events, locked, sync):
     """``resource_finish``'s writes as separate statements: the events
-    (rolled back with the transaction if the guard then fails), the
-    record (``locked``: guarded by its lock, else by its atomic_key),
-    the sync points ``sync`` = (traversal, phase, entities). On MySQL with one
-    sync point the record and the sync point are one UPDATE
-    (``statements.finish_with_sync_mysql``); only when it matches
-    nothing are the two statements run to tell a lost guard from a gone
-    traversal."""
-    traversal, phase, entities = sync
+    (rolled back with the transaction if the guard then fails), then the
+    record and the sync points (``_finish_record``)."""
     db_api.event_insert(session, *events)
+    return _finish_record(session, params, values, locked, sync)
+
+
+def _finish_record(session, params, values, locked, sync):
+    """The record (``locked``: guarded by its lock, else by its
+    atomic_key) and the sync points ``sync`` = (traversal, phase,
+    entities). On MySQL with one sync point the record and the sync
+    point are one UPDATE (``statements.finish_with_sync_mysql``); only
+    when it matches nothing are the two statements run to tell a lost
+    guard from a gone traversal."""
+    traversal, phase, entities = sync
     if session.dialect.name == "mysql" and len(set(entities)) == 1:
         both = direct.execute(
             session,
@@ -620,6 +673,72 @@ def _finish(session, params, values, events, locked, sync):
             what="resource %s" % params["_rid"]
         )
     return _decrement(session, traversal, phase, entities)
+
+
+def _finish_taking_mysql(session, params, values, events, locked, sync, taker):
+    """MySQL: a finish that reads its one successor first and, when the
+    finish is that successor's last input and ``taker`` wants it locked,
+    locks it in the finish's own UPDATE
+    (``statements.finish_and_lock_mysql``): a read, the events and one
+    UPDATE, where reading and locking after the finish (``_take``) takes
+    a SELECT and an UPDATE more. The read is the successor's as
+    ``_take`` makes it; a successor that is not ready yet, that the taker
+    leaves unlocked or that changed between the read and the UPDATE
+    gets what the separate statements give it."""
+    traversal, phase, (entity,) = sync
+    successor = direct.execute(
+        session,
+        statements.record_select_counted(),
+        {"_rid": entity, "_traversal": traversal, "_phase": phase},
+    ).first()
+    last = successor is not None and successor.pop("_remaining") == 1
+    if not last or not taker.wants(successor):
+        fired, found = _finish(session, params, values, events, locked, sync)
+        if fired:
+            taker.result = (
+                [(successor, False)]
+                if last
+                else _take(session, fired[: taker.limit], traversal, taker)
+            )
+        return fired, found
+    db_api.event_insert(session, *events)
+    lock = _lock_values(traversal, taker.owner, params["_now"])
+    taken = direct.execute(
+        session,
+        statements.finish_and_lock_mysql(values, locked, taker.values),
+        dict(
+            params,
+            _traversal=traversal,
+            _phase=phase,
+            _entity=entity,
+            _next_key=successor["atomic_key"],
+            _lock_engine=lock["engine_id"],
+            _lock_epoch=lock["lock_epoch"],
+            **{statements.LOCK_PREFIX + k: v for k, v in taker.values.items()},
+        ),
+    )
+    if taken.rowcount == 3:
+        taker.result = [(_as_locked(successor, lock, taker.values), True)]
+        return [entity], True
+    fired, found = _finish_record(session, params, values, locked, sync)
+    if fired:
+        taker.result = _take(session, fired[: taker.limit], traversal, taker)
+    return fired, found
+
+
+def _lock_values(traversal, owner, now):
+    """The columns a lock for ``owner`` = (engine_id, epoch) writes."""
+    return {
+        "engine_id": owner[0],
+        "lock_epoch": owner[1],
+        "lock_traversal": traversal,
+        "updated_at": now,
+    }
+
+
+def _as_locked(record, lock, values):
+    """``record`` as a lock writing ``lock`` and ``values`` left it."""
+    return dict(record, atomic_key=record["atomic_key"] + 1, **lock, **values)
 
 
 def _durable(owner, taker):
@@ -710,12 +829,7 @@ def _take(session, record_ids, traversal, taker):
     if not wanted:
         return [(r, False) for r in records]
     engine_id, epoch = taker.owner
-    lock = {
-        "engine_id": engine_id,
-        "lock_epoch": epoch,
-        "lock_traversal": traversal,
-        "updated_at": models.utcnow(),
-    }
+    lock = _lock_values(traversal, taker.owner, models.utcnow())
     result = session.execute(
         statements.records_lock(taker.values),
         dict(
@@ -740,9 +854,7 @@ def _take(session, record_ids, traversal, taker):
         }
     return [
         (
-            dict(r, atomic_key=r["atomic_key"] + 1, **lock, **taker.values)
-            if r["id"] in locked
-            else r,
+            _as_locked(r, lock, taker.values) if r["id"] in locked else r,
             r["id"] in locked,
         )
         for r in records
@@ -793,11 +905,12 @@ def resource_replace(
     the action it starts), if it is live: one transaction instead of a
     replace and a ``resource_lock``.
 
-    Three statements: the stack's traversal guard (an UPDATE, so that a
-    traversal starting meanwhile waits for this one and plans with the new
-    version, or this one sees it and stops), the INSERT ... SELECT of the
-    new version (numbered in the statement, returned by it where the
-    dialect can), and the switch of the old record's role.
+    Two statements: the INSERT ... SELECT of the new version, which
+    carries the stack's traversal guard (``statements.version_insert``:
+    the stack row read under a shared lock, so that a traversal starting
+    meanwhile waits for this one and plans with the new version, or this
+    one sees it and stops), numbers the version and returns it where the
+    dialect can; and the switch of the old record's role.
 
     :returns: the new record, or None if the traversal or the old record
         changed meanwhile, or the ``lock`` owner is no longer live.
@@ -813,16 +926,13 @@ def resource_replace(
             updated_at=now,
         )
     with transaction() as session:
-        if not db_api.stack_update_if_traversal(
-            session, stack_id, traversal, {"current_traversal": traversal}
-        ):
-            return None
         returning = session.dialect.insert_returning
         result = session.execute(
             statements.version_insert(values, lock is not None, returning),
             dict(
                 values,
                 _stack=stack_id,
+                _traversal=traversal,
                 _name=old["name"],
                 _engine=lock and lock[0],
                 _epoch=lock and lock[1],
@@ -839,7 +949,9 @@ def resource_replace(
         else:
             new = None
         if new is None:
-            session.rollback()  # the lock's engine life was claimed
+            # The traversal was superseded, or the lock's engine life
+            # was claimed.
+            session.rollback()
             return None
         old_values = dict(
             old_values or {}, role="replaced", replaced_by=new["id"]

@@ -33,6 +33,7 @@ STACK_COLUMNS = [
     STACK.c.tenant.label("stack_tenant"),
     STACK.c.trust_id.label("stack_trust"),
 ]
+STACK_KEYS = frozenset(c.name for c in STACK_COLUMNS)
 
 # The finished record's columns in ``finish_in_one``'s row.
 RECORD_PREFIX = "record_"
@@ -107,6 +108,22 @@ def record_select_checking(count):
     return _once(("record-checking", count), build)
 
 
+def records_select_ids(count):
+    """Record ``_rid`` and ``count`` records ``_dep0`` ..., each joined
+    with its stack's columns, in one read (no expanding parameter:
+    ``db.direct`` can run it). A node handed the ids of the dependencies
+    that just finished reads them along with its own record."""
+    return _once(
+        ("records-ids", count),
+        lambda: _with_stack(
+            RESOURCE.c.id.in_(
+                [sa.bindparam("_rid")]
+                + [sa.bindparam("_dep%d" % i) for i in range(count)]
+            )
+        ),
+    )
+
+
 def converged_select():
     """Records of a stack, by name, converged in a traversal; parameters
     ``_stack``, ``_names`` (a list) and ``_traversal``."""
@@ -173,6 +190,17 @@ def _guard(locked):
     )
 
 
+def _live(engine, epoch):
+    """The engine life named by parameters ``engine`` and ``epoch`` is
+    live (its service row, not claimed): what a lock taken for it
+    requires."""
+    return sa.exists().where(
+        SERVICE.c.engine_id == sa.bindparam(engine),
+        SERVICE.c.epoch == sa.bindparam(epoch),
+        SERVICE.c.deleted_at.is_(None),
+    )
+
+
 def record_finish(columns, locked):
     """UPDATE that writes ``columns`` and releases the record.
 
@@ -235,6 +263,85 @@ def finish_with_sync_mysql(columns, locked):
         )
 
     return _once(("finish-mysql", locked, columns), build)
+
+
+def record_select_counted():
+    """``record_select`` of ``_rid`` with the count its sync point of
+    ``_traversal``/``_phase`` has left, as ``_remaining`` (NULL if it
+    has none)."""
+
+    def build():
+        remaining = (
+            sa.select(SYNC.c.remaining)
+            .where(
+                SYNC.c.traversal_id == sa.bindparam("_traversal"),
+                SYNC.c.phase == sa.bindparam("_phase"),
+                SYNC.c.entity_id == sa.bindparam("_rid"),
+            )
+            .scalar_subquery()
+            .label("_remaining")
+        )
+        return _with_stack(RESOURCE.c.id == sa.bindparam("_rid")).add_columns(
+            remaining
+        )
+
+    return _once("record-counted", build)
+
+
+# The parameters of the lock ``finish_and_lock_mysql`` takes: its
+# columns' values are named with this prefix.
+LOCK_PREFIX = "_lock_"
+
+
+def finish_and_lock_mysql(columns, locked, lock_columns):
+    """MySQL/MariaDB: ``finish_with_sync_mysql`` when this finish is the
+    last input of its one successor (the sync point's count is 1), which
+    the same UPDATE locks: record ``_entity`` if it still has atomic_key
+    ``_next_key`` and nobody holds it, for engine ``_lock_engine`` in
+    epoch ``_lock_epoch`` (if that engine life is live) and traversal
+    ``_traversal``, writing ``lock_columns`` (parameters ``_lock_<column>``)
+    as ``record_lock`` does. Three rows matched, or none: the caller then
+    finishes without the lock (``finish_with_sync_mysql``).
+    """
+    columns = tuple(sorted(columns))
+    lock_columns = tuple(sorted(lock_columns))
+
+    def build():
+        successor = RESOURCE.alias("successor")
+        values = _finished(columns)
+        values[SYNC.c.remaining] = sa.func.last_insert_id(SYNC.c.remaining - 1)
+        values.update(
+            {
+                successor.c.engine_id: sa.bindparam("_lock_engine"),
+                successor.c.lock_epoch: sa.bindparam("_lock_epoch"),
+                successor.c.lock_traversal: sa.bindparam("_traversal"),
+                successor.c.atomic_key: successor.c.atomic_key + 1,
+                successor.c.updated_at: sa.bindparam("_now"),
+            }
+        )
+        values.update(
+            {
+                successor.c[c]: sa.bindparam(LOCK_PREFIX + c)
+                for c in lock_columns
+            }
+        )
+        live = _live("_lock_engine", "_lock_epoch")
+        return (
+            RESOURCE.update()
+            .where(
+                RESOURCE.c.id == sa.bindparam("_rid"),
+                _guard(locked),
+                *_sync_where(True),
+                SYNC.c.remaining == 1,
+                successor.c.id == sa.bindparam("_entity"),
+                successor.c.atomic_key == sa.bindparam("_next_key"),
+                successor.c.engine_id.is_(None),
+                live,
+            )
+            .values(values)
+        )
+
+    return _once(("finish-lock-mysql", locked, columns, lock_columns), build)
 
 
 def finish_in_one(columns, locked, events, wait_for_wal=True):
@@ -388,12 +495,23 @@ def version_insert(columns, locked, returning):
     version of resource ``_name`` of stack ``_stack`` (no SELECT of its
     own before the insert).
 
+    The row comes from the stack's row, and only while ``_traversal`` is
+    the stack's current traversal and the stack is not (soft-)deleted:
+    the traversal guard is part of the insert. That row is read with a
+    shared lock (FOR SHARE; MariaDB: LOCK IN SHARE MODE; SQLite, whose
+    writes are serialised, needs none), so that a traversal starting
+    meanwhile (its UPDATE of the stack row) waits for this transaction
+    and plans with the new version, or this insert, if it comes second,
+    sees the new traversal and inserts nothing. Replacements of one stack
+    share that lock instead of queueing for an exclusive one. (On MariaDB
+    the foreign key's check of the stack row takes that shared lock
+    anyway; PostgreSQL's, FOR KEY SHARE, lets a traversal's UPDATE pass.)
+
     When ``locked`` the version is inserted already locked by engine
     ``_engine`` in epoch ``_epoch`` (``columns`` carry the lock), and only
-    if that engine life is live (as ``resource_lock`` requires): the row
-    comes from the engine's service row, so a claimed engine inserts
-    nothing. ``returning`` adds RETURNING of the whole row, saving the
-    SELECT of the new record on the dialects that can.
+    if that engine life is live (as ``resource_lock`` requires).
+    ``returning`` adds RETURNING of the whole row, saving the SELECT of
+    the new record on the dialects that can.
     """
     columns = tuple(sorted(columns))
 
@@ -406,18 +524,24 @@ def version_insert(columns, locked, returning):
             )
             .scalar_subquery()
         )
-        source = sa.select(
-            *(sa.bindparam(c, type_=RESOURCE.c[c].type) for c in columns),
-            version,
+        source = (
+            sa.select(
+                *(sa.bindparam(c, type_=RESOURCE.c[c].type) for c in columns),
+                version,
+            )
+            .select_from(STACK)
+            .where(
+                STACK.c.id == sa.bindparam("_stack"),
+                STACK.c.current_traversal == sa.bindparam("_traversal"),
+                STACK.c.deleted_at.is_(None),
+            )
         )
         if locked:
-            source = source.select_from(SERVICE).where(
-                SERVICE.c.engine_id == sa.bindparam("_engine"),
-                SERVICE.c.epoch == sa.bindparam("_epoch"),
-                SERVICE.c.deleted_at.is_(None),
-            )
+            source = source.where(_live("_engine", "_epoch"))
         insert = RESOURCE.insert().from_select(
-            list(columns) + ["version"], source, include_defaults=False
+            list(columns) + ["version"],
+            source.with_for_update(read=True, of=STACK),
+            include_defaults=False,
         )
         if returning:
             insert = insert.returning(*RESOURCE.c)
@@ -431,11 +555,7 @@ def _locking(columns, *where):
     ``_engine`` in epoch ``_epoch`` and traversal ``_traversal`` if nobody
     holds them and that engine life is live; it writes ``columns`` (the
     action starting) and ``_now``."""
-    live = sa.exists().where(
-        SERVICE.c.engine_id == sa.bindparam("_engine"),
-        SERVICE.c.epoch == sa.bindparam("_epoch"),
-        SERVICE.c.deleted_at.is_(None),
-    )
+    live = _live("_engine", "_epoch")
     return (
         RESOURCE.update()
         .where(*where, RESOURCE.c.engine_id.is_(None), live)

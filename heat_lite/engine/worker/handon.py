@@ -1,15 +1,18 @@
 """Records an update node's finish hands on to the nodes it makes ready.
 
 In a chain every update node reads the record it depends on right after
-that record's finish wrote it, usually in the same process. On
-PostgreSQL the finish returns the record as it left it
-(``conv.resource_finish``'s ``handing``); the process keeps it for the
-successors of the node, and a successor's own read confirms it in the
-same statement (``conv.node_load``: same atomic_key, still converged in
-the traversal) instead of reading it again. A record the database no
-longer holds as handed (a commit lost in a database crash, a later
-write) fails that check and is read as before, so what is kept here is
-only ever a hint: losing it, or the process, costs a read.
+that record's finish wrote it, usually in the same process. The finish
+hands the record on (``conv.resource_finish``'s ``handing``): on
+PostgreSQL the record as it left it, elsewhere its id alone. The process
+keeps it for the successors of the node, and a successor's own read
+takes the dependency in the same statement (``conv.node_load``:
+PostgreSQL confirms the handed row by its atomic_key, the others read
+the id along with the record; either way only if it is still converged
+in the traversal) instead of reading it by name in a statement of its
+own. A record the database no longer holds as handed (a commit lost in
+a database crash, a later write) fails that check and is read as
+before, so what is kept here is only ever a hint: losing it, or the
+process, costs a read.
 """
 
 import collections
@@ -21,7 +24,7 @@ LIMIT = 4096
 
 
 class HandedOn:
-    """{(traversal, successor entity): {name: finished record}}."""
+    """{(traversal, successor entity): {record id: finished record}}."""
 
     def __init__(self, limit=LIMIT):
         self.limit = limit
@@ -37,12 +40,13 @@ class HandedOn:
                 handed = self._held.get(key)
                 if handed is None:
                     handed = self._held[key] = {}
-                handed[record["name"]] = record
+                handed[record["id"]] = record
             while len(self._held) > self.limit:
                 self._held.popitem(last=False)
 
     def take(self, node):
-        """What was handed to ``node`` ({name: record}, maybe empty)."""
+        """What was handed to ``node`` ({record id: record}, maybe
+        empty)."""
         with self._lock:
             return self._held.pop((node.traversal, node.entity), {})
 

@@ -20,89 +20,15 @@ from heat_lite.common import exception
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import direct, models, session, statements
-from tests.unit import databases
+from tests.unit.db import rows
 
 STACK = models.Stack.__table__
 RESOURCE = models.Resource.__table__
-EVENT = models.Event.__table__
-TEMPLATE = models.RawTemplate.__table__
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql", "mysql"])
-def database(request, tmp_path_factory):
-    conf.CONF([], project="heat_lite")
-    with databases.private_database(
-        request.param, tmp_path_factory.mktemp("direct")
-    ):
-        yield request.param, session.get_engine()
-
-
-def _stack():
-    stack_id = str(uuid.uuid4())
-    with session.transaction() as conn:
-        template = conn.execute(
-            TEMPLATE.insert().values(
-                stack_id=stack_id, template="{}", environment="{}", files="{}"
-            )
-        ).inserted_primary_key[0]
-        conn.execute(
-            STACK.insert().values(
-                id=stack_id,
-                name="s",
-                tenant="t",
-                raw_template_id=template,
-                action="CREATE",
-                status="IN_PROGRESS",
-                current_traversal="trav",
-            )
-        )
-        record = _record(
-            conn,
-            stack_id,
-            template,
-            "r0",
-            converged_traversal="trav",
-            created_at=datetime.datetime(2026, 1, 2, 3, 4, 5),
-        )
-    return stack_id, record
-
-
-def _record(conn, stack_id, template, name, **values):
-    return conn.execute(
-        RESOURCE.insert().values(
-            uuid=str(uuid.uuid4()),
-            stack_id=stack_id,
-            name=name,
-            type="T",
-            action="INIT",
-            status="COMPLETE",
-            template_id=template,
-            **values,
-        )
-    ).inserted_primary_key[0]
-
-
-def _event(stack_id, **values):
-    return dict(
-        db_api.event_values(
-            stack_id, "r0", "", "CREATE", "COMPLETE", "x", "T"
-        ),
-        **values,
-    )
-
-
-def _events(stack_id):
-    with session.transaction(writer=False) as conn:
-        return conn.execute(
-            sa.select(EVENT.c.uuid, EVENT.c.created_at).where(
-                EVENT.c.stack_id == stack_id
-            )
-        ).all()
 
 
 def test_a_write_is_committed_and_counted(database):
     _, engine = database
-    stack_id, _ = _stack()
+    stack_id, _ = rows.stack()
     seen = []
 
     def count(conn, cursor, statement, *args):
@@ -110,7 +36,7 @@ def test_a_write_is_committed_and_counted(database):
             seen.append(statement)
 
     when = datetime.datetime(2026, 1, 2, 3, 4, 5, 6)
-    events = [_event(stack_id, created_at=when), _event(stack_id)]
+    events = [rows.event(stack_id, created_at=when), rows.event(stack_id)]
     sa.event.listen(engine, "before_cursor_execute", count)
     try:
         with session.transaction() as conn:
@@ -128,13 +54,13 @@ def test_a_write_is_committed_and_counted(database):
         )
     else:
         assert [s.split()[:3] for s in seen] == [["INSERT", "INTO", "event"]]
-    stored = dict(_events(stack_id))
+    stored = dict(rows.events(stack_id))
     # Both rows of the one statement, stored as Core would store them.
     assert stored == {e["uuid"]: e["created_at"] for e in events}
 
 
 def test_a_read_has_the_types_core_gives(database):
-    stack_id, record = _stack()
+    stack_id, record = rows.stack()
     with session.transaction(writer=False) as conn:
         row = direct.execute(
             conn, statements.record_select(), {"_rid": record}
@@ -151,18 +77,18 @@ def test_a_read_has_the_types_core_gives(database):
 
 
 def test_driver_errors_are_translated(database):
-    stack_id, _ = _stack()
-    event = _event(stack_id)
+    stack_id, _ = rows.stack()
+    event = rows.event(stack_id)
     db_api.event_create(event)
     with pytest.raises(db_exc.DBDuplicateEntry):
         with session.transaction() as conn:
-            db_api.event_insert(conn, dict(event), _event(stack_id))
+            db_api.event_insert(conn, dict(event), rows.event(stack_id))
     # Nothing of the failed transaction stayed.
-    assert [u for u, _ in _events(stack_id)] == [event["uuid"]]
+    assert [u for u, _ in rows.events(stack_id)] == [event["uuid"]]
 
 
 def test_the_finish_guard_and_sync_point(database):
-    stack_id, record = _stack()
+    stack_id, record = rows.stack()
     with session.transaction() as conn:
         conv._insert_sync_points(conn, stack_id, "trav", {(0, "barrier"): 2})
     finish = dict(
@@ -175,7 +101,7 @@ def test_the_finish_guard_and_sync_point(database):
     )
 
     def events():
-        return [_event(stack_id)]
+        return [rows.event(stack_id)]
 
     assert conv.resource_finish(atomic_key=0, events=events(), **finish) == (
         [],
@@ -187,7 +113,7 @@ def test_the_finish_guard_and_sync_point(database):
     fired = conv.resource_finish(atomic_key=1, events=events(), **finish)
     assert fired == ([(0, "barrier")], False)
     # Two events written (the failed finish wrote none).
-    assert len(_events(stack_id)) == 2
+    assert len(rows.events(stack_id)) == 2
 
 
 def _checkouts(engine):
@@ -204,7 +130,7 @@ def _checkouts(engine):
 
 def test_a_kept_read_is_continued_by_the_write(database):
     kind, engine = database
-    stack_id, record = _stack()
+    stack_id, record = rows.stack()
     counted, stop = _checkouts(engine)
     try:
         with conv.node_scope():
@@ -218,7 +144,7 @@ def test_a_kept_read_is_continued_by_the_write(database):
         assert len(counted) == (2 if kind == "sqlite" else 1)
         with conv.node_scope():
             conv.node_load(record, "trav", lambda r: None, keep=lambda r: True)
-            db_api.event_create(_event(stack_id))
+            db_api.event_create(rows.event(stack_id))
         # PostgreSQL: the read ran in autocommit; a write not marked as
         # one statement gets a transaction (and a connection) of its own.
         assert len(counted) == {"sqlite": 4, "postgresql": 3, "mysql": 2}[kind]
@@ -226,11 +152,11 @@ def test_a_kept_read_is_continued_by_the_write(database):
             conv.node_load(
                 record, "trav", lambda r: None, keep=lambda r: False
             )
-            db_api.event_create(_event(stack_id))
+            db_api.event_create(rows.event(stack_id))
         assert len(counted) == {"sqlite": 6, "postgresql": 5, "mysql": 4}[kind]
     finally:
         stop()
-    assert len(_events(stack_id)) == 2
+    assert len(rows.events(stack_id)) == 2
 
 
 def _transaction_status(conn):
@@ -245,7 +171,7 @@ def test_postgresql_reads_and_one_statement_writes_autocommit(database):
     kind, engine = database
     if kind != "postgresql":
         pytest.skip("autocommit is used on PostgreSQL only")
-    stack_id, record = _stack()
+    stack_id, record = rows.stack()
     seen = {}
     with session.transaction(writer=False) as conn:
         conn.execute(sa.select(STACK.c.id).where(STACK.c.id == stack_id))
@@ -294,7 +220,7 @@ def test_a_kept_read_is_ended_with_its_scope(database):
     kind, engine = database
     if kind == "sqlite":
         pytest.skip("SQLite keeps no read (see session.continued)")
-    stack_id, record = _stack()
+    stack_id, record = rows.stack()
     out = []
     sa.event.listen(engine.pool, "checkout", lambda *a: out.append(1))
     sa.event.listen(engine.pool, "checkin", lambda *a: out.append(-1))
@@ -308,14 +234,14 @@ def test_a_kept_read_is_ended_with_its_scope(database):
     with pytest.raises(db_exc.DBDuplicateEntry):
         with conv.node_scope():
             conv.node_load(record, "trav", lambda r: None, keep=lambda r: True)
-            event = _event(stack_id)
+            event = rows.event(stack_id)
             db_api.event_create(event)
             db_api.event_create(event)
     assert session._HELD.connection is None
     # PostgreSQL: the first write (not one statement) took a connection
     # of its own.
     assert sum(out) == 0 and len(out) == (8 if kind == "postgresql" else 6)
-    assert len(_events(stack_id)) == 1
+    assert len(rows.events(stack_id)) == 1
 
 
 def _prepared_on(conn):
@@ -334,7 +260,7 @@ def test_postgresql_prepares_once_per_connection(database):
     kind, engine = database
     if kind != "postgresql":
         pytest.skip("PREPARE is used on PostgreSQL only")
-    _, record = _stack()
+    _, record = rows.stack()
     statement = statements.record_select()
     name = direct._compiled(statement, engine.dialect).prepared.name
     seen = []
@@ -380,7 +306,7 @@ def test_a_lost_prepared_statement_is_prepared_again(database):
     kind, engine = database
     if kind != "postgresql":
         pytest.skip("PREPARE is used on PostgreSQL only")
-    _, record = _stack()
+    _, record = rows.stack()
     statement = statements.record_select()
     with engine.connect() as conn:
         direct.execute(conn, statement, {"_rid": record})
@@ -399,23 +325,26 @@ def test_a_finish_with_a_successor_and_a_gone_traversal(database):
     """The finish's answer is the same on every dialect (PostgreSQL: one
     statement): a successor fires when its count reaches zero; a sync
     point that is gone means the traversal was superseded."""
-    stack_id, record = _stack()
+    stack_id, record = rows.stack()
+    # Entity 7 is no record: a traversal of this test's own, so that no
+    # other test's record 7 meets its sync point.
+    trav = stack_id
     with session.transaction() as conn:
-        conv._insert_sync_points(conn, stack_id, "trav", {(7, "update"): 2})
+        conv._insert_sync_points(conn, stack_id, trav, {(7, "update"): 2})
     finish = dict(
         record_id=record,
         owner=None,
         values={"status": "COMPLETE", "action": "CREATE"},
         phase="update",
     )
-    ev = [_event(stack_id)]
+    ev = [rows.event(stack_id)]
     assert conv.resource_finish(
-        atomic_key=0, events=ev, traversal="trav", successors=[7], **finish
+        atomic_key=0, events=ev, traversal=trav, successors=[7], **finish
     ) == ([], False)
     assert conv.resource_finish(
         atomic_key=1,
-        events=[_event(stack_id)],
-        traversal="trav",
+        events=[rows.event(stack_id)],
+        traversal=trav,
         successors=[7],
         **finish,
     ) == ([(7, "update")], False)
@@ -424,7 +353,7 @@ def test_a_finish_with_a_successor_and_a_gone_traversal(database):
         atomic_key=2, events=[], traversal="gone", successors=[7], **finish
     ) == ([], True)
     assert conv.resource_load(record)["atomic_key"] == 3
-    assert len(_events(stack_id)) == 2
+    assert len(rows.events(stack_id)) == 2
 
 
 def _synchronous_commit_at_finish(engine, **finish):
@@ -463,7 +392,7 @@ def test_an_unlocked_finish_does_not_wait_for_the_wal(database):
     kind, engine = database
     if kind != "postgresql":
         pytest.skip("the one-statement finish is PostgreSQL's")
-    stack_id, record = _stack()
+    stack_id, record = rows.stack()
     traversal = str(uuid.uuid4())
     with session.transaction() as conn:
         conv._insert_sync_points(
@@ -478,14 +407,14 @@ def test_an_unlocked_finish_does_not_wait_for_the_wal(database):
         successors=[],
     )
     assert _synchronous_commit_at_finish(
-        engine, atomic_key=0, events=[_event(stack_id)], **finish
+        engine, atomic_key=0, events=[rows.event(stack_id)], **finish
     ) == ["off"]
     conf.CONF.set_override(
         "asynchronous_instant_commits", False, group="database"
     )
     try:
         assert _synchronous_commit_at_finish(
-            engine, atomic_key=1, events=[_event(stack_id)], **finish
+            engine, atomic_key=1, events=[rows.event(stack_id)], **finish
         ) == ["on"]
     finally:
         conf.CONF.clear_override(
@@ -509,20 +438,16 @@ def test_set_config_in_an_autocommit_statement_is_its_own(database):
     assert (tuple(inside), after) == (("off", "off"), "on")
 
 
-def _second_record(stack_id, template):
-    with session.transaction() as conn:
-        return _record(conn, stack_id, template, "r1")
-
-
-def test_a_handed_record_is_confirmed_in_the_successors_read(database):
-    """PostgreSQL's finish returns the record it wrote; the successor's
-    read takes it for the dependency's own read only while the database
-    still holds it converged in the traversal with that atomic_key.
-    MariaDB and SQLite hand nothing on: the dependency is read."""
-    kind, _ = database
-    stack_id, first = _stack()
+def test_a_handed_record_is_taken_in_the_successors_read(database):
+    """The finish hands on the record it wrote: PostgreSQL the whole row
+    (its finish returns it), MariaDB and SQLite its id. The successor's
+    read takes it for the dependency's own read, in the same statement,
+    only while the database still holds it converged in the traversal
+    (PostgreSQL: with the atomic_key handed on)."""
+    kind, engine = database
+    stack_id, first = rows.stack()
     template = conv.resource_load(first)["template_id"]
-    second = _second_record(stack_id, template)
+    second = rows.second_record(stack_id, template)
     with session.transaction() as conn:
         conv._insert_sync_points(
             conn, stack_id, "trav", {(second, "update"): 1}
@@ -537,37 +462,50 @@ def test_a_handed_record_is_confirmed_in_the_successors_read(database):
             "action": "CREATE",
             "physical_resource_id": "x",
         },
-        [_event(stack_id)],
+        [rows.event(stack_id)],
         "trav",
         "update",
         [second],
         handing=handing,
     )
     assert fired == ([(second, "update")], False)
-    if kind != "postgresql":
-        assert handing == []
-        return
     (handed,) = handing
     stored = conv.resource_load(first)
-    assert {k: stored[k] for k in handed} == handed
-    assert (handed["atomic_key"], handed["physical_resource_id"]) == (1, "x")
+    if kind == "postgresql":
+        assert {k: stored[k] for k in handed} == handed
+        assert (handed["atomic_key"], handed["physical_resource_id"]) == (
+            1,
+            "x",
+        )
+    else:
+        assert handed == {"id": first}
+    as_read = {
+        k: v for k, v in stored.items() if k not in statements.STACK_KEYS
+    }
 
     def load(handed):
-        return conv.node_load(
-            second, "trav", lambda record: ["r0"], handed={"r0": handed}
+        return rows.statements_of(
+            engine,
+            lambda: conv.node_load(
+                second, "trav", lambda record: ["r0"], handed={first: handed}
+            ),
         )
 
-    record, deps = load(handed)
+    (record, deps), seen = load(handed)
+    assert len(seen) == 1, seen
     assert record["id"] == second and "_dep_key0" not in record
-    assert deps == {"r0": handed}
-    # A record handed on that the database does not hold (a later write,
-    # a finish lost in a crash): the dependency is read as it is.
-    record, deps = load(dict(handed, atomic_key=0, status="STALE"))
-    assert deps["r0"]["status"] == "COMPLETE"
+    assert deps == {"r0": handed if kind == "postgresql" else as_read}
+    if kind == "postgresql":
+        # A record handed on that the database does not hold (a later
+        # write, a finish lost in a crash): the dependency is read as it
+        # is, in a statement of its own.
+        (record, deps), seen = load(dict(handed, atomic_key=0, status="X"))
+        assert deps["r0"]["status"] == "COMPLETE" and len(seen) == 2
     with session.transaction() as conn:
         conn.execute(
             RESOURCE.update()
             .where(RESOURCE.c.id == first)
             .values(converged_traversal="other")
         )
-    assert load(handed)[1] == {}
+    # Converged in another traversal: not a dependency of this one.
+    assert load(handed)[0][1] == {}
