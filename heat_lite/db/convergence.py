@@ -440,9 +440,10 @@ def node_load(record_id, traversal, depends_on, keep=None, handed=None):
     Inside ``node_scope()``, if ``keep(record)`` says the node will write
     soon (an instant record), the transaction stays open and the node's
     write (its finish, or its lock) continues it. ``handed`` records
-    ({name: record}, what the finish of a dependency returned) stand for
-    the dependency's own read if the record's read confirms them
-    (``_load_checking``): a chain step reads one statement, not two.
+    ({record id: record}, what the finish of a dependency handed on: its
+    row, or its id alone) stand for the dependency's own read if the
+    record's read confirms or reads them (``_load_checking``): a chain
+    step reads one statement, not two.
 
     :returns: (record or None, {name: record} or None if not loaded)
     """
