@@ -15,7 +15,7 @@ transaction whose decrement reaches zero fires it.
 import json
 
 import sqlalchemy as sa
-from oslo_db import api as oslo_db_api
+from oslo_db import exception as db_exc
 
 from heat_lite import conf
 from heat_lite.common import exception
@@ -34,19 +34,7 @@ TRAVERSAL = models.Traversal.__table__
 TEMPLATE = models.RawTemplate.__table__
 EVENT = models.Event.__table__
 
-# Deadlocks are rare (locks are taken in one order) but possible on
-# PostgreSQL and MySQL, and the database may be restarting (a dropped
-# connection, or none to be had: oslo.db does not recognise every driver's
-# "connection refused"); every writer here is a whole transaction, safe to
-# run again. The retries wait about 30 s in all, longer than a restart.
-_retry = oslo_db_api.wrap_db_retry(
-    max_retries=10,
-    retry_on_deadlock=True,
-    retry_on_disconnect=True,
-    retry_interval=0.05,
-    inc_retry_interval=True,
-    exception_checker=db_session.is_unavailable,
-)
+_retry = db_session.retry_write
 
 BARRIER = "barrier"
 STACK_PHASE = "stack"
@@ -914,7 +902,8 @@ def resource_replace(
     dialect can; and the switch of the old record's role.
 
     :returns: the new record, or None if the traversal or the old record
-        changed meanwhile, or the ``lock`` owner is no longer live.
+        changed meanwhile (another replacement of it included), or the
+        ``lock`` owner is no longer live.
     """
     now = models.utcnow()
     values = dict(new_values, created_at=now, replaces=old["id"])
@@ -928,17 +917,25 @@ def resource_replace(
         )
     with transaction() as session:
         returning = session.dialect.insert_returning
-        result = session.execute(
-            statements.version_insert(values, lock is not None, returning),
-            dict(
-                values,
-                _stack=stack_id,
-                _traversal=traversal,
-                _name=old["name"],
-                _engine=lock and lock[0],
-                _epoch=lock and lock[1],
-            ),
-        )
+        try:
+            result = session.execute(
+                statements.version_insert(values, lock is not None, returning),
+                dict(
+                    values,
+                    _stack=stack_id,
+                    _traversal=traversal,
+                    _name=old["name"],
+                    _engine=lock and lock[0],
+                    _epoch=lock and lock[1],
+                ),
+            )
+        except db_exc.DBDuplicateEntry:
+            # Replacements of one stack do not queue for each other: the
+            # same node run twice at once (a re-drive) numbered the same
+            # version, and the other one's insert committed first. The
+            # old record is that one's to switch.
+            session.rollback()
+            return None
         if returning:
             new = _row(result.first())
         elif result.rowcount == 1:

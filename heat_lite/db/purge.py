@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from heat_lite import conf
 from heat_lite.common.states import Action, Role, Status
 from heat_lite.db import models
-from heat_lite.db.session import transaction
+from heat_lite.db.session import retry_write, transaction
 
 CONF = conf.CONF
 STACK = models.Stack.__table__
@@ -151,33 +151,49 @@ def purge_deleted(older_than, tenant=None, batch_size=20):
     """
     totals = collections.Counter()
     while True:
-        with transaction() as session:
-            query = (
-                sa.select(STACK.c.id)
-                .where(
-                    STACK.c.deleted_at.is_not(None),
-                    STACK.c.deleted_at < older_than,
-                )
-                .order_by(STACK.c.deleted_at, STACK.c.id)
-                .limit(batch_size)
-            )
-            if tenant is not None:
-                query = query.where(STACK.c.tenant == tenant)
-            roots = list(session.execute(query).scalars())
-            if not roots:
-                break
-            nested = _deleted_descendants(session, roots)
-            totals.update(_delete_stacks(session, roots + nested))
-            totals["stacks"] += len(roots)
-            totals["nested"] += len(nested)
+        batch = _purge_batch(older_than, tenant, batch_size)
+        if not batch["stacks"]:
+            break
+        totals.update(batch)
+    totals["services"] = _purge_services(older_than)
+    return {key: totals[key] for key in PURGED}
+
+
+@retry_write
+def _purge_batch(older_than, tenant, batch_size):
+    """One transaction of ``purge_deleted``: its rows deleted, by name
+    (a transaction that met a busy database is run again whole)."""
     with transaction() as session:
-        totals["services"] = session.execute(
+        query = (
+            sa.select(STACK.c.id)
+            .where(
+                STACK.c.deleted_at.is_not(None),
+                STACK.c.deleted_at < older_than,
+            )
+            .order_by(STACK.c.deleted_at, STACK.c.id)
+            .limit(batch_size)
+        )
+        if tenant is not None:
+            query = query.where(STACK.c.tenant == tenant)
+        roots = list(session.execute(query).scalars())
+        if not roots:
+            return collections.Counter()
+        nested = _deleted_descendants(session, roots)
+        batch = collections.Counter(_delete_stacks(session, roots + nested))
+        batch["stacks"] += len(roots)
+        batch["nested"] += len(nested)
+        return batch
+
+
+@retry_write
+def _purge_services(older_than):
+    with transaction() as session:
+        return session.execute(
             SERVICE.delete().where(
                 SERVICE.c.deleted_at.is_not(None),
                 SERVICE.c.deleted_at < older_than,
             )
         ).rowcount
-    return {key: totals[key] for key in PURGED}
 
 
 def _deleted_descendants(session, roots):

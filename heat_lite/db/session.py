@@ -19,6 +19,7 @@ import threading
 import time
 
 import sqlalchemy as sa
+from oslo_db import api as oslo_db_api
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import enginefacade
 
@@ -167,6 +168,23 @@ def is_unavailable(exc):
             return True  # raised by libpq itself: no server answered
         return bool(pgcode) and pgcode.startswith(_PG_GONE)
     return False
+
+
+# Deadlocks are rare (locks are taken in one order) but possible on
+# PostgreSQL and MySQL, the database may be restarting (a dropped
+# connection, or none to be had: oslo.db does not recognise every driver's
+# "connection refused"), and on SQLite another process may hold the write
+# lock (``is_unavailable``). A writer wrapped in this is a whole
+# transaction, safe to run again. The retries wait about 30 s in all,
+# longer than a restart.
+retry_write = oslo_db_api.wrap_db_retry(
+    max_retries=10,
+    retry_on_deadlock=True,
+    retry_on_disconnect=True,
+    retry_interval=0.05,
+    inc_retry_interval=True,
+    exception_checker=is_unavailable,
+)
 
 
 # Reads are always safe to run again: a couple of quick attempts cover the

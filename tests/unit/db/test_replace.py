@@ -9,6 +9,7 @@ plans with the new version); replacements of one stack do not wait for
 each other.
 """
 
+import threading
 import uuid
 
 import pytest
@@ -179,4 +180,39 @@ def test_a_traversal_start_waits_for_an_open_replacement(database):
         ("r0", 2),
         ("r1", 1),
         ("r1", 2),
+    ]
+
+
+def test_a_replacement_racing_another_of_the_same_record_is_refused(
+    database,
+):
+    """Two replacements of one record at once (its node run twice, by a
+    re-drive) number the same version: the second waits on the unique
+    version and then gets None, as when the old record changed; it does
+    not fail its node."""
+    kind, engine = database
+    if kind == "sqlite":
+        pytest.skip("SQLite serialises its writers")
+    stack_id, first = rows.stack()
+    template = conv.resource_load(first)["template_id"]
+    holder = engine.connect()
+    outcome = []
+    try:
+        holder.begin()
+        _open_replacement(holder, stack_id, "r0", template)
+        racer = threading.Thread(
+            target=lambda: outcome.append(_replace(stack_id, first))
+        )
+        racer.start()
+        # The racer waits on the version the holder inserted.
+        racer.join(0.5)
+        assert racer.is_alive()
+        holder.commit()
+        racer.join(30)
+    finally:
+        holder.close()
+    assert outcome == [None]
+    assert [(n, v, role) for n, v, role, _ in _versions(stack_id)] == [
+        ("r0", 1, "current"),
+        ("r0", 2, "current"),
     ]
