@@ -201,6 +201,28 @@ def _live(engine, epoch):
     )
 
 
+def _lock_set(table, columns, engine="_engine", epoch="_epoch", prefix=""):
+    """The SET of a lock of ``table``'s row (``RESOURCE`` or an alias of
+    it) for engine ``engine`` in epoch ``epoch`` (parameter names) and
+    traversal ``_traversal``, writing ``columns`` (parameters ``prefix``
+    + column) and ``_now``."""
+    values = {
+        table.c.engine_id: sa.bindparam(engine),
+        table.c.lock_epoch: sa.bindparam(epoch),
+        table.c.lock_traversal: sa.bindparam("_traversal"),
+        table.c.atomic_key: table.c.atomic_key + 1,
+        table.c.updated_at: sa.bindparam("_now"),
+    }
+    values.update({table.c[c]: sa.bindparam(prefix + c) for c in columns})
+    return values
+
+
+def _lockable(table, engine="_engine", epoch="_epoch"):
+    """Nobody holds ``table``'s row and the engine life that takes it is
+    live."""
+    return sa.and_(table.c.engine_id.is_(None), _live(engine, epoch))
+
+
 def record_finish(columns, locked):
     """UPDATE that writes ``columns`` and releases the record.
 
@@ -308,24 +330,12 @@ def finish_and_lock_mysql(columns, locked, lock_columns):
 
     def build():
         successor = RESOURCE.alias("successor")
+        owner = ("_lock_engine", "_lock_epoch")
         values = _finished(columns)
         values[SYNC.c.remaining] = sa.func.last_insert_id(SYNC.c.remaining - 1)
         values.update(
-            {
-                successor.c.engine_id: sa.bindparam("_lock_engine"),
-                successor.c.lock_epoch: sa.bindparam("_lock_epoch"),
-                successor.c.lock_traversal: sa.bindparam("_traversal"),
-                successor.c.atomic_key: successor.c.atomic_key + 1,
-                successor.c.updated_at: sa.bindparam("_now"),
-            }
+            _lock_set(successor, lock_columns, *owner, prefix=LOCK_PREFIX)
         )
-        values.update(
-            {
-                successor.c[c]: sa.bindparam(LOCK_PREFIX + c)
-                for c in lock_columns
-            }
-        )
-        live = _live("_lock_engine", "_lock_epoch")
         return (
             RESOURCE.update()
             .where(
@@ -335,8 +345,7 @@ def finish_and_lock_mysql(columns, locked, lock_columns):
                 SYNC.c.remaining == 1,
                 successor.c.id == sa.bindparam("_entity"),
                 successor.c.atomic_key == sa.bindparam("_next_key"),
-                successor.c.engine_id.is_(None),
-                live,
+                _lockable(successor, *owner),
             )
             .values(values)
         )
@@ -555,18 +564,10 @@ def _locking(columns, *where):
     ``_engine`` in epoch ``_epoch`` and traversal ``_traversal`` if nobody
     holds them and that engine life is live; it writes ``columns`` (the
     action starting) and ``_now``."""
-    live = _live("_engine", "_epoch")
     return (
         RESOURCE.update()
-        .where(*where, RESOURCE.c.engine_id.is_(None), live)
-        .values(
-            engine_id=sa.bindparam("_engine"),
-            lock_epoch=sa.bindparam("_epoch"),
-            lock_traversal=sa.bindparam("_traversal"),
-            atomic_key=RESOURCE.c.atomic_key + 1,
-            updated_at=sa.bindparam("_now"),
-            **{c: sa.bindparam(c) for c in columns},
-        )
+        .where(*where, _lockable(RESOURCE))
+        .values(_lock_set(RESOURCE, columns))
     )
 
 

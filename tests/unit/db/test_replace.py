@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from heat_lite.db import convergence as conv
 from heat_lite.db import models, session, statements
+from tests import polling
 from tests.unit.db import rows
 
 STACK = models.Stack.__table__
@@ -132,6 +133,25 @@ def _open_replacement(conn, stack_id, name, template):
     assert result.rowcount == 1
 
 
+def _lock_waits(engine, kind):
+    """How many sessions of this test's database wait for a lock now
+    (other tests share the server)."""
+    if kind == "postgresql":
+        sql = (
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+    else:
+        sql = (
+            "SELECT count(*) FROM information_schema.innodb_trx AS t "
+            "JOIN information_schema.processlist AS p "
+            "ON p.id = t.trx_mysql_thread_id "
+            "WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()"
+        )
+    with engine.connect() as conn:
+        return conn.exec_driver_sql(sql).scalar()
+
+
 def _timed_out(exc):
     text = str(exc)
     return "lock timeout" in text or "Lock wait timeout" in text
@@ -204,8 +224,11 @@ def test_a_replacement_racing_another_of_the_same_record_is_refused(
             target=lambda: outcome.append(_replace(stack_id, first))
         )
         racer.start()
-        # The racer waits on the version the holder inserted.
-        racer.join(0.5)
+        # The racer waits on the version the holder inserted (had it come
+        # after the commit, it would number version 3 and succeed).
+        polling.until(
+            lambda: _lock_waits(engine, kind), 30, "the racer's lock wait"
+        )
         assert racer.is_alive()
         holder.commit()
         racer.join(30)
