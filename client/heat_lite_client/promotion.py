@@ -10,7 +10,7 @@ from heatclient.common import utils as heat_utils
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
-from heat_lite.osc import api, options, waiting
+from heat_lite_client import api, options, waiting
 
 FIELDS = (
     "id",

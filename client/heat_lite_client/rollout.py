@@ -11,7 +11,7 @@ from osc_lib import exceptions
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
-from heat_lite.osc import api, options, waiting
+from heat_lite_client import api, options, waiting
 
 # Target states in the order a target goes through them.
 TARGET_STATES = (

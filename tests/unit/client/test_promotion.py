@@ -3,7 +3,7 @@ the lines ``--wait`` prints."""
 
 import io
 
-from heat_lite.osc import promotion
+from heat_lite_client import promotion
 
 
 def _args(argv):

@@ -7,7 +7,7 @@ import types
 import pytest
 from osc_lib import exceptions
 
-from heat_lite.osc import options, rollout, verify
+from heat_lite_client import options, rollout, verify
 
 
 def _parse(adder, argv, **kwargs):
@@ -218,7 +218,7 @@ class _Http:
 
 
 def test_find_rollout_by_id_or_only_name():
-    from heat_lite.osc import api
+    from heat_lite_client import api
 
     client = types.SimpleNamespace(http_client=_Http())
     assert api.find_rollout(client, "r2")["id"] == "r2"
