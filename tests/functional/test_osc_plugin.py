@@ -1,4 +1,4 @@
-"""heat_lite's openstackclient plugin (``heat_lite/osc``), with the real
+"""heat_lite's openstackclient plugin (heat-lite-client), with the real
 ``openstack`` CLI against an all-in-one heat_lite (SQLite, noauth):
 ``stack query``, ``stack rollout ...`` (``--wait`` over application
 stacks, one of which fails its check and goes back), ``stack verdict``
