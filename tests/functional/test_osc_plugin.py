@@ -563,3 +563,49 @@ def test_rolling_back_a_promotion_that_made_its_target_asks(
     )
     assert back["status"] == "ROLLED_BACK", back
     assert "rb-copy" not in _stack_names(heat)
+
+
+def test_promote_dry_run_against_the_api(dep, heat, rb_apps):
+    """``stack promote --dry-run`` against heat_lite's own
+    ``POST .../promotions/preview``: what would change, and nothing
+    changes. (Needs the preview's server side, from another branch.)"""
+    target = helpers.create(
+        heat,
+        "rb-target",
+        app_template(),
+        parameters={"php_version": "5.4.0"},
+        environment={"parameter_defaults": {"replace": True}},
+    )
+    helpers.wait_for_status(heat, target, "CREATE_COMPLETE")
+    before = _physical(heat, target)
+    args = (
+        "stack",
+        "promote",
+        "rb-01",
+        "rb-target",
+        "--parameter",
+        "php_version=5.4.99",
+        "--dry-run",
+    )
+    shown, _ = _json(_osc(dep, *args, "-f", "json"))
+    assert shown["source"]["stack"] == "rb-01"
+    assert shown["source"]["id"] == rb_apps[1]
+    assert shown["target"]["id"] == target
+    assert shown["target"]["exists"] is True
+    assert shown["parameters"]["php_version"] == {
+        "current": "5.4.0",
+        "promoted": "5.4.99",
+    }
+    # The target's own overlay, which the promotion does not carry over.
+    assert shown["dropped"]["parameter_defaults"] == {"replace": True}
+    assert "db" in shown["resources"]["unchanged"]
+    table = _osc(dep, *args, "--max-width", "0").stdout
+    assert "php_version: 5.4.0 -> 5.4.99" in table
+    assert "parameter_defaults: replace = true" in table
+    # Nothing changed: no promotion, the target as it was.
+    listed = requests.get(
+        dep.endpoint() + "/promotions", headers=HEADERS, timeout=30
+    ).json()["promotions"]
+    assert all(p["target"]["stack_id"] != target for p in listed)
+    assert _physical(heat, target) == before
+    assert _output(heat, target, "version") == "5.4.0"
