@@ -82,6 +82,11 @@ def check_broker():
     )
 
 
+# The database drivers are extras of heat_lite (setup.cfg), not
+# dependencies: the module each one is imported as, and its extra.
+DRIVER_EXTRAS = {"psycopg2": "postgresql", "pymysql": "mysql"}
+
+
 def check_database():
     """Open one connection to ``[database] connection``, briefly."""
     try:
@@ -90,6 +95,29 @@ def check_database():
         raise StartupError(
             "cannot reach the database: %s; check [database] connection" % exc
         ) from None
+    except ModuleNotFoundError as exc:
+        raise StartupError(_missing_driver(exc.name)) from None
+
+
+def _missing_driver(module):
+    """What to install when the connection's driver is not there (the
+    URL's scheme only: the rest of it may carry a password)."""
+    scheme = CONF.database.connection.partition("://")[0]
+    top = (module or "").split(".")[0]
+    extra = DRIVER_EXTRAS.get(top)
+    if extra is None:
+        return (
+            "the database driver of [database] connection (%s://) is not "
+            "installed: no module named %s; heat_lite's extras install "
+            "postgresql+psycopg2:// (postgresql) and mysql+pymysql:// "
+            "(mysql)" % (scheme, module)
+        )
+    return (
+        "the database driver of [database] connection (%s://) is not "
+        "installed: no module named %s; install heat_lite's %s extra: "
+        "pip install '.[%s]' from heat_lite's source tree"
+        % (scheme, top, extra, extra)
+    )
 
 
 def listen(server):

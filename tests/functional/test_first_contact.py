@@ -212,6 +212,69 @@ def test_unreachable_database_for_the_engine(tmp_path):
     assert "s3cr3t-pw" not in line
 
 
+# Makes the import of a database driver fail as on a host where it was
+# never installed: the driver is in this venv (the tests need it), so the
+# command gets a sitecustomize that refuses to import it.
+_HIDE_DRIVER = """\
+import sys
+
+
+class _NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == %r:
+            raise ModuleNotFoundError("No module named %%r" %% name, name=name)
+        return None
+
+
+sys.meta_path.insert(0, _NotInstalled())
+"""
+
+
+@pytest.mark.parametrize(
+    "url, module, extra",
+    [
+        (
+            "postgresql+psycopg2://heat:s3cr3t-pw@127.0.0.1:%d/heat",
+            "psycopg2",
+            "postgresql",
+        ),
+        (
+            "mysql+pymysql://heat:s3cr3t-pw@127.0.0.1:%d/heat",
+            "pymysql",
+            "mysql",
+        ),
+    ],
+)
+@pytest.mark.parametrize("binary", ["heat-lite-all", "heat-lite-manage"])
+def test_missing_database_driver_names_the_extra(
+    binary, url, module, extra, tmp_path
+):
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(_HIDE_DRIVER % module)
+    config = tmp_path / "test.conf"
+    config.write_text(
+        "[database]\nconnection = %s\n[api]\nbind_port = %d\n"
+        % (url % deployment_mod.free_port(), deployment_mod.free_port())
+    )
+    command = ["db", "sync"] if binary == "heat-lite-manage" else []
+    result = subprocess.run(
+        [deployment_mod.command(binary), "--config-file", str(config)]
+        + command,
+        capture_output=True,
+        text=True,
+        env=dict(
+            os.environ,
+            HOME=str(tmp_path),
+            XDG_DATA_HOME=str(tmp_path),
+            PYTHONPATH=str(hide),
+        ),
+        timeout=deployment_mod.Deployment.MANAGE_TIMEOUT,
+    )
+    line = _one_clean_line(result, module, "pip install '.[%s]'" % extra)
+    assert "s3cr3t-pw" not in line
+
+
 @pytest.mark.parametrize("binary", ["heat-lite-all", "heat-lite-api"])
 def test_port_already_in_use(binary, tmp_path):
     transport, drop = ("fake://", lambda: None)

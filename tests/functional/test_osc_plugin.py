@@ -1,10 +1,14 @@
-"""heat_lite's openstackclient plugin (``heat_lite/osc``), with the real
+"""heat_lite's openstackclient plugin (heat-lite-client), with the real
 ``openstack`` CLI against an all-in-one heat_lite (SQLite, noauth):
 ``stack query``, ``stack rollout ...`` (``--wait`` over application
-stacks, one of which fails its check and goes back), ``stack verdict``
-and the ``--verify-*`` options of ``stack create`` / ``stack update``."""
+stacks, one of which fails its check and goes back; ``rollback --wait``),
+``stack verdict``, the ``--verify-*`` options of ``stack create`` /
+``stack update``, and the confirmation before a ``stack promotion
+rollback`` deletes the stack the promotion created."""
 
 import json
+import os
+import pty
 import subprocess
 
 import pytest
@@ -58,7 +62,10 @@ def apps(heat):
     return ids
 
 
-def _osc(dep, *args, code=0, project="demo"):
+def _osc(dep, *args, code=0, project="demo", stdin=subprocess.DEVNULL):
+    """``openstack <args>`` against ``dep``; its stdin is no terminal
+    unless the test gives one (a command that asks must not wait on the
+    terminal that runs the tests)."""
     cmd = [
         deployment_mod.command("openstack"),
         "--os-auth-type",
@@ -67,7 +74,9 @@ def _osc(dep, *args, code=0, project="demo"):
         dep.endpoint(project),
         *args,
     ]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=120, stdin=stdin
+    )
     assert result.returncode == code, "%s -> %s\n%s%s" % (
         " ".join(args),
         result.returncode,
@@ -410,3 +419,193 @@ def test_verify_options_of_stack_update_and_create(dep, heat, apps):
             e.resource_status_reason or "" for e in heat.events.list(stack.id)
         ).lower()
     )
+
+
+@pytest.fixture(scope="module")
+def rb_apps(heat):
+    """Two more applications on OLD, for the tests below (the ones above
+    leave APPS on versions of their own)."""
+    ids = [
+        helpers.create(heat, name, app_template())
+        for name in ("rb-00", "rb-01")
+    ]
+    for stack_id in ids:
+        helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    return ids
+
+
+def test_rollout_rollback_wait_prints_only_new_lines(dep, heat, rb_apps):
+    """``rollback --wait`` after ``create --wait``: the rollback's own
+    progress, not again the lines the create printed."""
+    created, forward = _json(
+        _osc(
+            dep,
+            "stack",
+            "rollout",
+            "create",
+            "rb",
+            "--match-name",
+            "rb-*",
+            "--parameter",
+            "php_version=" + NEW,
+            "--verify-output",
+            "healthy=yes",
+            "--verify-timeout",
+            "5",
+            "--wait",
+            "--poll",
+            "0.3",
+            "-f",
+            "json",
+        )
+    )
+    assert created["status"] == "COMPLETE", created
+    back, lines = _json(
+        _osc(
+            dep,
+            "stack",
+            "rollout",
+            "rollback",
+            "rb",
+            "--wait",
+            "--poll",
+            "0.3",
+            "-f",
+            "json",
+        )
+    )
+    assert back["status"] == "CANCELLED", back
+    assert _nonzero(back["counts"]) == {"ROLLED_BACK": 2}
+    assert set(lines) & set(forward) == set(), (forward, lines)
+    assert len(lines) == len(set(lines)), lines
+    assert lines[0].startswith("rollout rb IN_PROGRESS"), lines
+    assert lines[-1].startswith("rollout rb CANCELLED"), lines
+    for name in ("rb-00", "rb-01"):
+        assert any(
+            line.startswith("  %s ROLLED_BACK" % name) for line in lines
+        )
+    for stack_id in rb_apps:
+        assert _output(heat, stack_id, "version") == OLD
+
+
+def _promotion(dep, promotion_id):
+    url = "%s/promotions/%s" % (dep.endpoint(), promotion_id)
+    return requests.get(url, headers=HEADERS, timeout=30).json()["promotion"]
+
+
+def _stack_names(heat):
+    return [s.stack_name for s in heat.stacks.list()]
+
+
+def test_rolling_back_a_promotion_that_made_its_target_asks(
+    dep, heat, rb_apps
+):
+    made, _ = _json(
+        _osc(
+            dep,
+            "stack",
+            "promote",
+            "rb-00",
+            "rb-copy",
+            "--wait",
+            "--poll",
+            "0.3",
+            "-f",
+            "json",
+        )
+    )
+    assert made["status"] == "COMPLETE", made
+    assert made["target"]["created"] is True
+    # No terminal to ask on (a script): refused, nothing done.
+    refused = _osc(dep, "stack", "promotion", "rollback", made["id"], code=1)
+    assert "will delete stack rb-copy" in refused.stderr
+    assert "--yes" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    # A terminal: the question, and "n" keeps everything.
+    master, terminal = pty.openpty()
+    try:
+        os.write(master, b"n\n")
+        declined = _osc(
+            dep,
+            "stack",
+            "promotion",
+            "rollback",
+            made["id"],
+            code=1,
+            stdin=terminal,
+        )
+    finally:
+        os.close(terminal)
+        os.close(master)
+    assert (
+        "Rolling back promotion %s will delete stack rb-copy" % made["id"]
+        in declined.stderr
+    )
+    assert "[y/N]" in declined.stderr
+    assert "Not confirmed" in declined.stderr
+    assert _promotion(dep, made["id"])["status"] == "COMPLETE"
+    assert "rb-copy" in _stack_names(heat)
+    # --yes: rolled back without a question, the stack it made deleted.
+    back, _ = _json(
+        _osc(
+            dep,
+            "stack",
+            "promotion",
+            "rollback",
+            made["id"],
+            "--yes",
+            "--wait",
+            "--poll",
+            "0.3",
+            "-f",
+            "json",
+        )
+    )
+    assert back["status"] == "ROLLED_BACK", back
+    assert "rb-copy" not in _stack_names(heat)
+
+
+def test_promote_dry_run_against_the_api(dep, heat, rb_apps):
+    """``stack promote --dry-run`` against heat_lite's own
+    ``POST .../promotions/preview``: what would change, and nothing
+    changes. (Needs the preview's server side, from another branch.)"""
+    target = helpers.create(
+        heat,
+        "rb-target",
+        app_template(),
+        parameters={"php_version": "5.4.0"},
+        environment={"parameter_defaults": {"replace": True}},
+    )
+    helpers.wait_for_status(heat, target, "CREATE_COMPLETE")
+    before = _physical(heat, target)
+    args = (
+        "stack",
+        "promote",
+        "rb-01",
+        "rb-target",
+        "--parameter",
+        "php_version=5.4.99",
+        "--dry-run",
+    )
+    shown, _ = _json(_osc(dep, *args, "-f", "json"))
+    assert shown["source"]["stack"] == "rb-01"
+    assert shown["source"]["id"] == rb_apps[1]
+    assert shown["target"]["id"] == target
+    assert shown["target"]["exists"] is True
+    assert shown["parameters"]["php_version"] == {
+        "current": "5.4.0",
+        "promoted": "5.4.99",
+    }
+    # The target's own overlay, which the promotion does not carry over.
+    assert shown["dropped"]["parameter_defaults"] == {"replace": True}
+    assert "db" in shown["resources"]["unchanged"]
+    table = _osc(dep, *args, "--max-width", "0").stdout
+    assert "php_version: 5.4.0 -> 5.4.99" in table
+    assert "parameter_defaults: replace = true" in table
+    # Nothing changed: no promotion, the target as it was.
+    listed = requests.get(
+        dep.endpoint() + "/promotions", headers=HEADERS, timeout=30
+    ).json()["promotions"]
+    assert all(p["target"]["stack_id"] != target for p in listed)
+    assert _physical(heat, target) == before
+    assert _output(heat, target, "version") == "5.4.0"

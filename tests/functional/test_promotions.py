@@ -343,6 +343,7 @@ def test_openstack_stack_promote(dep, projects, apps, tmp_path):
             "promotion",
             "rollback",
             shown["id"],
+            "--yes",  # it deletes the stack it created: asked otherwise
             "--wait",
             "--poll",
             "0.3",

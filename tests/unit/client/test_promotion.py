@@ -3,7 +3,10 @@ the lines ``--wait`` prints."""
 
 import io
 
-from heat_lite.osc import promotion
+import pytest
+from osc_lib import exceptions
+
+from heat_lite_client import preview, promotion
 
 
 def _args(argv):
@@ -89,3 +92,76 @@ def test_display_formats_the_maps():
     )
     assert fields == ["id", "status", "source"]
     assert values[2].machine_readable() == {"stack_name": "a"}
+
+
+class _Terminal(io.StringIO):
+    """A stdin that is a terminal, with the user's answer typed in."""
+
+    def isatty(self):
+        return True
+
+
+CREATED = {
+    "id": "p1",
+    "status": "COMPLETE",
+    "target": {"stack_name": "app-copy", "project": "prod", "created": True},
+}
+
+
+@pytest.mark.parametrize("answer", ["y\n", "yes\n", "Y\n"])
+def test_a_rollback_deleting_its_target_asks_first(answer):
+    err = io.StringIO()
+    promotion.confirm_delete(CREATED, _Terminal(answer), err)
+    assert err.getvalue() == (
+        "Rolling back promotion p1 will delete stack app-copy (project "
+        "prod), which the promotion created. Are you sure [y/N]? "
+    )
+
+
+@pytest.mark.parametrize("answer", ["\n", "n\n", "no\n", ""])
+def test_anything_but_yes_does_nothing(answer):
+    with pytest.raises(exceptions.CommandError, match="Not confirmed"):
+        promotion.confirm_delete(CREATED, _Terminal(answer), io.StringIO())
+
+
+def test_without_a_terminal_it_refuses():
+    err = io.StringIO()
+    with pytest.raises(exceptions.CommandError) as raised:
+        promotion.confirm_delete(CREATED, io.StringIO("y\n"), err)
+    assert "will delete stack app-copy" in str(raised.value)
+    assert "--yes" in str(raised.value)
+    assert err.getvalue() == ""  # nothing asked
+
+
+def test_only_an_undone_promotion_that_created_its_target_asks():
+    assert promotion._deletes_its_target(CREATED)
+    updated = dict(CREATED, target={"stack_name": "x", "created": False})
+    assert not promotion._deletes_its_target(updated)
+    for done in ("FAILED", "ROLLED_BACK"):
+        assert not promotion._deletes_its_target(dict(CREATED, status=done))
+
+
+def test_preview_of_a_new_target_with_nothing_dropped():
+    fields, values = preview.display(
+        {
+            "source": {"stack": "a", "id": "1", "project": "test"},
+            "target": {"stack": "b", "project": "prod", "exists": False},
+            "template_changed": False,
+            "parameters": {},
+            "dropped": {},
+            "resources": {"added": ["x", "y"]},
+            "verify": None,
+        }
+    )
+    shown = dict(
+        zip(fields, (v.human_readable() for v in values), strict=True)
+    )
+    assert shown == {
+        "source": "test/a (1)",
+        "target": "prod/b, does not exist: created",
+        "template_changed": "no (same template)",
+        "parameters": "",
+        "dropped": "nothing",
+        "resources": "added: x, y",
+        "verify": "none (no gate)",
+    }

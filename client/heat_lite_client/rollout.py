@@ -11,7 +11,7 @@ from osc_lib import exceptions
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
-from heat_lite.osc import api, options, waiting
+from heat_lite_client import api, options, waiting
 
 # Target states in the order a target goes through them.
 TARGET_STATES = (
@@ -118,11 +118,18 @@ def _reason(thing):
     )
 
 
-def wait(client, rollout, poll, out=None):
+def wait(client, rollout, poll, out=None, since=None):
     """Poll the rollout until it ends, printing its progress; the ended
-    rollout. (A PAUSED one has not ended: it waits for a resume.)"""
+    rollout. (A PAUSED one has not ended: it waits for a resume.)
+
+    ``since``: the rollout as it was before the action waited for (a
+    cancel, a rollback): only what changed since then is printed, not
+    again the batches and targets that a ``create --wait`` printed.
+    """
     out = out or sys.stdout
     seen = {}
+    if since is not None:
+        progress(since, seen)
     while True:
         lines = progress(rollout, seen)
         if lines:
@@ -144,8 +151,11 @@ class _ShowsRollout(waiting.ShowsAfterWait):
     """A command that ends by showing a rollout (``--wait`` if it has
     the option)."""
 
+    #: the rollout before the command acted on it (see ``wait``)
+    before = None
+
     def wait(self, client, rollout, poll):
-        return wait(client, rollout, poll)
+        return wait(client, rollout, poll, since=self.before)
 
     def display(self, rollout):
         return _display(rollout)
@@ -310,11 +320,11 @@ class _RolloutAction(_ShowsRollout):
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.orchestration
-        rollout_id = api.find_rollout(client, parsed_args.rollout)["id"]
+        self.before = api.find_rollout(client, parsed_args.rollout)
         rollout = api.call(
             client,
             "POST",
-            "/rollouts/%s/actions" % rollout_id,
+            "/rollouts/%s/actions" % self.before["id"],
             {self.action: None},
         )["rollout"]
         return self._show(parsed_args, rollout)

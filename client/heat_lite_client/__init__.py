@@ -11,5 +11,8 @@ catalog or ``--os-endpoint``). The ``--verify-*`` options of heatclient's
 own ``stack create`` / ``stack update`` are a cliff command hook
 (``openstack.cli.stack_update``), not a replacement of those commands.
 
-Only openstackclient imports these modules: heat_lite itself never does.
+This package is a distribution of its own, heat-lite-client (``pip
+install ./client``): it talks to heat_lite over HTTP only, imports
+nothing of the server (``heat_lite``) and needs none of its
+dependencies; only openstackclient imports it.
 """

@@ -7,10 +7,11 @@ import time
 
 from heatclient.common import template_utils
 from heatclient.common import utils as heat_utils
+from osc_lib import exceptions
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
-from heat_lite.osc import api, options, waiting
+from heat_lite_client import api, options, preview, waiting
 
 FIELDS = (
     "id",
@@ -134,11 +135,23 @@ class PromoteStack(_ShowsPromotion):
             help="Leave a parameter to the template's default (repeat)",
         )
         options.add_verify_options(parser)
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="Show what the promotion would change (parameters, "
+            "the target's overlays it would drop, resources) and change "
+            "nothing",
+        )
         _add_wait(parser)
         return parser
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.orchestration
+        if parsed_args.dry_run:
+            answer = api.call(
+                client, "POST", "/promotions/preview", request(parsed_args)
+            )
+            return preview.display(answer["preview"])
         promotion = api.call(
             client, "POST", "/promotions", request(parsed_args)
         )["promotion"]
@@ -199,11 +212,66 @@ class ShowPromotion(_OnePromotion):
         return self._show(parsed_args, promotion)
 
 
+def confirm_delete(promotion, stdin=None, stderr=None):
+    """Ask before a rollback that deletes the stack the promotion made.
+
+    Only a terminal can answer: without one (a script, a pipe) the
+    rollback is refused unless ``--yes`` said it beforehand. Raises
+    CommandError unless the answer is yes.
+    """
+    stdin, stderr = stdin or sys.stdin, stderr or sys.stderr
+    target = promotion["target"]
+    what = (
+        "Rolling back promotion %s will delete stack %s (project %s), "
+        "which the promotion created"
+        % (promotion["id"], target.get("stack_name"), target.get("project"))
+    )
+    if not stdin.isatty():
+        raise exceptions.CommandError(
+            "%s: not confirmed (no terminal to ask on); nothing done. "
+            "Add --yes to roll it back." % what
+        )
+    stderr.write("%s. Are you sure [y/N]? " % what)
+    stderr.flush()
+    try:
+        answer = stdin.readline()
+    except KeyboardInterrupt:
+        answer = ""
+    if not answer.strip().lower().startswith("y"):
+        raise exceptions.CommandError("Not confirmed: nothing done")
+
+
+def _deletes_its_target(promotion):
+    """True if rolling the promotion back would delete its target: one it
+    created, not undone yet (a failed promotion undid itself)."""
+    return bool(promotion["target"].get("created")) and promotion[
+        "status"
+    ] not in ("FAILED", "ROLLED_BACK")
+
+
 class RollbackPromotion(_OnePromotion):
-    """Put a promotion's target back on what it had before it."""
+    """Put a promotion's target back on what it had before it (a target
+    the promotion created is deleted: asks first, unless --yes)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            "-y",
+            "--yes",
+            action="store_true",
+            help="Do not ask before deleting a target the promotion "
+            "created (needed without a terminal)",
+        )
+        return parser
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.orchestration
+        if not parsed_args.yes:
+            current = api.call(
+                client, "GET", "/promotions/%s" % parsed_args.promotion
+            )["promotion"]
+            if _deletes_its_target(current):
+                confirm_delete(current)
         promotion = api.call(
             client,
             "POST",

@@ -2,12 +2,13 @@
 of ``--wait``, the hook that adds ``verify`` to heatclient's calls."""
 
 import argparse
+import io
 import types
 
 import pytest
 from osc_lib import exceptions
 
-from heat_lite.osc import options, rollout, verify
+from heat_lite_client import options, rollout, verify
 
 
 def _parse(adder, argv, **kwargs):
@@ -218,7 +219,7 @@ class _Http:
 
 
 def test_find_rollout_by_id_or_only_name():
-    from heat_lite.osc import api
+    from heat_lite_client import api
 
     client = types.SimpleNamespace(http_client=_Http())
     assert api.find_rollout(client, "r2")["id"] == "r2"
@@ -227,3 +228,43 @@ def test_find_rollout_by_id_or_only_name():
         api.find_rollout(client, "twin")
     with pytest.raises(exceptions.CommandError, match="not found: nope"):
         api.find_rollout(client, "nope")
+
+
+def test_wait_after_an_action_prints_only_what_changed_since():
+    """``rollout rollback --wait``: the batches as the rollout's create
+    left them were printed then; only the rollback's changes now."""
+    before = {
+        "id": "r",
+        "name": "php",
+        "status": "COMPLETE",
+        "status_reason": "1 SUCCEEDED, 1 ROLLED_BACK",
+        "strategy": {"canary": 0},
+        "targets": [
+            _target("a", 0, "SUCCEEDED"),
+            _target("b", 0, "ROLLED_BACK", "output healthy"),
+        ],
+    }
+    acted = dict(before, status="IN_PROGRESS", status_reason="Rolling back")
+    ended = dict(
+        before,
+        status="CANCELLED",
+        status_reason="rolled back",
+        targets=[
+            _target("a", 0, "ROLLED_BACK", "back"),
+            _target("b", 0, "ROLLED_BACK", "output healthy"),
+        ],
+    )
+
+    class Http:
+        def get(self, path):
+            return _Response({"rollout": ended})
+
+    out = io.StringIO()
+    client = types.SimpleNamespace(http_client=Http())
+    assert rollout.wait(client, acted, 0, out, since=before) is ended
+    assert out.getvalue().splitlines() == [
+        "rollout php IN_PROGRESS: Rolling back",
+        "batch 0 (2): 2 ROLLED_BACK",
+        "  a ROLLED_BACK: back",
+        "rollout php CANCELLED: rolled back",
+    ]

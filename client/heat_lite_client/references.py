@@ -5,7 +5,7 @@ from urllib import parse
 
 from osc_lib.command import command
 
-from heat_lite.osc import api
+from heat_lite_client import api
 
 
 class StackReferences(command.Lister):

@@ -3,7 +3,7 @@
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
-from heat_lite.osc import api, options
+from heat_lite_client import api, options
 
 
 class QueryStack(command.Lister):

@@ -17,7 +17,7 @@ import functools
 from cliff import hooks
 from osc_lib.command import command
 
-from heat_lite.osc import api, options
+from heat_lite_client import api, options
 
 
 class _VerifyHook(hooks.CommandHook):
