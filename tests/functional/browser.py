@@ -180,6 +180,9 @@ class _Firefox:
     def find_elements(self, by, value):
         return [_Element(e) for e in self._m.find_elements(by, value)]
 
+    def set_window_size(self, width, height):
+        self._m.set_window_rect(width=width, height=height)
+
     def get_log(self, kind):
         return []
 

@@ -38,6 +38,12 @@ outputs:
 """
 
 
+# A stack whose create fails.
+BROKEN = helpers.template(
+    {"x": {"type": "OS::Heat::TestResource", "properties": {"fail": True}}}
+)
+
+
 @pytest.fixture(scope="module")
 def heat_all(tmp_path_factory):
     yield from deployment_mod.running(
@@ -192,19 +198,7 @@ def test_stacks_list_filters_counts_and_pages(heat_all, browser):
                 tags="even" if i % 2 == 0 else "odd",
             )
         )
-    failing = helpers.create(
-        heat,
-        "broken",
-        helpers.template(
-            {
-                "x": {
-                    "type": "OS::Heat::TestResource",
-                    "properties": {"fail": True},
-                }
-            }
-        ),
-        disable_rollback=True,
-    )
+    failing = helpers.create(heat, "broken", BROKEN, disable_rollback=True)
     for stack_id in ids:
         helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     helpers.wait_for_status(heat, failing, "CREATE_FAILED")
@@ -450,6 +444,105 @@ def test_concurrent_update_converges_and_cancel_rolls_back(heat_all, browser):
         timeout=40,
     )
     assert "v3" in b.text("#outputs")
+
+
+# An update that sets ``fail`` fails, and is rolled back.
+FAILABLE = """heat_template_version: 2018-08-31
+parameters:
+  fail: {type: boolean, default: false}
+resources:
+  app:
+    type: OS::Heat::TestResource
+    properties:
+      fail: {get_param: fail}
+"""
+
+_BACKGROUND = "return getComputedStyle(arguments[0]).backgroundColor;"
+
+
+def _badge(b, selector):
+    """(status, css class, text, background) of the badge ``selector``."""
+    found = b.wait_css(selector + " .badge")
+    return (
+        found.get_attribute("data-status"),
+        found.get_attribute("class").split(),
+        found.text,
+        b.driver.execute_script(_BACKGROUND, found),
+    )
+
+
+def _listed(b):
+    return [
+        r.get_attribute("data-stack") for r in b.css("table.stacks tbody tr")
+    ]
+
+
+def test_a_rolled_back_update_shows_as_a_rollback(heat_all, browser):
+    """An update that failed and was rolled back (ROLLBACK_COMPLETE) is
+    shown as a rollback, never as a success: in the list (its badge, its
+    own count; "complete" counts and lists successes only), in the
+    stack's header (with a line saying the change was undone) and in its
+    events: the rollback's colour and symbol, not the green and tick of a
+    success."""
+    b = browser
+    project = _project(b, "undone")
+    heat = heat_all.client(project)
+    good = helpers.create(heat, "good", FAILABLE)
+    undone = helpers.create(heat, "undone", FAILABLE, disable_rollback=False)
+    for stack_id in (good, undone):
+        helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    heat.stacks.update(undone, existing=True, parameters={"fail": "true"})
+    helpers.wait_for_status(heat, undone, "ROLLBACK_COMPLETE")
+    b.open(heat_all.url, "/%s/stacks" % project)
+    b.wait_for("both stacks", lambda: sorted(_listed(b)) == ["good", "undone"])
+    status, classes, text, background = _badge(b, 'tr[data-stack="undone"]')
+    assert status == "ROLLBACK_COMPLETE" and "s-rollback" in classes, classes
+    assert "↶" in text and "✓" not in text, text
+    ok = _badge(b, 'tr[data-stack="good"]')
+    assert ok[0] == "CREATE_COMPLETE" and "s-complete" in ok[1]
+    assert background != ok[3]
+    b.wait_for(
+        "the counts",
+        lambda: (
+            b.text('[data-count="COMPLETE"] strong') == "1"
+            and b.text('[data-count="ROLLBACK_COMPLETE"] strong') == "1"
+            and b.text('[data-count="ALL"] strong') == "2"
+        ),
+    )
+    assert "rolled back" in b.text('[data-count="ROLLBACK_COMPLETE"]')
+    b.click('[data-count="COMPLETE"]')
+    b.wait_for("successes only", lambda: _listed(b) == ["good"])
+    b.click('[data-count="ROLLBACK_COMPLETE"]')
+    b.wait_for("the rolled back one", lambda: _listed(b) == ["undone"])
+
+    b.open(heat_all.url, "/%s/stacks/undone/%s" % (project, undone))
+    status, classes, text, _bg = _badge(b, "#stack-status")
+    assert status == "ROLLBACK_COMPLETE" and "s-rollback" in classes, classes
+    assert "↶" in text and "✓" not in text, text
+    assert "rolled back" in b.wait_css("#stack-rollback").text
+    b.wait_for(
+        "the rollback's events",
+        lambda: b.css('#events .badge[data-status="ROLLBACK_COMPLETE"]'),
+    )
+    events = [
+        (e.get_attribute("data-status"), e.get_attribute("class").split())
+        for e in b.css("#events .badge")
+    ]
+    rollbacks = [c for st, c in events if st.startswith("ROLLBACK_")]
+    assert rollbacks and all("s-rollback" in c for c in rollbacks), events
+    # Nodes in a rollback state, if any, are drawn as one too.
+    for node in b.css("#graph g.node"):
+        if node.get_attribute("data-status").startswith("ROLLBACK_"):
+            assert "s-rollback" in node.get_attribute("class").split()
+    # The stack that did not roll back says nothing of the kind.
+    b.open(heat_all.url, "/%s/stacks/good/%s" % (project, good))
+    b.wait_for(
+        "its header",
+        lambda: (
+            b.attr("#stack-status .badge", "data-status") == "CREATE_COMPLETE"
+        ),
+    )
+    assert not b.css("#stack-rollback")
 
 
 def test_nested_stack_opens_on_click(heat_all, browser):

@@ -174,6 +174,16 @@ def test_rollout_live_pause_resume_and_rollback(heat_all, browser):
     api = _api(heat_all, project, rollout_id)
     assert shown == {t["stack_name"]: t["status"] for t in api["targets"]}
     assert {n for n, s in shown.items() if s == "ROLLED_BACK"} == set(BROKEN)
+    # A target rolled back is a failed change: drawn as a rollback, not
+    # as the others' success.
+    kinds = {
+        r.get_attribute("data-target"): r.find_element(
+            "css selector", ".badge"
+        ).get_attribute("class")
+        for r in b.css("#batches tr[data-target]")
+    }
+    assert {n for n, k in kinds.items() if "s-rollback" in k} == set(BROKEN)
+    assert all("s-complete" in kinds[n] for n in set(ids) - set(BROKEN))
     assert b.text("#rollout-counts") == "SUCCEEDED: 4 · ROLLED_BACK: 2"
     assert all(
         b.attr('.batch[data-batch="%d"]' % i, "data-state") == "done"

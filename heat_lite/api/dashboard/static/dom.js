@@ -39,15 +39,24 @@ export function replace(el, ...children) {
   return el;
 }
 
-const SYMBOLS = { COMPLETE: "✓", SUCCEEDED: "✓", FAILED: "✗", IN_PROGRESS: "⟳", PAUSED: "⏸", CANCELLED: "⊘", ROLLED_BACK: "↶", SKIPPED: "–", PENDING: "…" };
+const SYMBOLS = { COMPLETE: "✓", SUCCEEDED: "✓", FAILED: "✗", IN_PROGRESS: "⟳", PAUSED: "⏸", CANCELLED: "⊘", ROLLED_BACK: "↶", ROLLBACK_COMPLETE: "↶", SKIPPED: "–", PENDING: "…" };
 // Rollout and promotion targets' words for "running".
 const RUNNING = ["UPDATING", "VERIFYING", "ROLLING_BACK"];
+// A change undone: the stack is back where it was (Heat's ROLLBACK_*,
+// a rollout target's or a promotion's ROLLING_BACK / ROLLED_BACK).
+const ROLLBACK = ["ROLLING_BACK", "ROLLED_BACK"];
 
 // "CREATE_COMPLETE" → "complete", "FAILED", "IN_PROGRESS" → css class.
+// A rollback (in progress or done) is neither a success nor an outage:
+// the change asked for failed or was cancelled, and the stack runs what
+// it ran before; it has its own kind (an amber warning, as Horizon shows
+// ROLLBACK_COMPLETE), never "complete". A rollback that failed is a
+// failure.
 export function statusKind(status) {
   if (!status) return "none";
-  if (status.endsWith("IN_PROGRESS") || RUNNING.includes(status)) return "progress";
   if (status.endsWith("FAILED")) return "failed";
+  if (status.startsWith("ROLLBACK_") || ROLLBACK.includes(status)) return "rollback";
+  if (status.endsWith("IN_PROGRESS") || RUNNING.includes(status)) return "progress";
   if (status.startsWith("DELETE_")) return "deleted";
   if (status.endsWith("COMPLETE") || status === "SUCCEEDED") return "complete";
   return "other";
@@ -75,6 +84,37 @@ export function when(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
   return h("time", { datetime: iso, title: iso }, date.toLocaleString());
+}
+
+// A time in few characters for a narrow column, on one line: the time of
+// day when it is today, else the day and the time ("3 Dec, 14:05"), with
+// the year when it is not this one; the full local time and the API's
+// value on hover.
+export function whenShort(iso) {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const now = new Date();
+  const time = { hour: "2-digit", minute: "2-digit" };
+  let text;
+  if (date.toDateString() === now.toDateString()) {
+    text = date.toLocaleTimeString([], { ...time, second: "2-digit" });
+  } else {
+    const year = date.getFullYear() === now.getFullYear() ? {} : { year: "numeric" };
+    text = date.toLocaleString([], { day: "numeric", month: "short", ...year, ...time });
+  }
+  return h("time", { class: "short", datetime: iso, title: date.toLocaleString() + " (" + iso + ")" }, text);
+}
+
+// A long identifier shown cut to its column's width (an ellipsis) but
+// whole in the page: on hover (title), and a click selects all of it, so
+// a copy takes the full value.
+export function ident(value) {
+  if (!value) return "—";
+  // Its end stays in sight (where IDs differ: a UUID's last part); the
+  // ellipsis eats the middle.
+  const cut = Math.max(0, value.length - 10);
+  return h("code", { class: "ident", title: value }, h("span", { class: "head" }, value.slice(0, cut)), h("span", { class: "tail" }, value.slice(cut)));
 }
 
 export function errorBox(err) {
@@ -115,6 +155,7 @@ export class Poller {
     this.tick = tick;
     this.stopped = false;
     this.timer = null;
+    this.cleanups = [];
     this.onVisible = () => {
       if (!document.hidden) this.run();
     };
@@ -134,10 +175,16 @@ export class Poller {
     this.timer = setTimeout(() => this.run(), busy ? POLL_MS : POLL_MS * 5);
   }
 
+  // fn() when the page stops (what else the page started).
+  onStop(fn) {
+    this.cleanups.push(fn);
+  }
+
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);
     document.removeEventListener("visibilitychange", this.onVisible);
+    for (const fn of this.cleanups) fn();
   }
 }
 

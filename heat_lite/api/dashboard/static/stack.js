@@ -3,7 +3,7 @@
 // template, environment and files.
 
 import { ApiError, get, link, parseStackLink, session, stackPath, v1 } from "./api.js";
-import { badge, confirm, errorBox, h, redraw, replace, Poller, when } from "./dom.js";
+import { badge, confirm, errorBox, h, ident, redraw, replace, Poller, statusKind, when, whenShort } from "./dom.js";
 import { otherVersions, render } from "./graph.js";
 import { promotedFrom } from "./promotions.js";
 import { stackHref } from "./stacks.js";
@@ -21,6 +21,16 @@ function format(value) {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
+// Heat says "Stack ROLLBACK completed successfully": the rollback did,
+// the change asked for did not. The page says so in words.
+function rollbackNote(status) {
+  if (statusKind(status) !== "rollback") return null;
+  const text = status.endsWith("IN_PROGRESS")
+    ? "The last change failed or was cancelled: the stack is being rolled back to what it was before."
+    : "The last change failed or was cancelled and was rolled back: the stack is back on what it was before.";
+  return h("p", { id: "stack-rollback", class: "note s-rollback", role: "note" }, h("span", { "aria-hidden": "true" }, "↶ "), text);
+}
+
 function header(stack) {
   const parent = stack.parent ? h("p", {}, "Nested in stack ", h("code", {}, stack.parent)) : null;
   const outputs = (stack.outputs || []).map((o) => [o.output_key, o.output_error ? "error: " + o.output_error : o.output_value]);
@@ -29,6 +39,7 @@ function header(stack) {
     { class: "header", "aria-label": "Stack" },
     h("div", { class: "title" }, h("h1", { id: "stack-name" }, stack.stack_name), h("span", { id: "stack-status" }, badge(stack.stack_status))),
     h("p", { id: "stack-reason", class: "reason" }, stack.stack_status_reason || ""),
+    rollbackNote(stack.stack_status),
     parent,
     promotedFrom(stack),
     h(
@@ -71,24 +82,39 @@ function eventsTable(events) {
   );
 }
 
+// What each role means, on hover of its name.
+const ROLES = {
+  current: "the resource as the stack's template has it now",
+  replaced: "replaced by a newer version; kept until the stack finishes, for a rollback",
+  "pending-delete": "no longer in the template; being deleted",
+  history: "a past version, deleted",
+};
+
+// A resource's versions, newest first: one aligned row each, its role and
+// status in words, long IDs cut (whole on hover and when copied), short
+// times (whole on hover).
 function versionsTable(versions) {
+  const head = ["Version", "Role", "Status", "Physical ID", "Template", "Times"];
   return h(
     "table",
     { class: "versions" },
-    h("thead", {}, h("tr", {}, ...["Version", "Role", "Status", "Physical ID", "Created", "Updated"].map((t) => h("th", { scope: "col" }, t)))),
+    h("thead", {}, h("tr", {}, head.map((t) => h("th", { scope: "col" }, t)))),
     h(
       "tbody",
       {},
       [...versions].sort((a, b) => b.version - a.version).map((v) =>
         h(
           "tr",
-          { "data-role": v.role, "data-version": v.version },
-          h("td", {}, "v" + v.version),
-          h("td", {}, v.role),
-          h("td", {}, badge(v.resource_status), v.resource_status_reason ? h("div", { class: "reason" }, v.resource_status_reason) : null),
-          h("td", {}, h("code", {}, v.physical_resource_id || "—")),
-          h("td", {}, when(v.creation_time)),
-          h("td", {}, when(v.updated_time)),
+          { class: "role-" + v.role, "data-role": v.role, "data-version": v.version },
+          h("th", { scope: "row", class: "num" }, "v" + v.version),
+          h("td", {}, h("span", { class: "role role-" + v.role, title: ROLES[v.role] || null }, v.role)),
+          h("td", { class: "status" }, badge(v.resource_status),
+            v.resource_status_reason ? h("div", { class: "reason", title: v.resource_status_reason }, v.resource_status_reason) : null),
+          h("td", { class: "pid" }, ident(v.physical_resource_id)),
+          h("td", { class: "num" }, v.template_id === null || v.template_id === undefined ? "—" : "#" + v.template_id),
+          h("td", { class: "time" },
+            h("div", {}, h("span", { class: "muted" }, "created "), whenShort(v.creation_time)),
+            h("div", {}, h("span", { class: "muted" }, "updated "), whenShort(v.updated_time))),
         ),
       ),
     ),
@@ -96,21 +122,24 @@ function versionsTable(versions) {
 }
 
 function resourcePanel(res, versions) {
-  if (!res) return h("p", { class: "muted" }, "Choose a resource in the graph to see its versions.");
+  if (!res) return h("p", { class: "muted" }, "Choose a resource in the graph to see its details and versions.");
   const nested = parseStackLink(link(res, "nested"));
   return h(
     "div",
-    { "data-resource": res.resource_name },
-    h("h2", {}, "Resource ", h("code", {}, res.resource_name)),
-    h("dl", { class: "kv" },
-      h("dt", {}, "Type"), h("dd", {}, res.resource_type),
-      h("dt", {}, "Status"), h("dd", {}, badge(res.resource_status)),
-      h("dt", {}, "Reason"), h("dd", {}, res.resource_status_reason || "—"),
-      h("dt", {}, "Physical ID"), h("dd", {}, h("code", {}, res.physical_resource_id || "—")),
-      h("dt", {}, "Required by"), h("dd", {}, (res.required_by || []).join(", ") || "—")),
-    nested ? h("p", {}, h("a", { id: "open-nested", class: "button", href: stackHref(session.project, nested.name, nested.id) }, "Open nested stack ▸")) : null,
-    h("h3", {}, "Version history"),
-    versions ? versionsTable(versions) : h("p", { class: "muted" }, "Loading…"),
+    { class: "resource-detail", "data-resource": res.resource_name },
+    h("div", { class: "title" },
+      h("h2", {}, "Resource ", h("code", {}, res.resource_name)),
+      nested ? h("a", { id: "open-nested", class: "button", href: stackHref(session.project, nested.name, nested.id) }, "Open nested stack ▸") : null),
+    h("div", { class: "detail-grid" },
+      h("dl", { class: "kv" },
+        h("dt", {}, "Type"), h("dd", {}, res.resource_type),
+        h("dt", {}, "Status"), h("dd", {}, badge(res.resource_status)),
+        h("dt", {}, "Reason"), h("dd", {}, res.resource_status_reason || "—"),
+        h("dt", {}, "Physical ID"), h("dd", {}, h("code", {}, res.physical_resource_id || "—")),
+        h("dt", {}, "Required by"), h("dd", {}, (res.required_by || []).join(", ") || "—")),
+      h("div", { class: "history" },
+        h("h3", {}, "Version history"),
+        versions ? versionsTable(versions) : h("p", { class: "muted" }, "Loading…"))),
   );
 }
 
@@ -135,8 +164,8 @@ export function stackPage(main, name, id) {
   const headerEl = h("div", { id: "stack-header" }, h("p", { class: "muted" }, "Loading…"));
   const actionsEl = h("div", { id: "actions", class: "actions" });
   const messageEl = h("div", { id: "message", "aria-live": "assertive" });
-  const graphEl = h("div", { id: "graph", class: "graph-wrap" });
-  const panelEl = h("aside", { id: "resource", class: "panel", "aria-live": "polite" });
+  const graphEl = h("div", { id: "graph", class: "graph-wrap" }, h("p", { class: "muted" }, "Loading…"));
+  const panelEl = h("section", { id: "resource", class: "panel", "aria-label": "Chosen resource", "aria-live": "polite" }, resourcePanel(null));
   const eventsEl = h("div", { id: "events", "aria-live": "off" });
   const formEl = h("div", { id: "update-form" });
   replace(
@@ -146,16 +175,21 @@ export function stackPage(main, name, id) {
     actionsEl,
     messageEl,
     formEl,
-    h("section", { "aria-label": "Resources" }, h("h2", {}, "Resources"), h("div", { class: "graph-layout" }, graphEl, panelEl)),
+    h("section", { "aria-label": "Resources" }, h("h2", {}, "Resources"), graphEl, panelEl),
     h("section", { "aria-label": "Events" }, h("h2", {}, "Events (newest first)"), eventsEl),
     h("section", { "aria-label": "Sources" }, h("h2", {}, "Template, environment and files"),
       lazy("Template", base + "/template"), lazy("Environment", base + "/environment"), lazy("Files", base + "/files")),
   );
 
+  // The panel is below the graph (which takes the page's width): a
+  // choice brings it into sight when it is not, up to the middle of the
+  // window, so that the graph's lower part stays in sight above it.
   const select = (resName) => {
     state.selected = resName;
     drawGraph();
     drawPanel();
+    const top = panelEl.getBoundingClientRect().top;
+    if (top > window.innerHeight - 120) window.scrollBy({ top: top - window.innerHeight * 0.45, behavior: "smooth" });
     refreshVersions([resName]).then(drawPanel);
   };
 
@@ -165,14 +199,23 @@ export function stackPage(main, name, id) {
       return;
     }
     const focused = document.activeElement && document.activeElement.getAttribute("data-resource");
-    redraw(graphEl, [state.resources, state.versions, state.selected], () =>
-      render(state.resources, state.versions, state.selected, select),
+    const avail = graphEl.clientWidth;
+    redraw(graphEl, [state.resources, state.versions, state.selected, avail], () =>
+      render(state.resources, state.versions, state.selected, select, avail),
     );
     if (focused) {
       const again = graphEl.querySelector('g.node[data-resource="' + CSS.escape(focused) + '"]');
-      if (again) again.focus();
+      if (again) again.focus({ preventScroll: true });
     }
   };
+  // The layout fits the box's width: drawn again when that changes.
+  let drawnWidth = null;
+  const resized = new ResizeObserver(() => {
+    if (!graphEl.isConnected || graphEl.clientWidth === drawnWidth) return;
+    drawnWidth = graphEl.clientWidth;
+    if (state.resources.length) drawGraph();
+  });
+  resized.observe(graphEl);
 
   const drawPanel = () => {
     const res = state.resources.find((r) => r.resource_name === state.selected);
@@ -388,6 +431,7 @@ export function stackPage(main, name, id) {
     );
   }
 
+  poller.onStop(() => resized.disconnect());
   poller.run();
   return poller;
 }

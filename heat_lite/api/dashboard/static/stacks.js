@@ -5,12 +5,21 @@ import { get, link, parseStackLink, session, v1 } from "./api.js";
 import { badge, errorBox, h, replace, Poller, when } from "./dom.js";
 
 const PAGE = 20;
-const STATUSES = ["IN_PROGRESS", "COMPLETE", "FAILED"];
+// The counts, in the page's words: "COMPLETE" is a success, so it leaves
+// out ROLLBACK_COMPLETE (a change that failed and was undone), counted
+// on its own.
+const STATUSES = ["IN_PROGRESS", "COMPLETE", "ROLLBACK_COMPLETE", "FAILED"];
+const LABELS = { IN_PROGRESS: "in progress", COMPLETE: "complete", ROLLBACK_COMPLETE: "rolled back", FAILED: "failed" };
+// The stack actions that end in a success (the API's status filter
+// COMPLETE alone matches ROLLBACK_COMPLETE too; a deleted stack is not
+// listed).
+const SUCCESS_ACTIONS = ["CREATE", "UPDATE", "SUSPEND", "RESUME", "CHECK", "ADOPT", "SNAPSHOT", "RESTORE"];
 
 function listQuery(filters, extra) {
   const q = new URLSearchParams({ sort_keys: "creation_time", sort_dir: "desc" });
   if (filters.name) q.set("name", filters.name);
   if (filters.status) q.set("status", filters.status);
+  if (filters.status === "COMPLETE") for (const action of SUCCESS_ACTIONS) q.append("action", action);
   if (filters.tag) q.set("tags", filters.tag);
   for (const [k, v] of Object.entries(extra)) q.set(k, v);
   return "/stacks?" + q.toString();
@@ -34,8 +43,8 @@ function filterForm(filters) {
     "select",
     { id: "f-status", name: "status" },
     h("option", { value: "" }, "any status"),
-    ...["CREATE_COMPLETE", "UPDATE_COMPLETE", "IN_PROGRESS", "COMPLETE", "FAILED"].map((s) =>
-      h("option", { value: s, selected: s === filters.status }, s),
+    ...["CREATE_COMPLETE", "UPDATE_COMPLETE", "IN_PROGRESS", "COMPLETE", "ROLLBACK_COMPLETE", "FAILED"].map((s) =>
+      h("option", { value: s, selected: s === filters.status }, s === "COMPLETE" ? "COMPLETE (not rolled back)" : s),
     ),
   );
   return h(
@@ -89,7 +98,7 @@ function countsBar(total, byStatus, filters) {
     "p",
     { class: "counts", "aria-label": "Stacks by status" },
     item("All", "", total),
-    ...STATUSES.map((s) => item(s.replace("_", " ").toLowerCase(), s, byStatus[s])),
+    ...STATUSES.map((s) => item(LABELS[s], s, byStatus[s])),
   );
 }
 
