@@ -1,9 +1,10 @@
-"""The WSGI application: fault barrier → versions → auth → pecan."""
+"""The WSGI application: fault barrier → browser guard (origin) → versions
+→ dashboard → auth → pecan."""
 
 import pecan
 import webob
 
-from heat_lite.api import auth, dashboard, faults, openapi, request
+from heat_lite.api import auth, dashboard, faults, openapi, origin, request
 from heat_lite.api.controllers import base, root
 from heat_lite.engine import rpcapi
 
@@ -105,8 +106,10 @@ def setup_app(engine=None):
         monitor_timeout=conf.CONF.api.rpc_call_monitor_timeout,
     )
     return faults.FaultWrapper(
-        _Versions(
-            dashboard.wrap(auth.wrap(make_pecan_app(engine))),
-            redirect_browsers=conf.CONF.api.dashboard,
+        origin.wrap(
+            _Versions(
+                dashboard.wrap(auth.wrap(make_pecan_app(engine))),
+                redirect_browsers=conf.CONF.api.dashboard,
+            )
         )
     )

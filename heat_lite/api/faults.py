@@ -10,6 +10,7 @@ never shown.
 
 import json
 import logging
+import math
 
 import oslo_messaging as messaging
 import webob
@@ -22,6 +23,9 @@ _REMOTE = "_Remote"
 # Set by api.request when a body was left unread (kept here: faults is
 # the outermost layer and imports nothing of the API).
 CLOSE_CONNECTION = "heat_lite.close_connection"
+# Whether ``dumps`` has logged a non-finite number yet (once a process:
+# a poller would repeat it every few seconds).
+_WARNED = []
 
 
 def _title_and_explanation(code):
@@ -39,11 +43,46 @@ def error_body(code, error_type, message):
     }
 
 
+def dumps(body):
+    """The one writer of JSON answers (bytes): never ``NaN`` nor
+    ``Infinity``, which Python's json writes but no JSON parser reads
+    (python-heatclient's ``resp.json()`` aside; browsers' ``JSON.parse``
+    and ``jq`` fail on the whole answer).
+
+    Input refuses them (``common.template_format``, number parameters
+    and properties, yaql results), so only a value from elsewhere (a
+    cloud's or a remote Heat's answer kept as an attribute, a row
+    written before) can bring one: it is sent as null.
+    """
+    try:
+        return json.dumps(body, allow_nan=False).encode()
+    except ValueError:
+        # Rare by construction: the fast path costs nothing extra.
+        if not _WARNED:
+            _WARNED.append(True)
+            LOG.warning(
+                "An answer held NaN or Infinity (from a cloud or a remote "
+                "stack?): sent as null"
+            )
+        return json.dumps(_finite(body), allow_nan=False).encode()
+
+
+def _finite(value):
+    """``value`` with every non-finite float replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def json_response(code, body, headers=None):
     response = webob.Response(
         status=code, content_type="application/json", charset="UTF-8"
     )
-    response.body = json.dumps(body).encode()
+    response.body = dumps(body)
     for key, value in (headers or {}).items():
         response.headers[key] = value
     return response

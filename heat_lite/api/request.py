@@ -1,7 +1,6 @@
 """What a handler gets: the parsed request, its context and the engine."""
 
 import hashlib
-import json
 
 import webob
 
@@ -221,7 +220,7 @@ def to_response(reply):
         status=reply.status, content_type="application/json", charset="UTF-8"
     )
     if reply.body is not None or reply.status not in (204, 302):
-        response.body = json.dumps(reply.body).encode()
+        response.body = faults.dumps(reply.body)
     for key, value in reply.headers.items():
         response.headers[key] = value
     return response

@@ -181,6 +181,26 @@ class InvalidTenant(Forbidden):
     msg_fmt = "Searching Tenant %(target)s from Tenant %(actual)s forbidden."
 
 
+class HostNotAllowed(Forbidden):
+    """noauth: a Host that is none of the API's own names (DNS
+    rebinding: a web page's name made to resolve to this address)."""
+
+    msg_fmt = (
+        "The Host %(host)s is not an address of this API "
+        "(auth_strategy=noauth answers its own addresses and "
+        "[api] allowed_hosts only)."
+    )
+
+
+class CrossOriginRefused(Forbidden):
+    """A state-changing request sent by a page of another origin."""
+
+    msg_fmt = (
+        "Cross-origin request refused (CSRF): the Origin %(origin)s is "
+        "neither this API's own nor one of [api] allowed_origins."
+    )
+
+
 # 404 family ---------------------------------------------------------------
 class NotFound(HeatLiteException):
     code = 404
@@ -254,6 +274,19 @@ class PromotionConflict(Conflict):
 class RequestTooLarge(HeatLiteException):
     code = 413
     msg_fmt = "Request is too large: %(message)s"
+
+
+# 415 ----------------------------------------------------------------------
+class UnsupportedMediaType(HeatLiteException):
+    """A body that is not JSON: browsers send ``text/plain`` or form
+    bodies to any origin without asking, but ``application/json`` only
+    after a CORS preflight, which this API never grants."""
+
+    code = 415
+    msg_fmt = (
+        "The request body must be application/json (Content-Type: "
+        "%(content_type)s)."
+    )
 
 
 # 503 ----------------------------------------------------------------------

@@ -13,13 +13,18 @@ same rules hold everywhere:
   (``heat_template_version: 2018-08-31``); ``!!binary``, ``!!set`` and
   every other tag are refused. Keys become strings, as they would after
   the JSON round trip the database makes;
-* nesting is bounded (``MAX_DEPTH``), for JSON as for YAML.
+* nesting is bounded (``MAX_DEPTH``), for JSON as for YAML;
+* numbers are finite: ``NaN``, ``Infinity`` (which Python's json reads)
+  and ``.nan``, ``.inf`` or a float too large for a double (``1e999``,
+  which would become Infinity) are refused: no JSON answer could carry
+  them (``finite_float`` does the same for numbers given as strings).
 
 Errors are ``exception.Invalid`` subclasses chosen by the caller, so each
 kind of document keeps the message Heat gives for it.
 """
 
 import json
+import math
 
 import yaml
 
@@ -83,6 +88,40 @@ class _Loader(yaml.SafeLoader):
         return mapping
 
 
+def _refuse_constant(name):
+    """json's hook for ``NaN``, ``Infinity`` and ``-Infinity``."""
+    raise ValueError(
+        "%s is not a JSON number (JSON has no NaN or Infinity)" % name
+    )
+
+
+def finite_float(text):
+    """``float(text)``, refusing what no JSON number can be.
+
+    :raises ValueError: nan, inf, infinity, or too large for a double.
+    """
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(
+            "%s is not a finite number (JSON has no NaN or Infinity)"
+            % str(text).strip()
+        )
+    return value
+
+
+def _construct_float(loader, node):
+    value = yaml.SafeLoader.construct_yaml_float(loader, node)
+    if not math.isfinite(value):
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            "%s is not a finite number (JSON has no NaN or Infinity)"
+            % node.value,
+            node.start_mark,
+        )
+    return value
+
+
 _Loader.yaml_constructors = {
     "tag:yaml.org,2002:" + tag: yaml.SafeLoader.yaml_constructors[
         "tag:yaml.org,2002:" + tag
@@ -93,6 +132,7 @@ _Loader.add_constructor(
     "tag:yaml.org,2002:timestamp",
     lambda loader, node: loader.construct_scalar(node),
 )
+_Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 _Loader.add_constructor(None, yaml.SafeLoader.construct_undefined)
 # Only the plain "str" resolver for timestamps: they stay strings.
 _Loader.yaml_implicit_resolvers = {
@@ -143,12 +183,15 @@ def loads_json(text, max_depth=MAX_DEPTH):
     """Parse JSON text or bytes into plain data.
 
     :param max_depth: containers nested deeper are refused.
-    :raises ValueError: not UTF-8, not JSON, or nested too deeply.
+    :raises ValueError: not UTF-8, not JSON, nested too deeply, or a
+        number that is not finite (``NaN``, ``Infinity``, ``1e999``).
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     try:
-        value = json.loads(text)
+        value = json.loads(
+            text, parse_constant=_refuse_constant, parse_float=finite_float
+        )
     except RecursionError:
         raise ValueError(
             "nested more than %d levels deep" % max_depth

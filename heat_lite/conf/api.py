@@ -94,6 +94,30 @@ opts = [
         "(a TLS-terminating proxy in front). Requests that did are "
         "always answered with a Secure cookie.",
     ),
+    # What web pages may make a browser send (heat_lite.api.origin).
+    cfg.ListOpt(
+        "allowed_origins",
+        default=[],
+        help="Origins (scheme://host[:port], as browsers send them in "
+        "Origin) besides the API's own whose pages may send "
+        "state-changing requests (POST, PUT, PATCH, DELETE); any other "
+        "Origin gets 403. For a front end whose public address is not "
+        "the Host the API sees (a proxy that rewrites Host). This is not "
+        "CORS: no Access-Control-* header is ever answered, so a page "
+        "of another origin still cannot send JSON or read answers.",
+    ),
+    cfg.ListOpt(
+        "allowed_hosts",
+        default=[],
+        help="auth_strategy=noauth: Host header values the API answers "
+        "besides bind_host, localhost, 127.0.0.1 and [::1] with "
+        "bind_port (any address with bind_port when bind_host is "
+        "0.0.0.0 or ::, and the host of heat_waitcondition_server_url); "
+        "any other Host gets 403, which stops DNS rebinding (a web page "
+        "whose name is made to resolve to this address). A name alone "
+        "matches any port, name:port (or [v6]:port) that port only. For "
+        "names that reach the API through a proxy or /etc/hosts.",
+    ),
     cfg.IntOpt(
         "rpc_timeout",
         default=60,

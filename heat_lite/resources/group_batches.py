@@ -12,7 +12,7 @@ are new), and the resource polls (``PollDelay``) through the pause
 between two steps; no worker thread waits.
 """
 
-from heat_lite.common import exception
+from heat_lite.common import exception, template_format
 
 # The update_policy keys a group reads, with Heat's defaults.
 POLICIES = {
@@ -49,7 +49,7 @@ def policy(update_policy, key):
     result = {}
     for name, default in POLICIES[key].items():
         value = given.get(name, default)
-        cast = float if name == "pause_time" else int
+        cast = template_format.finite_float if name == "pause_time" else int
         result[name] = _number(
             value, "update_policy.%s.%s" % (key, name), cast
         )

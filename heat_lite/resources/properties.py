@@ -1,5 +1,6 @@
 """Declarative property schemas of resource plugins."""
 
+import math
 import numbers
 
 from heat_lite.common import exception
@@ -139,13 +140,19 @@ def _integer(value):
 def _number(value):
     if isinstance(value, bool):
         raise TypeError("Value must be a number")
-    if isinstance(value, numbers.Number):
-        return value
-    try:
+    number = value
+    if not isinstance(value, numbers.Number):
         text = str(value)
-        return float(text) if any(c in text for c in ".eE") else int(text)
-    except ValueError:
-        raise ValueError("Value '%s' is not a number" % value) from None
+        try:
+            number = (
+                float(text) if any(c in text for c in ".eE") else int(text)
+            )
+        except ValueError:
+            raise ValueError("Value '%s' is not a number" % value) from None
+    if isinstance(number, float) and not math.isfinite(number):
+        # "1e999", or a get_attr of a cloud's answer: no JSON number.
+        raise ValueError("Value '%s' is not a finite number" % value)
+    return number
 
 
 def _boolean(value):

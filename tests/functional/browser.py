@@ -91,18 +91,23 @@ def available(name="chromium"):
             )
 
 
-def running(name):
+def running(name, resolve=None):
     """Yield a started ``Browser`` of ``name`` and quit it afterwards:
-    the body of a fixture (``yield from running(request.param)``)."""
+    the body of a fixture (``yield from running(request.param)``).
+
+    :param resolve: {host name: IP address} the browser uses instead of
+        DNS (a page's name after DNS rebinding). Firefox takes one
+        address for every name it resolves (IP literals are not names).
+    """
     available(name)
-    b = Browser(name)
+    b = Browser(name, resolve)
     try:
         yield b
     finally:
         b.quit()
 
 
-def _chromium(profile):
+def _chromium(profile, resolve=None):
     from selenium import webdriver
     from selenium.common import exceptions
     from selenium.webdriver.chrome.service import Service
@@ -112,6 +117,11 @@ def _chromium(profile):
     for flag in FLAGS:
         options.add_argument(flag)
     options.add_argument("--user-data-dir=" + profile)
+    if resolve:
+        options.add_argument(
+            "--host-resolver-rules="
+            + ", ".join("MAP %s %s" % item for item in resolve.items())
+        )
     driver = webdriver.Chrome(
         service=Service(executable_path=CHROMEDRIVER), options=options
     )
@@ -142,17 +152,21 @@ class _Element:
 class _Firefox:
     """Firefox over Marionette, answering as a Selenium driver would."""
 
-    def __init__(self, profile):
+    def __init__(self, profile, resolve=None):
         from marionette_driver import marionette
 
         self._workspace = profile
+        prefs = dict(FIREFOX_PREFS)
+        if resolve:
+            (address,) = set(resolve.values())  # one for all, see running
+            prefs["network.dns.forceResolve"] = address
         # port 0: Marionette picks a free one (parallel test runs).
         self._m = marionette.Marionette(
             bin=FIREFOX,
             port=0,
             headless=True,
             workspace=profile,
-            prefs=FIREFOX_PREFS,
+            prefs=prefs,
             gecko_log=os.path.join(profile, "gecko.log"),
             startup_timeout=WAIT * 2,
         )
@@ -211,16 +225,17 @@ class _Firefox:
 class Browser:
     """One browser with a fresh profile; ``page`` helpers with deadlines."""
 
-    def __init__(self, name="chromium"):
+    def __init__(self, name="chromium", resolve=None):
+        """:param resolve: see ``running``."""
         self.name = name
         self.profile = tempfile.mkdtemp(prefix="heat-lite-%s-" % name)
         if name == "firefox":
             from marionette_driver import errors
 
-            self.driver = _Firefox(self.profile)
+            self.driver = _Firefox(self.profile, resolve)
             self._stale = errors.StaleElementException
         else:
-            self.driver, self._stale = _chromium(self.profile)
+            self.driver, self._stale = _chromium(self.profile, resolve)
 
     def quit(self):
         try:

@@ -71,8 +71,9 @@ def test_stalled_clients_do_not_starve_others(dep):
     # reads it and meets the socket timeout.
     big = _open(
         dep.port,
-        b"POST /v1/demo/stacks HTTP/1.1\r\nHost: x\r\n"
-        b"Content-Length: 200000\r\n\r\n" + b"{" * 40000,
+        b"POST /v1/demo/stacks HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+        b"Content-Type: application/json\r\n"
+        b"Content-Length: 200000\r\n\r\n" % dep.port + b"{" * 40000,
     )
     try:
         url = dep.endpoint("demo") + "/stacks"
@@ -134,8 +135,9 @@ def test_a_full_queue_gets_json_503(one_thread):
     requests at most one can queue, the others get 503 at once."""
     busy = _open(
         one_thread.port,
-        b"POST /v1/demo/stacks HTTP/1.1\r\nHost: x\r\n"
-        b"Content-Length: 200000\r\n\r\n" + b"{" * 40000,
+        b"POST /v1/demo/stacks HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+        b"Content-Type: application/json\r\n"
+        b"Content-Length: 200000\r\n\r\n" % one_thread.port + b"{" * 40000,
     )
     url = one_thread.endpoint("demo") + "/stacks"
     with concurrent.futures.ThreadPoolExecutor(5) as pool:

@@ -9,6 +9,7 @@ error is a validation error.
 
 # yaql 3.x uses ``collections.abc`` without importing it: import it first.
 import collections.abc
+import math
 
 from heat_lite.engine.template import base
 
@@ -89,7 +90,29 @@ class Yaql(base.Function):
                 % (type(exc).__name__, exc)
             )
         base.check_depth(value, self.path)
+        if _non_finite(value):
+            # float("nan"), float("inf"), $.x * $.x overflowing...
+            self.fail(
+                "The yaql expression gave NaN or Infinity, which JSON "
+                "cannot carry"
+            )
         return value
+
+
+def _non_finite(value):
+    """Whether ``value`` holds NaN or an Infinity (iterative: after
+    ``check_depth``, so bounded)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, collections.abc.Mapping):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            pending.extend(item)
+    return False
 
 
 FUNCTIONS = (Yaql,)

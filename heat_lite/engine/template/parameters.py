@@ -158,13 +158,16 @@ class Parameter:
             raise ValueError(
                 "Value must be a number, not %s" % base.short(value)
             )
-        if isinstance(value, (int, float)):
+        if isinstance(value, int):
             return value
+        if isinstance(value, float):
+            # A merged sum (merge.py) can overflow to Infinity.
+            return template_format.finite_float(value)
         text = value.strip()
         try:
             return int(text)
         except ValueError:
-            return float(text)
+            return template_format.finite_float(text)
 
     @staticmethod
     def _coerce_comma_delimited_list(value):

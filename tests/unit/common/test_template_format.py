@@ -68,3 +68,44 @@ def test_parse_names_the_document():
             "a: *x", 100, "Template", exception.StackValidationFailed
         )
     assert str(info.value).startswith("Error parsing template:")
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        '{"a": NaN}',
+        '{"a": [1, Infinity]}',
+        '{"a": -Infinity}',
+        '{"a": 1e400}',
+        '{"a": -1.5E+999}',
+    ],
+)
+def test_json_numbers_are_finite(doc):
+    """Python's json reads (and writes) NaN and Infinity, and 1e400 is
+    Infinity: none of them could be in a JSON answer."""
+    with pytest.raises(ValueError, match="NaN|finite"):
+        template_format.loads_json(doc)
+
+
+@pytest.mark.parametrize(
+    "doc", ["a: .nan\n", "a: [-.inf]\n", "a: .Inf\n", "a: 1.0e+400\n"]
+)
+def test_yaml_numbers_are_finite(doc):
+    with pytest.raises(ValueError, match="line 1") as info:
+        template_format.loads(doc)
+    assert "not a finite number" in str(info.value)
+
+
+def test_finite_numbers_and_strings_pass():
+    assert template_format.loads_json('{"a": 1.5e300, "b": 1e-400}') == {
+        "a": 1.5e300,
+        "b": 0.0,
+    }
+    assert template_format.loads('a: [1.5, "nan", .5]\nb: NaN\n') == {
+        "a": [1.5, "nan", 0.5],
+        "b": "NaN",
+    }
+    assert template_format.finite_float(" 2.5 ") == 2.5
+    for text in ("nan", "-inf", "Infinity", "1e999", float("nan")):
+        with pytest.raises(ValueError, match="not a finite number"):
+            template_format.finite_float(text)

@@ -15,8 +15,10 @@ def test_policy_defaults_and_errors():
         exception.StackValidationFailed, match="batch_create.max_batch_size"
     ):
         gb.policy({"batch_create": {"max_batch_size": "x"}}, "batch_create")
-    with pytest.raises(exception.StackValidationFailed, match="pause_time"):
-        gb.policy({"batch_create": {"pause_time": -1}}, "batch_create")
+    for pause in (-1, "inf", "nan", "1e999"):
+        # An endless (or NaN) pause would hold the update forever.
+        with pytest.raises(exception.StackValidationFailed, match="pause"):
+            gb.policy({"batch_create": {"pause_time": pause}}, "batch_create")
 
 
 @pytest.mark.parametrize(

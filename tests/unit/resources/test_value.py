@@ -35,6 +35,10 @@ def test_value_is_coerced_to_its_type(value_type, given, expected):
     "value_type, given",
     [
         ("number", "three"),
+        ("number", "1e999"),
+        ("number", "-1.0E400"),
+        ("number", float("nan")),
+        ("number", float("inf")),
         ("boolean", "maybe"),
         ("string", {"a": 1}),
         ("json", [1, 2]),
