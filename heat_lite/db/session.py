@@ -258,6 +258,12 @@ def get_engine():
     return engine
 
 
+def as_dict(row):
+    """A Core row as the dict callers of ``heat_lite.db`` get (None for
+    no row): rows never leave ``db/``."""
+    return dict(row._mapping) if row is not None else None
+
+
 def dialect():
     if not _SETUP["done"]:
         get_engine()

@@ -24,6 +24,8 @@ EVENT_COLUMNS = tuple(c.name for c in EVENT.c if c.name != "id")
 # Statements with one parameter per name or row are prebuilt up to this
 # many; more go through Core with expanding parameters.
 MAX_PREBUILT_ROWS = 8
+# Rows (or keys) sent in one statement at most when there are many.
+CHUNK = 500
 
 STACK_COLUMNS = [
     STACK.c.current_traversal.label("stack_traversal"),
@@ -48,6 +50,13 @@ def _once(key, build):
         with _LOCK:
             statement = _BUILT.setdefault(key, build())
     return statement
+
+
+def chunks(items, size=CHUNK):
+    """``items`` in lists of at most ``size``: one statement each."""
+    items = list(items)
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
 
 
 def stack_select(by_tenant, live):
