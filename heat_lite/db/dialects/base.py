@@ -75,7 +75,7 @@ class Finish:
             self.entities = [0]
         self.taker = taker
         self.handing = handing
-        # The parameters of the record's UPDATE (``statements._guard``).
+        # The parameters of the record's UPDATE (``statements.guard``).
         self.params = dict(
             values,
             _rid=record_id,

@@ -3,14 +3,22 @@
 Neither has ``UPDATE ... RETURNING``. A sync point's new count comes back
 through ``LAST_INSERT_ID(expr)`` in the statement's OK packet instead of
 a SELECT; a finish's record and its one sync point are one UPDATE of
-both rows (``statements.finish_with_sync_mysql``); a cleanup finish that
+both rows (``finish_with_sync_mysql``); a cleanup finish that
 is the last input of its one successor also locks that successor in the
-same UPDATE (``statements.finish_and_lock_mysql``).
+same UPDATE (``finish_and_lock_mysql``).
 """
 
-from heat_lite.db import direct, locks, statements
+import sqlalchemy as sa
+
+from heat_lite.db import direct, locks, models, statements
 from heat_lite.db import events as db_events
 from heat_lite.db.dialects import base
+
+RESOURCE = models.Resource.__table__
+SYNC = models.SyncPoint.__table__
+# The parameters of the lock ``finish_and_lock_mysql`` takes: its
+# columns' values are named with this prefix.
+LOCK_PREFIX = "_lock_"
 
 
 class MySQL(base.Writes):
@@ -30,9 +38,7 @@ class MySQL(base.Writes):
             entity = finish.entities[0]
             both = direct.execute(
                 session,
-                statements.finish_with_sync_mysql(
-                    finish.values, finish.locked
-                ),
+                finish_with_sync_mysql(finish.values, finish.locked),
                 dict(
                     finish.params,
                     _traversal=finish.traversal,
@@ -48,7 +54,7 @@ class MySQL(base.Writes):
         # The new count handed back in the OK packet instead of a SELECT.
         result = direct.execute(
             session,
-            statements.sync_decrement_last_insert_id(),
+            sync_decrement_last_insert_id(),
             dict(params, _entity=entity),
         )
         if result.rowcount != 1:
@@ -59,7 +65,7 @@ class MySQL(base.Writes):
         """A finish that reads its one successor first and, when the
         finish is that successor's last input and the taker wants it
         locked, locks it in the finish's own UPDATE
-        (``statements.finish_and_lock_mysql``): a read, the events and one
+        (``finish_and_lock_mysql``): a read, the events and one
         UPDATE, where reading and locking after the finish
         (``take_fired``) takes a SELECT and an UPDATE more. The read is
         the successor's as ``locks.take`` makes it; a successor that is
@@ -69,7 +75,7 @@ class MySQL(base.Writes):
         taker, (entity,) = finish.taker, finish.entities
         successor = direct.execute(
             session,
-            statements.record_select_counted(),
+            record_select_counted(),
             {
                 "_rid": entity,
                 "_traversal": finish.traversal,
@@ -90,9 +96,7 @@ class MySQL(base.Writes):
         )
         taken = direct.execute(
             session,
-            statements.finish_and_lock_mysql(
-                finish.values, finish.locked, taker.values
-            ),
+            finish_and_lock_mysql(finish.values, finish.locked, taker.values),
             dict(
                 finish.params,
                 _traversal=finish.traversal,
@@ -101,10 +105,7 @@ class MySQL(base.Writes):
                 _next_key=successor["atomic_key"],
                 _lock_engine=lock["engine_id"],
                 _lock_epoch=lock["lock_epoch"],
-                **{
-                    statements.LOCK_PREFIX + k: v
-                    for k, v in taker.values.items()
-                },
+                **{LOCK_PREFIX + k: v for k, v in taker.values.items()},
             ),
         )
         if taken.rowcount == 3:
@@ -115,3 +116,112 @@ class MySQL(base.Writes):
         fired, found = self.finish_record(session, finish)
         self.take_fired(session, finish, fired)
         return fired, found
+
+
+# The statements ---------------------------------------------------------
+def finish_with_sync_mysql(columns, locked):
+    """``statements.record_finish`` of ``columns`` and the decrement of
+    one sync point in one multiple-table UPDATE (the join matches only
+    if the record's guard does), its new count handed back through
+    LAST_INSERT_ID(expr). Both rows changed: 2 rows matched. 0: the guard
+    failed or the sync point is gone; the caller tells which apart with
+    the two statements this replaces.
+
+    Parameters: ``statements.record_finish``'s and ``_traversal``,
+    ``_phase``, ``_entity``.
+    """
+    columns = tuple(sorted(columns))
+
+    def build():
+        values = statements.finish_values(columns)
+        values[SYNC.c.remaining] = sa.func.last_insert_id(SYNC.c.remaining - 1)
+        return (
+            RESOURCE.update()
+            .where(
+                RESOURCE.c.id == sa.bindparam("_rid"),
+                statements.guard(locked),
+                *statements.sync_where(True),
+            )
+            .values(values)
+        )
+
+    return statements.once(("finish-mysql", locked, columns), build)
+
+
+def record_select_counted():
+    """``statements.record_select`` of ``_rid`` with the count its sync
+    point of ``_traversal``/``_phase`` has left, as ``_remaining`` (NULL
+    if it has none)."""
+
+    def build():
+        remaining = (
+            sa.select(SYNC.c.remaining)
+            .where(
+                SYNC.c.traversal_id == sa.bindparam("_traversal"),
+                SYNC.c.phase == sa.bindparam("_phase"),
+                SYNC.c.entity_id == sa.bindparam("_rid"),
+            )
+            .scalar_subquery()
+            .label("_remaining")
+        )
+        return statements.with_stack(
+            RESOURCE.c.id == sa.bindparam("_rid")
+        ).add_columns(remaining)
+
+    return statements.once("record-counted", build)
+
+
+def finish_and_lock_mysql(columns, locked, lock_columns):
+    """``finish_with_sync_mysql`` when this finish is the
+    last input of its one successor (the sync point's count is 1), which
+    the same UPDATE locks: record ``_entity`` if it still has atomic_key
+    ``_next_key`` and nobody holds it, for engine ``_lock_engine`` in
+    epoch ``_lock_epoch`` (if that engine life is live) and traversal
+    ``_traversal``, writing ``lock_columns`` (parameters
+    ``_lock_<column>``) as ``statements.record_lock`` does. Three rows
+    matched, or none: the caller then finishes without the lock
+    (``finish_with_sync_mysql``).
+    """
+    columns = tuple(sorted(columns))
+    lock_columns = tuple(sorted(lock_columns))
+
+    def build():
+        successor = RESOURCE.alias("successor")
+        owner = ("_lock_engine", "_lock_epoch")
+        values = statements.finish_values(columns)
+        values[SYNC.c.remaining] = sa.func.last_insert_id(SYNC.c.remaining - 1)
+        values.update(
+            statements.lock_set(
+                successor, lock_columns, *owner, prefix=LOCK_PREFIX
+            )
+        )
+        return (
+            RESOURCE.update()
+            .where(
+                RESOURCE.c.id == sa.bindparam("_rid"),
+                statements.guard(locked),
+                *statements.sync_where(True),
+                SYNC.c.remaining == 1,
+                successor.c.id == sa.bindparam("_entity"),
+                successor.c.atomic_key == sa.bindparam("_next_key"),
+                statements.lockable(successor, *owner),
+            )
+            .values(values)
+        )
+
+    return statements.once(
+        ("finish-lock-mysql", locked, columns, lock_columns), build
+    )
+
+
+def sync_decrement_last_insert_id():
+    """MySQL: decrement one sync point (``_entity``) and hand its new
+    value back through LAST_INSERT_ID(expr), read from the OK packet."""
+    return statements.once(
+        "decrement-mysql",
+        lambda: (
+            SYNC.update()
+            .where(*statements.sync_where(True))
+            .values(remaining=sa.func.last_insert_id(SYNC.c.remaining - 1))
+        ),
+    )

@@ -1,19 +1,27 @@
 """PostgreSQL: a node's finish in one statement.
 
 The record's UPDATE, the events' INSERT and the sync point's decrement
-are data-modifying CTEs of one statement (``statements.finish_in_one``):
+are data-modifying CTEs of one statement (``finish_in_one``):
 one round trip where the portable writes take three, and the finished
 row comes back to be handed on. A finish that did nothing outside the
 database commits without waiting for the WAL flush (``_durable``).
 """
 
+import sqlalchemy as sa
+
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.db import direct, statements
+from heat_lite.db import direct, models, statements
 from heat_lite.db import events as db_events
 from heat_lite.db.dialects import base
 
 CONF = conf.CONF
+RESOURCE = models.Resource.__table__
+SYNC = models.SyncPoint.__table__
+EVENT = models.Event.__table__
+EVENT_COLUMNS = statements.EVENT_COLUMNS
+# The finished record's columns in ``finish_in_one``'s row.
+RECORD_PREFIX = "record_"
 
 
 class PostgreSQL(base.Writes):
@@ -26,7 +34,7 @@ class PostgreSQL(base.Writes):
     def finish(self, session, finish: base.Finish):
         if not _in_one(finish):
             return super().finish(session, finish)
-        statement = statements.finish_in_one(
+        statement = finish_in_one(
             finish.values,
             finish.locked,
             len(finish.events),
@@ -76,7 +84,7 @@ def _durable(owner, taker):
 
 def _finish_in_one(session, statement, params, events, entity, handing=None):
     """The writes of a finish as one statement
-    (``statements.finish_in_one``): the same guard and the same
+    (``finish_in_one``): the same guard and the same
     (fired entities, all sync points found) as its three statements, in
     one round trip; the finished record is appended to ``handing``."""
     params.update(statements.event_parameters(events), _entity=entity)
@@ -88,7 +96,7 @@ def _finish_in_one(session, statement, params, events, entity, handing=None):
             what="resource %s" % params["_rid"]
         )
     if handing is not None:
-        prefix = statements.RECORD_PREFIX
+        prefix = RECORD_PREFIX
         handing.append(
             {
                 k[len(prefix) :]: v
@@ -97,3 +105,84 @@ def _finish_in_one(session, statement, params, events, entity, handing=None):
             }
         )
     return ([entity] if remaining == 0 else []), remaining is not None
+
+
+def finish_in_one(columns, locked, events, wait_for_wal=True):
+    """``statements.record_finish`` of ``columns``, the INSERT of
+    ``events`` events and the decrement of one sync point, in one
+    statement (data-modifying CTEs); the events are inserted and the
+    sync point decremented only if the record's guard matched.
+
+    Parameters: ``statements.record_finish``'s,
+    ``statements.event_parameters``' and ``_traversal``, ``_phase``,
+    ``_entity``. Returns one row: the records
+    finished (0 or 1) and the sync point's remaining count (NULL: no
+    such sync point, or the record did not match). Without
+    ``wait_for_wal`` the statement also sets ``synchronous_commit`` off
+    for its transaction (``set_config(..., true)`` is ``SET LOCAL``).
+    """
+    columns = tuple(sorted(columns))
+
+    def build():
+        # A new UPDATE, not ``statements.record_finish``'s: a statement once
+        # compiled keeps its (empty) RETURNING columns memoized, and a
+        # copy made from it with ``returning()`` would export none.
+        finished = (
+            statements.finish_update(columns, locked).returning(*RESOURCE.c)
+        ).cte("finished")
+        decremented = (
+            SYNC.update()
+            .where(
+                *statements.sync_where(True),
+                sa.exists(sa.select(finished.c.id)),
+            )
+            .values(remaining=SYNC.c.remaining - 1)
+            .returning(SYNC.c.remaining)
+        ).cte("decremented")
+        query = sa.select(
+            sa.select(sa.func.count())
+            .select_from(finished)
+            .scalar_subquery()
+            .label("finished"),
+            sa.select(decremented.c.remaining)
+            .scalar_subquery()
+            .label("remaining"),
+        )
+        # The record as the finish left it (NULLs if it did not match),
+        # for the nodes this one makes ready (``_finish_in_one``).
+        one = sa.select(sa.literal(1).label("one")).subquery("one")
+        query = query.add_columns(
+            *(
+                finished.c[c.name].label(RECORD_PREFIX + c.name)
+                for c in RESOURCE.c
+            )
+        ).select_from(one.outerjoin(finished, sa.true()))
+        if not wait_for_wal:
+            query = query.add_columns(
+                sa.func.set_config(
+                    "synchronous_commit", "off", sa.true()
+                ).label("asynchronous")
+            )
+        if events:
+            rows = [
+                sa.select(
+                    *(
+                        sa.cast(
+                            sa.bindparam(
+                                "%s_%d" % (c, i), type_=EVENT.c[c].type
+                            ),
+                            EVENT.c[c].type,
+                        )
+                        for c in EVENT_COLUMNS
+                    )
+                ).select_from(finished)
+                for i in range(events)
+            ]
+            source = rows[0] if events == 1 else sa.union_all(*rows)
+            logged = EVENT.insert().from_select(EVENT_COLUMNS, source)
+            query = query.add_cte(logged.cte("logged"))
+        return query
+
+    return statements.once(
+        ("finish-in-one", locked, columns, events, wait_for_wal), build
+    )

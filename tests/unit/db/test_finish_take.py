@@ -1,8 +1,8 @@
 """A cleanup finish that takes the successor it makes ready
 (``db_finish.resource_finish`` with a taker), on SQLite, PostgreSQL and
 MariaDB. On MariaDB, with one successor, the finish reads it first and
-locks it in its own UPDATE (``statements.finish_and_lock_mysql``); every
-other case must come out as the separate read and lock give it.
+locks it in its own UPDATE (``dialects.mysql.finish_and_lock_mysql``);
+every other case must come out as the separate read and lock give it.
 """
 
 import pytest

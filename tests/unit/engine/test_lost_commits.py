@@ -20,7 +20,7 @@ import sqlalchemy as sa
 
 from heat_lite import conf
 from heat_lite.common import context
-from heat_lite.db import models, session, statements
+from heat_lite.db import models, session
 from heat_lite.db.dialects import postgresql as pg_writes
 from tests import polling
 from tests.unit import endpoints, inprocess
@@ -115,10 +115,10 @@ def test_only_a_finish_without_locks_skips_the_wal_flush(engine):
         assert pg_writes._durable(None, None)
     finally:
         CONF.clear_override("asynchronous_instant_commits", group="database")
-    stmt = statements.finish_in_one({"status"}, False, 0, wait_for_wal=False)
+    stmt = pg_writes.finish_in_one({"status"}, False, 0, wait_for_wal=False)
     assert _asynchronous(stmt)
     assert not _asynchronous(
-        statements.finish_in_one({"status"}, False, 0, wait_for_wal=True)
+        pg_writes.finish_in_one({"status"}, False, 0, wait_for_wal=True)
     )
     with session.transaction() as conn:
         # What the finish's SELECT does, on its own.
