@@ -32,8 +32,11 @@ def writes() -> Writes:
     name = db_session.dialect()
     chosen = _CHOSEN.get(name)
     if chosen is None:
-        made = _IMPLEMENTATIONS.get(name, base.Writes)(
-            db_session.get_engine().dialect
-        )
+        engine = db_session.get_engine()
+        with engine.connect():
+            # What the dialect can return depends on the server's version,
+            # which it learns on the engine's first connection.
+            pass
+        made = _IMPLEMENTATIONS.get(name, base.Writes)(engine.dialect)
         chosen = _CHOSEN.setdefault(name, made)
     return chosen
