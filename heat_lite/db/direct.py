@@ -25,7 +25,10 @@ parsing and planning were most of what PostgreSQL spent on these short
 statements. Measured on PostgreSQL 15 here, the record read (a join of
 two primary-key lookups) took 0.33-0.39 ms a round trip sent as text and
 0.12 ms prepared. ``[database] prepared_statements`` turns it off (a
-pooler that does not keep session state between transactions).
+pooler that does not keep session state between transactions). psycopg
+3 prepares by itself, in as many round trips, but cost the client more
+CPU per statement than this (``bench.prepared``; doc/bench/round2.md,
+session 12), so psycopg2 and this layer stay.
 """
 
 import itertools
@@ -111,6 +114,9 @@ class _Compiled:
             for c in columns
         ]
         self.results = results if any(results) else None
+        # Whether the driver's cursor has a ``lastrowid`` to read
+        # (MySQL's LAST_INSERT_ID, SQLite's rowid; psycopg 3's has none).
+        self.lastrowid = dialect.postfetch_lastrowid
         self.prepared = None
         if (
             dialect.name == "postgresql"
@@ -200,7 +206,8 @@ def execute(connection, statement, params):
                 )
                 for row in rows
             ]
-    result = Result(cursor.rowcount, cursor.lastrowid, keys, rows)
+    lastrowid = cursor.lastrowid if compiled.lastrowid else None
+    result = Result(cursor.rowcount, lastrowid, keys, rows)
     cursor.close()
     return result
 

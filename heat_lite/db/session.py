@@ -258,6 +258,12 @@ def get_engine():
     return engine
 
 
+def as_dict(row):
+    """A Core row as the dict callers of ``heat_lite.db`` get (None for
+    no row): rows never leave ``db/``."""
+    return dict(row._mapping) if row is not None else None
+
+
 def dialect():
     if not _SETUP["done"]:
         get_engine()
@@ -277,7 +283,8 @@ _HELD = threading.local()
 
 def _autocommits(engine):
     """Whether reads and one-statement writes on ``engine`` run in
-    autocommit (PostgreSQL through psycopg2).
+    autocommit (PostgreSQL through psycopg2; psycopg 3 alike, which
+    ``bench.prepared`` compares with it).
 
     psycopg2 sends ``BEGIN`` as a round trip of its own before the first
     statement of a transaction, and the read's ``ROLLBACK`` is another:
@@ -291,14 +298,17 @@ def _autocommits(engine):
     the same EXECUTE in autocommit 0.085 ms.
     """
     dialect = engine.dialect
-    return dialect.name == "postgresql" and dialect.driver == "psycopg2"
+    return dialect.name == "postgresql" and dialect.driver in (
+        "psycopg2",
+        "psycopg",
+    )
 
 
 def _set_autocommit(connection, on):
     """Switch the DBAPI connection under a Core ``connection`` (client
-    side in psycopg2: nothing is sent). Core's own COMMIT and ROLLBACK
-    then do nothing on the server, and its commit event still fires (the
-    ``sql_commits`` counter counts the write)."""
+    side in psycopg2 and psycopg 3: nothing is sent). Core's own COMMIT
+    and ROLLBACK then do nothing on the server, and its commit event still
+    fires (the ``sql_commits`` counter counts the write)."""
     raw = connection.connection.dbapi_connection
     if on and raw.info.transaction_status:
         # Not idle: a pre-ping (``pre_ping``, ``_checked_out``) began a

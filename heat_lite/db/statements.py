@@ -24,6 +24,8 @@ EVENT_COLUMNS = tuple(c.name for c in EVENT.c if c.name != "id")
 # Statements with one parameter per name or row are prebuilt up to this
 # many; more go through Core with expanding parameters.
 MAX_PREBUILT_ROWS = 8
+# Rows (or keys) sent in one statement at most when there are many.
+CHUNK = 500
 
 STACK_COLUMNS = [
     STACK.c.current_traversal.label("stack_traversal"),
@@ -35,19 +37,23 @@ STACK_COLUMNS = [
 ]
 STACK_KEYS = frozenset(c.name for c in STACK_COLUMNS)
 
-# The finished record's columns in ``finish_in_one``'s row.
-RECORD_PREFIX = "record_"
-
 _LOCK = threading.Lock()
 _BUILT = {}
 
 
-def _once(key, build):
+def once(key, build):
     statement = _BUILT.get(key)
     if statement is None:
         with _LOCK:
             statement = _BUILT.setdefault(key, build())
     return statement
+
+
+def chunks(items, size=CHUNK):
+    """``items`` in lists of at most ``size``: one statement each."""
+    items = list(items)
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
 
 
 def stack_select(by_tenant, live):
@@ -63,10 +69,10 @@ def stack_select(by_tenant, live):
             query = query.where(STACK.c.deleted_at.is_(None))
         return query
 
-    return _once(("stack", by_tenant, live), build)
+    return once(("stack", by_tenant, live), build)
 
 
-def _with_stack(where):
+def with_stack(where):
     """Records ``where`` selects, each joined with its stack's columns."""
     return (
         sa.select(RESOURCE, *STACK_COLUMNS)
@@ -77,9 +83,9 @@ def _with_stack(where):
 
 def record_select():
     """A record joined with its stack's columns; parameter ``_rid``."""
-    return _once(
+    return once(
         "record",
-        lambda: _with_stack(RESOURCE.c.id == sa.bindparam("_rid")),
+        lambda: with_stack(RESOURCE.c.id == sa.bindparam("_rid")),
     )
 
 
@@ -92,7 +98,7 @@ def record_select_checking(count):
 
     def build():
         dep = RESOURCE.alias("dep")
-        return _with_stack(RESOURCE.c.id == sa.bindparam("_rid")).add_columns(
+        return with_stack(RESOURCE.c.id == sa.bindparam("_rid")).add_columns(
             *(
                 sa.select(dep.c.atomic_key)
                 .where(
@@ -105,7 +111,7 @@ def record_select_checking(count):
             )
         )
 
-    return _once(("record-checking", count), build)
+    return once(("record-checking", count), build)
 
 
 def records_select_ids(count):
@@ -113,9 +119,9 @@ def records_select_ids(count):
     with its stack's columns, in one read (no expanding parameter:
     ``db.direct`` can run it). A node handed the ids of the dependencies
     that just finished reads them along with its own record."""
-    return _once(
+    return once(
         ("records-ids", count),
-        lambda: _with_stack(
+        lambda: with_stack(
             RESOURCE.c.id.in_(
                 [sa.bindparam("_rid")]
                 + [sa.bindparam("_dep%d" % i) for i in range(count)]
@@ -127,7 +133,7 @@ def records_select_ids(count):
 def converged_select():
     """Records of a stack, by name, converged in a traversal; parameters
     ``_stack``, ``_names`` (a list) and ``_traversal``."""
-    return _once(
+    return once(
         "converged",
         lambda: RESOURCE.select().where(
             RESOURCE.c.stack_id == sa.bindparam("_stack"),
@@ -140,7 +146,7 @@ def converged_select():
 def converged_select_names(count):
     """``converged_select`` for ``count`` names, as parameters
     ``_name0`` ... (no expanding parameter: ``db.direct`` can run it)."""
-    return _once(
+    return once(
         ("converged", count),
         lambda: RESOURCE.select().where(
             RESOURCE.c.stack_id == sa.bindparam("_stack"),
@@ -155,7 +161,7 @@ def converged_select_names(count):
 def event_insert(count):
     """INSERT of ``count`` events in one statement; the parameters of row
     ``i`` are named ``<column>_<i>`` (see ``event_parameters``)."""
-    return _once(
+    return once(
         ("events", count),
         lambda: EVENT.insert().values(
             [
@@ -176,7 +182,7 @@ def event_parameters(events):
     return params
 
 
-def _guard(locked):
+def guard(locked):
     """The record is held by ``_engine`` in epoch ``_epoch`` (``locked``),
     or unlocked with atomic_key ``_key``."""
     if locked:
@@ -190,7 +196,7 @@ def _guard(locked):
     )
 
 
-def _live(engine, epoch):
+def engine_live(engine, epoch):
     """The engine life named by parameters ``engine`` and ``epoch`` is
     live (its service row, not claimed): what a lock taken for it
     requires."""
@@ -201,7 +207,7 @@ def _live(engine, epoch):
     )
 
 
-def _lock_set(table, columns, engine="_engine", epoch="_epoch", prefix=""):
+def lock_set(table, columns, engine="_engine", epoch="_epoch", prefix=""):
     """The SET of a lock of ``table``'s row (``RESOURCE`` or an alias of
     it) for engine ``engine`` in epoch ``epoch`` (parameter names) and
     traversal ``_traversal``, writing ``columns`` (parameters ``prefix``
@@ -217,10 +223,10 @@ def _lock_set(table, columns, engine="_engine", epoch="_epoch", prefix=""):
     return values
 
 
-def _lockable(table, engine="_engine", epoch="_epoch"):
+def lockable(table, engine="_engine", epoch="_epoch"):
     """Nobody holds ``table``'s row and the engine life that takes it is
     live."""
-    return sa.and_(table.c.engine_id.is_(None), _live(engine, epoch))
+    return sa.and_(table.c.engine_id.is_(None), engine_live(engine, epoch))
 
 
 def record_finish(columns, locked):
@@ -231,12 +237,12 @@ def record_finish(columns, locked):
     parameters ``_rid``, ``_now`` and one per column.
     """
     columns = tuple(sorted(columns))
-    return _once(
-        ("finish", locked, columns), lambda: _finish_update(columns, locked)
+    return once(
+        ("finish", locked, columns), lambda: finish_update(columns, locked)
     )
 
 
-def _finished(columns):
+def finish_values(columns):
     """The SET of a finish: ``columns`` from parameters of their names,
     the lock released, a new atomic_key."""
     values = {
@@ -250,190 +256,15 @@ def _finished(columns):
     return values
 
 
-def _finish_update(columns, locked):
+def finish_update(columns, locked):
     return (
         RESOURCE.update()
-        .where(RESOURCE.c.id == sa.bindparam("_rid"), _guard(locked))
-        .values(_finished(columns))
+        .where(RESOURCE.c.id == sa.bindparam("_rid"), guard(locked))
+        .values(finish_values(columns))
     )
 
 
-def finish_with_sync_mysql(columns, locked):
-    """MySQL/MariaDB: ``record_finish`` of ``columns`` and the decrement of
-    one sync point in one multiple-table UPDATE (the join matches only if
-    the record's guard does), its new count handed back through
-    LAST_INSERT_ID(expr). Both rows changed: 2 rows matched. 0: the guard
-    failed or the sync point is gone; the caller tells which apart with
-    the two statements this replaces.
-
-    Parameters: ``record_finish``'s and ``_traversal``, ``_phase``,
-    ``_entity``.
-    """
-    columns = tuple(sorted(columns))
-
-    def build():
-        values = _finished(columns)
-        values[SYNC.c.remaining] = sa.func.last_insert_id(SYNC.c.remaining - 1)
-        return (
-            RESOURCE.update()
-            .where(
-                RESOURCE.c.id == sa.bindparam("_rid"),
-                _guard(locked),
-                *_sync_where(True),
-            )
-            .values(values)
-        )
-
-    return _once(("finish-mysql", locked, columns), build)
-
-
-def record_select_counted():
-    """``record_select`` of ``_rid`` with the count its sync point of
-    ``_traversal``/``_phase`` has left, as ``_remaining`` (NULL if it
-    has none)."""
-
-    def build():
-        remaining = (
-            sa.select(SYNC.c.remaining)
-            .where(
-                SYNC.c.traversal_id == sa.bindparam("_traversal"),
-                SYNC.c.phase == sa.bindparam("_phase"),
-                SYNC.c.entity_id == sa.bindparam("_rid"),
-            )
-            .scalar_subquery()
-            .label("_remaining")
-        )
-        return _with_stack(RESOURCE.c.id == sa.bindparam("_rid")).add_columns(
-            remaining
-        )
-
-    return _once("record-counted", build)
-
-
-# The parameters of the lock ``finish_and_lock_mysql`` takes: its
-# columns' values are named with this prefix.
-LOCK_PREFIX = "_lock_"
-
-
-def finish_and_lock_mysql(columns, locked, lock_columns):
-    """MySQL/MariaDB: ``finish_with_sync_mysql`` when this finish is the
-    last input of its one successor (the sync point's count is 1), which
-    the same UPDATE locks: record ``_entity`` if it still has atomic_key
-    ``_next_key`` and nobody holds it, for engine ``_lock_engine`` in
-    epoch ``_lock_epoch`` (if that engine life is live) and traversal
-    ``_traversal``, writing ``lock_columns`` (parameters ``_lock_<column>``)
-    as ``record_lock`` does. Three rows matched, or none: the caller then
-    finishes without the lock (``finish_with_sync_mysql``).
-    """
-    columns = tuple(sorted(columns))
-    lock_columns = tuple(sorted(lock_columns))
-
-    def build():
-        successor = RESOURCE.alias("successor")
-        owner = ("_lock_engine", "_lock_epoch")
-        values = _finished(columns)
-        values[SYNC.c.remaining] = sa.func.last_insert_id(SYNC.c.remaining - 1)
-        values.update(
-            _lock_set(successor, lock_columns, *owner, prefix=LOCK_PREFIX)
-        )
-        return (
-            RESOURCE.update()
-            .where(
-                RESOURCE.c.id == sa.bindparam("_rid"),
-                _guard(locked),
-                *_sync_where(True),
-                SYNC.c.remaining == 1,
-                successor.c.id == sa.bindparam("_entity"),
-                successor.c.atomic_key == sa.bindparam("_next_key"),
-                _lockable(successor, *owner),
-            )
-            .values(values)
-        )
-
-    return _once(("finish-lock-mysql", locked, columns, lock_columns), build)
-
-
-def finish_in_one(columns, locked, events, wait_for_wal=True):
-    """PostgreSQL: ``record_finish`` of ``columns``, the INSERT of
-    ``events`` events and the decrement of one sync point, in one
-    statement (data-modifying CTEs); the events are inserted and the
-    sync point decremented only if the record's guard matched.
-
-    Parameters: ``record_finish``'s, ``event_parameters``' and
-    ``_traversal``, ``_phase``, ``_entity``. Returns one row: the records
-    finished (0 or 1) and the sync point's remaining count (NULL: no
-    such sync point, or the record did not match). Without
-    ``wait_for_wal`` the statement also sets ``synchronous_commit`` off
-    for its transaction (``set_config(..., true)`` is ``SET LOCAL``).
-    """
-    columns = tuple(sorted(columns))
-
-    def build():
-        # A new UPDATE, not ``record_finish``'s: a statement once
-        # compiled keeps its (empty) RETURNING columns memoized, and a
-        # copy made from it with ``returning()`` would export none.
-        finished = (
-            _finish_update(columns, locked).returning(*RESOURCE.c)
-        ).cte("finished")
-        decremented = (
-            SYNC.update()
-            .where(
-                *_sync_where(True),
-                sa.exists(sa.select(finished.c.id)),
-            )
-            .values(remaining=SYNC.c.remaining - 1)
-            .returning(SYNC.c.remaining)
-        ).cte("decremented")
-        query = sa.select(
-            sa.select(sa.func.count())
-            .select_from(finished)
-            .scalar_subquery()
-            .label("finished"),
-            sa.select(decremented.c.remaining)
-            .scalar_subquery()
-            .label("remaining"),
-        )
-        # The record as the finish left it (NULLs if it did not match),
-        # for the nodes this one makes ready (``record_columns``).
-        one = sa.select(sa.literal(1).label("one")).subquery("one")
-        query = query.add_columns(
-            *(
-                finished.c[c.name].label(RECORD_PREFIX + c.name)
-                for c in RESOURCE.c
-            )
-        ).select_from(one.outerjoin(finished, sa.true()))
-        if not wait_for_wal:
-            query = query.add_columns(
-                sa.func.set_config(
-                    "synchronous_commit", "off", sa.true()
-                ).label("asynchronous")
-            )
-        if events:
-            rows = [
-                sa.select(
-                    *(
-                        sa.cast(
-                            sa.bindparam(
-                                "%s_%d" % (c, i), type_=EVENT.c[c].type
-                            ),
-                            EVENT.c[c].type,
-                        )
-                        for c in EVENT_COLUMNS
-                    )
-                ).select_from(finished)
-                for i in range(events)
-            ]
-            source = rows[0] if events == 1 else sa.union_all(*rows)
-            logged = EVENT.insert().from_select(EVENT_COLUMNS, source)
-            query = query.add_cte(logged.cte("logged"))
-        return query
-
-    return _once(
-        ("finish-in-one", locked, columns, events, wait_for_wal), build
-    )
-
-
-def _sync_where(single):
+def sync_where(single):
     entity = (
         SYNC.c.entity_id == sa.bindparam("_entity")
         if single
@@ -455,45 +286,32 @@ def sync_decrement(returning, single=False):
     def build():
         update = (
             SYNC.update()
-            .where(*_sync_where(single))
+            .where(*sync_where(single))
             .values(remaining=SYNC.c.remaining - 1)
         )
         if returning:
             update = update.returning(SYNC.c.entity_id, SYNC.c.remaining)
         return update
 
-    return _once(("decrement", returning, single), build)
+    return once(("decrement", returning, single), build)
 
 
 def sync_fired_one():
     """The entity ``_entity`` if its sync point reached zero."""
-    return _once(
+    return once(
         "fired-one",
         lambda: sa.select(SYNC.c.entity_id).where(
-            *_sync_where(True), SYNC.c.remaining == 0
-        ),
-    )
-
-
-def sync_decrement_last_insert_id():
-    """MySQL: decrement one sync point (``_entity``) and hand its new
-    value back through LAST_INSERT_ID(expr), read from the OK packet."""
-    return _once(
-        "decrement-mysql",
-        lambda: (
-            SYNC.update()
-            .where(*_sync_where(True))
-            .values(remaining=sa.func.last_insert_id(SYNC.c.remaining - 1))
+            *sync_where(True), SYNC.c.remaining == 0
         ),
     )
 
 
 def sync_fired():
     """Entities among ``_entities`` whose sync point reached zero."""
-    return _once(
+    return once(
         "fired",
         lambda: sa.select(SYNC.c.entity_id).where(
-            *_sync_where(False), SYNC.c.remaining == 0
+            *sync_where(False), SYNC.c.remaining == 0
         ),
     )
 
@@ -546,7 +364,7 @@ def version_insert(columns, locked, returning):
             )
         )
         if locked:
-            source = source.where(_live("_engine", "_epoch"))
+            source = source.where(engine_live("_engine", "_epoch"))
         insert = RESOURCE.insert().from_select(
             list(columns) + ["version"],
             source.with_for_update(read=True, of=STACK),
@@ -556,7 +374,7 @@ def version_insert(columns, locked, returning):
             insert = insert.returning(*RESOURCE.c)
         return insert
 
-    return _once(("version", locked, returning, columns), build)
+    return once(("version", locked, returning, columns), build)
 
 
 def _locking(columns, *where):
@@ -566,8 +384,8 @@ def _locking(columns, *where):
     action starting) and ``_now``."""
     return (
         RESOURCE.update()
-        .where(*where, _lockable(RESOURCE))
-        .values(_lock_set(RESOURCE, columns))
+        .where(*where, lockable(RESOURCE))
+        .values(lock_set(RESOURCE, columns))
     )
 
 
@@ -575,7 +393,7 @@ def record_lock(columns):
     """``_locking`` of record ``_rid`` if it still has atomic_key
     ``_key``."""
     columns = tuple(sorted(columns))
-    return _once(
+    return once(
         ("lock", columns),
         lambda: _locking(
             columns,
@@ -587,9 +405,9 @@ def record_lock(columns):
 
 def records_select():
     """Records ``_rids`` (a list), each joined with its stack's columns."""
-    return _once(
+    return once(
         "records",
-        lambda: _with_stack(
+        lambda: with_stack(
             RESOURCE.c.id.in_(sa.bindparam("_rids", expanding=True))
         ),
     )
@@ -599,7 +417,7 @@ def records_lock(columns):
     """``_locking`` of every record whose (id, atomic_key) is in
     ``_keys`` (a list of pairs): one statement for a batch."""
     columns = tuple(sorted(columns))
-    return _once(
+    return once(
         ("locks", columns),
         lambda: _locking(
             columns,

@@ -12,8 +12,9 @@ import threading
 
 from heat_lite.common import exception
 from heat_lite.common.states import Action
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import records as db_records
+from heat_lite.db import stacks as db_stacks
+from heat_lite.db import templates as db_templates
 from heat_lite.engine import graph, template
 from heat_lite.engine.template import environment as env_mod
 from heat_lite.engine.template import functions
@@ -114,7 +115,7 @@ def get(template_id, stack_info):
         with loading:
             bound = cached(template_id)
             if bound is None:
-                row = db_api.raw_template_get(template_id)
+                row = db_templates.raw_template_get(template_id)
                 bound = bind(
                     row["template"],
                     row["environment"],
@@ -238,10 +239,10 @@ class RecordScope(functions.Scope):
     def facade(self, kind):
         """``resource_facade``: the parent resource's metadata,
         deletion_policy or update_policy (None outside a nested stack)."""
-        stack = db_api.stack_get(self.bound.stack_info["id"])
+        stack = db_stacks.stack_get(self.bound.stack_info["id"])
         if not stack["owner_id"]:
             return None
-        parent = db_api.stack_get(stack["owner_id"])
+        parent = db_stacks.stack_get(stack["owner_id"])
         parent_bound = get(parent["raw_template_id"], stack_info(parent))
         defn = parent_bound.resources.get(stack["parent_resource_name"])
         if defn is None:
@@ -294,7 +295,7 @@ def current_records(stack):
     """{name: record} of the stack's current records."""
     return {
         r["name"]: dict(r, stack_name=stack["name"])
-        for r in conv.resource_get_all(stack["id"])
+        for r in db_records.resource_get_all(stack["id"])
     }
 
 

@@ -14,7 +14,8 @@ nested stack is made (``check_child``).
 
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.db import api as db_api
+from heat_lite.db import records as db_records
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions
 from heat_lite.engine import template as template_mod
 from heat_lite.engine.template import base, functions, hot
@@ -169,12 +170,13 @@ def check_child(parent, bound):
         return
     root = parent
     while root.get("owner_id"):
-        root = db_api.stack_get(root["owner_id"])
+        root = db_stacks.stack_get(root["owner_id"])
     stacks = [root["id"]] + [
-        row["id"] for _level, row in db_api.stack_descendants([root["id"]])
+        row["id"] for _level, row in db_stacks.stack_descendants([root["id"]])
     ]
     existing = sum(
-        len(records) for records in db_api.resources_of_stacks(stacks).values()
+        len(records)
+        for records in db_records.resources_of_stacks(stacks).values()
     )
     if existing + tree_size(bound, parent["nested_depth"] + 1) > limit:
         raise _too_many()

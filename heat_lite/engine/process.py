@@ -8,7 +8,7 @@ import time
 
 from heat_lite import conf
 from heat_lite.common import crypt, rpc
-from heat_lite.db import api as db_api
+from heat_lite.db import services as db_services
 from heat_lite.db import software_configs
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import goals, service, snapshots
@@ -158,7 +158,7 @@ class EngineProcess:
         self.heartbeat.stop()
         self.scheduler.stop()
         try:
-            db_api.service_delete(self.engine_id, self.fence.epoch)
+            db_services.service_delete(self.engine_id, self.fence.epoch)
         except Exception:  # noqa: BLE001 - best effort on shutdown
             LOG.exception("Could not unregister engine %s", self.engine_id)
         LOG.info("Engine %s stopped", self.engine_id)

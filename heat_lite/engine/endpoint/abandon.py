@@ -14,8 +14,10 @@ import uuid
 
 from heat_lite.common import exception, notify
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import records as db_records
+from heat_lite.db import stacks as db_stacks
+from heat_lite.db import templates as db_templates
+from heat_lite.db import traversals as db_traversals
 from heat_lite.engine import trusts
 from heat_lite.engine.traversal.ops import stack_event
 
@@ -23,7 +25,7 @@ from heat_lite.engine.traversal.ops import stack_event
 def _tree(stack):
     """[stack, descendants...] breadth first (live stacks only)."""
     return [stack] + [
-        s for _level, s in db_api.stack_descendants([stack["id"]])
+        s for _level, s in db_stacks.stack_descendants([stack["id"]])
     ]
 
 
@@ -57,9 +59,9 @@ def export(stack):
 
 
 def _data(stack, tree):
-    records = db_api.resources_of_stacks([s["id"] for s in tree])
+    records = db_records.resources_of_stacks([s["id"] for s in tree])
     children = {s["id"]: s for s in tree[1:]}
-    stored = db_api.raw_template_get(stack["raw_template_id"])
+    stored = db_templates.raw_template_get(stack["raw_template_id"])
     return {
         "name": stack["name"],
         "id": stack["id"],
@@ -114,7 +116,7 @@ def _remove(member, root):
         ),
         stack_event(member, Action.DELETE, Status.COMPLETE, reason),
     ]
-    if not conv.stack_finish(
+    if not db_traversals.stack_finish(
         member["id"],
         member["current_traversal"],
         values,

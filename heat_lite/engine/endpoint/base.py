@@ -9,7 +9,8 @@ import logging
 import oslo_messaging as messaging
 
 from heat_lite.common import exception
-from heat_lite.db import api as db_api
+from heat_lite.db import session as db_session
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, rpcapi
 from heat_lite.resources.openstack import client as cloud_client
 
@@ -36,7 +37,7 @@ def expected(fn):
         except exception.HeatLiteException:
             raise
         except Exception as exc:
-            if db_api.is_unavailable(exc):
+            if db_session.is_unavailable(exc):
                 LOG.warning("Database unavailable in %s: %s", fn.__name__, exc)
                 raise exception.DatabaseUnavailable() from exc
             raise
@@ -57,7 +58,7 @@ def find_stack(ctxt, stack_identity, live=False):
         stack_identity.get("stack_id"), str
     ):
         raise exception.StackNotFound(name=str(stack_identity))
-    stack = db_api.stack_get(
+    stack = db_stacks.stack_get(
         stack_identity["stack_id"],
         tenant=ctxt.project_id,
         show_deleted=not live,

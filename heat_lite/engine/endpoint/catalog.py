@@ -9,8 +9,8 @@ import re
 
 from heat_lite import conf, version
 from heat_lite.common import exception
-from heat_lite.db import api as db_api
 from heat_lite.db import models
+from heat_lite.db import services as db_services
 from heat_lite.engine import validation
 from heat_lite.engine.endpoint import views
 from heat_lite.engine.endpoint.base import TARGET, expected
@@ -236,7 +236,7 @@ class CatalogEndpoint:
                 (now - svc["updated_at"]).total_seconds()
                 <= CONF.engine.engine_life_check_timeout,
             )
-            for svc in db_api.service_get_all()
+            for svc in db_services.service_get_all()
         ]
 
     @expected

@@ -15,7 +15,7 @@ import json
 
 from heat_lite.common import exception, policy, verify_spec
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
+from heat_lite.db import templates as db_templates
 from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint.base import find_stack
 from heat_lite.engine.traversal import ops
@@ -47,7 +47,7 @@ class UpdateGoals:
         stack = find_stack(ctxt, stack_identity, live=True)
         ops.check_start(stack, Action.UPDATE)
         verify_document(args)
-        stored = db_api.raw_template_get(stack["raw_template_id"])
+        stored = db_templates.raw_template_get(stack["raw_template_id"])
         if existing:
             template = template or stored["template"]
             env = validation.environment(stored["environment"], None)

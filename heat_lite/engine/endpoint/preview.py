@@ -20,7 +20,7 @@ import json
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint import views
 from heat_lite.engine.traversal import nested
@@ -394,7 +394,7 @@ def _child_row(record):
     if not owns_stack(type(definitions.plugin_for(record))):
         return None
     try:
-        row = db_api.stack_get(
+        row = db_stacks.stack_get(
             record["physical_resource_id"], show_deleted=False
         )
     except exception.StackNotFound:

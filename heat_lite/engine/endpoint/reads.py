@@ -9,9 +9,11 @@ import json
 from heat_lite import conf
 from heat_lite.common import exception, states
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import events as db_events
 from heat_lite.db import promotions as db_promotions
+from heat_lite.db import records as db_records
+from heat_lite.db import stacks as db_stacks
+from heat_lite.db import templates as db_templates
 from heat_lite.engine import definitions
 from heat_lite.engine.endpoint import views
 from heat_lite.engine.endpoint.base import (
@@ -129,7 +131,7 @@ class ReadEndpoint:
 
     @expected
     def list_stacks(self, ctxt, params):
-        rows = db_api.stack_get_all(
+        rows = db_stacks.stack_get_all(
             limit=params.get("limit"),
             marker=params.get("marker"),
             sort_keys=params.get("sort_keys"),
@@ -140,7 +142,7 @@ class ReadEndpoint:
 
     @expected
     def count_stacks(self, ctxt, params):
-        return db_api.stack_count_all(**self._list_args(ctxt, params))
+        return db_stacks.stack_count_all(**self._list_args(ctxt, params))
 
     @expected
     def show_stack(self, ctxt, stack_identity, resolve_outputs=True):
@@ -187,7 +189,9 @@ class ReadEndpoint:
     @expected
     def get_template(self, ctxt, stack_identity):
         stack = find_stack(ctxt, stack_identity)
-        return db_api.raw_template_get(stack["raw_template_id"])["template"]
+        return db_templates.raw_template_get(stack["raw_template_id"])[
+            "template"
+        ]
 
     @expected
     def get_environment(self, ctxt, stack_identity):
@@ -200,7 +204,7 @@ class ReadEndpoint:
     @expected
     def get_files(self, ctxt, stack_identity):
         stack = find_stack(ctxt, stack_identity)
-        return db_api.raw_template_get(stack["raw_template_id"])["files"]
+        return db_templates.raw_template_get(stack["raw_template_id"])["files"]
 
     # Resources -----------------------------------------------------------
     @expected
@@ -218,11 +222,11 @@ class ReadEndpoint:
         stack = find_stack(ctxt, stack_identity)
         depth = min(nested_depth or 0, CONF.max_nested_stack_depth)
         # One level more than listed: the nested links of the last one.
-        levels = [(0, stack)] + db_api.stack_descendants(
+        levels = [(0, stack)] + db_stacks.stack_descendants(
             [stack["id"]], max_depth=depth + 1
         )
         listed = [s for level, s in levels if level <= depth]
-        records = db_api.resources_of_stacks(
+        records = db_records.resources_of_stacks(
             [s["id"] for s in listed], roles=states.LISTED_ROLES
         )
         children = {s["id"]: s for level, s in levels if level}
@@ -296,7 +300,7 @@ class ReadEndpoint:
     @expected
     def resource_versions(self, ctxt, stack_identity, resource_name):
         stack = find_stack(ctxt, stack_identity)
-        versions = conv.resource_versions(stack["id"], resource_name)
+        versions = db_records.resource_versions(stack["id"], resource_name)
         if not versions:
             raise exception.ResourceNotFound(
                 resource_name=resource_name, stack_name=stack["name"]
@@ -318,7 +322,7 @@ class ReadEndpoint:
             else 0,
         )
         by_id = {s["id"]: s for s in tree}
-        rows = db_api.event_get_all(
+        rows = db_events.event_get_all(
             list(by_id),
             resource_name=resource_name,
             limit=params.get("limit"),
@@ -337,7 +341,7 @@ class ReadEndpoint:
     @expected
     def show_event(self, ctxt, stack_identity, resource_name, event_id):
         stack = find_stack(ctxt, stack_identity)
-        row = db_api.event_get(stack["id"], event_id)
+        row = db_events.event_get(stack["id"], event_id)
         if resource_name is not None and row["resource_name"] != resource_name:
             raise exception.EventNotFound(event_id=event_id)
         return views.event(row, stack)
@@ -369,7 +373,7 @@ def _shown_record(stack, name):
     except exception.ResourceNotFound:
         records = [
             r
-            for r in conv.resource_versions(stack["id"], name)
+            for r in db_records.resource_versions(stack["id"], name)
             if r["role"] in states.LISTED_ROLES
         ]
         if not records:
@@ -383,7 +387,7 @@ def _tree(stack, depth):
         return [stack]
     return [stack] + [
         s
-        for _level, s in db_api.stack_descendants(
+        for _level, s in db_stacks.stack_descendants(
             [stack["id"]], max_depth=depth
         )
     ]

@@ -10,7 +10,8 @@ import json
 
 from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
+from heat_lite.db import events as db_events
+from heat_lite.db import records as db_records
 from heat_lite.engine import definitions
 from heat_lite.engine.endpoint.base import (
     TARGET,
@@ -25,7 +26,7 @@ UNHEALTHY_REASON = "state changed by resource_mark_unhealthy api"
 
 
 def _event(record, action, status, reason):
-    return db_api.event_values(
+    return db_events.event_values(
         record["stack_id"],
         record["name"],
         record["physical_resource_id"],
@@ -94,7 +95,7 @@ class ResourceEndpoint:
             raise
         except Exception as exc:  # noqa: BLE001 - a plugin's failure
             reason = "%s: %s" % (type(exc).__name__, exc)
-            db_api.resource_set_if_unlocked(
+            db_records.resource_set_if_unlocked(
                 record["id"],
                 record["atomic_key"],
                 {},
@@ -114,7 +115,7 @@ class ResourceEndpoint:
             if isinstance(reason, str) and reason
             else "Signal: %s" % json.dumps(details, sort_keys=True)[:200]
         )
-        if not db_api.resource_set_if_unlocked(
+        if not db_records.resource_set_if_unlocked(
             record["id"],
             record["atomic_key"],
             values,
@@ -150,7 +151,7 @@ class ResourceEndpoint:
             "status": status,
             "status_reason": reason,
         }
-        if not db_api.resource_set_if_unlocked(
+        if not db_records.resource_set_if_unlocked(
             record["id"],
             record["atomic_key"],
             values,

@@ -13,7 +13,7 @@ import uuid
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import trusts
 from heat_lite.engine.endpoint import (
     abandon,
@@ -95,12 +95,12 @@ class EngineService:
         if _UUID_RE.match(stack_name):
             try:
                 return views.identity(
-                    db_api.stack_get(stack_name, tenant=ctxt.project_id)
+                    db_stacks.stack_get(stack_name, tenant=ctxt.project_id)
                 )
             except exception.StackNotFound:
                 pass
         return views.identity(
-            db_api.stack_get_by_name(ctxt.project_id, stack_name)
+            db_stacks.stack_get_by_name(ctxt.project_id, stack_name)
         )
 
     # Create, update, delete ---------------------------------------------
@@ -120,7 +120,7 @@ class EngineService:
         if (
             limit != -1
             and not ctxt.is_admin
-            and db_api.stack_count(ctxt.project_id) >= limit
+            and db_stacks.stack_count(ctxt.project_id) >= limit
         ):
             raise exception.RequestLimitExceeded(
                 message="You have reached the maximum stacks per tenant, "
@@ -143,7 +143,7 @@ class EngineService:
         # The trust first: a create Keystone refuses leaves no stack.
         values["trust_id"] = trusts.create(ctxt)
         try:
-            stack = db_api.stack_create(values, template, env, files or {})
+            stack = db_stacks.stack_create(values, template, env, files or {})
         except Exception:
             trusts.delete(values["trust_id"])
             raise

@@ -27,8 +27,8 @@ import logging
 import uuid
 
 from heat_lite.common import exception, policy
-from heat_lite.db import api as db_api
 from heat_lite.db import snapshots as db_snapshots
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, trusts, validation
 from heat_lite.engine.endpoint import abandon
 from heat_lite.engine.endpoint.base import TARGET, expected, find_stack
@@ -182,7 +182,7 @@ class SnapshotEndpoint:
         )
         if started is None:
             db_snapshots.snapshot_delete(stack["id"], snapshot["id"])
-            stack = db_api.stack_get(stack["id"])
+            stack = db_stacks.stack_get(stack["id"])
             raise exception.ActionInProgress(
                 stack_name=stack["name"], action=stack["action"]
             )

@@ -27,8 +27,9 @@ import time
 import uuid
 
 from heat_lite import conf
-from heat_lite.db import api as db_api
 from heat_lite.db import models
+from heat_lite.db import services as db_services
+from heat_lite.db import session as db_session
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class Fence:
         """Register under a new epoch; with our stable identity if it is
         free, else (another live process has it) under a random one."""
         values = dict(self.values, engine_id=self.engine_id)
-        row = db_api.service_register(values, may_take_over)
+        row = db_services.service_register(values, may_take_over)
         if row is None:
             LOG.info(
                 "Engine identity %s is held by a live process; "
@@ -103,7 +104,7 @@ class Fence:
                 self.engine_id,
             )
             self.engine_id = str(uuid.uuid4())
-            row = db_api.service_register(
+            row = db_services.service_register(
                 dict(values, engine_id=self.engine_id), may_take_over
             )
         with self._lock:
@@ -185,11 +186,11 @@ class Heartbeat:
         started = time.monotonic()
         fence = self.fence
         try:
-            alive = db_api.service_heartbeat(fence.engine_id, fence.epoch)
+            alive = db_services.service_heartbeat(fence.engine_id, fence.epoch)
         except Exception as exc:  # noqa: BLE001 - keep beating
             if self._failing:
                 pass
-            elif db_api.is_unavailable(exc):
+            elif db_session.is_unavailable(exc):
                 # A known transient error (a restart, no connection slot
                 # left): one line, not a traceback.
                 LOG.warning(

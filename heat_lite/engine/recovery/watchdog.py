@@ -36,9 +36,15 @@ import time
 
 from heat_lite import conf
 from heat_lite.common.states import Status
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import events as db_events
+from heat_lite.db import locks as db_locks
 from heat_lite.db import models
+from heat_lite.db import records as db_records
+from heat_lite.db import services as db_services
+from heat_lite.db import session as db_session
+from heat_lite.db import stacks as db_stacks
+from heat_lite.db import sync_points as db_sync_points
+from heat_lite.db import traversals as db_traversals
 from heat_lite.engine.recovery import redrive
 from heat_lite.engine.traversal.planner import BARRIER, STACK
 from heat_lite.engine.worker.actions import INTERNAL, WENT_DOWN
@@ -90,7 +96,7 @@ class Watchdog:
             try:
                 self.tick()
             except Exception as exc:  # noqa: BLE001 - keep it alive
-                if not db_api.is_unavailable(exc):
+                if not db_session.is_unavailable(exc):
                     LOG.exception("Watchdog pass failed")
                 elif not db_down:
                     # Once per outage, not a traceback every tick.
@@ -98,7 +104,7 @@ class Watchdog:
                         "Database unavailable; the watchdog waits for it: %s",
                         exc,
                     )
-                db_down = db_down or db_api.is_unavailable(exc)
+                db_down = db_down or db_session.is_unavailable(exc)
                 continue
             if db_down:
                 LOG.info("Database available again")
@@ -110,11 +116,11 @@ class Watchdog:
             return []  # fenced, retiring or cut off: act on nothing
         timeout = CONF.engine.engine_life_check_timeout
         dead_before = models.utcnow() - datetime.timedelta(seconds=timeout)
-        services = db_api.service_get_all()
-        if self.fence.healthy_for(timeout) and db_api.service_claim_dead(
+        services = db_services.service_get_all()
+        if self.fence.healthy_for(timeout) and db_services.service_claim_dead(
             dead_before, services
         ):
-            services = db_api.service_get_all()
+            services = db_services.service_get_all()
         members = sorted(
             (s["engine_id"], s["epoch"])
             for s in services
@@ -138,7 +144,7 @@ class Watchdog:
         own earlier lives) and its own orphaned ones."""
         active = self.dispatcher.runner.active_records()
         stale, seen = [], {}
-        for record in conv.locks_to_recover(self.engine_id):
+        for record in db_locks.locks_to_recover(self.engine_id):
             if not record["holder_live"]:
                 if (
                     record["engine_id"] == self.engine_id
@@ -174,7 +180,7 @@ class Watchdog:
         engine re-drives those records at once; return their nodes."""
         records = [
             r
-            for r in conv.locks_to_recover(self.engine_id)
+            for r in db_locks.locks_to_recover(self.engine_id)
             if r["engine_id"] == self.engine_id
         ]
         if records:
@@ -188,7 +194,7 @@ class Watchdog:
         for record in records:
             action = record["action"]
             reason = reason_format % action
-            event = db_api.event_values(
+            event = db_events.event_values(
                 record["stack_id"],
                 record["name"],
                 record["physical_resource_id"],
@@ -197,7 +203,7 @@ class Watchdog:
                 reason,
                 record["type"],
             )
-            if conv.resource_steal(
+            if db_locks.resource_steal(
                 record["id"],
                 record["engine_id"],
                 record["atomic_key"],
@@ -211,10 +217,10 @@ class Watchdog:
     def _watch(self, engines, members_changed):
         stacks = [
             s
-            for s in conv.stacks_in_progress()
+            for s in db_stacks.stacks_in_progress()
             if watcher(s["id"], engines) == self.engine_id
         ]
-        marks = conv.progress_marks([s["id"] for s in stacks])
+        marks = db_traversals.progress_marks([s["id"] for s in stacks])
         progress, self._progress = self._progress, {}
         nodes = []
         for stack in stacks:
@@ -248,16 +254,16 @@ class Watchdog:
     @staticmethod
     def _converged(record_id, traversal):
         """True if the end of a replacement chain converged."""
-        record = conv.resource_load(record_id)
+        record = db_records.resource_load(record_id)
         while record is not None and record["replaced_by"]:
-            record = conv.resource_load(record["replaced_by"])
+            record = db_records.resource_load(record["replaced_by"])
         return record is not None and (
             record["converged_traversal"] == traversal
         )
 
     def _redrive(self, stack, stalled=True):
         traversal = stack["current_traversal"]
-        if not traversal or conv.traversal_get(traversal) is None:
+        if not traversal or db_traversals.traversal_get(traversal) is None:
             age = models.utcnow() - stack["action_started_at"]
             if age.total_seconds() < CONF.engine.stall_timeout:
                 return []  # its traversal is being stored right now
@@ -270,7 +276,9 @@ class Watchdog:
             return []
         nodes = [
             (stack["id"], traversal, entity, phase)
-            for entity, phase, replaced_by in conv.ready_nodes(traversal)
+            for entity, phase, replaced_by in db_sync_points.ready_nodes(
+                traversal
+            )
             if not replaced_by or not self._converged(replaced_by, traversal)
         ]
         joins = [n for n in nodes if n[3] in (BARRIER, STACK)]

@@ -3,7 +3,7 @@
 import collections
 import threading
 
-from heat_lite.db import convergence as conv
+from heat_lite.db import traversals as db_traversals
 from heat_lite.engine.traversal.planner import CLEANUP, UPDATE
 
 
@@ -19,7 +19,7 @@ class GraphCache:
         with self._lock:
             entry = self._graphs.get(traversal)
         if entry is None or (need_cleanup and entry[CLEANUP] is None):
-            row = conv.traversal_get(traversal)
+            row = db_traversals.traversal_get(traversal)
             if row is None:
                 return None
             entry = {

@@ -15,8 +15,8 @@ import uuid
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import records as db_records
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, limits, validation
 from heat_lite.engine.template import registry as type_registry
 
@@ -100,7 +100,7 @@ class NestedStacks:
         :raises StackValidationFailed: for a bad child template, or
             nesting deeper than ``max_nested_stack_depth``.
         """
-        parent = db_api.stack_get(parent_id)
+        parent = db_stacks.stack_get(parent_id)
         depth = parent["nested_depth"] + 1
         if depth > CONF.max_nested_stack_depth:
             raise exception.StackValidationFailed(
@@ -116,7 +116,7 @@ class NestedStacks:
         env = validation.environment(env, None)
         bound = validation.bind(template, env, files, info, depth)
         limits.check_child(parent, bound)
-        stack = db_api.stack_create(
+        stack = db_stacks.stack_create(
             {
                 "id": stack_id,
                 "name": name,
@@ -152,8 +152,8 @@ class NestedStacks:
         self, stack_id, parent_template_id, resource_name, template, params
     ):
         """Converge the child onto a new template, on the same stack id."""
-        stack = db_api.stack_get(stack_id)
-        parent = db_api.stack_get(stack["owner_id"])
+        stack = db_stacks.stack_get(stack_id)
+        parent = db_stacks.stack_get(stack["owner_id"])
         env, files = self._child_inputs(
             parent, parent_template_id, resource_name, template, params
         )
@@ -173,13 +173,13 @@ class NestedStacks:
     def arn(stack_id):
         """The stack's ARN, as get_resource of a template resource gives
         it and ``GET /stacks/<arn>`` resolves it."""
-        stack = db_api.stack_get(stack_id)
+        stack = db_stacks.stack_get(stack_id)
         return _ARN % (stack["tenant"], stack["name"], stack["id"])
 
     def delete(self, stack_id):
         """Start deleting the child; False if it is already gone."""
         try:
-            stack = db_api.stack_get(stack_id, show_deleted=False)
+            stack = db_stacks.stack_get(stack_id, show_deleted=False)
         except exception.StackNotFound:
             return False
         self.ops.start(stack, Action.DELETE)
@@ -187,13 +187,13 @@ class NestedStacks:
 
     def run_action(self, stack_id, action):
         """Suspend, resume or check the child."""
-        self.ops.run_action(db_api.stack_get(stack_id), action)
+        self.ops.run_action(db_stacks.stack_get(stack_id), action)
 
     @staticmethod
     def state(stack_id):
         """(action, status, reason) of the child, or None if purged."""
         try:
-            stack = db_api.stack_get(stack_id)
+            stack = db_stacks.stack_get(stack_id)
         except exception.StackNotFound:
             return None
         return stack["action"], stack["status"], stack["status_reason"]
@@ -201,7 +201,7 @@ class NestedStacks:
     @staticmethod
     def outputs(stack_id):
         """{key: value} of the child's outputs (errors give None)."""
-        stack = db_api.stack_get(stack_id)
+        stack = db_stacks.stack_get(stack_id)
         return {
             o["output_key"]: o.get("output_value")
             for o in definitions.resolve_outputs(stack)
@@ -212,7 +212,7 @@ class NestedStacks:
         """{name: (reference id, {attribute: value})} of the child's
         current resources."""
         result = {}
-        for record in conv.resource_get_all(stack_id):
+        for record in db_records.resource_get_all(stack_id):
             plugin = definitions.plugin_for(record)
             result[record["name"]] = (
                 plugin.get_reference_id()

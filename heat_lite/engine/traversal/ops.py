@@ -13,9 +13,11 @@ import uuid
 
 from heat_lite.common import exception, notify, states
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import events as db_events
 from heat_lite.db import models
+from heat_lite.db import stacks as db_stacks
+from heat_lite.db import templates as db_templates
+from heat_lite.db import traversals as db_traversals
 from heat_lite.engine import definitions, trusts
 from heat_lite.engine.traversal import planner
 from heat_lite.engine.worker import caller
@@ -85,7 +87,7 @@ def check_start(stack, action):
 
 def stack_event(stack, action, status, reason):
     """The event Heat writes for a stack-level transition."""
-    return db_api.event_values(
+    return db_events.event_values(
         stack["id"],
         stack["name"],
         stack["id"],
@@ -194,7 +196,7 @@ class StackOps:
             except exception.ConcurrentTransaction:
                 if not retry:
                     return None
-                stack = db_api.stack_get(stack["id"])
+                stack = db_stacks.stack_get(stack["id"])
                 check_start(stack, action)
                 continue
             if bound is not None and plan.goal_template_id is not None:
@@ -220,7 +222,7 @@ class StackOps:
     ):
         """The conditional write that starts the traversal (a seam the
         race tests use to commit another operation just before it)."""
-        return conv.traversal_begin(
+        return db_traversals.traversal_begin(
             stack["id"],
             stack["current_traversal"],
             values,
@@ -261,7 +263,7 @@ class StackOps:
                 traversal=traversal,
                 running=running,
             )
-        current = db_api.raw_template_get(stack["raw_template_id"])
+        current = db_templates.raw_template_get(stack["raw_template_id"])
         empty = {
             "heat_template_version": current["template"].get(
                 "heat_template_version", "2013-05-23"
@@ -309,7 +311,7 @@ class StackOps:
                 stack["current_traversal"], CANCELLED_STEP
             ),
         }
-        return conv.stack_finish(
+        return db_traversals.stack_finish(
             stack["id"],
             stack["current_traversal"],
             values,
@@ -326,7 +328,7 @@ class StackOps:
         ):
             return []
         counts = {}
-        action = db_api.stack_state(stack_id)[1]
+        action = db_stacks.stack_state(stack_id)[1]
 
         def plan(records):
             if action in FORWARD_ONLY:
@@ -335,7 +337,7 @@ class StackOps:
             counts.update(found)
             return graph, found
 
-        if conv.cleanup_begin(stack_id, traversal, plan) is None:
+        if db_traversals.cleanup_begin(stack_id, traversal, plan) is None:
             return []
         return [
             (stack_id, traversal, e, p)
@@ -344,7 +346,7 @@ class StackOps:
 
     def mark_complete(self, stack_id, traversal):
         """The traversal finished: the stack is COMPLETE; purge."""
-        stack = db_api.stack_get(stack_id)
+        stack = db_stacks.stack_get(stack_id)
         if (
             stack["current_traversal"] != traversal
             or stack["status"] != Status.IN_PROGRESS
@@ -367,7 +369,7 @@ class StackOps:
         values = {"status": Status.COMPLETE, "status_reason": reason}
         if action != Action.DELETE:
             values["prev_raw_template_id"] = stack["raw_template_id"]
-        if conv.stack_finish(
+        if db_traversals.stack_finish(
             stack_id,
             traversal,
             values,
@@ -380,7 +382,7 @@ class StackOps:
     def resource_failed(self, stack_id, traversal, record_id, reason):
         """A resource failed in ``traversal``: fail the stack (or, if a
         newer traversal runs, hand the record to it)."""
-        stack = db_api.stack_get(stack_id)
+        stack = db_stacks.stack_get(stack_id)
         if stack["current_traversal"] != traversal:
             return self._runner_retrigger(record_id)
         self.mark_failed(stack, reason)
@@ -432,7 +434,7 @@ class StackOps:
                 stack["current_traversal"], FAILED_STEP
             ),
         }
-        if conv.stack_finish(
+        if db_traversals.stack_finish(
             stack["id"],
             stack["current_traversal"],
             values,

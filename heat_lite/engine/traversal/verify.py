@@ -31,8 +31,8 @@ import threading
 
 from heat_lite.common import exception, verify_spec
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions
 from heat_lite.engine.traversal import ops
 
@@ -88,7 +88,7 @@ class Verifier:
         return True
 
     def _start(self, stack_id, traversal, row):
-        stack = db_api.stack_get(stack_id)
+        stack = db_stacks.stack_get(stack_id)
         action = stack["action"]
         reason = "Stack %s verifying: %s (timeout %d s)" % (
             action,
@@ -114,7 +114,7 @@ class Verifier:
     def _look(self, stack_id, traversal):
         with self._lock:
             self._scheduled.discard(traversal)
-        state = db_api.stack_state(stack_id)
+        state = db_stacks.stack_state(stack_id)
         if (
             state is None
             or state[0] != traversal
@@ -128,7 +128,7 @@ class Verifier:
             return self.ops.begin_cleanup(stack_id, traversal)
         if row["result"] == FAIL:
             return self._failed(stack_id, traversal, row)
-        stack = db_api.stack_get(stack_id)
+        stack = db_stacks.stack_get(stack_id)
         result, reason = self._evaluate(stack, row)
         if result is None:
             self.schedule(stack_id, traversal)
@@ -183,7 +183,7 @@ class Verifier:
     def _failed(self, stack_id, traversal, row):
         """Fail the stack of a FAILed verification and roll it back (an
         update always; a create as its ``disable_rollback`` says)."""
-        stack = db_api.stack_get(stack_id)
+        stack = db_stacks.stack_get(stack_id)
         if (
             stack["current_traversal"] != traversal
             or stack["status"] != Status.IN_PROGRESS
@@ -302,7 +302,7 @@ def outcome(stack_id, traversal, stack=None, verified=True):
     row = verifications.verification_get(traversal) if verified else None
     if stack is None:
         try:
-            stack = db_api.stack_get(stack_id)
+            stack = db_stacks.stack_get(stack_id)
         except exception.StackNotFound:
             return {"state": "DELETED", "reason": None}
     if stack["deleted_at"] is not None:

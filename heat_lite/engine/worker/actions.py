@@ -15,9 +15,12 @@ from typing import Any
 
 from heat_lite.common import exception, notify
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import events as db_events
+from heat_lite.db import locks as db_locks
 from heat_lite.db import models
+from heat_lite.db import records as db_records
+from heat_lite.db import session as db_session
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions
 from heat_lite.engine.traversal.planner import UPDATE
 from heat_lite.engine.worker import caller, failures, hooks
@@ -158,11 +161,11 @@ class ActionRunner:
         owner = job.owner
         notify.resource_event(job.record, job.action, "start")
         job.plugin.lookup_resource_data = functools.partial(
-            db_api.resource_data_by_name, job.record["stack_id"]
+            db_records.resource_data_by_name, job.record["stack_id"]
         )
 
         def write_now(physical_id):
-            conv.resource_progress(
+            db_records.resource_progress(
                 record_id, owner, {"physical_resource_id": physical_id}
             )
 
@@ -225,7 +228,7 @@ class ActionRunner:
         except base.PollDelay as wait:
             done, delay = False, wait.seconds
         except Exception as exc:  # noqa: BLE001 - plugin failures
-            if db_api.is_unavailable(exc):
+            if db_session.is_unavailable(exc):
                 return self._when_db_answers(job, lambda: self._poll(job))
             return self.job_failed(job, exc)
         if self.locks.stale(job):
@@ -241,7 +244,7 @@ class ActionRunner:
         except exception.ConcurrentTransaction as exc:
             return self.locks.lost_lock(job, exc)
         except Exception as exc:
-            if not db_api.is_unavailable(exc):
+            if not db_session.is_unavailable(exc):
                 raise
             return self._when_db_answers(job, lambda: self._poll(job))
         self._later(job, delay, lambda: self._poll(job))
@@ -254,7 +257,7 @@ class ActionRunner:
         try:
             return self._job_done(job)
         except Exception as exc:  # noqa: BLE001 - never keep the lock
-            if db_api.is_unavailable(exc):
+            if db_session.is_unavailable(exc):
                 return self._when_db_answers(
                     job, lambda: self._finish_polled(job)
                 )
@@ -295,9 +298,9 @@ class ActionRunner:
         if self.locks.stale(job):
             return []
         try:
-            record = conv.resource_load(job.record["id"])
+            record = db_records.resource_load(job.record["id"])
         except Exception as exc:
-            if not db_api.is_unavailable(exc):
+            if not db_session.is_unavailable(exc):
                 raise
             return self._when_db_answers(job, step)
         owner = job.owner
@@ -321,7 +324,7 @@ class ActionRunner:
         """True when nobody waits for this action any more: the stack is
         being deleted by a newer traversal, or its traversal failed, was
         cancelled or timed out. (A newer update lets it finish.)"""
-        state = db_api.stack_state(job.record["stack_id"])
+        state = db_stacks.stack_state(job.record["stack_id"])
         if state is None:
             return True
         traversal, action, status = state
@@ -346,7 +349,7 @@ class ActionRunner:
                 )
             ]
         )
-        conv.resource_progress(
+        db_records.resource_progress(
             job.record["id"],
             job.owner,
             {
@@ -378,7 +381,7 @@ class ActionRunner:
         """The action finished; wait at a ``post-*`` hook, then finish."""
         hook = "post-" + job.action.lower()
         if hook in hooks.configured(job.record) and not job.post_hook_done:
-            record = conv.resource_load(job.record["id"])
+            record = db_records.resource_load(job.record["id"])
             if record is not None and hooks.hold(
                 record,
                 job.traversal,
@@ -453,7 +456,7 @@ class ActionRunner:
         try:
             return self._record_failure(job, exc)
         except Exception as db_exc:
-            if not db_api.is_unavailable(db_exc):
+            if not db_session.is_unavailable(db_exc):
                 raise
             return self._when_db_answers(
                 job, lambda: self.job_failed(job, exc)
@@ -488,7 +491,7 @@ class ActionRunner:
             # compares with what was tried (only a takeover keeps
             # ``properties_before``).
             values["properties_before"] = None
-        released = conv.resource_release(
+        released = db_locks.resource_release(
             job.record["id"], job.owner, values, events
         )
         self.locks.job_unlocked(job)
@@ -550,7 +553,7 @@ class ActionRunner:
         }
 
     def _event(self, job, status, reason, when=None):
-        return db_api.event_values(
+        return db_events.event_values(
             job.record["stack_id"],
             job.record["name"],
             job.plugin.resource_id,

@@ -9,8 +9,9 @@ import logging
 import uuid
 
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import events as db_events
+from heat_lite.db import locks as db_locks
+from heat_lite.db import records as db_records
 from heat_lite.engine.worker import actions, adopt, hooks
 
 LOG = logging.getLogger(__name__)
@@ -160,7 +161,7 @@ class Changes:
 
         def replace():
             if "replace" in getattr(plugin, "restricted", ()):
-                conv.resource_release(
+                db_locks.resource_release(
                     record["id"],
                     job.owner,
                     {
@@ -243,7 +244,7 @@ class Changes:
                 status_reason="state changed",
                 properties_data=values["properties_data"],
             )
-        new = conv.resource_replace(
+        new = db_records.resource_replace(
             record["stack_id"],
             node.traversal,
             record,
@@ -256,7 +257,7 @@ class Changes:
             lease.forget()
         if new is None:
             if locked:
-                conv.resource_release(record["id"], lease.owner, restore)
+                db_locks.resource_release(record["id"], lease.owner, restore)
             return self.successors.retrigger(record["id"])
         new = dict(
             new,
@@ -279,8 +280,8 @@ class Changes:
         """An update the environment forbids: the resource stays as it
         was, an UPDATE_FAILED event says why, and the stack fails."""
         reason = "%s is restricted for resource." % kind
-        db_api.event_create(
-            db_api.event_values(
+        db_events.event_create(
+            db_events.event_values(
                 record["stack_id"],
                 record["name"],
                 record["physical_resource_id"],

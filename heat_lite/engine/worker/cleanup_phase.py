@@ -8,7 +8,7 @@ import logging
 
 from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
-from heat_lite.db import convergence as conv
+from heat_lite.db import records as db_records
 from heat_lite.engine import definitions
 from heat_lite.engine.worker import actions
 
@@ -42,7 +42,7 @@ class CleanupPhase:
         traversal = node.traversal
         held = self.prelocks.claim(node) if self.prelocks else None
         if held is None:
-            record = conv.resource_load(node.entity)
+            record = db_records.resource_load(node.entity)
         else:
             record, lease = held
             if lease is not None:

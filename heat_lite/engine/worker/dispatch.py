@@ -18,7 +18,7 @@ from concurrent import futures
 
 from heat_lite import conf
 from heat_lite.common import context
-from heat_lite.db import api as db_api
+from heat_lite.db import session as db_session
 from heat_lite.engine.traversal.planner import CLEANUP
 
 CONF = conf.CONF
@@ -144,7 +144,7 @@ class Dispatcher:
         try:
             self.runner.take_ahead(cleanup)
         except Exception as exc:
-            if not db_api.is_unavailable(exc):
+            if not db_session.is_unavailable(exc):
                 raise
             # Each node reads its record itself (and meets the outage).
             LOG.warning("Database unavailable reading nodes ahead: %s", exc)
@@ -161,7 +161,7 @@ class Dispatcher:
         try:
             nodes = fn()
         except Exception as exc:  # noqa: BLE001 - fail it, never drop it
-            if db_api.is_unavailable(exc):
+            if db_session.is_unavailable(exc):
                 # Not the node's fault: the same step, once more, later.
                 self._when_db_answers(node, lambda: self.later(0, fn, node))
                 return
@@ -177,7 +177,7 @@ class Dispatcher:
         try:
             return self.runner.run(*node)
         except Exception as exc:  # noqa: BLE001 - fail it, never drop it
-            if db_api.is_unavailable(exc):
+            if db_session.is_unavailable(exc):
                 # Nodes are idempotent: running this one again is safe,
                 # and sooner than the watchdog's stall re-drive.
                 self._when_db_answers(node, lambda: self.drive([node]))

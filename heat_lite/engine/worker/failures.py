@@ -15,8 +15,9 @@ import logging
 
 from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import events as db_events
+from heat_lite.db import records as db_records
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine.traversal.planner import CLEANUP, FORWARD_ONLY
 
 LOG = logging.getLogger(__name__)
@@ -75,11 +76,11 @@ class NodeFailures:
             )
         if entity == 0:
             return self._fail_stack_node(stack_id, traversal, phase, exc)
-        record = conv.resource_load(entity)
+        record = db_records.resource_load(entity)
         while (
             phase != CLEANUP and record is not None and record["replaced_by"]
         ):
-            record = conv.resource_load(record["replaced_by"])
+            record = db_records.resource_load(record["replaced_by"])
         if record is None or record["stack_traversal"] != traversal:
             return []
         action = self._failed_action(record, phase)
@@ -97,7 +98,7 @@ class NodeFailures:
         if lease is None:
             return []
         reason = reason_for(exc, record["name"])
-        event = db_api.event_values(
+        event = db_events.event_values(
             stack_id,
             record["name"],
             record["physical_resource_id"],
@@ -145,7 +146,7 @@ class NodeFailures:
 
     def _fail_stack_node(self, stack_id, traversal, phase, exc):
         """A stack-level node (the barrier or the final join) failed."""
-        stack = db_api.stack_get(stack_id)
+        stack = db_stacks.stack_get(stack_id)
         if (
             stack["current_traversal"] != traversal
             or stack["status"] != Status.IN_PROGRESS

@@ -2,10 +2,10 @@
 
 In a chain every update node reads the record it depends on right after
 that record's finish wrote it, usually in the same process. The finish
-hands the record on (``conv.resource_finish``'s ``handing``): on
+hands the record on (``db.finish.resource_finish``'s ``handing``): on
 PostgreSQL the record as it left it, elsewhere its id alone. The process
 keeps it for the successors of the node, and a successor's own read
-takes the dependency in the same statement (``conv.node_load``:
+takes the dependency in the same statement (``db.records.node_load``:
 PostgreSQL confirms the handed row by its atomic_key, the others read
 the id along with the record; either way only if it is still converged
 in the traversal) instead of reading it by name in a statement of its

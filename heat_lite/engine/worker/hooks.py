@@ -8,8 +8,8 @@ waits, so a newer traversal or a delete is never blocked by a hook.
 """
 
 from heat_lite.common import exception
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import events as db_events
+from heat_lite.db import records as db_records
 from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
 
@@ -47,7 +47,7 @@ def hold(record, traversal, hook, action, state):
         return False
     if current == key + " pending":
         return True
-    event = db_api.event_values(
+    event = db_events.event_values(
         record["stack_id"],
         record["name"],
         record["physical_resource_id"],
@@ -56,13 +56,15 @@ def hold(record, traversal, hook, action, state):
         "%s paused until Hook %s is cleared" % (action, hook),
         record["type"],
     )
-    conv.resource_hook_swap(record["id"], current, key + " pending", [event])
+    db_records.resource_hook_swap(
+        record["id"], current, key + " pending", [event]
+    )
     return True
 
 
 def cleared(record_id, hook, traversal):
     """True once the hook of this traversal was cleared."""
-    record = conv.resource_load(record_id)
+    record = db_records.resource_load(record_id)
     return record is None or record.get("hook") != "%s %s pending" % (
         hook,
         traversal,
@@ -78,13 +80,13 @@ def clear(stack_id, resource_name, hook):
         raise exception.InvalidBreakPointHook(
             message='Invalid hook type "%s"' % hook
         )
-    record = conv.resource_pending_hook(stack_id, resource_name, hook)
+    record = db_records.resource_pending_hook(stack_id, resource_name, hook)
     if record is None:
         raise exception.InvalidBreakPointHook(
             message='The "%s" hook is not defined on %s'
             % (hook, resource_name)
         )
-    event = db_api.event_values(
+    event = db_events.event_values(
         stack_id,
         resource_name,
         record["physical_resource_id"],
@@ -93,7 +95,7 @@ def clear(stack_id, resource_name, hook):
         "Hook %s is cleared" % hook,
         record["type"],
     )
-    conv.resource_hook_swap(
+    db_records.resource_hook_swap(
         record["id"],
         record["hook"],
         record["hook"].replace(" pending", " cleared"),

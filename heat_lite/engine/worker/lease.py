@@ -25,7 +25,7 @@ import logging
 import threading
 
 from heat_lite.common.states import Status
-from heat_lite.db import convergence as conv
+from heat_lite.db import locks as db_locks
 
 LOG = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class Lease:
             (Should the write raise, the lease is kept: the caller retries
             or fails the node, and the lock is not an orphan meanwhile.)
         """
-        released = conv.resource_release(
+        released = db_locks.resource_release(
             self.record_id, self.owner, values, list(events)
         )
         self.forget()
@@ -134,7 +134,7 @@ class LockTable:
                 return None
             self._active[record["id"]] = lease.key
         try:
-            locked = conv.resource_lock(
+            locked = db_locks.resource_lock(
                 record["id"],
                 record["atomic_key"],
                 owner,

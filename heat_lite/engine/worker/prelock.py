@@ -21,7 +21,7 @@ import threading
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
-from heat_lite.db import convergence as conv
+from heat_lite.db import locks as db_locks
 from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
 from heat_lite.engine.traversal.planner import CLEANUP
@@ -66,8 +66,9 @@ def wants_lock(record, traversal):
 
 
 class Taker:
-    """What ``db.convergence`` asks while it takes records: the owner,
-    the lock's values, which records to lock, and how many to take."""
+    """What ``db.locks`` and ``db.finish`` ask while they take records:
+    the owner, the lock's values, which records to lock, and how many to
+    take."""
 
     values = LOCK_VALUES
 
@@ -150,7 +151,7 @@ class Prelocks:
             return
         ids = [n.entity for n in wanted if n.traversal == taker.traversal]
         try:
-            taker.result = conv.resources_take(
+            taker.result = db_locks.resources_take(
                 ids[: taker.limit], taker.traversal, taker
             )
         except Exception:

@@ -20,7 +20,7 @@ The runner only wires its collaborators, each given what it uses::
     Prelocks       cleanup nodes read and locked ahead (prelock.py)
 """
 
-from heat_lite.db import api as db_api
+from heat_lite.db import session as db_session
 from heat_lite.engine.traversal.planner import BARRIER, STACK, UPDATE
 from heat_lite.engine.worker import (
     actions,
@@ -91,7 +91,7 @@ class NodeRunner:
         try:
             return self._run(stack_id, traversal, entity, phase)
         except Exception as exc:
-            if db_api.is_unavailable(exc):
+            if db_session.is_unavailable(exc):
                 self.locks.forget_unwound(taken, exc)
             raise
         finally:

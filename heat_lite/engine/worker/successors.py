@@ -4,8 +4,10 @@ offered to the stack's newest traversal when this one was superseded."""
 import logging
 
 from heat_lite.common import exception
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import finish as db_finish
+from heat_lite.db import records as db_records
+from heat_lite.db import session as db_session
+from heat_lite.db import sync_points as db_sync_points
 from heat_lite.engine.traversal.planner import UPDATE
 from heat_lite.engine.worker.node import Node
 
@@ -45,7 +47,9 @@ class Successors:
             try:
                 return self.retrigger(record["id"])
             except Exception as exc:
-                if self.scheduler is None or not db_api.is_unavailable(exc):
+                if self.scheduler is None or not db_session.is_unavailable(
+                    exc
+                ):
                     raise
                 LOG.warning(
                     "Database unavailable while offering resource %s to "
@@ -61,7 +65,7 @@ class Successors:
         return [node.sibling(entity, phase) for entity, phase in fired]
 
     def finish(self, node, record_id, atomic_key, owner, values, events):
-        """``conv.resource_finish`` of ``node`` (see there); the cleanup
+        """``db_finish.resource_finish`` of ``node`` (see there); the cleanup
         nodes it makes ready are read, and locked, in its transaction
         (``prelock``); an update node's finished record is handed on to
         its successors (``handon``)."""
@@ -74,7 +78,7 @@ class Successors:
             else None
         )
         try:
-            done = conv.resource_finish(
+            done = db_finish.resource_finish(
                 record_id,
                 atomic_key,
                 owner,
@@ -113,7 +117,7 @@ class Successors:
 
         :returns: its node in that traversal if the node is ready.
         """
-        record = conv.resource_load(record_id)
+        record = db_records.resource_load(record_id)
         if record is None or not record["stack_traversal"]:
             return []
         traversal = record["stack_traversal"]
@@ -121,6 +125,6 @@ class Successors:
         if found is None:
             return []
         entity, phase = found
-        if conv.sync_point_remaining(traversal, entity, phase) == 0:
+        if db_sync_points.sync_point_remaining(traversal, entity, phase) == 0:
             return [Node(record["stack_id"], traversal, entity, phase)]
         return []

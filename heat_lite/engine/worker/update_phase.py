@@ -11,7 +11,7 @@ import json
 
 from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
-from heat_lite.db import convergence as conv
+from heat_lite.db import records as db_records
 from heat_lite.engine import definitions
 from heat_lite.engine.template import registry as type_registry
 from heat_lite.engine.traversal.planner import FORWARD_ONLY
@@ -30,7 +30,7 @@ def runs(record, traversal):
 
 
 def depends_on(traversal):
-    """What ``conv.node_load`` asks: the names the record depends on."""
+    """What ``db_records.node_load`` asks: the names the record depends on."""
 
     def names(record):
         # Only a cached template: parsing one inside the read
@@ -45,7 +45,7 @@ def depends_on(traversal):
 
 
 def instant(traversal):
-    """What ``conv.node_load`` asks as ``keep``: whether the node's
+    """What ``db_records.node_load`` asks as ``keep``: whether the node's
     record will most likely be finished at once, by the engine alone (a
     ``side_effect_free`` type, no hook): then its read is continued by
     that write. Only a cached template is looked at."""
@@ -89,9 +89,9 @@ class UpdatePhase:
         """Run update ``node``; return the next nodes.
 
         An instant record's read and finish are one transaction
-        (``conv.node_scope``).
+        (``db_records.node_scope``).
         """
-        with conv.node_scope():
+        with db_records.node_scope():
             return self._run(node)
 
     def _handed(self, node):
@@ -99,7 +99,7 @@ class UpdatePhase:
         return handed.take(node) if handed is not None else None
 
     def _run(self, node):
-        record, deps = conv.node_load(
+        record, deps = db_records.node_load(
             node.entity,
             node.traversal,
             depends_on(node.traversal),
@@ -119,7 +119,7 @@ class UpdatePhase:
         if defn is None:
             return []
         if deps is None:
-            deps = conv.resources_converged(
+            deps = db_records.resources_converged(
                 record["stack_id"], defn.depends, node.traversal
             )
         if len(deps) != len(defn.depends):

@@ -6,8 +6,9 @@ import uuid
 
 import sqlalchemy as sa
 
-from heat_lite.db import api as db_api
+from heat_lite.db import events as db_events
 from heat_lite.db import models, session
+from heat_lite.db import services as db_services
 
 STACK = models.Stack.__table__
 RESOURCE = models.Resource.__table__
@@ -64,7 +65,7 @@ def record(conn, stack_id, template, name, **values):
 
 def event(stack_id, **values):
     return dict(
-        db_api.event_values(
+        db_events.event_values(
             stack_id, "r0", "", "CREATE", "COMPLETE", "x", "T"
         ),
         **values,
@@ -103,7 +104,7 @@ def statements_of(engine, call):
 def service():
     """A live engine life: (engine_id, epoch)."""
     engine_id = str(uuid.uuid4())
-    row = db_api.service_create(
+    row = db_services.service_create(
         {
             "engine_id": engine_id,
             "host": "h",

@@ -17,9 +17,12 @@ from oslo_db import exception as db_exc
 
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
 from heat_lite.db import direct, models, session, statements
+from heat_lite.db import events as db_events
+from heat_lite.db import finish as db_finish
+from heat_lite.db import locks as db_locks
+from heat_lite.db import records as db_records
+from heat_lite.db import sync_points as db_sync_points
 from tests.unit.db import rows
 
 STACK = models.Stack.__table__
@@ -40,7 +43,7 @@ def test_a_write_is_committed_and_counted(database):
     sa.event.listen(engine, "before_cursor_execute", count)
     try:
         with session.transaction() as conn:
-            db_api.event_insert(conn, *events)
+            db_events.event_insert(conn, *events)
     finally:
         sa.event.remove(engine, "before_cursor_execute", count)
     if engine.dialect.name == "postgresql":
@@ -79,10 +82,10 @@ def test_a_read_has_the_types_core_gives(database):
 def test_driver_errors_are_translated(database):
     stack_id, _ = rows.stack()
     event = rows.event(stack_id)
-    db_api.event_create(event)
+    db_events.event_create(event)
     with pytest.raises(db_exc.DBDuplicateEntry):
         with session.transaction() as conn:
-            db_api.event_insert(conn, dict(event), rows.event(stack_id))
+            db_events.event_insert(conn, dict(event), rows.event(stack_id))
     # Nothing of the failed transaction stayed.
     assert [u for u, _ in rows.events(stack_id)] == [event["uuid"]]
 
@@ -90,7 +93,9 @@ def test_driver_errors_are_translated(database):
 def test_the_finish_guard_and_sync_point(database):
     stack_id, record = rows.stack()
     with session.transaction() as conn:
-        conv._insert_sync_points(conn, stack_id, "trav", {(0, "barrier"): 2})
+        db_sync_points.insert_sync_points(
+            conn, stack_id, "trav", {(0, "barrier"): 2}
+        )
     finish = dict(
         record_id=record,
         owner=None,
@@ -103,14 +108,16 @@ def test_the_finish_guard_and_sync_point(database):
     def events():
         return [rows.event(stack_id)]
 
-    assert conv.resource_finish(atomic_key=0, events=events(), **finish) == (
+    assert db_finish.resource_finish(
+        atomic_key=0, events=events(), **finish
+    ) == (
         [],
         False,
     )
     # The CAS: the atomic_key seen is gone.
     with pytest.raises(exception.ConcurrentTransaction):
-        conv.resource_finish(atomic_key=0, events=events(), **finish)
-    fired = conv.resource_finish(atomic_key=1, events=events(), **finish)
+        db_finish.resource_finish(atomic_key=0, events=events(), **finish)
+    fired = db_finish.resource_finish(atomic_key=1, events=events(), **finish)
     assert fired == ([(0, "barrier")], False)
     # Two events written (the failed finish wrote none).
     assert len(rows.events(stack_id)) == 2
@@ -133,26 +140,30 @@ def test_a_kept_read_is_continued_by_the_write(database):
     stack_id, record = rows.stack()
     counted, stop = _checkouts(engine)
     try:
-        with conv.node_scope():
-            loaded, _ = conv.node_load(
+        with db_records.node_scope():
+            loaded, _ = db_records.node_load(
                 record, "trav", lambda r: None, keep=lambda r: True
             )
             assert loaded["id"] == record
             # A write of one statement (a lock nobody live can take).
-            assert not conv.resource_lock(record, 1, ("nobody", 1), "trav", {})
+            assert not db_locks.resource_lock(
+                record, 1, ("nobody", 1), "trav", {}
+            )
         # SQLite: read and write stay apart (see session.continued).
         assert len(counted) == (2 if kind == "sqlite" else 1)
-        with conv.node_scope():
-            conv.node_load(record, "trav", lambda r: None, keep=lambda r: True)
-            db_api.event_create(rows.event(stack_id))
+        with db_records.node_scope():
+            db_records.node_load(
+                record, "trav", lambda r: None, keep=lambda r: True
+            )
+            db_events.event_create(rows.event(stack_id))
         # PostgreSQL: the read ran in autocommit; a write not marked as
         # one statement gets a transaction (and a connection) of its own.
         assert len(counted) == {"sqlite": 4, "postgresql": 3, "mysql": 2}[kind]
-        with conv.node_scope():
-            conv.node_load(
+        with db_records.node_scope():
+            db_records.node_load(
                 record, "trav", lambda r: None, keep=lambda r: False
             )
-            db_api.event_create(rows.event(stack_id))
+            db_events.event_create(rows.event(stack_id))
         assert len(counted) == {"sqlite": 6, "postgresql": 5, "mysql": 4}[kind]
     finally:
         stop()
@@ -186,8 +197,10 @@ def test_postgresql_reads_and_one_statement_writes_autocommit(database):
             STACK.update().where(STACK.c.id == stack_id).values(tags="y")
         )
         seen["write"] = _transaction_status(conn)
-    with conv.node_scope():
-        conv.node_load(record, "trav", lambda r: None, keep=lambda r: True)
+    with db_records.node_scope():
+        db_records.node_load(
+            record, "trav", lambda r: None, keep=lambda r: True
+        )
         held = session._HELD.connection
         seen["held"] = _transaction_status(held)
         with session.transaction() as conn:
@@ -224,19 +237,23 @@ def test_a_kept_read_is_ended_with_its_scope(database):
     out = []
     sa.event.listen(engine.pool, "checkout", lambda *a: out.append(1))
     sa.event.listen(engine.pool, "checkin", lambda *a: out.append(-1))
-    with conv.node_scope():
-        conv.node_load(record, "trav", lambda r: None, keep=lambda r: True)
+    with db_records.node_scope():
+        db_records.node_load(
+            record, "trav", lambda r: None, keep=lambda r: True
+        )
         assert session._HELD.connection is not None
         assert sum(out) == 1
     assert session._HELD.connection is None
     assert sum(out) == 0
     # A failing write continuing it gives the connection back too.
     with pytest.raises(db_exc.DBDuplicateEntry):
-        with conv.node_scope():
-            conv.node_load(record, "trav", lambda r: None, keep=lambda r: True)
+        with db_records.node_scope():
+            db_records.node_load(
+                record, "trav", lambda r: None, keep=lambda r: True
+            )
             event = rows.event(stack_id)
-            db_api.event_create(event)
-            db_api.event_create(event)
+            db_events.event_create(event)
+            db_events.event_create(event)
     assert session._HELD.connection is None
     # PostgreSQL: the first write (not one statement) took a connection
     # of its own.
@@ -330,7 +347,9 @@ def test_a_finish_with_a_successor_and_a_gone_traversal(database):
     # other test's record 7 meets its sync point.
     trav = stack_id
     with session.transaction() as conn:
-        conv._insert_sync_points(conn, stack_id, trav, {(7, "update"): 2})
+        db_sync_points.insert_sync_points(
+            conn, stack_id, trav, {(7, "update"): 2}
+        )
     finish = dict(
         record_id=record,
         owner=None,
@@ -338,10 +357,10 @@ def test_a_finish_with_a_successor_and_a_gone_traversal(database):
         phase="update",
     )
     ev = [rows.event(stack_id)]
-    assert conv.resource_finish(
+    assert db_finish.resource_finish(
         atomic_key=0, events=ev, traversal=trav, successors=[7], **finish
     ) == ([], False)
-    assert conv.resource_finish(
+    assert db_finish.resource_finish(
         atomic_key=1,
         events=[rows.event(stack_id)],
         traversal=trav,
@@ -349,10 +368,10 @@ def test_a_finish_with_a_successor_and_a_gone_traversal(database):
         **finish,
     ) == ([(7, "update")], False)
     # No sync point in another traversal: superseded, the record written.
-    assert conv.resource_finish(
+    assert db_finish.resource_finish(
         atomic_key=2, events=[], traversal="gone", successors=[7], **finish
     ) == ([], True)
-    assert conv.resource_load(record)["atomic_key"] == 3
+    assert db_records.resource_load(record)["atomic_key"] == 3
     assert len(rows.events(stack_id)) == 2
 
 
@@ -378,7 +397,7 @@ def _synchronous_commit_at_finish(engine, **finish):
     conf.CONF.set_override("prepared_statements", False, group="database")
     sa.event.listen(engine, "after_cursor_execute", look)
     try:
-        conv.resource_finish(**finish)
+        db_finish.resource_finish(**finish)
     finally:
         sa.event.remove(engine, "after_cursor_execute", look)
         conf.CONF.clear_override("prepared_statements", group="database")
@@ -395,7 +414,7 @@ def test_an_unlocked_finish_does_not_wait_for_the_wal(database):
     stack_id, record = rows.stack()
     traversal = str(uuid.uuid4())
     with session.transaction() as conn:
-        conv._insert_sync_points(
+        db_sync_points.insert_sync_points(
             conn, stack_id, traversal, {(0, "barrier"): 3}
         )
     finish = dict(
@@ -446,14 +465,14 @@ def test_a_handed_record_is_taken_in_the_successors_read(database):
     (PostgreSQL: with the atomic_key handed on)."""
     kind, engine = database
     stack_id, first = rows.stack()
-    template = conv.resource_load(first)["template_id"]
+    template = db_records.resource_load(first)["template_id"]
     second = rows.second_record(stack_id, template)
     with session.transaction() as conn:
-        conv._insert_sync_points(
+        db_sync_points.insert_sync_points(
             conn, stack_id, "trav", {(second, "update"): 1}
         )
     handing = []
-    fired = conv.resource_finish(
+    fired = db_finish.resource_finish(
         first,
         0,
         None,
@@ -470,7 +489,7 @@ def test_a_handed_record_is_taken_in_the_successors_read(database):
     )
     assert fired == ([(second, "update")], False)
     (handed,) = handing
-    stored = conv.resource_load(first)
+    stored = db_records.resource_load(first)
     if kind == "postgresql":
         assert {k: stored[k] for k in handed} == handed
         assert (handed["atomic_key"], handed["physical_resource_id"]) == (
@@ -486,7 +505,7 @@ def test_a_handed_record_is_taken_in_the_successors_read(database):
     def load(handed):
         return rows.statements_of(
             engine,
-            lambda: conv.node_load(
+            lambda: db_records.node_load(
                 second, "trav", lambda record: ["r0"], handed={first: handed}
             ),
         )

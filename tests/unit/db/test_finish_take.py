@@ -1,15 +1,17 @@
 """A cleanup finish that takes the successor it makes ready
-(``conv.resource_finish`` with a taker), on SQLite, PostgreSQL and
+(``db_finish.resource_finish`` with a taker), on SQLite, PostgreSQL and
 MariaDB. On MariaDB, with one successor, the finish reads it first and
-locks it in its own UPDATE (``statements.finish_and_lock_mysql``); every
-other case must come out as the separate read and lock give it.
+locks it in its own UPDATE (``dialects.mysql.finish_and_lock_mysql``);
+every other case must come out as the separate read and lock give it.
 """
 
 import pytest
 import sqlalchemy as sa
 
-from heat_lite.db import convergence as conv
+from heat_lite.db import finish as db_finish
 from heat_lite.db import models, session
+from heat_lite.db import records as db_records
+from heat_lite.db import sync_points as db_sync_points
 from tests.unit.db import rows
 
 RESOURCE = models.Resource.__table__
@@ -18,7 +20,7 @@ LOCK = {"action": "DELETE", "status": "IN_PROGRESS", "status_reason": "x"}
 
 
 class _Taker:
-    """What ``db.convergence`` asks of ``worker.prelock.Taker``, with
+    """What ``db.finish`` asks of ``worker.prelock.Taker``, with
     what it answers set by the test (``wants`` may act as well)."""
 
     values = LOCK
@@ -39,17 +41,17 @@ def _chain(remaining):
     """Records r0 and r1 of a stack, r1 waiting in phase ``cleanup`` of
     traversal ``trav`` for ``remaining`` inputs, r0 one of them."""
     stack_id, first = rows.stack()
-    template = conv.resource_load(first)["template_id"]
+    template = db_records.resource_load(first)["template_id"]
     second = rows.second_record(stack_id, template)
     with session.transaction() as conn:
-        conv._insert_sync_points(
+        db_sync_points.insert_sync_points(
             conn, stack_id, "trav", {(second, "cleanup"): remaining}
         )
     return stack_id, first, second
 
 
 def _finish(stack_id, first, second, taker):
-    return conv.resource_finish(
+    return db_finish.resource_finish(
         first,
         0,
         None,
@@ -74,14 +76,14 @@ def _remaining(entity):
 def _finished_and_counted(stack_id, first, second):
     """The finish's own writes happened: the record, its event, the
     count."""
-    record = conv.resource_load(first)
+    record = db_records.resource_load(first)
     assert (record["action"], record["status"]) == ("DELETE", "COMPLETE")
     assert len(rows.events(stack_id)) == 1
     return _remaining(second)
 
 
 def _locked_as_stored(taken, owner):
-    stored = conv.resource_load(taken["id"])
+    stored = db_records.resource_load(taken["id"])
     lock = ("engine_id", "lock_epoch", "lock_traversal", "atomic_key")
     assert {k: taken[k] for k in lock} == {k: stored[k] for k in lock}
     assert (stored["engine_id"], stored["lock_epoch"]) == owner
@@ -116,7 +118,7 @@ def test_a_successor_still_waiting_is_not_taken(database):
     assert _finish(stack_id, first, second, taker) == ([], False)
     assert _finished_and_counted(stack_id, first, second) == 1
     assert taker.result == [] and taker.asked == 0
-    assert conv.resource_load(second)["engine_id"] is None
+    assert db_records.resource_load(second)["engine_id"] is None
 
 
 def test_a_successor_the_taker_leaves_is_read_not_locked(database):
@@ -127,7 +129,7 @@ def test_a_successor_the_taker_leaves_is_read_not_locked(database):
     ((taken, locked),) = taker.result
     assert not locked and taken["id"] == second
     assert taken["atomic_key"] == 0 and taken["stack_traversal"] == "trav"
-    assert conv.resource_load(second)["engine_id"] is None
+    assert db_records.resource_load(second)["engine_id"] is None
 
 
 def test_a_successor_written_after_the_read_is_not_locked_blind(database):
@@ -162,7 +164,7 @@ def test_a_successor_written_after_the_read_is_not_locked_blind(database):
         assert _locked_as_stored(taken, owner)["atomic_key"] == 2
     else:
         assert not locked and taker.asked == 1
-        stored = conv.resource_load(second)
+        stored = db_records.resource_load(second)
         assert (stored["atomic_key"], stored["engine_id"]) == (1, None)
 
 
@@ -180,4 +182,4 @@ def test_a_successor_someone_holds_is_not_locked(database):
     assert _finished_and_counted(stack_id, first, second) == 0
     ((taken, locked),) = taker.result
     assert not locked and taken["engine_id"] == other
-    assert conv.resource_load(second)["atomic_key"] == 0
+    assert db_records.resource_load(second)["atomic_key"] == 0

@@ -1,4 +1,4 @@
-"""``conv.resource_replace``: the new version's INSERT ... SELECT carries
+"""``db_records.resource_replace``: the new version's INSERT ... SELECT carries
 the stack's traversal guard, read under a shared lock of the stack row,
 on SQLite, PostgreSQL and MariaDB.
 
@@ -15,8 +15,8 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from heat_lite.db import convergence as conv
 from heat_lite.db import models, session, statements
+from heat_lite.db import records as db_records
 from tests import polling
 from tests.unit.db import rows
 
@@ -40,8 +40,8 @@ def _new_values(stack_id, old):
 
 
 def _replace(stack_id, record_id, traversal="trav", lock=None):
-    old = conv.resource_load(record_id)
-    return conv.resource_replace(
+    old = db_records.resource_load(record_id)
+    return db_records.resource_replace(
         stack_id, traversal, old, None, _new_values(stack_id, old), lock=lock
     )
 
@@ -93,7 +93,7 @@ def test_no_version_for_a_superseded_traversal_or_a_deleted_stack(
     _set_stack(stack_id, **change)
     assert _replace(stack_id, first) is None
     assert _versions(stack_id) == [("r0", 1, "current", None)]
-    assert conv.resource_load(first)["atomic_key"] == 0
+    assert db_records.resource_load(first)["atomic_key"] == 0
 
 
 def test_no_version_locked_by_an_engine_life_that_is_not_live(database):
@@ -166,7 +166,7 @@ def test_a_traversal_start_waits_for_an_open_replacement(database):
     if kind == "sqlite":
         pytest.skip("SQLite serialises its writers")
     stack_id, first = rows.stack()
-    template = conv.resource_load(first)["template_id"]
+    template = db_records.resource_load(first)["template_id"]
     with session.transaction() as conn:
         rows.record(conn, stack_id, template, "r1")
     holder = engine.connect()
@@ -214,7 +214,7 @@ def test_a_replacement_racing_another_of_the_same_record_is_refused(
     if kind == "sqlite":
         pytest.skip("SQLite serialises its writers")
     stack_id, first = rows.stack()
-    template = conv.resource_load(first)["template_id"]
+    template = db_records.resource_load(first)["template_id"]
     holder = engine.connect()
     outcome = []
     try:

@@ -14,7 +14,9 @@ from heat_lite import conf
 from heat_lite.common import context, crypt
 from heat_lite.db import api as db_api
 from heat_lite.db import caller_tokens, migration, models, session
-from heat_lite.db import convergence as conv
+from heat_lite.db import records as db_records
+from heat_lite.db import stacks as db_stacks
+from heat_lite.db import traversals as db_traversals
 from heat_lite.engine import process
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.recovery import watchdog
@@ -173,7 +175,7 @@ def test_the_callers_token_lives_as_long_as_the_operation(
     assert caller.keep(context.RequestContext(overwrite=False)) is None
 
     polling.stack_reaches(stack_id, "CREATE_COMPLETE")
-    assert conv.traversal_get(traversal) is None
+    assert db_traversals.traversal_get(traversal) is None
     assert caller_tokens.operation_token(stack_id, traversal) is None
     assert caller.request_context(record, traversal) is None
 
@@ -200,7 +202,9 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
     _in_progress(parent_id, "CREATE")
     children = polling.until(
         lambda: [
-            s for s in conv.stacks_in_progress() if s["owner_id"] == parent_id
+            s
+            for s in db_stacks.stacks_in_progress()
+            if s["owner_id"] == parent_id
         ],
         30,
         "a child stack in progress",
@@ -328,12 +332,14 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
 
 def _locked_record(stack_id, timeout=10):
     locked = polling.until(
-        lambda: [r for r in conv.resource_get_all(stack_id) if r["engine_id"]],
+        lambda: [
+            r for r in db_records.resource_get_all(stack_id) if r["engine_id"]
+        ],
         timeout,
         "a locked record of stack %s" % stack_id,
         interval=0.02,
     )
-    return conv.resource_load(locked[0]["id"])
+    return db_records.resource_load(locked[0]["id"])
 
 
 def test_a_duplicate_message_leaves_the_running_action_alone(engine):
@@ -368,7 +374,7 @@ def test_a_duplicate_message_leaves_the_running_action_alone(engine):
     )
     assert record["id"] in engine.runner.active_records()
     polling.stack_reaches(stack_id, "CREATE_COMPLETE")
-    (after,) = conv.resource_get_all(stack_id)
+    (after,) = db_records.resource_get_all(stack_id)
     assert after["id"] == record["id"]
     assert after["status_reason"] == "state changed"
 
@@ -394,7 +400,7 @@ def test_an_orphaned_create_is_found_not_made_again(engine, tmp_path):
         record = _locked_record(stack_id)
         engine.runner.locks.unlocked(record["id"])  # the action is forgotten
         polling.stack_reaches(stack_id, "CREATE_COMPLETE")
-        (after,) = conv.resource_get_all(stack_id)
+        (after,) = db_records.resource_get_all(stack_id)
         reasons = [
             e["resource_status_reason"] for e in db_api.event_get_all(stack_id)
         ]
@@ -451,7 +457,7 @@ def test_an_orphaned_update_in_place_is_made_again(engine, monkeypatch):
         polling.stack_reaches(stack_id, "UPDATE_COMPLETE")
     finally:
         go.set()
-    (after,) = conv.resource_get_all(stack_id)
+    (after,) = db_records.resource_get_all(stack_id)
     assert after["id"] == record["id"]
     assert json.loads(after["rsrc_data"] or "{}").get("value") == "v2"
     assert calls == [["value"], ["value"]]
@@ -499,7 +505,7 @@ def test_a_zombie_step_never_fails_what_the_new_life_finished(
         go.set()
 
     def finished_and_unlocked():
-        (record,) = conv.resource_get_all(stack_id)
+        (record,) = db_records.resource_get_all(stack_id)
         return (record["action"], record["status"], record["engine_id"]) == (
             "CREATE",
             "COMPLETE",
@@ -508,7 +514,7 @@ def test_a_zombie_step_never_fails_what_the_new_life_finished(
 
     # The zombie step resumes meanwhile and is refused.
     polling.stays(finished_and_unlocked, 1.0, "the record the new life made")
-    (record,) = conv.resource_get_all(stack_id)
+    (record,) = db_records.resource_get_all(stack_id)
     assert (record["action"], record["status"]) == ("CREATE", "COMPLETE")
     assert record["engine_id"] is None
     assert polling.stack_reaches(stack_id, "CREATE_COMPLETE")
@@ -546,7 +552,7 @@ def test_a_refused_connection_after_the_lock_leaves_nothing_stuck(
     polling.until(lambda: hits, 10, "the refused step", interval=0.02)
     # Well within the stall timeout plus a few watchdog passes.
     polling.stack_reaches(stack_id, "CREATE_COMPLETE", timeout=15)
-    (record,) = conv.resource_get_all(stack_id)
+    (record,) = db_records.resource_get_all(stack_id)
     assert record["id"] == hits[0]
     assert record["engine_id"] is None
     assert record["id"] not in engine.runner.active_records()
@@ -608,7 +614,7 @@ def test_a_create_cut_short_before_its_id_was_stored_is_found(
             polling.stack_reaches(stack_id, "CREATE_COMPLETE")
         finally:
             release()
-        (after,) = conv.resource_get_all(stack_id)
+        (after,) = db_records.resource_get_all(stack_id)
         created, deleted = test_resource.read_ledger(ledger)
     finally:
         CONF.clear_override("test_resource_ledger", group="engine")

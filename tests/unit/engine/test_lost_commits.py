@@ -1,7 +1,7 @@
 """A finish committed without waiting for the WAL flush, then lost.
 
 On PostgreSQL the finish of a step that did nothing outside the database
-commits with ``synchronous_commit`` off (``convergence._durable``). A
+commits with ``synchronous_commit`` off (``dialects.postgresql._durable``). A
 database crash can lose such a commit after the engine went on: the
 engine saw it succeed and ran the next node, which finds its dependency
 unconverged and stops (the record the lost finish handed on to it fails
@@ -20,8 +20,8 @@ import sqlalchemy as sa
 
 from heat_lite import conf
 from heat_lite.common import context
-from heat_lite.db import convergence as conv
-from heat_lite.db import models, session, statements
+from heat_lite.db import models, session
+from heat_lite.db.dialects import postgresql as pg_writes
 from tests import polling
 from tests.unit import endpoints, inprocess
 
@@ -54,7 +54,7 @@ def _asynchronous(statement):
 
 
 def test_a_lost_instant_finish_is_made_again(engine, monkeypatch):
-    real = conv._finish_in_one
+    real = pg_writes._finish_in_one
     lost = []
 
     def losing(conn, statement, params, events, entity, handing=None):
@@ -78,7 +78,7 @@ def test_a_lost_instant_finish_is_made_again(engine, monkeypatch):
         lost.append(answer)
         return answer
 
-    monkeypatch.setattr(conv, "_finish_in_one", losing)
+    monkeypatch.setattr(pg_writes, "_finish_in_one", losing)
     ident = engine.create_stack(
         CTXT,
         "lost-" + uuid.uuid4().hex[:6],
@@ -107,18 +107,18 @@ def test_a_lost_instant_finish_is_made_again(engine, monkeypatch):
 def test_only_a_finish_without_locks_skips_the_wal_flush(engine):
     """The SQL itself: ``set_config`` is local to its transaction."""
     owner = ("engine", 1)
-    assert conv._durable(owner, None)
-    assert conv._durable(None, object())
-    assert not conv._durable(None, None)
+    assert pg_writes._durable(owner, None)
+    assert pg_writes._durable(None, object())
+    assert not pg_writes._durable(None, None)
     CONF.set_override("asynchronous_instant_commits", False, group="database")
     try:
-        assert conv._durable(None, None)
+        assert pg_writes._durable(None, None)
     finally:
         CONF.clear_override("asynchronous_instant_commits", group="database")
-    stmt = statements.finish_in_one({"status"}, False, 0, wait_for_wal=False)
+    stmt = pg_writes.finish_in_one({"status"}, False, 0, wait_for_wal=False)
     assert _asynchronous(stmt)
     assert not _asynchronous(
-        statements.finish_in_one({"status"}, False, 0, wait_for_wal=True)
+        pg_writes.finish_in_one({"status"}, False, 0, wait_for_wal=True)
     )
     with session.transaction() as conn:
         # What the finish's SELECT does, on its own.

@@ -18,7 +18,7 @@ import pytest
 from heat_lite import conf
 from heat_lite.common import context
 from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import records as db_records
 from heat_lite.engine import process
 from heat_lite.resources import base, registry
 from tests import polling
@@ -141,7 +141,7 @@ def _create(svc, resources, env=None, prefix="s-", **sections):
 def _record(stack_id, name):
     return next(
         r
-        for r in conv.resource_get_all(
+        for r in db_records.resource_get_all(
             stack_id, roles=("current", "replaced", "pending-delete")
         )
         if r["name"] == name

@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
 from heat_lite.db import models as db_models
+from heat_lite.db import records as db_records
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.db import session as db_session
 from heat_lite.db import verifications
@@ -115,7 +115,7 @@ def _apps(engine, ctxt, specs):
 def _physical(stack_id):
     return {
         r["name"]: r["physical_resource_id"]
-        for r in conv.resource_get_all(stack_id)
+        for r in db_records.resource_get_all(stack_id)
     }
 
 

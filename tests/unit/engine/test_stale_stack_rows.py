@@ -15,7 +15,7 @@ import datetime
 
 from heat_lite.common import states
 from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import traversals as db_traversals
 from heat_lite.engine.endpoint import service
 from tests import polling
 
@@ -58,7 +58,7 @@ def test_the_watchdog_does_not_fail_a_stack_that_completed_after_its_read(
     engine, project
 ):
     stack = _completed(engine, project, "finished-meanwhile")
-    assert conv.traversal_get(stack["current_traversal"]) is None
+    assert db_traversals.traversal_get(stack["current_traversal"]) is None
     stale = _as_read_before_it_finished(stack)
     assert engine.watchdog._redrive(stale) == []
     _unchanged(stack)

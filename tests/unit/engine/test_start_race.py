@@ -17,7 +17,7 @@ import pytest
 from heat_lite import conf
 from heat_lite.common import context, exception, states
 from heat_lite.db import api as db_api
-from heat_lite.db import convergence as conv
+from heat_lite.db import traversals as db_traversals
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.traversal import ops, planner
 from tests.unit import databases
@@ -195,7 +195,7 @@ def test_delete_that_loses_to_an_update_still_deletes(database):
 def _begin(stack, refused=()):
     traversal = str(uuid.uuid4())
     plan = planner.TraversalPlanner(stack["id"], stack["raw_template_id"], {})
-    return conv.traversal_begin(
+    return db_traversals.traversal_begin(
         stack["id"],
         stack["current_traversal"],
         {

@@ -95,17 +95,17 @@ def _sqlite(rtype, op, shape):
 
 def _mariadb(rtype, op, shape):
     """A finish's record and sync point are one multiple-table UPDATE
-    (``statements.finish_with_sync_mysql``): one fewer a finish. In a
+    (``dialects.mysql.finish_with_sync_mysql``): one fewer a finish. In a
     chain of real resources a cleanup's finish reads its successor first
     and locks it in that same UPDATE
-    (``statements.finish_and_lock_mysql``): one fewer a cleanup lock."""
+    (``dialects.mysql.finish_and_lock_mysql``): one fewer a cleanup lock."""
     chain_locks = shape == "chain" and rtype == TEST
     return -FINISHES[op] - chain_locks * CLEANUP_LOCKS[op]
 
 
 def _postgresql(rtype, op, shape):
     """A finish (record, events, sync point) is one statement
-    (``statements.finish_in_one``): two fewer per finish."""
+    (``dialects.postgresql.finish_in_one``): two fewer per finish."""
     return -2 * FINISHES[op]
 
 

@@ -24,7 +24,9 @@ import pytest
 from heat_lite import conf
 from heat_lite.common import context, exception
 from heat_lite.common.states import Action, Status
-from heat_lite.db import convergence as conv
+from heat_lite.db import finish as db_finish
+from heat_lite.db import records as db_records
+from heat_lite.db import sync_points as db_sync_points
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.recovery import fencing
 from heat_lite.engine.traversal import graph_cache, ops
@@ -96,8 +98,8 @@ def _stack(template=TEMPLATE):
         ctxt, "lease-" + uuid.uuid4().hex[:8], template, {}, {}, {}, [], {}
     )
     records = {
-        r["name"]: conv.resource_load(r["id"])
-        for r in conv.resource_get_all(ident["stack_id"])
+        r["name"]: db_records.resource_load(r["id"])
+        for r in db_records.resource_get_all(ident["stack_id"])
     }
     return records, next(iter(records.values()))["stack_traversal"]
 
@@ -152,7 +154,7 @@ def test_two_workers_never_both_lock_a_record(database):
         ]
         assert len(won) == 1, got
         table, held = won[0]
-        row = conv.resource_load(record["id"])
+        row = db_records.resource_load(record["id"])
         assert (row["engine_id"], row["lock_epoch"]) == held.owner
         assert row["atomic_key"] == record["atomic_key"] + 1
         assert table.active_records() == {record["id"]}
@@ -190,7 +192,7 @@ def _finish(table, record, traversal, graphs):
     held = table.take(record, traversal, Action.CREATE)
     assert held is not None
     node = Node(record["stack_id"], traversal, record["id"], UPDATE)
-    fired, superseded = conv.resource_finish(
+    fired, superseded = db_finish.resource_finish(
         record["id"],
         None,
         held.owner,
@@ -215,7 +217,7 @@ def test_a_node_fires_once_when_its_inputs_finish_together(database):
     for _ in range(ROUNDS):
         records, traversal = _stack()
         c = records["c"]["id"]
-        assert conv.sync_point_remaining(traversal, c, UPDATE) == 2
+        assert db_sync_points.sync_point_remaining(traversal, c, UPDATE) == 2
         _renew(first, second)
         got = _race(
             functools.partial(finish, first, records["a"], traversal, graphs),
@@ -227,9 +229,9 @@ def test_a_node_fires_once_when_its_inputs_finish_together(database):
         assert sorted(len(f) for f in fired) == [0, 1], fired
         assert [(c, UPDATE)] in fired
         assert not any(s for _f, s in got)
-        assert conv.sync_point_remaining(traversal, c, UPDATE) == 0
+        assert db_sync_points.sync_point_remaining(traversal, c, UPDATE) == 0
         for name in "ab":
-            row = conv.resource_load(records[name]["id"])
+            row = db_records.resource_load(records[name]["id"])
             assert row["engine_id"] is None
             assert row["converged_traversal"] == traversal
 
@@ -238,7 +240,7 @@ def _delete_unlocked(record, traversal):
     """A delete that finishes the record without a lock, as a
     side-effect-free plugin's instant path does: guarded by the
     ``atomic_key`` it read."""
-    return conv.resource_finish(
+    return db_finish.resource_finish(
         record["id"],
         record["atomic_key"],
         None,
@@ -272,7 +274,7 @@ def test_an_update_and_a_delete_never_both_act_on_a_record(database):
         if deleted:
             assert not isinstance(got[1], Exception), got[1]
         assert locked != deleted, got
-        row = conv.resource_load(record["id"])
+        row = db_records.resource_load(record["id"])
         assert row["atomic_key"] == record["atomic_key"] + 1
         if locked:
             assert row["engine_id"] == updater.fence.engine_id
@@ -302,7 +304,7 @@ def _made(table):
             "physical_resource_id": "phys-" + uuid.uuid4().hex[:6],
         }
     )
-    record = conv.resource_load(records["t"]["id"])
+    record = db_records.resource_load(records["t"]["id"])
     return record, Node(record["stack_id"], traversal, record["id"], CLEANUP)
 
 
@@ -320,7 +322,7 @@ def test_two_workers_never_both_take_a_cleanup_node_ahead(database):
         claimed = [p.claim(node) for p in ahead]
         leases = [c[1] for c in claimed if c[1] is not None]
         assert len(leases) == 1, claimed
-        row = conv.resource_load(record["id"])
+        row = db_records.resource_load(record["id"])
         assert (row["engine_id"], row["lock_epoch"]) == leases[0].owner
         assert (row["action"], row["status"]) == (
             Action.DELETE,
