@@ -42,6 +42,14 @@ class RequestLimitExceeded(Invalid):
     msg_fmt = "Request limit exceeded: %(message)s"
 
 
+class TooManySignals(RequestLimitExceeded):
+    msg_fmt = (
+        "Request limit exceeded: %(name)s keeps %(limit)d signals already "
+        "(max_signals_per_handle); a signal with a new id is refused, one "
+        "with a known id replaces it"
+    )
+
+
 class StackValidationFailed(Invalid):
     msg_fmt = "%(message)s"
 
@@ -254,6 +262,13 @@ class PromotionConflict(Conflict):
 class RequestTooLarge(HeatLiteException):
     code = 413
     msg_fmt = "Request is too large: %(message)s"
+
+
+class SignalTooLarge(RequestTooLarge):
+    msg_fmt = (
+        "Request is too large: a signal of %(size)d bytes, more than "
+        "max_signal_size (%(limit)d)"
+    )
 
 
 # 503 ----------------------------------------------------------------------

@@ -18,6 +18,7 @@ from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import convergence as conv
 from heat_lite.db import models
+from heat_lite.db import signals as db_signals
 from heat_lite.engine import definitions
 from heat_lite.engine.traversal.planner import UPDATE
 from heat_lite.engine.worker import caller, failures, hooks
@@ -157,8 +158,9 @@ class ActionRunner:
             job.generation = self.fence.generation
         owner = job.owner
         notify.resource_event(job.record, job.action, "start")
+        # A handle's data comes with the signals kept in their own rows.
         job.plugin.lookup_resource_data = functools.partial(
-            db_api.resource_data_by_name, job.record["stack_id"]
+            db_signals.resource_data_by_name, job.record["stack_id"]
         )
 
         def write_now(physical_id):
