@@ -316,9 +316,17 @@ class NodeStalled(HeatLiteException):
 
 
 class ActionAborted(HeatLiteException):
-    """A resource action stopped because its traversal was abandoned."""
+    """A resource action stopped because the user cancelled its traversal
+    or deleted the stack."""
 
     msg_fmt = "%(action)s aborted (user triggered cancel)"
+
+
+class OperationFailed(HeatLiteException):
+    """A resource action stopped because the stack operation it was part
+    of failed: another resource failed, or the operation timed out."""
+
+    msg_fmt = "%(action)s aborted: stack %(operation)s failed: %(reason)s"
 
 
 class ConcurrentTransaction(HeatLiteException):
