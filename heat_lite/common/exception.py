@@ -42,6 +42,14 @@ class RequestLimitExceeded(Invalid):
     msg_fmt = "Request limit exceeded: %(message)s"
 
 
+class TooManySignals(RequestLimitExceeded):
+    msg_fmt = (
+        "Request limit exceeded: %(name)s keeps %(limit)d signals already "
+        "(max_signals_per_handle); a signal with a new id is refused, one "
+        "with a known id replaces it"
+    )
+
+
 class StackValidationFailed(Invalid):
     msg_fmt = "%(message)s"
 
@@ -276,6 +284,13 @@ class RequestTooLarge(HeatLiteException):
     msg_fmt = "Request is too large: %(message)s"
 
 
+class SignalTooLarge(RequestTooLarge):
+    msg_fmt = (
+        "Request is too large: a signal of %(size)d bytes, more than "
+        "max_signal_size (%(limit)d)"
+    )
+
+
 # 415 ----------------------------------------------------------------------
 class UnsupportedMediaType(HeatLiteException):
     """A body that is not JSON: browsers send ``text/plain`` or form
@@ -334,9 +349,17 @@ class NodeStalled(HeatLiteException):
 
 
 class ActionAborted(HeatLiteException):
-    """A resource action stopped because its traversal was abandoned."""
+    """A resource action stopped because the user cancelled its traversal
+    or deleted the stack."""
 
     msg_fmt = "%(action)s aborted (user triggered cancel)"
+
+
+class OperationFailed(HeatLiteException):
+    """A resource action stopped because the stack operation it was part
+    of failed: another resource failed, or the operation timed out."""
+
+    msg_fmt = "%(action)s aborted: stack %(operation)s failed: %(reason)s"
 
 
 class ConcurrentTransaction(HeatLiteException):

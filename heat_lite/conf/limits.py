@@ -50,6 +50,23 @@ opts = [
         "than max_events_per_stack: its event count falls back to between "
         "max_events_per_stack minus this and max_events_per_stack.",
     ),
+    cfg.IntOpt(
+        "max_signal_size",
+        default=8192,
+        min=64,
+        help="Maximum size of a resource signal (the JSON of its body: a "
+        "wait condition handle's status, reason, data and id), in bytes; a "
+        "larger one is refused (HTTP 413).",
+    ),
+    cfg.IntOpt(
+        "max_signals_per_handle",
+        default=1000,
+        min=1,
+        help="Maximum number of distinct signal ids a wait condition "
+        "handle keeps: once it holds this many, a signal with a new id is "
+        "refused (HTTP 400) and one with a known id still replaces it. A "
+        "wait condition may not wait for more (its count).",
+    ),
 ]
 
 

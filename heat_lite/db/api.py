@@ -17,7 +17,6 @@ from heat_lite.db.events import (
 )
 from heat_lite.db.paging import after as _after
 from heat_lite.db.records import (
-    resource_data_by_name,
     resource_set_if_unlocked,
     resources_of_stacks,
 )
@@ -61,7 +60,6 @@ __all__ = [
     "is_unavailable",
     "raw_template_get",
     "raw_template_insert",
-    "resource_data_by_name",
     "resource_set_if_unlocked",
     "resources_of_stacks",
     "service_claim_dead",

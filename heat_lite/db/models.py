@@ -26,6 +26,33 @@ DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql")
 LongText = sa.Text().with_variant(mysql.LONGTEXT(), "mysql")
 
 
+class ExactKey(sa.types.TypeDecorator):
+    """Text of up to 255 characters that compares byte for byte as a key.
+
+    MySQL's and MariaDB's collations fold case and ignore trailing spaces
+    ("web", "Web" and "web " would be one key): there it is a VARBINARY
+    of the UTF-8 bytes (at most 4 a character).
+    """
+
+    impl = sa.String(255)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        if dialect.name == "mysql":
+            return dialect.type_descriptor(mysql.VARBINARY(1020))
+        return dialect.type_descriptor(sa.String(255))
+
+    def process_bind_param(self, value, dialect):
+        if value is not None and dialect.name == "mysql":
+            return value.encode("utf-8")
+        return value
+
+    def process_result_value(self, value, dialect):
+        if isinstance(value, bytes):
+            return value.decode("utf-8")
+        return value
+
+
 def utcnow():
     return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
@@ -146,6 +173,32 @@ class Resource(BASE):
     # a signal turns it into "... cleared".
     hook = sa.Column(sa.String(64), nullable=True)
     atomic_key = sa.Column(sa.Integer, nullable=False, default=0)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)
+
+
+class ResourceSignal(BASE):
+    """One signal a record keeps (a WaitConditionHandle's), by its id.
+
+    A row per (record, signal id), so that storing a signal writes its own
+    row only (``db.signals``). ``position`` is the arrival order of the id
+    (a known id replaced keeps its place, as in Heat's metadata map).
+    """
+
+    __tablename__ = "resource_signal"
+    __table_args__ = (
+        sa.PrimaryKeyConstraint("resource_id", "signal_id"),
+        sa.Index("ix_resource_signal_stack_id", "stack_id"),
+    )
+
+    resource_id = sa.Column(sa.Integer, nullable=False)
+    signal_id = sa.Column(ExactKey(), nullable=False)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    position = sa.Column(sa.Integer, nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    reason = sa.Column(LongText, nullable=True)
+    # The signal's ``data`` as JSON.
+    data = sa.Column(LongText, nullable=True)
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
     updated_at = sa.Column(DateTime, nullable=True)
 

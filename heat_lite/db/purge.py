@@ -6,6 +6,7 @@ When a stack's operation ends, its deleted record versions become
 ``[engine] max_record_versions`` per resource, go; so do the oldest events
 beyond ``max_events_per_stack``. Both run inside the transaction that
 finishes the stack, a few statements per operation, none per resource.
+The signals a record kept (``db.signals``) go when it becomes history.
 ``purge_deleted`` removes soft-deleted stacks, the stacks nested in them
 and every row that belongs to them, a batch of stacks per transaction;
 a live stack (``deleted_at`` unset) is never touched.
@@ -29,6 +30,7 @@ TRAVERSAL = models.Traversal.__table__
 TEMPLATE = models.RawTemplate.__table__
 SERVICE = models.Service.__table__
 VERIFICATION = models.Verification.__table__
+SIGNAL = models.ResourceSignal.__table__
 _CHUNK = 500
 # What purge_deleted counts.
 PURGED = (
@@ -74,8 +76,23 @@ def records_to_history(session, stack_id, every=False):
         )
     )
     if result.rowcount:
+        _drop_signals_of_history(session, stack_id)
         history_trim(session, stack_id, CONF.engine.max_record_versions)
     return result.rowcount
+
+
+def _drop_signals_of_history(session, stack_id):
+    """The signals kept by the stack's history records (``db.signals``):
+    nobody reads them again (a replaced UpdateWaitConditionHandle's, a
+    deleted stack's)."""
+    history = sa.select(RESOURCE.c.id).where(
+        RESOURCE.c.stack_id == stack_id, RESOURCE.c.role == Role.HISTORY
+    )
+    session.execute(
+        SIGNAL.delete().where(
+            SIGNAL.c.stack_id == stack_id, SIGNAL.c.resource_id.in_(history)
+        )
+    )
 
 
 def history_trim(session, stack_id, keep):
@@ -228,11 +245,11 @@ def _delete_stacks(session, stack_ids):
             counts[key] += session.execute(
                 table.delete().where(table.c.stack_id.in_(chunk))
             ).rowcount
-        # Verified updates' outcomes (engine.traversal.verify) go with
-        # their stack.
-        session.execute(
-            VERIFICATION.delete().where(VERIFICATION.c.stack_id.in_(chunk))
-        )
+        # Verified updates' outcomes (engine.traversal.verify) and the
+        # signals its records kept (a signal that raced the stack's delete)
+        # go with their stack.
+        for table in (VERIFICATION, SIGNAL):
+            session.execute(table.delete().where(table.c.stack_id.in_(chunk)))
         session.execute(STACK.delete().where(STACK.c.id.in_(chunk)))
         counts["templates"] += session.execute(
             TEMPLATE.delete().where(TEMPLATE.c.stack_id.in_(chunk))

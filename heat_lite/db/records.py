@@ -7,9 +7,6 @@ version (``resource_replace``). Every write of a record bumps its
 on the lock's holder (see ``db.locks``).
 """
 
-import json
-
-import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from heat_lite.common import exception
@@ -359,34 +356,6 @@ def resource_versions(stack_id, name):
             .order_by(RESOURCE.c.version)
         )
         return [as_dict(r) for r in rows]
-
-
-@retry_read
-def resource_data_by_name(stack_id, name):
-    """The stored plugin data of a stack's resource (read only).
-
-    Backs ``Resource.lookup_resource_data`` for plugins that watch another
-    resource of their stack (a wait condition reads its handle's signals).
-
-    :param stack_id: the stack's id.
-    :param name: the resource's logical name.
-    :returns: the ``rsrc_data`` dict of the newest current record of that
-        name ({} if it stored none), or None if there is no such record.
-    """
-    with transaction(writer=False) as session:
-        row = session.execute(
-            sa.select(RESOURCE.c.rsrc_data)
-            .where(
-                RESOURCE.c.stack_id == stack_id,
-                RESOURCE.c.name == name,
-                RESOURCE.c.role == "current",
-            )
-            .order_by(RESOURCE.c.version.desc())
-            .limit(1)
-        ).first()
-    if row is None:
-        return None
-    return json.loads(row.rsrc_data or "{}")
 
 
 @retry_read

@@ -15,6 +15,8 @@ thread is never held, and a stack may wait on many conditions at once.
 import json
 import time
 
+from heat_lite import conf
+from heat_lite.common import exception
 from heat_lite.resources import base
 from heat_lite.resources import constraints as c
 from heat_lite.resources import properties as p
@@ -23,6 +25,7 @@ from heat_lite.resources import wait_condition_handle as wch
 # Polls start quick (signals often arrive within a second) and back off
 # so that a long wait costs few reads of the handle.
 FIRST_POLL, MAX_POLL = 0.2, 2.0
+CONF = conf.CONF
 
 
 class WaitConditionFailure(Exception):
@@ -112,6 +115,20 @@ class WaitCondition(base.Resource):
         ),
     }
     persist_resource_id_at_once = False
+
+    @classmethod
+    def validate_properties(cls, values, path, unresolved=()):
+        """Also refuse a ``count`` no handle can reach: a handle keeps at
+        most ``[DEFAULT] max_signals_per_handle`` signals."""
+        props = super().validate_properties(values, path, unresolved)
+        count, limit = props.get("count"), CONF.max_signals_per_handle
+        if isinstance(count, int) and count > limit:
+            raise exception.StackValidationFailed(
+                path="%s.count" % path,
+                msg="%d is more than the %d signals a handle keeps "
+                "(max_signals_per_handle)" % (count, limit),
+            )
+        return props
 
     def _handle_signals(self):
         """The handle's signals, read fresh from its stored data."""

@@ -1,10 +1,16 @@
 """OS::Heat::WaitConditionHandle: where servers report that they are ready.
 
-A server (or anything else) POSTs a signal to the handle's URL, which the
-API delivers to ``handle_signal``; the handle records it in its own data,
-in the shape Heat keeps in the handle's metadata: ``{id: {"status",
-"reason", "data"}}``, in arrival order, a signal with a known id replacing
-the earlier one. An ``OS::Heat::WaitCondition`` polls those records.
+A server (or anything else) POSTs a signal to the handle's URL. The
+handle checks it and gives it Heat's defaults (``signal_entry``); the
+engine keeps each signal in a row of its own (``db.signals``), in the
+shape Heat keeps in the handle's metadata: ``{id: {"status", "reason",
+"data"}}``, in arrival order, a signal with a known id replacing the
+earlier one. An ``OS::Heat::WaitCondition`` polls them: they reach it as
+the ``signals`` of the handle's data (``lookup_data``), which the handle
+itself stores empty; ``openstack stack resource metadata`` shows them in
+the handle's metadata. A signal is at most ``[DEFAULT] max_signal_size``
+bytes and a handle keeps at most ``[DEFAULT] max_signals_per_handle``
+distinct ids (issue 26: before, each signal rewrote all the others).
 
 The engine never sees an HTTP request, so the signal URL is built from
 ``[DEFAULT] heat_waitcondition_server_url`` (else from the API's bind
@@ -47,6 +53,8 @@ TRANSPORTS = (
 UNSUPPORTED = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "ZAQAR_SIGNAL")
 SUCCESS, FAILURE = "SUCCESS", "FAILURE"
 SIGNAL_KEYS = ("data", "reason", "status", "id")
+# The longest signal id (the key of its row).
+MAX_SIGNAL_ID = 255
 
 
 def signal_base_url():
@@ -83,8 +91,9 @@ def normalise_signal(details, count):
     """Heat's defaults for a signal body; ``count`` = signals so far.
 
     :returns: (id, {"status", "reason", "data"}).
-    :raises Invalid: for a body that is not a map of the known keys, or a
-        status other than SUCCESS and FAILURE.
+    :raises Invalid: for a body that is not a map of the known keys, a
+        status other than SUCCESS and FAILURE, or an id longer than
+        ``MAX_SIGNAL_ID``.
     """
     if details is None:
         details = {}
@@ -98,7 +107,12 @@ def normalise_signal(details, count):
     }
     if entry["status"] not in (SUCCESS, FAILURE):
         raise exception.Invalid(message="Metadata format invalid")
-    return str(details.get("id", number)), entry
+    key = str(details.get("id", number))
+    if len(key) > MAX_SIGNAL_ID:
+        raise exception.Invalid(
+            message="Signal id longer than %d characters" % MAX_SIGNAL_ID
+        )
+    return key, entry
 
 
 class WaitConditionHandle(base.Resource):
@@ -169,33 +183,34 @@ class WaitConditionHandle(base.Resource):
         self.data_set("signals", {})
         self.resource_id_set(self.physical_resource_name())
 
-    def handle_signal(self, details=None):
-        """Record one signal; return the SIGNAL event's reason.
+    def signal_entry(self, details, count):
+        """One signal as the engine keeps it (instead of ``handle_signal``:
+        the engine stores it in a row of its own).
 
-        The signal goes to the handle's data (what wait conditions read)
-        and, as in Heat, into its metadata, where ``openstack stack
-        resource metadata`` shows it.
+        :param count: the distinct signals the handle keeps so far.
+        :returns: (id, {"status", "reason", "data"}, the SIGNAL event's
+            reason).
+        :raises Invalid: for a malformed signal (``normalise_signal``).
         """
-        signals = dict(self.signals())
-        key, entry = normalise_signal(details, len(signals))
-        signals[key] = entry
-        self.data_set("signals", signals)
-        metadata = getattr(self, "metadata", None)
-        if isinstance(metadata, dict):
-            self.metadata = dict(metadata, **{key: entry})
-        return "Signal: status:%s reason:%s" % (
+        key, entry = normalise_signal(details, count)
+        reason = "Signal: status:%s reason:%s" % (
             entry["status"],
             entry["reason"],
         )
+        return key, entry, reason
+
+    def handle_adopt(self, resource_data):
+        """Adopted with the data it had: the signals it kept stay in the
+        metadata of the abandon data (Heat's place for them); the data's
+        map, which older exports filled, is emptied: the engine keeps
+        signals in rows of their own."""
+        super().handle_adopt(resource_data)
+        self.data_set("signals", {})
 
     def signal_token_matches(self, token):
         """True when ``token`` is this TOKEN_SIGNAL handle's token."""
         mine = self._data.get("token") if self._token_signal() else None
         return bool(mine) and hmac.compare_digest(mine, token)
-
-    def signals(self):
-        """{id: {"status", "reason", "data"}} in arrival order."""
-        return self._data.get("signals") or {}
 
     def _token_signal(self):
         return self.properties.get("signal_transport") == "TOKEN_SIGNAL"

@@ -232,5 +232,15 @@ def test_signal_bodies(deployment, url):
     for raw in ('{"a": ' * 10000 + "1" + "}" * 10000, b'"\xff"', "[1"):
         response = requests.post(signal, data=raw, headers=headers, timeout=30)
         _refused(response)
+    # Within max_json_body_size, beyond max_signal_size (issue 26): a
+    # handle stores no signal of 900 KB.
+    big = {"status": "SUCCESS", "data": "x" * 900000}
+    error = _refused(
+        requests.post(signal, json=big, timeout=30),
+        413,
+        "a signal of 900030 bytes, more than max_signal_size (8192)",
+    )
+    assert error["type"] == "SignalTooLarge"
     response = requests.post(signal, json={"status": "SUCCESS"}, timeout=30)
     assert response.status_code == 200, response.text
+    assert list(heat.resources.metadata(stack["id"], "h")) == ["1"]

@@ -6,7 +6,8 @@ resources, project_id, stack_user_project_id, tags}``) names each
 resource's ``resource_id``, ``resource_data`` and ``metadata``; a
 resource that owns a nested stack carries that stack's resources under
 ``resources``, so adopting the data brings the whole tree back. Reads
-are one query per nesting level plus one for every record of the tree.
+are one query per nesting level plus one for every record of the tree
+and one for the signals they keep.
 """
 
 import json
@@ -15,6 +16,7 @@ import uuid
 from heat_lite.common import exception, notify
 from heat_lite.common.states import Action, Status
 from heat_lite.db import records as db_records
+from heat_lite.db import signals as db_signals
 from heat_lite.db import stacks as db_stacks
 from heat_lite.db import templates as db_templates
 from heat_lite.db import traversals as db_traversals
@@ -29,8 +31,14 @@ def _tree(stack):
     ]
 
 
-def _resources(stack_id, records, children):
-    """{name: abandon entry} of one stack; nested stacks recursively."""
+def _resources(stack_id, records, children, kept):
+    """{name: abandon entry} of one stack; nested stacks recursively.
+
+    :param kept: {record id: signals} of the records that keep signals
+        (``db.signals``): in the handle's metadata, where Heat has them,
+        and in its data's ``signals``, as before they had rows of their
+        own.
+    """
     current = {}
     for record in records.get(stack_id, ()):
         current[record["name"]] = record  # the newest version wins
@@ -45,9 +53,15 @@ def _resources(stack_id, records, children):
             "resource_data": json.loads(record["rsrc_data"] or "{}"),
             "metadata": json.loads(record["rsrc_metadata"] or "{}"),
         }
+        signals = kept.get(record["id"])
+        if signals and "signals" in entry["resource_data"]:
+            entry["resource_data"]["signals"] = signals
+            entry["metadata"].update(signals)
         child = children.get(record["physical_resource_id"])
         if child is not None and child["owner_id"] == stack_id:
-            entry["resources"] = _resources(child["id"], records, children)
+            entry["resources"] = _resources(
+                child["id"], records, children, kept
+            )
         result[name] = entry
     return result
 
@@ -60,6 +74,7 @@ def export(stack):
 
 def _data(stack, tree):
     records = db_records.resources_of_stacks([s["id"] for s in tree])
+    kept = db_signals.stacks_signals([s["id"] for s in tree])
     children = {s["id"]: s for s in tree[1:]}
     stored = db_templates.raw_template_get(stack["raw_template_id"])
     return {
@@ -70,7 +85,7 @@ def _data(stack, tree):
         "template": stored["template"],
         "environment": stored["environment"],
         "files": stored["files"],
-        "resources": _resources(stack["id"], records, children),
+        "resources": _resources(stack["id"], records, children, kept),
         "project_id": stack["tenant"],
         "stack_user_project_id": stack["tenant"],
         "tags": json.loads(stack["tags"]) if stack["tags"] else None,

@@ -20,8 +20,10 @@ from heat_lite.db import locks as db_locks
 from heat_lite.db import models
 from heat_lite.db import records as db_records
 from heat_lite.db import session as db_session
+from heat_lite.db import signals as db_signals
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions
+from heat_lite.engine.traversal import ops
 from heat_lite.engine.traversal.planner import UPDATE
 from heat_lite.engine.worker import caller, failures, hooks
 from heat_lite.resources import base, transient
@@ -160,8 +162,9 @@ class ActionRunner:
             job.generation = self.fence.generation
         owner = job.owner
         notify.resource_event(job.record, job.action, "start")
+        # A handle's data comes with the signals kept in their own rows.
         job.plugin.lookup_resource_data = functools.partial(
-            db_records.resource_data_by_name, job.record["stack_id"]
+            db_signals.resource_data_by_name, job.record["stack_id"]
         )
 
         def write_now(physical_id):
@@ -236,10 +239,9 @@ class ActionRunner:
         if done:
             return self._finish_polled(job)
         try:
-            if self._abandoned(job):
-                return self.job_failed(
-                    job, exception.ActionAborted(action=job.action)
-                )
+            stopped = self._abandoned(job)
+            if stopped is not None:
+                return self.job_failed(job, stopped)
             self._write_progress(job)
         except exception.ConcurrentTransaction as exc:
             return self.locks.lost_lock(job, exc)
@@ -321,18 +323,28 @@ class ActionRunner:
 
     @staticmethod
     def _abandoned(job):
-        """True when nobody waits for this action any more: the stack is
-        being deleted by a newer traversal, or its traversal failed, was
-        cancelled or timed out. (A newer update lets it finish.)"""
+        """None while someone waits for this action; else the error that
+        stops it: the stack is being deleted by a newer traversal, or its
+        traversal failed, was cancelled or timed out. (A newer update lets
+        it finish.)"""
         state = db_stacks.stack_state(job.record["stack_id"])
         if state is None:
-            return True
+            return exception.ActionAborted(action=job.action)
         traversal, action, status = state
         if traversal == job.traversal:
-            return False
-        return (
-            action == Action.DELETE and job.action != Action.DELETE
-        ) or status == Status.FAILED
+            return None
+        if action == Action.DELETE and job.action != Action.DELETE:
+            return exception.ActionAborted(action=job.action)
+        if status != Status.FAILED:
+            return None
+        if traversal == ops.successor(job.traversal, ops.CANCELLED_STEP):
+            return exception.ActionAborted(action=job.action)
+        # The operation failed: its reason names the resource that failed
+        # (or says it timed out); read only now, once.
+        stack = db_stacks.stack_get(job.record["stack_id"])
+        return exception.OperationFailed(
+            action=job.action, operation=action, reason=stack["status_reason"]
+        )
 
     def _write_progress(self, job):
         plugin = job.plugin
@@ -396,9 +408,10 @@ class ActionRunner:
     def _after_post_hook(self, job, hook):
         if self.locks.stale(job):
             return []
-        if hooks.cleared(
-            job.record["id"], hook, job.traversal
-        ) or self._abandoned(job):
+        if (
+            hooks.cleared(job.record["id"], hook, job.traversal)
+            or self._abandoned(job) is not None
+        ):
             job.post_hook_done = True
             return self._finish_job(job)
         self._later(

@@ -1,7 +1,8 @@
 """WaitConditionHandle and WaitCondition without an engine.
 
-Signals go straight to the handle's ``handle_signal`` (what the API's
-signal route does), and the wait condition reads the handle's data
+Signals go through the handle's ``signal_entry`` into a map kept beside
+it (what the engine keeps in ``resource_signal`` rows, ``db.signals``),
+and the wait condition reads the handle's data with those signals
 through ``lookup_resource_data`` the way the engine provides it, so the
 whole exchange runs here with real plugin objects.
 """
@@ -42,7 +43,21 @@ def _handle(transport="TOKEN_SIGNAL", name="wait-handle"):
         name, "OS::Heat::WaitConditionHandle", props, stack=dict(STACK)
     )
     handle.handle_create()
+    handle.kept = {}
     return handle
+
+
+def _signal(handle, details):
+    """What the engine does with a signal: the entry the handle makes of
+    it, stored under its id (a known id in place); the event's reason."""
+    key, entry, reason = handle.signal_entry(details, len(handle.kept))
+    handle.kept[key] = entry
+    return reason
+
+
+def _data(handle):
+    """The handle's data as ``lookup_resource_data`` gives it."""
+    return dict(handle.data(), signals=dict(handle.kept))
 
 
 def _condition(handle, count=1, timeout=60):
@@ -59,7 +74,7 @@ def _condition(handle, count=1, timeout=60):
     )
     store = {handle.name: handle}
     cond.lookup_resource_data = lambda name: (
-        store[name].data() if name in store else None
+        _data(store[name]) if name in store else None
     )
     return cond
 
@@ -121,15 +136,14 @@ def test_other_transports(server_url):
 
 def test_signals_get_heat_defaults_and_ids():
     handle = _handle()
-    handle.metadata = {}
     assert (
-        handle.handle_signal(None)
+        _signal(handle, None)
         == "Signal: status:SUCCESS reason:Signal 1 received"
     )
-    handle.handle_signal({"data": {"ip": "10.0.0.1"}, "id": "web"})
-    handle.handle_signal({"status": "FAILURE", "reason": "disk full"})
-    handle.handle_signal({"id": "web", "data": "again"})
-    assert handle.signals() == {
+    _signal(handle, {"data": {"ip": "10.0.0.1"}, "id": "web"})
+    _signal(handle, {"status": "FAILURE", "reason": "disk full"})
+    _signal(handle, {"id": "web", "data": "again"})
+    assert handle.kept == {
         "1": {
             "status": "SUCCESS",
             "reason": "Signal 1 received",
@@ -142,8 +156,8 @@ def test_signals_get_heat_defaults_and_ids():
         },
         "3": {"status": "FAILURE", "reason": "disk full", "data": None},
     }
-    assert handle.metadata == handle.signals()
-    assert handle.data_changed
+    # The handle's own data keeps no signal: the engine stores each one.
+    assert handle.data()["signals"] == {}
 
 
 @pytest.mark.parametrize(
@@ -159,9 +173,38 @@ def test_signals_get_heat_defaults_and_ids():
 def test_malformed_signals_are_refused(details):
     handle = _handle()
     with pytest.raises(exception.Invalid) as err:
-        handle.handle_signal(details)
+        _signal(handle, details)
     assert str(err.value) == "Metadata format invalid"
-    assert handle.signals() == {}
+    assert handle.kept == {}
+
+
+def test_signal_ids_are_at_most_255_characters():
+    handle = _handle()
+    _signal(handle, {"id": "x" * 255})
+    with pytest.raises(exception.Invalid) as err:
+        _signal(handle, {"id": "x" * 256})
+    assert str(err.value) == "Signal id longer than 255 characters"
+
+
+def test_a_count_beyond_what_a_handle_keeps_is_refused():
+    CONF.set_override("max_signals_per_handle", 5)
+    try:
+        with pytest.raises(exception.StackValidationFailed) as err:
+            _condition(_handle(), count=6)
+        _condition(_handle(), count=5)
+    finally:
+        CONF.clear_override("max_signals_per_handle")
+    assert str(err.value) == (
+        "resources.w.properties.count: 6 is more than the 5 signals a "
+        "handle keeps (max_signals_per_handle)"
+    )
+
+
+def test_an_adopted_handle_drops_the_signals_older_data_held():
+    handle = _handle()
+    handle._data["signals"] = {"1": {"status": "SUCCESS"}}
+    handle.handle_adopt({"resource_id": handle.resource_id})
+    assert handle.data()["signals"] == {}
 
 
 def test_evaluate():
@@ -197,10 +240,10 @@ def test_wait_polls_until_enough_signals_then_exposes_data():
     with pytest.raises(base.PollDelay) as delay:
         cond.check_create_complete(cookie)
     assert 0 < delay.value.seconds <= wc.MAX_POLL
-    handle.handle_signal({"data": "first"})
+    _signal(handle, {"data": "first"})
     with pytest.raises(base.PollDelay):
         cond.check_create_complete(cookie)
-    handle.handle_signal({"id": "b", "data": {"k": 2}})
+    _signal(handle, {"id": "b", "data": {"k": 2}})
     assert cond.check_create_complete(cookie) is True
     assert json.loads(cond.get_attribute("data")) == {
         "1": "first",
@@ -217,8 +260,8 @@ def test_failure_signal_fails_the_wait():
     handle = _handle()
     cond = _condition(handle, count=3)
     cookie = cond.handle_create()
-    handle.handle_signal({"status": "FAILURE", "reason": "no disk"})
-    handle.handle_signal({"status": "FAILURE", "reason": "no net"})
+    _signal(handle, {"status": "FAILURE", "reason": "no disk"})
+    _signal(handle, {"status": "FAILURE", "reason": "no net"})
     with pytest.raises(wc.WaitConditionFailure) as err:
         cond.check_create_complete(cookie)
     assert str(err.value) == "no disk;no net"
@@ -228,7 +271,7 @@ def test_timeout_fails_the_wait_and_polls_stop_at_the_deadline():
     handle = _handle()
     cond = _condition(handle, count=2, timeout=1)
     cookie = cond.handle_create()
-    handle.handle_signal({"reason": "one"})
+    _signal(handle, {"reason": "one"})
     cookie["started"] -= 0.9
     cookie["delay"] = wc.MAX_POLL
     with pytest.raises(base.PollDelay) as delay:
@@ -243,16 +286,16 @@ def test_timeout_fails_the_wait_and_polls_stop_at_the_deadline():
 def test_update_waits_again_for_the_new_count():
     handle = _handle()
     cond = _condition(handle, count=1)
-    handle.handle_signal(None)
+    _signal(handle, None)
     assert cond.check_create_complete(cond.handle_create())
     new = dict(cond.properties, count=3)
     assert not cond.needs_replace(new, {"count"})
     assert cond.needs_replace(dict(new, timeout=5), {"timeout"})
     cookie = cond.handle_update(new, {"count"})
-    handle.handle_signal(None)
+    _signal(handle, None)
     with pytest.raises(base.PollDelay):
         cond.check_update_complete(cookie)
-    handle.handle_signal(None)
+    _signal(handle, None)
     assert cond.check_update_complete(cookie) is True
 
 

@@ -1,0 +1,97 @@
+"""Why an action still running is stopped (issue 26 item 4): the
+resources running beside one that failed say the operation failed, and
+which resource; "user triggered cancel" is kept for the user's cancel.
+The engine runs in this process on an SQLite file."""
+
+import uuid
+
+import pytest
+
+from heat_lite.common import context
+from heat_lite.db import records as conv
+from tests import polling
+from tests.unit import endpoints, inprocess
+
+CTXT = context.RequestContext(project_id="p", user_id="u")
+TEST = "OS::Heat::TestResource"
+# Runs until it is stopped: polled each second.
+RUNNING = {"type": TEST, "properties": {"wait_secs": -1}}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    with inprocess.engine_process(
+        "sqlite", tmp_path_factory.mktemp("aborted")
+    ) as proc:
+        yield endpoints.Engine(proc.ops)
+
+
+def _create(engine, resources, environment=None):
+    tmpl = {"heat_template_version": "2018-08-31", "resources": resources}
+    name = "a" + uuid.uuid4().hex[:8]
+    return engine.create_stack(
+        CTXT, name, tmpl, {}, {}, environment, None, {"disable_rollback": True}
+    )
+
+
+def _running(ident, name):
+    def running():
+        return any(
+            r["name"] == name and r["status"] == "IN_PROGRESS"
+            for r in conv.resource_get_all(ident["stack_id"])
+        )
+
+    polling.until(running, 30, "%s running" % name)
+
+
+def _stopped(ident, name):
+    """The record ``name`` once its action failed: its status reason."""
+
+    def failed():
+        for record in conv.resource_get_all(ident["stack_id"]):
+            if record["name"] == name and record["status"] == "FAILED":
+                return record["status_reason"]
+        return None
+
+    return polling.until(failed, 30, "%s FAILED" % name)
+
+
+def _event_reasons(engine, ident, name):
+    return [
+        e["resource_status_reason"]
+        for e in engine.list_events(CTXT, ident, resource_name=name)
+        if e["resource_status"].endswith("FAILED")
+    ]
+
+
+def test_the_siblings_of_a_failed_resource_say_the_operation_failed(engine):
+    # ``bad`` waits at a breakpoint until ``slow`` runs, then fails.
+    hook = {
+        "resource_registry": {"resources": {"bad": {"hooks": "pre-create"}}}
+    }
+    ident = _create(
+        engine,
+        {"bad": {"type": TEST, "properties": {"fail": True}}, "slow": RUNNING},
+        hook,
+    )
+    _running(ident, "slow")
+    engine.resource_signal(CTXT, ident, "bad", {"unset_hook": "pre-create"})
+    polling.stack_reaches(ident["stack_id"], "CREATE_FAILED")
+    failure = "ValueError: resources.bad: Test Resource failed bad"
+    reason = (
+        "OperationFailed: resources.slow: CREATE aborted: stack CREATE "
+        "failed: Resource CREATE failed: " + failure
+    )
+    assert _stopped(ident, "slow") == reason
+    assert _event_reasons(engine, ident, "slow") == [reason]
+    assert _stopped(ident, "bad") == failure
+
+
+def test_a_cancel_is_still_a_user_triggered_cancel(engine):
+    ident = _create(engine, {"slow": RUNNING})
+    _running(ident, "slow")
+    engine.stack_cancel_update(CTXT, ident, cancel_with_rollback=False)
+    polling.stack_reaches(ident["stack_id"], "CREATE_FAILED")
+    assert _stopped(ident, "slow") == (
+        "ActionAborted: resources.slow: CREATE aborted (user triggered cancel)"
+    )
