@@ -278,12 +278,16 @@ def _start(workdir):
 
 
 def _revision():
+    """BENCH_REVISION if set (e.g. the code measured is not HEAD's), else
+    the checkout's commit."""
+    if os.environ.get("BENCH_REVISION"):
+        return os.environ["BENCH_REVISION"]
     try:
         return subprocess.check_output(
             ["git", "rev-parse", "--short", "HEAD"], text=True
         ).strip()
     except (OSError, subprocess.CalledProcessError):
-        return os.environ.get("BENCH_REVISION", "?")
+        return "?"
 
 
 def render(out):
@@ -294,12 +298,18 @@ def render(out):
     lines = [
         "# Slow request bodies (issue 26)",
         "",
-        "`python -m bench.slow_clients`: see its docstring. heat-lite-all, "
-        "default options; the normal client's GET /stacks latency while "
-        "the attack runs, and the process's RSS.",
+        "`python -m bench.slow_clients --label L`: heat-lite-all with "
+        "default options (16 threads, client_socket_timeout 30); 200 "
+        "connections from 127.0.0.2-5 send a POST's head and 40 % (then "
+        "one byte every 10 s) or half (then nothing) of a 1 KB, 40 KB or "
+        "1 MB body, and are opened again when the server closes them; a "
+        "normal client on 127.0.0.1 sends GET /stacks every 0.2 s (10 s "
+        "timeout). Its latency over the 60 s, and the process's RSS "
+        "(before the attack, peak, end). The machine is shared: the load "
+        "average (1 min) is beside each run.",
         "",
-        "| label | code | load before/after | requests | failures | p50 s "
-        "| p95 s | max s | RSS MB before/peak/end | attack |",
+        "| label | code | load before / after | requests | failures "
+        "| p50 s | p95 s | max s | RSS MB before / peak / end | attack |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -307,7 +317,7 @@ def render(out):
         cells = [
             r["label"],
             r["revision"],
-            "%s / %s" % (r["load_before"], r["load_after"]),
+            "%s / %s" % (r["load_before"][0], r["load_after"][0]),
             n["requests"],
             n["failures"] or 0,
             n["p50_s"],

@@ -100,14 +100,17 @@ _REFUSALS = {
 
 
 class _Request(cheroot_server.HTTPRequest):
-    """An answer with ``Connection: close`` closes the connection: the
-    API says so when it did not read the whole body (too large, or the
-    client stalled), so cheroot does not try to read the rest."""
+    """A body the answer leaves unread closes the connection: cheroot
+    would read the rest of it after the answer, from a client that may
+    trickle it (the gate hands on a body announced larger than the API
+    reads at its head). The API says so itself with ``Connection:
+    close`` when it refuses a body (too large, or not received)."""
 
     def send_headers(self):
-        if (b"connection", b"close") in (
-            (k.lower(), v.lower()) for k, v in self.outheaders
-        ):
+        if getattr(self.rfile, "remaining", 0) or (
+            b"connection",
+            b"close",
+        ) in ((k.lower(), v.lower()) for k, v in self.outheaders):
             self.close_connection = True
         super().send_headers()
 

@@ -90,11 +90,13 @@ opts = [
         "max_request_buffer_size",
         default=67108864,
         min=1,
-        help="Bytes of request bodies larger than 32 KiB that may be held "
-        "in memory at once, from their first byte until the request is "
-        "answered (a body gets a thread only once it has arrived in "
-        "full). While it is spent, such bodies wait unread. Raised at "
-        "start to what one request of max_json_body_size needs.",
+        help="Bytes of memory for requests larger than 32 KiB (bodies up "
+        "to max_json_body_size are read in full before a thread gets "
+        "them): each reserves its Content-Length before it is read and "
+        "holds it until it is answered. While it is spent, further such "
+        "requests wait unread, first come first served, within their "
+        "client_socket_timeout. Raised at start to what one chunked "
+        "request of max_json_body_size may need.",
     ),
     cfg.BoolOpt(
         "dashboard",
