@@ -37,31 +37,33 @@ from bench import machine, stats
 KB = 1000
 SIZES = (KB, 40 * KB, 1000 * KB)
 KINDS = ("trickle", "stall")
-Spec = collections.namedtuple("Spec", "kind size source")
+# What share of its body a connection sends before it trickles or stalls.
+SHARES = {"trickle": 0.4, "stall": 0.5}
+Spec = collections.namedtuple("Spec", "kind size source sent")
 
 
-def plan(connections, per_source, first_source=2):
+def plan(connections, per_source, sizes=SIZES, shares=None, first_source=2):
     """``connections`` Specs cycling through every (kind, size), bound to
-    127.0.0.<first_source>, ... ``per_source`` at a time."""
-    shapes = [(k, s) for s in SIZES for k in KINDS]
-    return [
-        Spec(
-            *shapes[i % len(shapes)],
-            "127.0.0.%d" % (first_source + i // per_source),
-        )
-        for i in range(connections)
-    ]
+    127.0.0.<first_source>, ... ``per_source`` at a time; ``shares``
+    (default SHARES) says how much of its body each kind sends."""
+    shares = shares or SHARES
+    shapes = [(k, s) for s in sizes for k in KINDS]
+    specs = []
+    for i in range(connections):
+        kind, size = shapes[i % len(shapes)]
+        source = "127.0.0.%d" % (first_source + i // per_source)
+        specs.append(Spec(kind, size, source, int(size * shares[kind])))
+    return specs
 
 
 def opening(spec, path="/v1/demo/stacks"):
     """What a connection of ``spec`` sends at once: a head that announces
-    the whole body, and 40 % (trickle) or half (stall) of the body."""
+    the whole body, and ``spec.sent`` bytes of it."""
     head = (
         "POST %s HTTP/1.1\r\nHost: heat\r\nContent-Type: application/json\r\n"
         "Content-Length: %d\r\n\r\n" % (path, spec.size)
     ).encode()
-    sent = spec.size * 2 // 5 if spec.kind == "trickle" else spec.size // 2
-    return head + b'{"stack_name": "' + b"x" * (sent - 16)
+    return head + b'{"stack_name": "' + b"x" * (spec.sent - 16)
 
 
 class _Open:
@@ -246,11 +248,11 @@ def summary(probe):
     }
 
 
-def attack(port, pid, seconds, connections, per_source, interval):
+def attack(port, pid, seconds, specs, interval):
     """Run the attack and the probe for ``seconds``; the figures."""
     url = "http://127.0.0.1:%d/v1/demo/stacks" % port
     rss_before = rss_kb(pid)
-    opened = Attack(port, plan(connections, per_source), interval).start()
+    opened = Attack(port, specs, interval).start()
     probe = Probe(url).start()
     peak, held = rss_before, []
     deadline = time.monotonic() + seconds
@@ -290,33 +292,54 @@ def _revision():
         return "?"
 
 
+def _bodies(result):
+    sizes = ", ".join(
+        "%g KB" % (int(s) / KB) for s in result["sizes"].split(",")
+    )
+    if result["stall_share"] != SHARES["stall"]:
+        sizes += " (stall after %g %%)" % (100 * result["stall_share"])
+    return sizes
+
+
 def render(out):
     rows = []
-    for path in sorted(glob.glob(os.path.join(out, "slow_clients", "*.json"))):
+    for path in glob.glob(os.path.join(out, "slow_clients", "*.json")):
         with open(path) as f:
             rows.append(json.load(f))
+    rows.sort(key=lambda r: (r["sizes"], not r["label"].startswith("before")))
     lines = [
         "# Slow request bodies (issue 26)",
         "",
         "`python -m bench.slow_clients --label L`: heat-lite-all with "
         "default options (16 threads, client_socket_timeout 30); 200 "
         "connections from 127.0.0.2-5 send a POST's head and 40 % (then "
-        "one byte every 10 s) or half (then nothing) of a 1 KB, 40 KB or "
-        "1 MB body, and are opened again when the server closes them; a "
+        "one byte every 10 s) or a share (then nothing; half unless the "
+        "bodies column says) of a body of the sizes in the bodies column, "
+        "and are opened again when the server closes them; a "
         "normal client on 127.0.0.1 sends GET /stacks every 0.2 s (10 s "
         "timeout). Its latency over the 60 s, and the process's RSS "
         "(before the attack, peak, end). The machine is shared: the load "
         "average (1 min) is beside each run.",
         "",
-        "| label | code | load before / after | requests | failures "
+        "*before*: a body past 32 KiB got a worker thread, each further "
+        "read with its own 30 s timeout, so the 16 threads were all "
+        "reading attackers' bodies. *after*: a request gets a thread only "
+        "once its whole body is there; a body past 32 KiB is read by the "
+        "gate into memory its Content-Length reserved from "
+        "`[api] max_request_buffer_size` (64 MiB; the rest wait unread), "
+        "which bounds the RSS it adds (the kernel's socket buffers held "
+        "them before).",
+        "",
+        "| label | code | bodies | load before / after | requests | failures "
         "| p50 s | p95 s | max s | RSS MB before / peak / end | attack |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         n, m = r["normal_client"], r["rss_mb"]
         cells = [
             r["label"],
             r["revision"],
+            _bodies(r),
             "%s / %s" % (r["load_before"][0], r["load_after"][0]),
             n["requests"],
             n["failures"] or 0,
@@ -331,15 +354,36 @@ def render(out):
         f.write("\n".join(lines) + "\n")
 
 
-def main(argv=None):
+def _options(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--label", required=True)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--connections", type=int, default=200)
     parser.add_argument("--per-source", type=int, default=50)
     parser.add_argument("--interval", type=float, default=10)
+    parser.add_argument(
+        "--sizes",
+        default=",".join(str(s) for s in SIZES),
+        help="body sizes, bytes (comma-separated)",
+    )
+    parser.add_argument(
+        "--stall-share",
+        type=float,
+        default=SHARES["stall"],
+        help="share of its body a stalling connection sends",
+    )
     parser.add_argument("--out", default="doc/bench")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = _options(argv)
+    specs = plan(
+        args.connections,
+        args.per_source,
+        [int(s) for s in args.sizes.split(",")],
+        dict(SHARES, stall=args.stall_share),
+    )
     with tempfile.TemporaryDirectory() as workdir:
         dep = _start(workdir)
         try:
@@ -348,8 +392,7 @@ def main(argv=None):
                 dep.port,
                 dep.procs["all"].pid,
                 args.seconds,
-                args.connections,
-                args.per_source,
+                specs,
                 args.interval,
             )
         finally:
@@ -360,6 +403,8 @@ def main(argv=None):
         load_before=load_before,
         load_after=machine.load_average(),
         seconds=args.seconds,
+        sizes=args.sizes,
+        stall_share=args.stall_share,
     )
     os.makedirs(os.path.join(args.out, "slow_clients"), exist_ok=True)
     with open(
