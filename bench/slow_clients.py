@@ -292,6 +292,35 @@ def _revision():
         return "?"
 
 
+_HEADER = [
+    "# Slow request bodies (issue 26)",
+    "",
+    "`python -m bench.slow_clients --label L`: heat-lite-all with "
+    "default options (16 threads, client_socket_timeout 30); 200 "
+    "connections from 127.0.0.2-5 send a POST's head and 40 % (then "
+    "one byte every 10 s) or a share (then nothing; half unless the "
+    "bodies column says) of a body of the sizes in the bodies column, "
+    "and are opened again when the server closes them; a "
+    "normal client on 127.0.0.1 sends GET /stacks every 0.2 s (10 s "
+    "timeout). Its latency over the 60 s, and the process's RSS "
+    "(before the attack, peak, end). The machine is shared: the load "
+    "average (1 min) is beside each run.",
+    "",
+    "*before*: a body past 32 KiB got a worker thread, each further "
+    "read with its own 30 s timeout, so the 16 threads were all "
+    "reading attackers' bodies. *after*: a request gets a thread only "
+    "once its whole body is there; a body past 32 KiB is read by the "
+    "gate into memory its Content-Length reserved from "
+    "`[api] max_request_buffer_size` (64 MiB; the rest wait unread), "
+    "which bounds the RSS it adds (the kernel's socket buffers held "
+    "them before).",
+    "",
+    "| label | code | bodies | load before / after | requests | failures "
+    "| p50 s | p95 s | max s | RSS MB before / peak / end | attack |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+]
+
+
 def _bodies(result):
     sizes = ", ".join(
         "%g KB" % (int(s) / KB) for s in result["sizes"].split(",")
@@ -307,33 +336,7 @@ def render(out):
         with open(path) as f:
             rows.append(json.load(f))
     rows.sort(key=lambda r: (r["sizes"], not r["label"].startswith("before")))
-    lines = [
-        "# Slow request bodies (issue 26)",
-        "",
-        "`python -m bench.slow_clients --label L`: heat-lite-all with "
-        "default options (16 threads, client_socket_timeout 30); 200 "
-        "connections from 127.0.0.2-5 send a POST's head and 40 % (then "
-        "one byte every 10 s) or a share (then nothing; half unless the "
-        "bodies column says) of a body of the sizes in the bodies column, "
-        "and are opened again when the server closes them; a "
-        "normal client on 127.0.0.1 sends GET /stacks every 0.2 s (10 s "
-        "timeout). Its latency over the 60 s, and the process's RSS "
-        "(before the attack, peak, end). The machine is shared: the load "
-        "average (1 min) is beside each run.",
-        "",
-        "*before*: a body past 32 KiB got a worker thread, each further "
-        "read with its own 30 s timeout, so the 16 threads were all "
-        "reading attackers' bodies. *after*: a request gets a thread only "
-        "once its whole body is there; a body past 32 KiB is read by the "
-        "gate into memory its Content-Length reserved from "
-        "`[api] max_request_buffer_size` (64 MiB; the rest wait unread), "
-        "which bounds the RSS it adds (the kernel's socket buffers held "
-        "them before).",
-        "",
-        "| label | code | bodies | load before / after | requests | failures "
-        "| p50 s | p95 s | max s | RSS MB before / peak / end | attack |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    lines = list(_HEADER)
     for r in rows:
         n, m = r["normal_client"], r["rss_mb"]
         cells = [

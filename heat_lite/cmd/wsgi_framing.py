@@ -22,6 +22,8 @@ from cheroot import server as cheroot_server
 MAX_HEAD = 32768
 # What a chunk-size line may hold (size, extensions) before it is refused.
 _MAX_CHUNK_LINE = 1024
+# Framing a chunked body may add to it beyond twice its size.
+_FRAMING = 65536
 _CHUNK_SIZE_RE = re.compile(rb"[0-9a-fA-F]{1,16}")
 
 # The states of a request (``Framing.look``):
@@ -31,6 +33,13 @@ READY = "ready"  # all a worker will read is there
 HEAD_TOO_LARGE = "head too large"  # no end of head within MAX_HEAD
 BODY_TOO_LARGE = "body too large"  # chunk framing past what may be held
 MALFORMED = "malformed"  # chunk framing cheroot would fail on
+
+
+def largest_request(limit):
+    """The most bytes a request may take before it is READY or refused:
+    a head, and a chunked body of ``limit`` bytes with all the framing
+    (chunk-size lines, extensions) allowed around it."""
+    return MAX_HEAD + 2 * limit + _FRAMING
 
 
 class Framing:
@@ -133,7 +142,7 @@ class _ChunkScan:
         self.limit = limit
         self.decoded = 0
         self.done = False
-        self._raw_cap = start + 2 * limit + 65536
+        self._raw_cap = largest_request(limit)
 
     def scan(self, data):
         while not self.done:

@@ -53,13 +53,6 @@ _EXPECT_RE = re.compile(rb"(?im)^expect[ \t]*:[ \t]*100-continue[ \t]*\r\n")
 READY, WAIT, CLOSED = framing.READY, framing.WAIT, framing.CLOSED
 
 
-def largest_request(limit):
-    """The most one request may make the gate hold (a chunked body of
-    ``limit`` bytes framed in the smallest chunks allowed): a budget
-    smaller than this could never let it through."""
-    return framing.MAX_HEAD * 2 + 2 * limit + 65536
-
-
 def state_now(sock, limit):
     """The request state of ``sock`` without waiting (WAIT when nothing
     has arrived yet): lets the common case skip the gate's thread."""
@@ -123,7 +116,7 @@ class Gate:
         self._timeout = timeout
         self._max_waiting = max_waiting
         self._limit = limit
-        self._largest = largest_request(limit)
+        self._largest = framing.largest_request(limit)
         self.budget = wsgi_buffer.Budget(
             max(budget, self._largest), self._budget_freed
         )

@@ -91,6 +91,7 @@ def test_chunks_scanned_once_as_they_come():
 
 
 def test_mostly_framing_is_too_large():
-    chunk = b"1;" + b"e" * 1000 + b"\r\nx\r\n"
-    data = CHUNKED + chunk * 80  # 80 bytes of body in 80 KB
+    chunk = b"1;" + b"e" * 1015 + b"\r\nx\r\n"
+    data = CHUNKED + chunk * 99  # 99 bytes of body in 100 KB
+    assert len(data) > framing.largest_request(LIMIT)
     assert _look(data) == framing.BODY_TOO_LARGE

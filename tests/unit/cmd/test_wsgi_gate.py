@@ -154,7 +154,7 @@ def test_the_budget_is_shared_first_come_first_served():
     try:
         # Room for two such requests, not three.
         size = made.gate.budget.size
-        assert size == wsgi_gate.largest_request(body)
+        assert size == framing.largest_request(body)
         assert 2 * len(post(body)) + 2 * body < size < 3 * body
         total = len(post(body)) + body
         conns = [_Conn() for _ in range(3)]
