@@ -44,10 +44,10 @@ opts = [
         default=30,
         min=1,
         max=3600,
-        help="Seconds a client may take to send a request (its head, and "
-        "a body of up to 32 KiB, before a thread is given to it; then "
-        "each further read of a larger body), and seconds an idle "
-        "kept-alive connection is kept.",
+        help="Seconds a client may take to send a whole request, head and "
+        "body (the body up to max_json_body_size), before a thread is "
+        "given to it; past that the connection is closed. Also the "
+        "seconds an idle kept-alive connection is kept.",
     ),
     cfg.IntOpt(
         "backlog",
@@ -73,6 +73,30 @@ opts = [
         help="Connections that may wait for their request to arrive in "
         "full; past that the oldest is closed. Lowered at start to what "
         "the process's open-files limit leaves room for.",
+    ),
+    # Slow request bodies (issue 26): what one peer, and all bodies being
+    # received, may hold.
+    cfg.IntOpt(
+        "max_connections_per_peer",
+        default=100,
+        min=0,
+        help="Connections one client address (an IPv6 /64) may hold open; "
+        "past that a new one gets 429 at once. 0: no limit. Behind a "
+        "load balancer or proxy every connection comes from its "
+        "address: set 0 (or its own connection limit) there, and bound "
+        "clients at the load balancer instead.",
+    ),
+    cfg.IntOpt(
+        "max_request_buffer_size",
+        default=67108864,
+        min=1,
+        help="Bytes of memory for requests larger than 32 KiB (bodies up "
+        "to max_json_body_size are read in full before a thread gets "
+        "them): each reserves its Content-Length before it is read and "
+        "holds it until it is answered. While it is spent, further such "
+        "requests wait unread, first come first served, within their "
+        "client_socket_timeout. Raised at start to what one chunked "
+        "request of max_json_body_size may need.",
     ),
     cfg.BoolOpt(
         "dashboard",
