@@ -370,6 +370,13 @@ _OPERATIONS = [
         "/v1/{tenant_id}/promotions",
     ),
     (
+        "promotions:preview",
+        _READ,
+        "Show what a promotion would change, changing nothing.",
+        "POST",
+        "/v1/{tenant_id}/promotions/preview",
+    ),
+    (
         "promotions:create_cross_project",
         _ADMIN,
         "Promote into (or roll back a promotion of) another project; "

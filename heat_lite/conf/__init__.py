@@ -62,8 +62,14 @@ QUIET_LOGGERS = (
 )
 
 # oslo.log's options (log_file, use_syslog, log_config_append, debug, ...);
-# the commands call oslo_log.setup once their arguments are parsed.
-oslo_log.register_options(CONF)
+# the commands call oslo_log.setup once their arguments are parsed. A tool
+# that parsed its own command line before loading us through an entry
+# point (oslopolicy-sample-generator, oslopolicy-checker) cannot take
+# command-line options any more, and needs no logging options of ours.
+try:
+    oslo_log.register_options(CONF)
+except cfg.ArgsAlreadyParsedError:
+    pass
 _levels = dict(
     item.split("=", 1) for item in oslo_log.get_default_log_levels()
 )

@@ -36,6 +36,7 @@ History of ``RPC_API_VERSION``:
   delete_snapshot, stack_restore.
 * 1.8 - stack_changes, project_changes (the change marks a polling
   page asks for; ``engine.endpoint.changes``).
+* 1.9 - preview_promotion (a promotion's dry run).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -46,7 +47,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.8"
+RPC_API_VERSION = "1.9"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -77,6 +78,7 @@ READS = frozenset(
         "list_stacks",
         "list_template_functions",
         "list_template_versions",
+        "preview_promotion",
         "preview_stack",
         "preview_update_stack",
         "project_changes",
@@ -775,6 +777,22 @@ class EngineAPI:
             ctxt,
             "create_promotion",
             version="1.6",
+            body=body,
+            target_scope=target_scope,
+        )
+
+    def preview_promotion(self, ctxt, body, target_scope=None):
+        """What ``create_promotion`` with ``body`` would change, changing
+        nothing (call).
+
+        :returns: {"source", "target", "template_changed", "parameters",
+            "dropped", "resources", "verify"}.
+        :raises: what ``create_promotion`` raises before it starts.
+        """
+        return self._call(
+            ctxt,
+            "preview_promotion",
+            version="1.9",
             body=body,
             target_scope=target_scope,
         )

@@ -1,5 +1,6 @@
 """The promotions' RPC endpoint (on the ``[engine] topic``): create,
-list, show, a target stack's provenance, and the rollback action.
+its dry run (preview), list, show, a target stack's provenance, and the
+rollback action.
 
 Creating a promotion resolves it (``promotion_plan``: every refusal is
 this call's answer, before anything changes), stores it owned by this
@@ -18,7 +19,7 @@ from heat_lite.db import promotions as db_promotions
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint.base import expected, find_stack
 from heat_lite.engine.endpoint.views import timestamp
-from heat_lite.engine.fleet import promotion_plan
+from heat_lite.engine.fleet import promotion_plan, promotion_preview
 from heat_lite.engine.worker import caller
 
 CROSS_PROJECT = "promotions:create_cross_project"
@@ -55,8 +56,10 @@ class PromotionEndpoint:
     def __init__(self, runner):
         self.runner = runner
 
-    @expected
-    def create_promotion(self, ctxt, body, target_scope=None):
+    @staticmethod
+    def _request(ctxt, body, target_scope):
+        """(spec, caller in the target's project) of a promotion request,
+        its cross-project right checked."""
         spec = promotion_spec.parse(body)
         project = spec["target"]["project"] or ctxt.project_id
         spec["target"]["project"] = project
@@ -65,6 +68,18 @@ class PromotionEndpoint:
             # Both projects: the caller's own, and its roles in the other.
             policy.authorize(ctxt, CROSS_PROJECT, ctxt.project_id)
             policy.authorize(tctxt, CROSS_PROJECT, project)
+        return spec, tctxt
+
+    @expected
+    def preview_promotion(self, ctxt, body, target_scope=None):
+        """What ``create_promotion`` with ``body`` would change; nothing
+        is stored or started (``promotion_preview``)."""
+        spec, tctxt = self._request(ctxt, body, target_scope)
+        return promotion_preview.preview(ctxt, tctxt, spec)
+
+    @expected
+    def create_promotion(self, ctxt, body, target_scope=None):
+        spec, tctxt = self._request(ctxt, body, target_scope)
         values = promotion_plan.plan(ctxt, tctxt, spec)
         # The flow acts in the target's project with these roles (the
         # resource types' policy is checked with them again).

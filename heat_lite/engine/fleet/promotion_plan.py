@@ -82,6 +82,16 @@ def plan(ctxt, target_ctxt, spec):
     :raises StackNotFound, PromotionConflict, InvalidPromotion, and the
         400s of binding the goal.
     """
+    return resolve(ctxt, target_ctxt, spec)[0]
+
+
+def resolve(ctxt, target_ctxt, spec):
+    """``plan``, and the target's goal as a BoundTemplate (what a dry
+    run compares with the target's present; ``promotion_preview``).
+
+    :returns: (the promotion row's values, the goal's BoundTemplate,
+        the target stack's row or None when the promotion creates it).
+    """
     validation.environment(spec["environment"], spec["parameters"])  # 400s
     source = _source(ctxt, spec)
     raw = db_api.raw_template_get(source["raw_template_id"])
@@ -111,7 +121,7 @@ def plan(ctxt, target_ctxt, spec):
     spec = dict(spec, snapshot=snapshot)
     if target is None:
         stack_id = str(uuid.uuid4())
-        stack_values, _env, _bound = goals.new_stack(
+        stack_values, _env, bound = goals.new_stack(
             target_ctxt,
             target_ref,
             snapshot["template"],
@@ -123,7 +133,7 @@ def plan(ctxt, target_ctxt, spec):
             stack_id,
         )
         spec["stack_values"] = stack_values
-        return dict(
+        created = dict(
             values,
             spec=spec,
             target_stack_id=stack_id,
@@ -131,10 +141,11 @@ def plan(ctxt, target_ctxt, spec):
             created_target=True,
             previous=None,
         )
+        return created, bound, None
     busy = _busy(target)
     if busy is not None:
         raise exception.PromotionConflict(reason=busy)
-    goals.UpdateGoals().check(
+    _stack, _t, _e, _f, bound = goals.UpdateGoals().check(
         target_ctxt,
         {"stack_id": target["id"]},
         snapshot["template"],
@@ -146,7 +157,7 @@ def plan(ctxt, target_ctxt, spec):
         False,
     )
     before = db_api.raw_template_get(target["raw_template_id"])
-    return dict(
+    updated = dict(
         values,
         spec=spec,
         target_stack_id=target["id"],
@@ -154,3 +165,4 @@ def plan(ctxt, target_ctxt, spec):
         created_target=False,
         previous={k: before[k] for k in ("template", "environment", "files")},
     )
+    return updated, bound, target

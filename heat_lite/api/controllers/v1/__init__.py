@@ -234,6 +234,7 @@ class Rollouts(Node):
 class Promotions(Node):
     get_all = verb(promotions.list_promotions)
     post = verb(promotions.create_promotion)
+    _children = {"preview": leaf(post=promotions.preview_promotion)}
     _param = ("promotion_id", Promotion)
 
 
