@@ -29,10 +29,15 @@ def test_resource_types(heat):
     hot = heat.resource_types.generate_template(
         "OS::Heat::TestResource", template_type="hot"
     )
-    assert hot["resources"]["resource"]["type"] == "OS::Heat::TestResource"
+    # Named as Heat names it: the type's last part.
+    assert hot["resources"]["TestResource"]["type"] == "OS::Heat::TestResource"
+    assert hot["outputs"]["output"]["value"] == {
+        "get_attr": ["TestResource", "output"]
+    }
     assert hot["parameters"]["value"]["type"] == "string"
     cfn = heat.resource_types.generate_template("OS::Heat::TestResource")
     assert "HeatTemplateFormatVersion" in cfn
+    assert cfn["Resources"]["TestResource"]["Type"] == "OS::Heat::TestResource"
     try:
         heat.resource_types.get("No::Such::Type")
         raise AssertionError("unknown type found")
@@ -52,6 +57,23 @@ def test_versions_functions_validate(heat):
         )
     )
     assert doc["Parameters"]["p"]["Default"] == "x"
+    # No values at all (Horizon validates before it asks for them): 200,
+    # each parameter described, none with a value.
+    doc = heat.stacks.validate(
+        template=helpers.template(
+            {
+                "a": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"value": {"get_param": "v"}},
+                }
+            },
+            parameters={"v": {"type": "string"}},
+            outputs={"o": {"value": {"get_attr": ["a", "output"]}}},
+        )
+    )
+    assert doc["Parameters"]["v"]["Type"] == "String"
+    assert "Value" not in doc["Parameters"]["v"]
+    assert "Default" not in doc["Parameters"]["v"]
     try:
         heat.stacks.validate(template={"resources": {}})
         raise AssertionError("invalid template accepted")
