@@ -157,8 +157,9 @@ def _operation_lines(path, method, op):
     body = op.get("requestBody")
     if body:
         schema = body["content"]["application/json"]["schema"]
+        optional = "" if body.get("required") else " (optional)"
         lines += [
-            "Request body%s:" % ("" if body.get("required") else " (optional)"),
+            "Request body%s:" % optional,
             "",
             ".. code-block:: json",
             "",
