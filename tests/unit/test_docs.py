@@ -86,3 +86,28 @@ def test_release_notes_build_without_warnings(tmp_path):
     assert code == 0, output[-4000:]
     notes = (tmp_path / "html" / "unreleased.html").read_text()
     assert "allowed_origins" in notes
+
+
+def test_option_reference_lists_the_generator_namespaces():
+    """The option reference names its namespaces itself (oslo.config's
+    directive reads a generator file only relative to the working
+    directory); they are the sample generator's, in its order."""
+    generator = os.path.join(
+        ROOT, "etc", "heat_lite", "heat_lite-config-generator.conf"
+    )
+    with open(generator) as f:
+        wanted = [
+            line.split("=", 1)[1].strip()
+            for line in f
+            if line.split("=", 1)[0].strip() == "namespace"
+        ]
+    page = os.path.join(ROOT, "doc", "source", "configuration", "config.rst")
+    with open(page) as f:
+        text = f.read()
+    listed = []
+    for line in text.split(".. show-options::", 1)[1].splitlines()[1:]:
+        if line.strip() and not line.startswith(" "):
+            break  # the directive's indented content has ended
+        if line.strip():
+            listed.append(line.strip())
+    assert wanted and listed == wanted
