@@ -68,10 +68,19 @@ def _prose(text):
     everything else escaped."""
     paragraph = (text or "").strip().split("\n\n")[0]
     parts = re.split(r"(``[^`]+``)", " ".join(paragraph.split()))
-    return "".join(
-        p if p.startswith("``") and p.endswith("``") else _escape(p)
-        for p in parts
-    )
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2 == 0:  # prose between literals
+            out.append(_ESCAPE.sub(r"\\\1", part))
+            continue
+        # A literal glued to a word ("``id``s") is not markup in reST:
+        # an escaped space separates them and renders as nothing.
+        if parts[i - 1][-1:].isalnum():
+            out.append("\\ ")
+        out.append(part)
+        if parts[i + 1][:1].isalnum():
+            out.append("\\ ")
+    return "".join(out)
 
 
 def _parse(directive, lines):
