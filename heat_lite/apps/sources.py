@@ -86,19 +86,24 @@ def check_pattern(pattern):
     _split(pattern)
 
 
-def check_source(url, allowed):
+def check_source(url, allowed, schemes=SCHEMES, option="allowed_sources"):
     """Raise SourceNotAllowed unless ``url`` matches one of ``allowed``.
 
-    :param url: the app's git URL.
+    :param url: the app's git URL (or an image URL, with ``schemes``
+        narrowed to http and https).
     :param allowed: the operator's patterns (``[apps] allowed_sources``).
+    :param option: the option's name, for messages.
     :returns: the URL's scheme, for ``protocol.allow``.
     """
     scheme, host, path = _split(url)
+    if scheme not in schemes:
+        raise SourceNotAllowed(
+            url=url, reason="the scheme must be one of %s" % ", ".join(schemes)
+        )
     if not allowed:
         raise SourceNotAllowed(
             url=url,
-            reason="[apps] allowed_sources is empty: the operator allows "
-            "no source yet",
+            reason="[apps] %s is empty: the operator allows none yet" % option,
         )
     for pattern in allowed:
         p_scheme, p_host, p_path = _split(pattern)
@@ -109,5 +114,5 @@ def check_source(url, allowed):
         ):
             return scheme
     raise SourceNotAllowed(
-        url=url, reason="it matches none of [apps] allowed_sources"
+        url=url, reason="it matches none of [apps] %s" % option
     )
