@@ -33,9 +33,10 @@ class SourceNotAllowed(exception.Invalid):
     msg_fmt = "Source %(url)s is not allowed: %(reason)s"
 
 
-def _split(url):
+def _split(url, pattern=False):
     """Return (scheme, host[:port] lowercased, path) of a URL, or raise
-    SourceNotAllowed for one that is ambiguous or not a plain URL."""
+    SourceNotAllowed for one that is ambiguous or not a plain URL. A
+    ``pattern`` may have a wildcard port (``*``)."""
     if not isinstance(url, str) or not url:
         raise SourceNotAllowed(url=url, reason="not a URL")
     if len(url) > _MAX_URL_LENGTH or _BAD_CHARS.search(url):
@@ -59,9 +60,11 @@ def _split(url):
     try:
         port = parts.port
     except ValueError:
-        raise SourceNotAllowed(
-            url=url, reason="its port is not a number"
-        ) from None
+        port = _wildcard_port(parts.netloc) if pattern else None
+        if port is None:
+            raise SourceNotAllowed(
+                url=url, reason="its port is not a number"
+            ) from None
     host = (parts.hostname or "").lower()
     if scheme == "file":
         if host not in ("", "localhost"):
@@ -72,7 +75,7 @@ def _split(url):
     if ":" in host:
         host = "[%s]" % host  # IPv6
     if port is not None:
-        host = "%s:%d" % (host, port)
+        host = "%s:%s" % (host, port)
     path = parts.path or "/"
     decoded = parse.unquote(path)
     if any(seg in (".", "..") for seg in decoded.split("/")):
@@ -80,10 +83,15 @@ def _split(url):
     return scheme, host, path
 
 
+def _wildcard_port(netloc):
+    port = netloc.rpartition(":")[2]
+    return port if port and set(port) <= set("0123456789*?") else None
+
+
 def check_pattern(pattern):
     """Raise SourceNotAllowed unless ``pattern`` is a usable pattern (the
     same rules as a URL, with wildcards allowed)."""
-    _split(pattern)
+    _split(pattern, pattern=True)
 
 
 def check_source(url, allowed, schemes=SCHEMES, option="allowed_sources"):
@@ -106,9 +114,11 @@ def check_source(url, allowed, schemes=SCHEMES, option="allowed_sources"):
             reason="[apps] %s is empty: the operator allows none yet" % option,
         )
     for pattern in allowed:
-        p_scheme, p_host, p_path = _split(pattern)
+        p_scheme, p_host, p_path = _split(pattern, pattern=True)
         if p_scheme != scheme:
             continue
+        # Brackets in a host are IPv6's, never a wildcard class.
+        p_host = "".join("[%s]" % c if c in "[]" else c for c in p_host)
         if fnmatch.fnmatchcase(host, p_host) and fnmatch.fnmatchcase(
             path, p_path
         ):

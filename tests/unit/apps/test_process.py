@@ -1,0 +1,79 @@
+"""Bounded commands: deadline, disk bound, streamed log, given env."""
+
+import os
+import time
+
+import pytest
+
+from heat_lite.apps import process
+
+
+def run(argv, tmp_path, **kw):
+    lines = []
+    kw.setdefault("timeout", 30)
+    process.run(
+        argv, what="test", cwd=str(tmp_path),
+        env=kw.pop("env", process.base_env()), log=lines.append, **kw,
+    )  # fmt: skip
+    return lines
+
+
+def test_output_is_logged_line_by_line(tmp_path):
+    lines = run(["sh", "-c", "echo one; echo two >&2; printf three"], tmp_path)
+    assert lines == ["one", "two", "three"]
+
+
+def test_environment_is_only_what_is_given(tmp_path, monkeypatch):
+    monkeypatch.setenv("GIT_DIR", "/leaked")
+    lines = run(["env"], tmp_path, env=process.base_env(ONLY="1"))
+    names = sorted(line.split("=", 1)[0] for line in lines)
+    assert names == ["LANG", "LC_ALL", "ONLY", "PATH"]
+
+
+def test_failure_names_the_status(tmp_path):
+    with pytest.raises(process.CommandFailed, match="exit status 3"):
+        run(["sh", "-c", "exit 3"], tmp_path)
+
+
+def test_missing_program(tmp_path):
+    with pytest.raises(process.CommandFailed):
+        run(["no-such-program-here"], tmp_path)
+
+
+def test_argv_must_be_a_list(tmp_path):
+    with pytest.raises(TypeError):
+        run("echo hi", tmp_path)
+
+
+def test_timeout_kills_the_whole_group(tmp_path):
+    marker = tmp_path / "late"
+    started = time.monotonic()
+    with pytest.raises(process.CommandTimedOut):
+        # The child outlives its parent unless the group is killed.
+        run(
+            ["sh", "-c", "(sleep 3; touch %s) & sleep 30" % marker],
+            tmp_path, timeout=1,
+        )  # fmt: skip
+    assert time.monotonic() - started < 10
+    time.sleep(3.5)
+    assert not marker.exists()
+
+
+def test_disk_bound_kills_a_writer(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(process.CommandTooLarge):
+        run(
+            ["sh", "-c", "while :; do head -c 65536 /dev/zero >> %s/f; "
+             "sleep 0.01; done" % out],
+            tmp_path, watch=str(out), limit=1024 * 1024,
+        )  # fmt: skip
+    assert os.path.getsize(out / "f") < 64 * 1024 * 1024
+
+
+def test_tree_size_counts_sparse_files_by_blocks(tmp_path):
+    with open(tmp_path / "sparse", "wb") as f:
+        f.truncate(1 << 30)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x").write_bytes(b"x" * 10000)
+    assert 10000 <= process.tree_size(str(tmp_path)) < 1 << 20
