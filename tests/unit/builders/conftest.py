@@ -37,3 +37,12 @@ def scratch(tmp_path):
     path = tmp_path / "scratch"
     path.mkdir()
     return str(path)
+
+
+def run_builder(builder, checkout, scratch, options):
+    """Validate ``options`` and build; return (artifact, log lines)."""
+    lines = []
+    art = builder.build(
+        checkout, builder.validate_options(options), scratch, lines.append
+    )
+    return art, lines

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from heat_lite.builders import base, filesystem
+from tests.unit.builders.conftest import run_builder
 
 SBIN = os.environ.get("PATH", "") + ":/usr/local/sbin:/usr/sbin:/sbin"
 MKFS = shutil.which("mkfs.ext4", path=SBIN)
@@ -18,12 +19,9 @@ pytestmark = pytest.mark.skipif(MKFS is None, reason="no mkfs.ext4")
 
 
 def build(conf, checkout, scratch, **options):
-    builder = filesystem.FilesystemBuilder(conf)
-    lines = []
-    art = builder.build(
-        checkout, builder.validate_options(options), scratch, lines.append
+    return run_builder(
+        filesystem.FilesystemBuilder(conf), checkout, scratch, options
     )
-    return art, lines
 
 
 def cat(image, path):
