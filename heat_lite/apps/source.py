@@ -194,19 +194,38 @@ def fetch_commit(
     return Checkout(tree=tree, commit=commit, size=size)
 
 
-def _fetch(git, url, commit, ref, max_size):
-    base = (
-        "fetch",
-        "-q",
-        "--no-tags",
-        "--no-recurse-submodules",
-        "--depth",
-        "1",
-    )
+_FETCH = ("fetch", "-q", "--no-tags", "--no-recurse-submodules")
+# What git says (LANG=C) when a server has no smart HTTP: such a server
+# serves no shallow fetch, so the commit is fetched with its history.
+_DUMB_HTTP = "dumb http transport does not support shallow"
+_BOUNDS = (process.CommandTimedOut, process.CommandTooLarge)
+
+
+def _fetch_one(git, url, wanted, max_size):
+    dumb = []
+
+    def log(line):
+        if _DUMB_HTTP in line:
+            dumb.append(True)
+        git.log(line)
+
     try:
-        git(*base, "--", url, commit, what="git fetch", limit=max_size)
-        return
-    except (process.CommandTimedOut, process.CommandTooLarge):
+        git(*_FETCH, "--depth", "1", "--", url, wanted, what="git fetch",
+            log=log, limit=max_size)  # fmt: skip
+    except _BOUNDS:
+        raise
+    except process.CommandFailed:
+        if not dumb:
+            raise
+        git.log("dumb HTTP server: fetching %s with its history" % wanted)
+        git(*_FETCH, "--", url, wanted, what="git fetch", limit=max_size)
+
+
+def _fetch(git, url, commit, ref, max_size):
+    try:
+        _fetch_one(git, url, commit, max_size)
+        return _check_is_commit(git, url, commit)
+    except _BOUNDS:
         raise
     except process.CommandFailed as exc:
         if ref is None:
@@ -215,11 +234,11 @@ def _fetch(git, url, commit, ref, max_size):
             ) from exc
     git.log("the server did not serve %s by name; fetching %s" % (commit, ref))
     try:
-        git(*base, "--", url, ref, what="git fetch", limit=max_size)
+        _fetch_one(git, url, ref, max_size)
         head = git.output("rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}")
+    except _BOUNDS:
+        raise
     except process.CommandFailed as exc:
-        if isinstance(exc, (process.CommandTimedOut, process.CommandTooLarge)):
-            raise
         raise CommitNotFetched(
             commit=commit, url=url, reason=str(exc)
         ) from exc
@@ -230,6 +249,18 @@ def _fetch(git, url, commit, ref, max_size):
             reason="%s now points at %s"
             % (ref, head[0] if head else "nothing"),
         )
+
+
+def _check_is_commit(git, url, commit):
+    """A name fetched may be a tree's or a blob's: only commits build."""
+    try:
+        git("cat-file", "-e", commit + "^{commit}", what="git cat-file")
+    except _BOUNDS:
+        raise
+    except process.CommandFailed:
+        raise CommitNotFetched(
+            commit=commit, url=url, reason="it is not a commit"
+        ) from None
 
 
 def _tree_size(git, commit):

@@ -66,6 +66,16 @@ def _split(url, pattern=False):
                 url=url, reason="its port is not a number"
             ) from None
     host = (parts.hostname or "").lower()
+    wild = "*?" if pattern else ""
+    if not re.fullmatch(
+        r"[a-z0-9%s]([a-z0-9._%s-]*)|[0-9a-f:.]+" % (wild, wild), host or "x"
+    ):
+        # Also a host or user starting with '-': ssh would read an option.
+        raise SourceNotAllowed(url=url, reason="its host name is not plain")
+    if parts.username is not None and not re.fullmatch(
+        r"[A-Za-z0-9_][A-Za-z0-9._-]*", parts.username
+    ):
+        raise SourceNotAllowed(url=url, reason="its user name is not plain")
     if scheme == "file":
         if host not in ("", "localhost"):
             raise SourceNotAllowed(url=url, reason="file URLs name no host")

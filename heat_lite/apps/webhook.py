@@ -69,7 +69,7 @@ class Push:
     delivery_id: str
     repository_urls: tuple  # every clone/web URL the server named
     pusher: str | None
-    forge: str  # "github" (also Gitea, Forgejo, Gogs) or "gitlab"
+    forge: str  # "github" (also Gitea, Forgejo, Gogs), "gitlab" or "api"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,6 +142,33 @@ def parse_delivery(headers, body, secret, max_size):
         return _read_gitlab(headers, body)
     _check_signatures(headers, body, key)
     return _read_hub(headers, body)
+
+
+def push_from_request(ref, commit, delivery_id, pusher=None):
+    """The Push of an authenticated ``POST .../pushes {"ref", "commit"}``
+    (a git hook or a CI job, with a Keystone token instead of a secret):
+    the same checks as a webhook's push.
+
+    :param delivery_id: the request's id, for the same replay checks.
+    :raises WebhookMalformed: for a ref or commit that is not well formed,
+        or a ref that is not a branch.
+    """
+    if not refs.is_valid_ref(ref) or not ref.startswith("refs/heads/"):
+        raise WebhookMalformed(reason="'ref' is not refs/heads/<branch>")
+    if not refs.is_commit(commit):
+        raise WebhookMalformed(
+            reason="'commit' is not a 40 or 64 digit lowercase commit id"
+        )
+    return Push(
+        ref=ref,
+        branch=refs.branch_of(ref),
+        commit=commit,
+        before=None,
+        delivery_id=delivery_id,
+        repository_urls=(),
+        pusher=pusher,
+        forge="api",
+    )
 
 
 def _check_token(token, key):

@@ -1,5 +1,6 @@
 """Fetching exactly one commit, over file://, git:// and smart HTTP."""
 
+import functools
 import http.server
 import os
 import socket
@@ -73,6 +74,39 @@ def test_smart_http_older_commit(repo, http_backend, tmp_path):
     else:
         with pytest.raises(source.CommitNotFetched, match="now points at"):
             fetch(*args, ref="refs/heads/main")
+
+
+def test_dumb_http(repo, tmp_path):
+    """A static file server: no shallow fetch, so the commit comes with
+    its history, and is still the one checked out."""
+    git(repo.path, "update-server-info")
+    served = str(tmp_path / "served")
+    handler = functools.partial(_Quiet, directory=served)
+    gen = serve_http(handler)
+    url = next(gen)
+    try:
+        co, lines = fetch(
+            url + "/app/.git", repo.first, tmp_path / "b",
+            ["http://127.0.0.1:*/*"],
+        )  # fmt: skip
+    finally:
+        next(gen, None)
+    assert read(co, "src/app.py") == "print(1)\n"
+    assert any("dumb HTTP server" in line for line in lines)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_a_tree_is_not_a_commit(repo, tmp_path):
+    tree = git(repo.path, "rev-parse", "HEAD^{tree}")
+    with pytest.raises(source.CommitNotFetched, match="not a commit"):
+        fetch(
+            "file://" + repo.path, tree, tmp_path / "b",
+            ["file://%s/*" % tmp_path],
+        )  # fmt: skip
 
 
 class _Redirect(http.server.BaseHTTPRequestHandler):

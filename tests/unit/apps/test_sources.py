@@ -83,3 +83,17 @@ def test_ipv6_hosts_are_bracketed():
     assert sources.check_source("http://[::1]:8080/r.git", allowed) == "http"
     with pytest.raises(sources.SourceNotAllowed):
         sources.check_source("http://[::1]:8081/r.git", allowed)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ssh://-oProxyCommand=touch%20x/app.git",
+        "ssh://-oProxyCommand=x@git.example.com/app.git",
+        "ssh://git.example.com%2f@evil/app.git",
+        "https://g%69t.example.com/app.git",
+    ],
+)
+def test_hosts_and_users_must_be_plain(url):
+    with pytest.raises(sources.SourceNotAllowed, match="not plain"):
+        sources.check_source(url, ["ssh://*/*", "https://*/*"])

@@ -428,3 +428,26 @@ def test_gitlab_token_header_selects_the_token_scheme():
     headers["X-Gitlab-Token"] = "guess"
     with pytest.raises(webhook.WebhookUnauthenticated):
         parse(headers, body)
+
+
+def test_push_from_an_authenticated_request():
+    push = webhook.push_from_request("refs/heads/main", AFTER, "req-1", "ci")
+    assert (push.branch, push.commit, push.forge) == ("main", AFTER, "api")
+    assert (push.delivery_id, push.pusher) == ("req-1", "ci")
+
+
+@pytest.mark.parametrize(
+    "ref, commit",
+    [
+        ("main", AFTER),
+        ("refs/tags/v1", AFTER),
+        ("refs/heads/a..b", AFTER),
+        ("refs/heads/main", "HEAD"),
+        ("refs/heads/main", ZEROS),
+        ("refs/heads/main", None),
+        (None, AFTER),
+    ],
+)
+def test_bad_push_request_is_400(ref, commit):
+    with pytest.raises(webhook.WebhookMalformed):
+        webhook.push_from_request(ref, commit, "req-1")
