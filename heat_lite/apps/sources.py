@@ -93,15 +93,32 @@ def _split(url, pattern=False):
     return scheme, host, path
 
 
+class InvalidSourcePattern(exception.HeatLiteException):
+    """An operator's pattern that cannot be read: a configuration error,
+    not the user's (500, and loud)."""
+
+    msg_fmt = "[apps] %(option)s: invalid pattern %(pattern)r: %(reason)s"
+
+
+def _pattern(pattern, option):
+    try:
+        return _split(pattern, pattern=True)
+    except SourceNotAllowed as exc:
+        raise InvalidSourcePattern(
+            option=option, pattern=pattern, reason=exc.kwargs["reason"]
+        ) from None
+
+
 def _wildcard_port(netloc):
     port = netloc.rpartition(":")[2]
     return port if port and set(port) <= set("0123456789*?") else None
 
 
-def check_pattern(pattern):
-    """Raise SourceNotAllowed unless ``pattern`` is a usable pattern (the
-    same rules as a URL, with wildcards allowed)."""
-    _split(pattern, pattern=True)
+def check_patterns(patterns, option="allowed_sources"):
+    """Raise InvalidSourcePattern unless every pattern is usable (the
+    same rules as a URL, with wildcards allowed); for start-up checks."""
+    for pattern in patterns:
+        _pattern(pattern, option)
 
 
 def check_source(url, allowed, schemes=SCHEMES, option="allowed_sources"):
@@ -124,7 +141,7 @@ def check_source(url, allowed, schemes=SCHEMES, option="allowed_sources"):
             reason="[apps] %s is empty: the operator allows none yet" % option,
         )
     for pattern in allowed:
-        p_scheme, p_host, p_path = _split(pattern, pattern=True)
+        p_scheme, p_host, p_path = _pattern(pattern, option)
         if p_scheme != scheme:
             continue
         # Brackets in a host are IPv6's, never a wildcard class.

@@ -97,3 +97,19 @@ def test_ipv6_hosts_are_bracketed():
 def test_hosts_and_users_must_be_plain(url):
     with pytest.raises(sources.SourceNotAllowed, match="not plain"):
         sources.check_source(url, ["ssh://*/*", "https://*/*"])
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["git.example.com/*", "https://u:pw@h/*", "ftp://h/*", "https://h:x/*"],
+)
+def test_bad_operator_pattern_is_a_configuration_error(pattern):
+    with pytest.raises(sources.InvalidSourcePattern) as err:
+        sources.check_source("https://h/x", [pattern])
+    assert err.value.code == 500
+    with pytest.raises(sources.InvalidSourcePattern, match="allowed_sources"):
+        sources.check_patterns(["https://h/*", pattern])
+
+
+def test_good_patterns_pass_the_start_up_check():
+    sources.check_patterns(ALLOWED + ["git://*:*/*", "https://[::1]:8080/*"])
