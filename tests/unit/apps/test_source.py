@@ -109,6 +109,31 @@ def test_a_tree_is_not_a_commit(repo, tmp_path):
         )  # fmt: skip
 
 
+FAKE_SSH = """#!/bin/sh
+# Stands in for ssh: records its arguments, then runs the remote command
+# (its last argument) here, as sshd would run it on the server.
+[ "$1" = "-G" ] && exit 1  # git probes for OpenSSH; say "not it"
+printf '%s\\n' "$@" > "$(dirname "$0")/ssh-args"
+for last; do :; done
+exec sh -c "$last"
+"""
+
+
+def test_ssh_runs_the_operators_command(repo, tmp_path):
+    fake = tmp_path / "fake-ssh"
+    fake.write_text(FAKE_SSH)
+    fake.chmod(0o755)
+    url = "ssh://git@git.example.com" + repo.path
+    co, _ = fetch(
+        url, repo.second, tmp_path / "b", ["ssh://git.example.com/*"],
+        ssh_command=str(fake),
+    )  # fmt: skip
+    assert read(co, "src/app.py") == "print(2)\n"
+    args = (tmp_path / "ssh-args").read_text().split("\n")
+    assert "git@git.example.com" in args
+    assert any(a.startswith("git-upload-pack '%s'" % repo.path) for a in args)
+
+
 class _Redirect(http.server.BaseHTTPRequestHandler):
     target = None
 
