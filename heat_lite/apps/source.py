@@ -107,9 +107,7 @@ def check_ref(ref, env=None):
     """Raise InvalidCommit unless ``ref`` is a full ref name (both the
     pure check and ``git check-ref-format`` must agree)."""
     if not refs.is_valid_ref(ref):
-        raise InvalidCommit(
-            message="%r is not a valid ref name" % (ref,)
-        ) from None
+        raise InvalidCommit(message="%r is not a valid ref name" % (ref,))
     try:
         process.run(
             ["git", "check-ref-format", ref],

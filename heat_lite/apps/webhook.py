@@ -38,6 +38,7 @@ import hashlib
 import hmac
 import json
 import re
+from urllib import parse
 
 from heat_lite.apps import refs
 from heat_lite.common import exception
@@ -220,7 +221,7 @@ def _read_hub(headers, body):
         return Ignored(
             "event %r is not a push" % event[:64], event, delivery, "github"
         )
-    payload = _json_object(body)
+    payload = _json_object(_form_payload(headers, body))
     repo = payload.get("repository") or {}
     pusher = payload.get("pusher") or {}
     return _push(
@@ -307,6 +308,26 @@ def _delivery_id(headers, names, body):
                 raise WebhookMalformed(reason="%s is not a delivery id" % name)
             return value
     return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def _form_payload(headers, body):
+    """GitHub and Gitea can send the JSON form-encoded, as ``payload=``
+    (the hook's "content type" setting); the signature is over the form."""
+    ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/x-www-form-urlencoded":
+        return body
+    try:
+        form = parse.parse_qs(
+            body.decode("ascii"), strict_parsing=True, max_num_fields=16
+        )
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise WebhookMalformed(
+            reason="the form body is not valid (%s)" % exc
+        ) from None
+    values = form.get("payload")
+    if not values or len(values) != 1:
+        raise WebhookMalformed(reason="the form has no single 'payload'")
+    return values[0].encode("utf-8")
 
 
 def _json_object(body):

@@ -4,6 +4,7 @@ GitLab send: signed, forged, oversized, malformed, ping, branch delete."""
 import hashlib
 import hmac
 import json
+from urllib import parse as urlparse
 
 import pytest
 
@@ -451,3 +452,17 @@ def test_push_from_an_authenticated_request():
 def test_bad_push_request_is_400(ref, commit):
     with pytest.raises(webhook.WebhookMalformed):
         webhook.push_from_request(ref, commit, "req-1")
+
+
+def test_form_encoded_delivery():
+    """The hook's content type set to application/x-www-form-urlencoded:
+    the JSON is the ``payload`` field, the signature is over the form."""
+    body = urlparse.urlencode({"payload": github_push().decode()}).encode()
+    headers = github_headers(body)
+    headers["Content-Type"] = "application/x-www-form-urlencoded"
+    assert parse(headers, body).commit == AFTER
+    bad = b"payload=1&payload=2"
+    headers = github_headers(bad)
+    headers["Content-Type"] = "application/x-www-form-urlencoded"
+    with pytest.raises(webhook.WebhookMalformed):
+        parse(headers, bad)
