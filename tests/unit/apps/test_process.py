@@ -77,3 +77,29 @@ def test_tree_size_counts_sparse_files_by_blocks(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "x").write_bytes(b"x" * 10000)
     assert 10000 <= process.tree_size(str(tmp_path)) < 1 << 20
+
+
+def test_lines_reach_the_log_while_the_command_runs(tmp_path):
+    """The build log is served while a build runs: the command waits for
+    a file that the log callback creates on seeing its first line."""
+    go = tmp_path / "go"
+    lines = []
+
+    def log(line):
+        lines.append(line)
+        if line == "waiting":
+            go.touch()
+
+    process.run(
+        ["sh", "-c", "echo waiting; while [ ! -e %s ]; do sleep 0.05; done;"
+         " echo done" % go],
+        what="test", cwd=str(tmp_path), env=process.base_env(),
+        timeout=20, log=log,
+    )  # fmt: skip
+    assert lines == ["waiting", "done"]
+
+
+def test_long_lines_are_cut_not_buffered(tmp_path):
+    lines = run(["sh", "-c", "head -c 10000 /dev/zero | tr '\\0' x"], tmp_path)
+    assert "".join(lines) == "x" * 10000
+    assert max(len(line) for line in lines) <= 4096

@@ -6,9 +6,11 @@ import hmac
 import json
 from urllib import parse as urlparse
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
-from heat_lite.apps import webhook
+from heat_lite.apps import refs, webhook
 
 SECRET = "s3cr3t-of-the-app"
 BEFORE = "28e1879d029cb852e4844d9c718537df08844e03"
@@ -466,3 +468,52 @@ def test_form_encoded_delivery():
     headers["Content-Type"] = "application/x-www-form-urlencoded"
     with pytest.raises(webhook.WebhookMalformed):
         parse(headers, bad)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=50),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "ref": st.sampled_from(["refs/heads/main", "refs/tags/x", ""]) | JSON,
+        "after": st.sampled_from([AFTER, ZEROS, AFTER.upper()]) | JSON,
+        "before": st.sampled_from([BEFORE, ZEROS]) | JSON,
+        "deleted": JSON,
+        "repository": JSON,
+        "pusher": JSON,
+        "project": JSON,
+        "object_kind": st.just("push") | JSON,
+    },
+)
+OUTCOMES = (webhook.Push, webhook.Ping, webhook.Ignored)
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(
+    body=st.binary(max_size=200)
+    | FIELDS.map(lambda d: json.dumps(d).encode()),
+    event=st.sampled_from(["push", "ping", "issues", ""]),
+    gitlab=st.booleans(),
+)
+def test_any_authenticated_body_is_answered_not_crashed(body, event, gitlab):
+    """Whatever a holder of the secret sends: a result or a 400, never
+    another exception (which would be a 500)."""
+    if gitlab:
+        headers = gitlab_headers(
+            event="Push Hook" if event == "push" else event
+        )
+    else:
+        headers = github_headers(body, event=event)
+    try:
+        result = parse(headers, body)
+    except webhook.WebhookMalformed:
+        return
+    assert isinstance(result, OUTCOMES)
+    if isinstance(result, webhook.Push):
+        assert refs.is_commit(result.commit) and refs.is_valid_ref(result.ref)
