@@ -76,6 +76,12 @@ opts = [
         choices=["qcow2", "raw", "vmdk", "vdi", "vhd", "vhdx", "iso"],
         help="Disk format of what the command builder writes.",
     ),
+    cfg.StrOpt(
+        "builder_topic",
+        default="heat_lite-builder",
+        help="RPC topic of the builder workers, so that a slow build never "
+        "delays a graph node. Not used yet.",
+    ),
     cfg.IntOpt(
         "max_builds_per_engine",
         default=2,
