@@ -14,7 +14,11 @@ import subprocess
 import threading
 import time
 
+from oslo_log import log as logging
+
 from heat_lite.common import exception
+
+LOG = logging.getLogger(__name__)
 
 _POLL = 0.2
 _MAX_LINE = 4096
@@ -66,8 +70,18 @@ def base_env(**extra):
 
 
 def _pump(stream, log):
+    failed = False
     for raw in iter(lambda: stream.readline(_MAX_LINE), b""):
-        log(raw.decode("utf-8", "replace").rstrip("\n"))
+        if failed:
+            continue
+        try:
+            log(raw.decode("utf-8", "replace").rstrip("\n"))
+        except Exception:
+            # A log that cannot store a line must not stop the draining:
+            # the command would block on a full pipe until its timeout.
+            # Said once; the rest of the output is drained unlogged.
+            LOG.exception("build log callback failed; output dropped")
+            failed = True
 
 
 def _kill(proc):

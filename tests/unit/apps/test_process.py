@@ -103,3 +103,14 @@ def test_long_lines_are_cut_not_buffered(tmp_path):
     lines = run(["sh", "-c", "head -c 10000 /dev/zero | tr '\\0' x"], tmp_path)
     assert "".join(lines) == "x" * 10000
     assert max(len(line) for line in lines) <= 4096
+
+
+def test_a_failing_log_does_not_stall_the_command(tmp_path):
+    def log(line):
+        raise OSError("log store is down")
+
+    process.run(
+        ["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' '\\n'"],
+        what="test", cwd=str(tmp_path), env=process.base_env(),
+        timeout=20, log=log,
+    )  # fmt: skip
