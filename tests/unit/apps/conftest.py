@@ -5,9 +5,10 @@ import os
 import socket
 import subprocess
 import threading
-import time
 
 import pytest
+
+from tests import polling
 
 GIT_ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -65,16 +66,16 @@ def free_port():
 
 
 def wait_for_port(port, proc, deadline=10):
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
+    def listening():
         if proc.poll() is not None:
             raise RuntimeError("server exited with %s" % proc.returncode)
         try:
             socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
+            return True
         except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server did not listen on %d" % port)
+            return False
+
+    polling.until(listening, deadline, "a server listening on %d" % port)
 
 
 def _stop(proc):
