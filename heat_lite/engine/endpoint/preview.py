@@ -204,6 +204,9 @@ def create_resources(stack, bound, budget=None):
             description=defn.description or "",
             properties=props,
             metadata=defn.resolve_metadata(scope),
+            # Every attribute the resource will have, none known yet (as
+            # in Heat's preview).
+            attributes=dict.fromkeys(cls.attributes()),
         )
         result.append(entry)
     return result
