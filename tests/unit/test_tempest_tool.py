@@ -81,12 +81,12 @@ def test_summary_per_module():
         + ID % "functional.test_preview.StackPreviewTest.test_a"
         + ",success,,\n"
         + ID % "functional.test_preview.StackPreviewTest.test_b"
-        + ",fail,,\n"
+        + ",failure,,\n"
         + ID % "functional.test_hooks.HooksTest.test_c"
         + ",skip,,\n"
         + ID % "scenario.test_server_signal.T.test_d"
-        + ",fail,,\n"
-        + "process-returncode,fail,,\n"
+        + ",error,,\n"
+        + "process-returncode,failure,,\n"
     )
     table, failures = summary.summarise(
         rows, lambda t: "no guest" if "server_signal" in t else None
