@@ -128,16 +128,28 @@ def stop(workdir):
         _log("test cloud stopped")
 
 
+def _leftover(workdir):
+    """Whether heat_lite or a cloud of an earlier run is recorded as
+    running under ``workdir``."""
+    if os.path.exists(os.path.join(workdir, "heat", "heat.json")):
+        return True
+    try:
+        return bool(
+            layout_mod.Layout.load(os.path.join(workdir, "cloud")).pids
+        )
+    except FileNotFoundError:
+        return False
+
+
 def run(args):
     workdir = os.path.abspath(args.workdir)
     entries = expected.load()
     os.makedirs(workdir, exist_ok=True)
-    for leftover in ("heat/heat.json", "cloud/state.json"):
-        if os.path.exists(os.path.join(workdir, leftover)):
-            sys.exit(
-                "%s holds a run's state: python -m tools.tempest stop "
-                "--workdir %s" % (workdir, workdir)
-            )
+    if _leftover(workdir):
+        sys.exit(
+            "%s holds a run that was not stopped: python -m tools.tempest "
+            "stop --workdir %s" % (workdir, workdir)
+        )
     began = time.monotonic()
     venv_path, spent = venv.ensure(log=_log)
     _log(
