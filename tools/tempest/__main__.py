@@ -87,20 +87,33 @@ def _log(message):
 
 
 def _minicloud(directory, *args, log):
+    """``python -m tools.minicloud --dir directory *args``.
+
+    Interrupted, it gets a SIGINT and time to stop what it had started
+    (its ``start`` cleans up after itself), rather than the SIGKILL
+    ``subprocess.run`` would send.
+    """
+    command = [sys.executable, "-m", "tools.minicloud", "--dir", directory]
     with open(log, "ab") as out:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "tools.minicloud",
-                "--dir",
-                directory,
-                *args,
-            ],
+        proc = subprocess.Popen(
+            command + list(args),
             cwd=ROOT,
-            check=True,
             stdout=out,
             stderr=subprocess.STDOUT,
+        )
+        try:
+            code = proc.wait()
+        except BaseException:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            raise
+    if code:
+        raise RuntimeError(
+            "python -m tools.minicloud %s failed; see %s" % (args[0], log)
         )
 
 
@@ -117,15 +130,12 @@ def stop(workdir):
     except FileNotFoundError:
         pass
     cloud_dir = os.path.join(workdir, "cloud")
-    try:
-        lay = layout_mod.Layout.load(cloud_dir)
-    except FileNotFoundError:
+    if not os.path.exists(os.path.join(cloud_dir, "state.json")):
         return
-    if lay.pids:
-        _minicloud(
-            cloud_dir, "stop", log=os.path.join(workdir, "minicloud.log")
-        )
-        _log("test cloud stopped")
+    # Even with no process recorded: a start cut short may have made
+    # the databases and vhost already (stop drops them if they exist).
+    _minicloud(cloud_dir, "stop", log=os.path.join(workdir, "minicloud.log"))
+    _log("test cloud stopped")
 
 
 def _leftover(workdir):
@@ -286,7 +296,12 @@ def main(argv=None):
     if args.command == "stop":
         stop(os.path.abspath(args.workdir))
         return 0
-    return run(args)
+    try:
+        return run(args)
+    except KeyboardInterrupt as exc:
+        # run() has stopped everything it started by now.
+        _log("interrupted (%s)" % (exc or "Ctrl-C"))
+        return 130
 
 
 if __name__ == "__main__":
