@@ -12,6 +12,7 @@ Run from heat_lite's own venv at the top of the tree.
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -225,6 +226,9 @@ def _run(args, workdir, venv_path, entries, began):
         % (regex, time.monotonic() - began)
     )
     started = time.monotonic()
+    # A fresh stestr repository: `stestr last` must not report an earlier
+    # run of this workdir when this one ran nothing.
+    shutil.rmtree(os.path.join(tempest_dir, ".stestr"), ignore_errors=True)
     with open(os.path.join(workdir, "tempest-run.log"), "wb") as out:
         subprocess.run(
             [
@@ -245,12 +249,15 @@ def _run(args, workdir, venv_path, entries, began):
 
 
 def _report(args, workdir, venv_path, tempest_dir, entries, started):
-    stream = subprocess.run(
+    last = subprocess.run(
         [os.path.join(venv_path, "bin", "stestr"), "last", "--subunit"],
         cwd=tempest_dir,
         capture_output=True,
-        check=True,
-    ).stdout
+    )
+    if last.returncode or not last.stdout:
+        _log("no test ran; see %s/tempest-run.log" % workdir)
+        return 1
+    stream = last.stdout
     # subunit2csv exits 1 when the stream holds a failure: not an error.
     rows = subprocess.run(
         [os.path.join(venv_path, "bin", "subunit2csv")],
