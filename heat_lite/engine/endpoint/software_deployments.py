@@ -12,10 +12,14 @@ import datetime
 import uuid
 
 from heat_lite.common import exception
+from heat_lite.db import software_configs as db_configs
 from heat_lite.db import software_deployments as db_deployments
 from heat_lite.engine.endpoint import software_configs
 from heat_lite.engine.endpoint.base import TARGET, expected
 
+IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
+# Output values every signal sets.
+STANDARD_OUTPUTS = ("deploy_stdout", "deploy_stderr", "deploy_status_code")
 # Longest values the columns keep.
 _LIMITS = {
     "server_id": 255,
@@ -62,6 +66,84 @@ def _check(values):
                 % (key, _LIMITS[key])
             )
     return values
+
+
+def server_deployments(tenant, server_id):
+    """The ``deployments`` a server's metadata carries for its agent."""
+    return [
+        software_configs.view(c, detail=True, project=False)
+        for c in db_deployments.software_deployment_configs(tenant, server_id)
+    ]
+
+
+def _outcome(deployment_id, details, outputs):
+    """(status, reason, event reason) of a deployment's signal, as Heat
+    decides them: a non-zero ``deploy_status_code`` or a value for an
+    ``error_output`` fails it."""
+    failures = {}
+    code = details.get("deploy_status_code")
+    if code and str(code) != "0":
+        failures["deploy_status_code"] = (
+            "Deployment exited with non-zero status code: %s" % code
+        )
+    for output in outputs:
+        name = output.get("name")
+        if output.get("error_output") and name in details:
+            failures[name] = details[name]
+    if failures:
+        reason = ", ".join("%s : %s" % (k, v) for k, v in failures.items())
+        return FAILED, reason, "deployment %s failed" % deployment_id
+    return (
+        COMPLETE,
+        "Outputs received",
+        ("deployment %s succeeded" % deployment_id),
+    )
+
+
+def signal_deployment(tenant, deployment_id, details):
+    """Record an agent's signal on an IN_PROGRESS deployment: its output
+    values (the config's outputs and the ``deploy_*`` ones), COMPLETE or
+    FAILED. A deployment not IN_PROGRESS is left as it is.
+
+    :returns: what happened, for the resource's SIGNAL event.
+    :raises NotFound: if ``tenant`` sees no such deployment.
+    :raises Invalid: if ``details`` is not a map.
+    """
+    if details is None:
+        details = {}
+    if not isinstance(details, dict):
+        raise exception.Invalid(message="A deployment signal must be a map")
+    deployment = db_deployments.software_deployment_get(deployment_id, tenant)
+    if deployment["status"] != IN_PROGRESS:
+        return "deployment %s is not in progress" % deployment_id
+    try:
+        outputs = db_configs.software_config_get(
+            deployment["config_id"], deployment["tenant"]
+        )["outputs"]
+    except exception.NotFound:
+        outputs = []
+    values = dict(deployment["output_values"] or {})
+    for output in outputs or []:
+        if output.get("name") in details:
+            values[output["name"]] = details[output["name"]]
+    for key in STANDARD_OUTPUTS:
+        values[key] = details.get(key)
+    status, reason, event = _outcome(deployment_id, details, outputs or [])
+    db_deployments.software_deployment_update(
+        deployment_id,
+        tenant,
+        {
+            "output_values": values,
+            "status": status,
+            "status_reason": reason,
+            "updated_at": _now(),
+        },
+    )
+    return event
+
+
+def _now():
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
 
 class SoftwareDeploymentEndpoint:
@@ -120,12 +202,7 @@ class SoftwareDeploymentEndpoint:
     def metadata_software_deployments(self, ctxt, server_id):
         if not server_id:
             raise exception.Invalid(message="server_id must be specified")
-        return [
-            software_configs.view(c, detail=True, project=False)
-            for c in db_deployments.software_deployment_configs(
-                ctxt.project_id, server_id
-            )
-        ]
+        return server_deployments(ctxt.project_id, server_id)
 
     @expected
     def update_software_deployment(
@@ -150,9 +227,7 @@ class SoftwareDeploymentEndpoint:
             "status_reason": status_reason,
         }
         values = _check({k: v for k, v in given.items() if v})
-        values["updated_at"] = datetime.datetime.now(datetime.UTC).replace(
-            tzinfo=None
-        )
+        values["updated_at"] = _now()
         return view(
             db_deployments.software_deployment_update(
                 deployment_id, ctxt.project_id, values

@@ -1,0 +1,181 @@
+"""OS::Heat::SoftwareDeployment in stacks: the derived config an agent
+reads, completion on the agent's signal or on an update of the
+deployment through the API, failure, NO_SIGNAL, outputs as attributes,
+and nothing left after a delete."""
+
+import uuid
+
+from tests import polling
+from tests.functional import helpers
+
+SCRIPT = "#!/bin/sh\necho hello"
+
+
+def _template(server, **deploy):
+    props = {
+        "config": {"get_resource": "config"},
+        "server": server,
+        "input_values": {"who": "world", "extra": 3},
+    }
+    props.update(deploy)
+    return helpers.template(
+        {
+            "config": {
+                "type": "OS::Heat::SoftwareConfig",
+                "properties": {
+                    "group": "script",
+                    "config": SCRIPT,
+                    "inputs": [{"name": "who"}, {"name": "greeting"}],
+                    "outputs": [
+                        {"name": "result"},
+                        {"name": "problem", "error_output": True},
+                    ],
+                },
+            },
+            "deploy": {
+                "type": "OS::Heat::SoftwareDeployment",
+                "properties": props,
+            },
+        },
+        outputs={
+            "result": {"value": {"get_attr": ["deploy", "result"]}},
+            "stdout": {"value": {"get_attr": ["deploy", "deploy_stdout"]}},
+        },
+    )
+
+
+def _start(heat, stack_name, **deploy):
+    server = "server-" + uuid.uuid4().hex[:8]
+    stack_id = helpers.create(heat, stack_name, _template(server, **deploy))
+    return stack_id, server
+
+
+def _deployment(heat, server):
+    return polling.until(
+        lambda: heat.software_deployments.list(server_id=server),
+        what="a deployment of " + server,
+    )[0]
+
+
+def _outputs(heat, stack_id):
+    stack = heat.stacks.get(stack_id)
+    return {o["output_key"]: o["output_value"] for o in stack.outputs}
+
+
+def test_signal_completes_it(deployment):
+    heat = deployment.client("sdr" + uuid.uuid4().hex[:8])
+    stack_id, server = _start(heat, "signalled", name="20-deploy")
+    made = _deployment(heat, server)
+    assert (made.action, made.status) == ("CREATE", "IN_PROGRESS")
+    assert made.input_values == {"who": "world", "extra": 3}
+    metadata = heat.software_deployments.metadata(server)
+    assert [c["name"] for c in metadata] == ["20-deploy"]
+    derived = metadata[0]
+    assert (derived["group"], derived["config"]) == ("script", SCRIPT)
+    values = {i["name"]: i.get("value") for i in derived["inputs"]}
+    assert values["who"] == "world"
+    assert values["greeting"] is None
+    assert values["extra"] == 3
+    assert values["deploy_server_id"] == server
+    assert values["deploy_action"] == "CREATE"
+    assert values["deploy_resource_name"] == "deploy"
+    assert values["deploy_stack_id"] == "signalled/" + stack_id
+    assert values["deploy_signal_transport"] == "HEAT_SIGNAL"
+    # It waits for the signal.
+    polling.stays(
+        lambda: heat.stacks.get(stack_id).stack_status == "CREATE_IN_PROGRESS",
+        1,
+    )
+    heat.resources.signal(
+        stack_id,
+        "deploy",
+        data={
+            "result": "done",
+            "deploy_stdout": "hello",
+            "deploy_status_code": 0,
+        },
+    )
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    assert _outputs(heat, stack_id) == {"result": "done", "stdout": "hello"}
+    done = heat.software_deployments.get(made.id)
+    assert (done.status, done.status_reason) == (
+        "COMPLETE",
+        "Outputs received",
+    )
+    assert done.output_values["deploy_status_code"] == 0
+    # Deleting the stack deletes the deployment and the configs.
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    assert heat.software_deployments.list() == []
+    assert heat.software_configs.list() == []
+
+
+def test_api_update_completes_or_fails_it(deployment):
+    heat = deployment.client("sdr" + uuid.uuid4().hex[:8])
+    ok_id, ok_server = _start(heat, "ok")
+    bad_id, bad_server = _start(heat, "bad")
+    heat.software_deployments.update(
+        _deployment(heat, ok_server).id,
+        status="COMPLETE",
+        output_values={"result": "via api"},
+    )
+    heat.software_deployments.update(
+        _deployment(heat, bad_server).id,
+        status="FAILED",
+        status_reason="the agent gave up",
+    )
+    helpers.wait_for_status(heat, ok_id, "CREATE_COMPLETE")
+    assert _outputs(heat, ok_id)["result"] == "via api"
+    failed = polling.until(
+        lambda: (
+            heat.stacks.get(bad_id).stack_status == "CREATE_FAILED"
+            and heat.stacks.get(bad_id)
+        ),
+        timeout=60,
+        what="the failed deployment's stack to fail",
+    )
+    assert "the agent gave up" in failed.stack_status_reason
+
+
+def test_failing_signal_and_no_signal(deployment):
+    heat = deployment.client("sdr" + uuid.uuid4().hex[:8])
+    stack_id, server = _start(heat, "failing")
+    _deployment(heat, server)
+    heat.resources.signal(
+        stack_id, "deploy", data={"deploy_status_code": 2, "problem": "x"}
+    )
+    failed = polling.until(
+        lambda: (
+            heat.stacks.get(stack_id).stack_status == "CREATE_FAILED"
+            and heat.stacks.get(stack_id)
+        ),
+        timeout=60,
+        what="the stack to fail",
+    )
+    assert "non-zero status code: 2" in failed.stack_status_reason
+    assert "problem : x" in failed.stack_status_reason
+    quick_id, quick_server = _start(
+        heat, "quick", signal_transport="NO_SIGNAL"
+    )
+    helpers.wait_for_status(heat, quick_id, "CREATE_COMPLETE")
+    assert _deployment(heat, quick_server).status == "COMPLETE"
+
+
+def test_update_redeploys(deployment):
+    heat = deployment.client("sdr" + uuid.uuid4().hex[:8])
+    stack_id, server = _start(heat, "updated", signal_transport="NO_SIGNAL")
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    first = _deployment(heat, server)
+    tmpl = _template(
+        server, signal_transport="NO_SIGNAL", input_values={"who": "you"}
+    )
+    heat.stacks.update(stack_id, template=tmpl)
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    again = heat.software_deployments.get(first.id)
+    assert (again.action, again.input_values) == ("UPDATE", {"who": "you"})
+    assert again.config_id != first.config_id
+    metadata = heat.software_deployments.metadata(server)
+    values = {i["name"]: i.get("value") for i in metadata[0]["inputs"]}
+    assert (values["who"], values["deploy_action"]) == ("you", "UPDATE")
+    # The old derived config is gone: only the source and the new one.
+    assert len(heat.software_configs.list()) == 2
