@@ -259,7 +259,8 @@ SOFTWARE_CONFIG = obj(
         "options",
         "creation_time",
     ),
-    config=nullable(STRING),
+    # A map for an OS::Heat::StructuredConfig.
+    config=nullable({"oneOf": [STRING, ANY_OBJECT]}),
     inputs=array(ANY_OBJECT),
     outputs=array(ANY_OBJECT),
     options=ANY_OBJECT,

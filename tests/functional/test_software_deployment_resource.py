@@ -179,3 +179,100 @@ def test_update_redeploys(deployment):
     assert (values["who"], values["deploy_action"]) == ("you", "UPDATE")
     # The old derived config is gone: only the source and the new one.
     assert len(heat.software_configs.list()) == 2
+
+
+def test_server_metadata_lists_its_deployments(deployment):
+    """What os-collect-config reads: the server resource's metadata
+    holds the server's deployments (a test resource stands in for the
+    server, under the server's type name)."""
+    heat = deployment.client("sdr" + uuid.uuid4().hex[:8])
+    tmpl = _template({"get_resource": "server"}, signal_transport="NO_SIGNAL")
+    tmpl["resources"]["server"] = {
+        "type": "OS::Nova::Server",
+        "properties": {"value": "vm"},
+    }
+    stack_id = helpers.create(
+        heat,
+        "withserver",
+        tmpl,
+        environment={
+            "resource_registry": {"OS::Nova::Server": "OS::Heat::TestResource"}
+        },
+    )
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    server_id = heat.resources.get(stack_id, "server").physical_resource_id
+    metadata = heat.resources.metadata(stack_id, "server")
+    assert metadata["deployments"] == heat.software_deployments.metadata(
+        server_id
+    )
+    inputs = {
+        i["name"]: i.get("value") for i in metadata["deployments"][0]["inputs"]
+    }
+    assert inputs["deploy_server_id"] == server_id
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    assert heat.software_deployments.list() == []
+
+
+def _structured(server, **deploy):
+    props = {
+        "config": {"get_resource": "config"},
+        "server": server,
+        "signal_transport": "NO_SIGNAL",
+        "input_values": {"port": 8080},
+    }
+    props.update(deploy)
+    return helpers.template(
+        {
+            "config": {
+                "type": "OS::Heat::StructuredConfig",
+                "properties": {
+                    "group": "os-apply-config",
+                    "config": {
+                        "listen": {"port": {"get_input": "port"}},
+                        "on": [{"get_input": "deploy_action"}, "kept"],
+                        "literal": {"get_input": "port", "other": 1},
+                        "missing": {"get_input": "nowhere"},
+                    },
+                },
+            },
+            "deploy": {
+                "type": "OS::Heat::StructuredDeployment",
+                "properties": props,
+            },
+        }
+    )
+
+
+def test_structured_deployment_substitutes_inputs(deployment):
+    heat = deployment.client("sdr" + uuid.uuid4().hex[:8])
+    server = "server-" + uuid.uuid4().hex[:8]
+    stack_id = helpers.create(heat, "structured", _structured(server))
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    source = heat.software_configs.get(
+        heat.resources.get(stack_id, "config").physical_resource_id
+    )
+    assert source.config["listen"] == {"port": {"get_input": "port"}}
+    [derived] = heat.software_deployments.metadata(server)
+    assert derived["group"] == "os-apply-config"
+    assert derived["config"] == {
+        "listen": {"port": 8080},
+        "on": ["CREATE", "kept"],
+        "literal": {"get_input": "port", "other": 1},
+        "missing": None,
+    }
+    strict_server = "server-" + uuid.uuid4().hex[:8]
+    strict_id = helpers.create(
+        heat,
+        "strict",
+        _structured(strict_server, input_values_validate="STRICT"),
+    )
+    failed = polling.until(
+        lambda: (
+            heat.stacks.get(strict_id).stack_status == "CREATE_FAILED"
+            and heat.stacks.get(strict_id)
+        ),
+        timeout=60,
+        what="the STRICT deployment to fail",
+    )
+    assert "nowhere" in failed.stack_status_reason
