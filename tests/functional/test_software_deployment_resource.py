@@ -126,14 +126,7 @@ def test_api_update_completes_or_fails_it(deployment):
     )
     helpers.wait_for_status(heat, ok_id, "CREATE_COMPLETE")
     assert _outputs(heat, ok_id)["result"] == "via api"
-    failed = polling.until(
-        lambda: (
-            heat.stacks.get(bad_id).stack_status == "CREATE_FAILED"
-            and heat.stacks.get(bad_id)
-        ),
-        timeout=60,
-        what="the failed deployment's stack to fail",
-    )
+    failed = helpers.wait_for_status(heat, bad_id, "CREATE_FAILED")
     assert "the agent gave up" in failed.stack_status_reason
 
 
@@ -144,14 +137,7 @@ def test_failing_signal_and_no_signal(deployment):
     heat.resources.signal(
         stack_id, "deploy", data={"deploy_status_code": 2, "problem": "x"}
     )
-    failed = polling.until(
-        lambda: (
-            heat.stacks.get(stack_id).stack_status == "CREATE_FAILED"
-            and heat.stacks.get(stack_id)
-        ),
-        timeout=60,
-        what="the stack to fail",
-    )
+    failed = helpers.wait_for_status(heat, stack_id, "CREATE_FAILED")
     assert "non-zero status code: 2" in failed.stack_status_reason
     assert "problem : x" in failed.stack_status_reason
     quick_id, quick_server = _start(
@@ -267,12 +253,5 @@ def test_structured_deployment_substitutes_inputs(deployment):
         "strict",
         _structured(strict_server, input_values_validate="STRICT"),
     )
-    failed = polling.until(
-        lambda: (
-            heat.stacks.get(strict_id).stack_status == "CREATE_FAILED"
-            and heat.stacks.get(strict_id)
-        ),
-        timeout=60,
-        what="the STRICT deployment to fail",
-    )
+    failed = helpers.wait_for_status(heat, strict_id, "CREATE_FAILED")
     assert "nowhere" in failed.stack_status_reason
