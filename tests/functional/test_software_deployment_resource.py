@@ -255,3 +255,39 @@ def test_structured_deployment_substitutes_inputs(deployment):
     )
     failed = helpers.wait_for_status(heat, strict_id, "CREATE_FAILED")
     assert "nowhere" in failed.stack_status_reason
+
+
+def test_deployment_group(deployment):
+    heat = deployment.client("sdr" + uuid.uuid4().hex[:8])
+    servers = {n: "server-%s-%s" % (n, uuid.uuid4().hex[:6]) for n in "ab"}
+    tmpl = _template("unused")
+    deploy = tmpl["resources"]["deploy"]
+    deploy["type"] = "OS::Heat::SoftwareDeploymentGroup"
+    del deploy["properties"]["server"]
+    deploy["properties"]["servers"] = servers
+    tmpl["outputs"] = {
+        "stdouts": {"value": {"get_attr": ["deploy", "deploy_stdouts"]}},
+        "codes": {"value": {"get_attr": ["deploy", "deploy_status_codes"]}},
+    }
+    stack_id = helpers.create(heat, "group", tmpl)
+    for name, server in servers.items():
+        heat.software_deployments.update(
+            _deployment(heat, server).id,
+            status="COMPLETE",
+            output_values={
+                "deploy_stdout": "out " + name,
+                "deploy_status_code": 0,
+            },
+        )
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    assert _outputs(heat, stack_id) == {
+        "stdouts": {"a": "out a", "b": "out b"},
+        "codes": {"a": 0, "b": 0},
+    }
+    # A server left out of the map loses its deployment.
+    deploy["properties"]["servers"] = {"a": servers["a"]}
+    deploy["properties"]["signal_transport"] = "NO_SIGNAL"
+    heat.stacks.update(stack_id, template=tmpl)
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    assert heat.software_deployments.list(server_id=servers["b"]) == []
+    assert len(heat.software_deployments.list(server_id=servers["a"])) == 1
