@@ -12,7 +12,9 @@ when the deployment does: the agent signals the resource
 even while the resource is IN_PROGRESS) or updates the deployment through
 the API; FAILED fails the resource with the deployment's reason. With
 ``NO_SIGNAL`` it completes at once. Deleting the resource deletes the
-deployment and its derived config.
+deployment and its derived config (after deploying DELETE, when it is
+one of ``actions``). An update that gives a new value to an input marked
+``replace_on_change`` replaces the resource.
 
 Deployments and configs are kept in the database through ``deployments``
 and ``SoftwareConfig.store``, which the engine process injects (plugins
@@ -268,8 +270,33 @@ class SoftwareDeployment(base.Resource):
         return self._deploy("CREATE")
 
     def handle_update(self, new_props, prop_diff):
+        old = self._deployment()
         self.properties = new_props
+        if old is not None:
+            self._replace_on_change(old)
         return self._deploy("UPDATE")
+
+    def _replace_on_change(self, old):
+        """Ask to be replaced when an input marked ``replace_on_change``
+        gets a new value (as Heat does).
+
+        :raises UpdateReplace: for such an input.
+        """
+        try:
+            before = self._configs().software_config_get(
+                old["config_id"], self._tenant()
+            )["inputs"]
+        except exception.NotFound:
+            return
+        values = {i["name"]: i.get("value") for i in before or []}
+        for item in self.derived_config("UPDATE", self._source())["inputs"]:
+            name = item["name"]
+            if (
+                item.get("replace_on_change")
+                and name in values
+                and values[name] != item.get("value")
+            ):
+                raise base.UpdateReplace(self.name)
 
     def handle_suspend(self):
         return self._deploy("SUSPEND")
@@ -283,13 +310,22 @@ class SoftwareDeployment(base.Resource):
     check_resume_complete = _check
 
     def handle_delete(self):
+        """Deploy DELETE first when it is one of ``actions`` (a config
+        may clean up the server); the deployment goes once it is done."""
+        if self._deployment() is None:
+            return False
+        return self._deploy("DELETE")
+
+    def check_delete_complete(self, waiting):
         deployment = self._deployment()
         if deployment is None:
-            return
+            return True  # deleted through the API meanwhile
+        self._check(waiting)
         self.deployments.software_deployment_delete(
             self.resource_id, self._tenant()
         )
         self._delete_config(deployment["config_id"])
+        return True
 
     # Attributes --------------------------------------------------------
     def _resolve_attribute(self, name):

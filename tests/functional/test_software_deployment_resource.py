@@ -291,3 +291,54 @@ def test_deployment_group(deployment):
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     assert heat.software_deployments.list(server_id=servers["b"]) == []
     assert len(heat.software_deployments.list(server_id=servers["a"])) == 1
+
+
+def test_delete_action_and_replace_on_change(deployment):
+    heat = deployment.client("sdr" + uuid.uuid4().hex[:8])
+    stack_id, server = _start(
+        heat, "cleanup", actions=["CREATE", "DELETE"], input_values={}
+    )
+    made = _deployment(heat, server)
+    heat.software_deployments.update(made.id, status="COMPLETE")
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    # An update is not one of its actions: nothing is deployed.
+    heat.stacks.update(
+        stack_id,
+        template=_template(
+            server, actions=["CREATE", "DELETE"], input_values={"who": "x"}
+        ),
+    )
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    assert heat.software_deployments.get(made.id).action == "CREATE"
+    # The delete deploys DELETE and waits for it.
+    heat.stacks.delete(stack_id)
+    deleting = polling.until(
+        lambda: (
+            heat.software_deployments.get(made.id).action == "DELETE"
+            and heat.software_deployments.get(made.id)
+        ),
+        what="the DELETE deployment",
+    )
+    assert deleting.status == "IN_PROGRESS"
+    assert heat.stacks.get(stack_id).stack_status == "DELETE_IN_PROGRESS"
+    heat.software_deployments.update(made.id, status="COMPLETE")
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+    assert heat.software_deployments.list() == []
+    # An input marked replace_on_change replaces the deployment.
+    tmpl = _template(server, signal_transport="NO_SIGNAL")
+    tmpl["resources"]["config"]["properties"]["inputs"][0][
+        "replace_on_change"
+    ] = True
+    stack_id = helpers.create(heat, "replaced", tmpl)
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    first = _deployment(heat, server).id
+    tmpl["resources"]["deploy"]["properties"]["input_values"]["extra"] = 4
+    heat.stacks.update(stack_id, template=tmpl)
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    assert [d.id for d in heat.software_deployments.list()] == [first]
+    tmpl["resources"]["deploy"]["properties"]["input_values"]["who"] = "new"
+    heat.stacks.update(stack_id, template=tmpl)
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    [again] = heat.software_deployments.list()
+    assert again.id != first
+    assert (again.action, again.input_values["who"]) == ("CREATE", "new")
