@@ -7,10 +7,11 @@ stack, resource name, signal transport) -- and a deployment of it to the
 server, IN_PROGRESS. The server's metadata (``deployments``) and
 ``/software_deployments/metadata/<server>`` then list it for the agent,
 ordered by config name (the ``name`` property). The resource completes
-when the deployment does: the agent signals the resource
-(``HEAT_SIGNAL``, handled by the engine as ``signal_software_deployment``
-even while the resource is IN_PROGRESS) or updates the deployment through
-the API; FAILED fails the resource with the deployment's reason. With
+when the deployment does: the agent signals the resource (``CFN_SIGNAL``,
+``HEAT_SIGNAL``: the engine decides the deployment's outcome as Heat's
+``signal_software_deployment`` does, while the resource is IN_PROGRESS)
+or updates the deployment through the API; FAILED fails the resource
+with the deployment's reason. With
 ``NO_SIGNAL`` it completes at once. Deleting the resource deletes the
 deployment and its derived config (after deploying DELETE, when it is
 one of ``actions``). An update that gives a new value to an input marked
@@ -22,15 +23,23 @@ never import the database layer). The deployment's output values are its
 attributes: ``deploy_stdout``, ``deploy_stderr``, ``deploy_status_code``
 and each output of the config by name.
 
-heat_lite has no CloudFormation API: ``CFN_SIGNAL`` (Heat's default) is
-taken as ``HEAT_SIGNAL``; ``TEMP_URL_SIGNAL`` and ``ZAQAR_SIGNAL`` are
-refused.
+``CFN_SIGNAL`` (Heat's default) gives the agent ``deploy_signal_id``, the
+resource's signal URL on the heat_lite API (``heat-config-notify`` POSTs
+its outputs there; heat_lite has no CloudFormation API to sign a URL
+for, so with ``auth_strategy = keystone`` that POST needs a token);
+``HEAT_SIGNAL`` gives ``deploy_project_id`` for the resource-signal API
+(heat_lite makes no stack users, so no credentials go with it);
+``TEMP_URL_SIGNAL`` and ``ZAQAR_SIGNAL`` are refused.
 """
 
 import uuid
 
 from heat_lite.common import exception
-from heat_lite.resources import base, software_config
+from heat_lite.resources import (
+    base,
+    software_config,
+    wait_condition_handle,
+)
 from heat_lite.resources import constraints as c
 from heat_lite.resources import properties as p
 
@@ -86,9 +95,10 @@ class SoftwareDeployment(base.Resource):
         "signal_transport": p.Schema(
             p.STRING,
             "How the server should signal to heat with the deployment "
-            "output values. HEAT_SIGNAL (and CFN_SIGNAL, which heat_lite "
-            "takes as HEAT_SIGNAL) waits for a resource signal or an "
-            "update of the deployment; NO_SIGNAL completes at once.",
+            "output values. CFN_SIGNAL: an HTTP POST to the resource's "
+            "signal URL; HEAT_SIGNAL: the resource-signal API; either "
+            "waits for the signal (or an update of the deployment); "
+            "NO_SIGNAL completes at once.",
             default="CFN_SIGNAL",
             constraints=[c.AllowedValues(TRANSPORTS)],
         ),
@@ -122,8 +132,7 @@ class SoftwareDeployment(base.Resource):
         return software_config.SoftwareConfig.store
 
     def _transport(self):
-        transport = self.properties.get("signal_transport") or "CFN_SIGNAL"
-        return "HEAT_SIGNAL" if transport == "CFN_SIGNAL" else transport
+        return self.properties.get("signal_transport") or "CFN_SIGNAL"
 
     # The derived config ----------------------------------------------
     def _source(self):
@@ -172,6 +181,19 @@ class SoftwareDeployment(base.Resource):
                 "output values.",
             ),
         ]
+        if self._transport() == "CFN_SIGNAL":
+            inputs += [
+                _deploy_input(
+                    "deploy_signal_id",
+                    wait_condition_handle.signal_url(self.stack, self.name),
+                    "ID of signal to use for signaling output values",
+                ),
+                _deploy_input(
+                    "deploy_signal_verb",
+                    "POST",
+                    "HTTP verb to use for signaling output values",
+                ),
+            ]
         if self._transport() == "HEAT_SIGNAL":
             inputs.append(
                 _deploy_input(

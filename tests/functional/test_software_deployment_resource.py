@@ -3,7 +3,10 @@ reads, completion on the agent's signal or on an update of the
 deployment through the API, failure, NO_SIGNAL, outputs as attributes,
 and nothing left after a delete."""
 
+import json
 import uuid
+
+import requests
 
 from tests import polling
 from tests.functional import helpers
@@ -80,21 +83,28 @@ def test_signal_completes_it(deployment):
     assert values["deploy_action"] == "CREATE"
     assert values["deploy_resource_name"] == "deploy"
     assert values["deploy_stack_id"] == "signalled/" + stack_id
-    assert values["deploy_signal_transport"] == "HEAT_SIGNAL"
+    assert values["deploy_signal_transport"] == "CFN_SIGNAL"
+    assert values["deploy_signal_verb"] == "POST"
     # It waits for the signal.
     polling.stays(
         lambda: heat.stacks.get(stack_id).stack_status == "CREATE_IN_PROGRESS",
         1,
     )
-    heat.resources.signal(
-        stack_id,
-        "deploy",
-        data={
-            "result": "done",
-            "deploy_stdout": "hello",
-            "deploy_status_code": 0,
-        },
+    # As heat-config-notify sends it (CFN_SIGNAL): a POST of the outputs
+    # to deploy_signal_id.
+    sent = requests.post(
+        values["deploy_signal_id"],
+        data=json.dumps(
+            {
+                "result": "done",
+                "deploy_stdout": "hello",
+                "deploy_status_code": 0,
+            }
+        ),
+        headers={"content-type": "application/json"},
+        timeout=60,
     )
+    assert sent.status_code == 200, sent.text
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
     assert _outputs(heat, stack_id) == {"result": "done", "stdout": "hello"}
     done = heat.software_deployments.get(made.id)
@@ -132,7 +142,7 @@ def test_api_update_completes_or_fails_it(deployment):
 
 def test_failing_signal_and_no_signal(deployment):
     heat = deployment.client("sdr" + uuid.uuid4().hex[:8])
-    stack_id, server = _start(heat, "failing")
+    stack_id, server = _start(heat, "failing", signal_transport="HEAT_SIGNAL")
     _deployment(heat, server)
     heat.resources.signal(
         stack_id, "deploy", data={"deploy_status_code": 2, "problem": "x"}
