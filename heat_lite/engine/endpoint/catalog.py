@@ -12,8 +12,9 @@ from heat_lite.common import exception
 from heat_lite.db import models
 from heat_lite.db import services as db_services
 from heat_lite.engine import validation
-from heat_lite.engine.endpoint import views
+from heat_lite.engine.endpoint import nested_parameters, views
 from heat_lite.engine.endpoint.base import TARGET, expected
+from heat_lite.engine.template import registry as tmpl_registry
 from heat_lite.engine.template import validate as tmpl_validate
 from heat_lite.engine.template import versions as tmpl_versions
 from heat_lite.resources import properties, registry
@@ -178,7 +179,19 @@ class CatalogEndpoint:
             "unknown_parameters": _declared(template),
         }
         bound = validation.bind(template, env, files, info)
-        return tmpl_validate.document(bound.template, env)
+        doc = tmpl_validate.document(bound.template, env)
+        registry = doc["Environment"]["resource_registry"]
+        for defn in bound.resources.values():
+            # As Heat's registry does when a template names a file as a
+            # type: the file is registered as a type of its own.
+            if tmpl_registry.is_template(defn.type):
+                registry.setdefault(defn.type, defn.type)
+        if show_nested:
+            stack = dict(info, tenant=ctxt.project_id, nested_depth=0)
+            found = nested_parameters.nested_parameters(stack, bound)
+            if found:
+                doc["NestedParameters"] = found
+        return doc
 
     @expected
     def list_template_versions(self, ctxt):
