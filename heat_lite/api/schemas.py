@@ -259,12 +259,40 @@ SOFTWARE_CONFIG = obj(
         "options",
         "creation_time",
     ),
-    config=nullable(STRING),
+    # A map for an OS::Heat::StructuredConfig.
+    config=nullable({"oneOf": [STRING, ANY_OBJECT]}),
     inputs=array(ANY_OBJECT),
     outputs=array(ANY_OBJECT),
     options=ANY_OBJECT,
     project=STRING,
     **_CONFIG_COMMON,
+)
+
+SOFTWARE_DEPLOYMENT = obj(
+    (
+        "id",
+        "server_id",
+        "config_id",
+        "input_values",
+        "output_values",
+        "action",
+        "status",
+        "status_reason",
+        "creation_time",
+    ),
+    id=STRING,
+    server_id=STRING,
+    config_id=STRING,
+    input_values=nullable(ANY_OBJECT),
+    output_values=nullable(ANY_OBJECT),
+    action=nullable(STRING),
+    status=nullable(STRING),
+    status_reason=nullable(STRING),
+    creation_time=STRING,
+    updated_time=STRING,
+)
+_DEPLOYMENT = obj(
+    ("software_deployment",), software_deployment=SOFTWARE_DEPLOYMENT
 )
 
 SNAPSHOT = obj(
@@ -383,6 +411,21 @@ RESPONSES = {
         obj(("software_config",), software_config=SOFTWARE_CONFIG),
     ),
     "delete_software_config": (204, None),
+    "list_software_deployments": (
+        200,
+        obj(
+            ("software_deployments",),
+            software_deployments=array(SOFTWARE_DEPLOYMENT),
+        ),
+    ),
+    "create_software_deployment": (200, _DEPLOYMENT),
+    "show_software_deployment": (200, _DEPLOYMENT),
+    "update_software_deployment": (200, _DEPLOYMENT),
+    "delete_software_deployment": (204, None),
+    "metadata_software_deployments": (
+        200,
+        obj(("metadata",), metadata=array(SOFTWARE_CONFIG)),
+    ),
     "verdict": (200, None),
     "query_stacks": (
         200,
@@ -604,6 +647,24 @@ REQUESTS = {
         ),
         minProperties=1,
         maxProperties=1,
+    ),
+    "create_software_deployment": obj(
+        ("config_id", "server_id"),
+        config_id=STRING,
+        server_id=STRING,
+        input_values=nullable(ANY_OBJECT),
+        action=nullable(STRING),
+        status=nullable(STRING),
+        status_reason=nullable(STRING),
+        stack_user_project_id=nullable(STRING),
+    ),
+    "update_software_deployment": obj(
+        config_id=nullable(STRING),
+        input_values=nullable(ANY_OBJECT),
+        output_values=nullable(ANY_OBJECT),
+        action=nullable(STRING),
+        status=nullable(STRING),
+        status_reason=nullable(STRING),
     ),
     "create_software_config": obj(
         name=nullable(STRING),

@@ -9,7 +9,7 @@ import time
 from heat_lite import conf
 from heat_lite.common import crypt, rpc
 from heat_lite.db import services as db_services
-from heat_lite.db import software_configs
+from heat_lite.db import software_configs, software_deployments
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import goals, service, snapshots
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
@@ -24,7 +24,12 @@ from heat_lite.engine.recovery import fencing, watchdog
 from heat_lite.engine.traversal import graph_cache, nested, ops, verify
 from heat_lite.engine.worker import dispatch, runner
 from heat_lite.engine.worker import endpoint as worker_endpoint
-from heat_lite.resources import registry, software_config, stack_resource
+from heat_lite.resources import (
+    registry,
+    software_config,
+    software_deployment,
+    stack_resource,
+)
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -84,6 +89,9 @@ class EngineProcess:
         )
         # And software configs are kept in the database, through this.
         software_config.SoftwareConfig.store = software_configs
+        software_deployment.SoftwareDeployment.deployments = (
+            software_deployments
+        )
         self._servers = []
 
     @property

@@ -36,6 +36,9 @@ from heat_lite.engine.endpoint.reads import ReadEndpoint
 from heat_lite.engine.endpoint.references import ReferenceEndpoint
 from heat_lite.engine.endpoint.resources import ResourceEndpoint
 from heat_lite.engine.endpoint.software_configs import SoftwareConfigEndpoint
+from heat_lite.engine.endpoint.software_deployments import (
+    SoftwareDeploymentEndpoint,
+)
 from heat_lite.engine.traversal import ops
 from heat_lite.engine.worker import adopt, caller
 
@@ -65,6 +68,7 @@ def endpoints(stack_ops, stack_service=None):
         ResourceEndpoint(),
         CatalogEndpoint(),
         SoftwareConfigEndpoint(),
+        SoftwareDeploymentEndpoint(),
         ReferenceEndpoint(),
         ChangesEndpoint(),
         snapshots.SnapshotEndpoint(stack_ops),
