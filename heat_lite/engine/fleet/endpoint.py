@@ -18,7 +18,7 @@ from heat_lite.common import exception, rollout_spec
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import queries
-from heat_lite.engine.endpoint.base import expected
+from heat_lite.engine.endpoint.base import expected, find_stack
 from heat_lite.engine.endpoint.views import timestamp
 from heat_lite.engine.fleet import target as tgt
 from heat_lite.engine.worker import caller
@@ -57,6 +57,8 @@ class RolloutEndpoint:
 
     def __init__(self, runner):
         self.runner = runner
+        # The check a target's update passes when its batch starts.
+        self.goals = runner.driver.goals
 
     @expected
     def create_rollout(self, ctxt, body):
@@ -66,6 +68,7 @@ class RolloutEndpoint:
             raise exception.InvalidRollout(
                 reason="the selector matches no stack"
             )
+        self._check_targets(ctxt, spec["update"], matched)
         rollout_id = str(uuid.uuid4())
         batches = rollout_spec.batches(len(matched), spec["strategy"])
         fence = self.runner.fence
@@ -94,6 +97,40 @@ class RolloutEndpoint:
         )
         self.runner.launch(rollout_id)
         return self._view(ctxt, rollout_id)
+
+    def _check_targets(self, ctxt, update, matched):
+        """Refuse (400) an update that some target's template refuses: an
+        undeclared parameter, a value its constraints refuse -- the check
+        a target's update passes at its batch (``goals.UpdateGoals``),
+        made now, so that a rollout is never stored to fail on every
+        target. Whether each stack may start an update is left to its
+        batch (a busy one is skipped then).
+
+        :raises InvalidRollout: naming the target and what it refused.
+        """
+        args = {"clear_parameters": update.get("clear_parameters")}
+        for row in matched:
+            try:
+                stack = find_stack(ctxt, {"stack_id": row["id"]}, live=True)
+            except exception.StackNotFound:
+                continue  # gone since the query: its target is skipped
+            try:
+                self.goals.goal(
+                    ctxt,
+                    stack,
+                    update.get("template"),
+                    update.get("parameters"),
+                    update.get("files"),
+                    update.get("environment"),
+                    None,
+                    args,
+                    True,
+                )
+            except exception.Invalid as exc:
+                raise exception.InvalidRollout(
+                    reason="target stack %s (%s) refuses the update: %s"
+                    % (stack["name"], stack["id"], exc)
+                ) from None
 
     @expected
     def list_rollouts(self, ctxt):
