@@ -36,6 +36,7 @@ class RolloutRunner(keeper.KeptRunner):
         # taskflow (and networkx under it) costs about 0.3 s to import:
         # only an engine that runs a rollout pays it, not every start.
         import taskflow.engines
+        import taskflow.exceptions
 
         from heat_lite.db import flow_store
         from heat_lite.engine.fleet import flows
@@ -60,6 +61,12 @@ class RolloutRunner(keeper.KeptRunner):
         try:
             engine.run()
         except fleet_run.RollbackRequested:
+            run.rolled_back()
+        except taskflow.exceptions.WrappedFailure as failures:
+            # A flow resumed while it was reverting holds the failure of
+            # the run that began the revert too: taskflow re-raises both.
+            if not all(f.check(fleet_run.RollbackRequested) for f in failures):
+                raise
             run.rolled_back()
         finally:
             with contextlib.suppress(Exception):
