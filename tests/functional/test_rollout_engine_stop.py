@@ -112,11 +112,23 @@ def _new_owner(dep, rollout_id, old):
     return polling.until(owned, 90, "rollout %s taken over" % rollout_id)
 
 
-def _errors(dep):
-    """The engine log's ERROR (and traceback) lines."""
+def _paused_at_a_gate(dep, rollout_id):
+    """The counts of a paused rollout once no target is in flight (its
+    flow waits at its next gate)."""
+
+    def settled():
+        counts = _api(dep, "GET", "/" + rollout_id)["counts"]
+        in_flight = counts["UPDATING"] + counts["VERIFYING"]
+        return counts if in_flight == 0 else None
+
+    return polling.until(settled, 90, "no target in flight")
+
+
+def _errors(dep, log="engine"):
+    """The log's ERROR (and traceback) lines."""
     return [
         line
-        for line in dep.log("engine").splitlines()
+        for line in dep.log(log).splitlines()
         if " ERROR " in line or " CRITICAL " in line or "Traceback" in line
     ]
 
@@ -129,15 +141,7 @@ def test_stopping_the_engine_of_a_paused_rollout(dep):
     paused = _api(dep, "POST", "/%s/actions" % rollout["id"], {"pause": None})
     assert paused["status"] == "PAUSED"
 
-    # The paused flow waits at its next gate, no target in flight.
-    def settled():
-        shown = _api(dep, "GET", "/" + rollout["id"])
-        counts = shown["counts"]
-        return (
-            counts if counts["UPDATING"] + counts["VERIFYING"] == 0 else None
-        )
-
-    counts = polling.until(settled, 90, "no target in flight")
+    counts = _paused_at_a_gate(dep, rollout["id"])
     pid = _owner(dep, rollout["id"])
     assert pid in dep.engine_pids()
     _stop(dep, pid)
@@ -196,3 +200,33 @@ def test_stopping_the_engine_of_a_rollback_under_way(dep):
         stack = heat.stacks.get(stack_id)
         assert stack.parameters["php_version"] == OLD
     assert _errors(dep) == []
+
+
+@pytest.mark.timeout(300)
+def test_stopping_heat_lite_all_with_a_paused_rollout(tmp_path):
+    """``heat-lite-all`` stopped (SIGTERM) with a paused rollout logs no
+    ERROR; started again, it resumes the rollout, still paused."""
+    dep = deployment_mod.Deployment("sqlite", tmp_path).start()
+    try:
+        heat = dep.client()
+        _apps(heat, "alone", app_template())
+        rollout = _create(dep, "alone")
+        _api(dep, "POST", "/%s/actions" % rollout["id"], {"pause": None})
+        counts = _paused_at_a_gate(dep, rollout["id"])
+        all_in_one = dep.procs["all"]
+        os.killpg(all_in_one.pid, signal.SIGTERM)
+        assert all_in_one.wait(timeout=60) == 0
+        assert _errors(dep, "all") == []
+        dep._spawn("all", "heat-lite-all")
+        dep._wait_for_api()
+        polling.until(
+            lambda: _owner(dep, rollout["id"]) is not None,
+            60,
+            "the rollout resumed",
+        )
+        shown = _api(dep, "GET", "/" + rollout["id"])
+        assert shown["status"] == "PAUSED", shown["status_reason"]
+        assert shown["counts"] == counts
+        assert _errors(dep, "all") == []
+    finally:
+        dep.stop()

@@ -21,6 +21,23 @@ LOG = logging.getLogger(__name__)
 # wait for a slot without touching the database (a hundred promotions
 # at once would otherwise be a hundred pollers and as many connections).
 MAX_RUNNING = 32
+# Never set: what a flow of a stopping engine waits on (``hold``).
+_EXIT = threading.Event()
+
+
+def hold(fence):
+    """Hold the calling flow thread until the process exits if its engine
+    is stopping (``fence.retiring``).
+
+    A stopping engine leaves its flows where its store has them, for the
+    engine that takes them over: a flow whose ownership check raised
+    instead would have taskflow record that failure -- a write the
+    fenced store refuses, which taskflow logs as an ERROR -- and start
+    reverting. Called by the flows' ownership checks, before any write
+    and outside any transaction, so a held thread holds no lock.
+    """
+    if fence.retiring:
+        _EXIT.wait()
 
 
 class Keeper:

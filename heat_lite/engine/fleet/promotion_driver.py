@@ -19,6 +19,7 @@ from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.db import promotions as db_promotions
 from heat_lite.engine import trusts, validation
+from heat_lite.engine.fleet import keeper
 from heat_lite.engine.fleet import target as tgt
 from heat_lite.engine.traversal import verify
 
@@ -54,6 +55,7 @@ class PromotionRun:
     def check(self):
         """:raises OwnershipLost: once this engine no longer owns it."""
         if self.fence.generation != self.generation:
+            keeper.hold(self.fence)
             raise tgt.OwnershipLost(self.id)
         if time.monotonic() - self._checked < OWNER_CHECK:
             return

@@ -10,6 +10,7 @@ import time
 from heat_lite.common import context
 from heat_lite.db import models
 from heat_lite.db import rollouts as db_rollouts
+from heat_lite.engine.fleet import keeper
 from heat_lite.engine.fleet import target as tgt
 
 
@@ -56,6 +57,7 @@ class RolloutRun:
         """Raise OwnershipLost once this engine no longer owns the rollout
         (fenced, stopping, or claimed by another engine)."""
         if self.fence.generation != self.generation:
+            keeper.hold(self.fence)
             raise tgt.OwnershipLost(self.id)
         with self._lock:
             if time.monotonic() - self._checked < OWNER_CHECK:
