@@ -2,7 +2,7 @@
 
 Every caller that starts a stack operation towards a new template goes
 through here: the stack API (``endpoint.service``), a rollout's targets
-(``fleet.target.TargetDriver``) and promotions (``fleet.promotion_*``).
+(``fleet.rollout.target.TargetDriver``) and promotions (``fleet.promotion``).
 An update starts the same way for all of them: the stack must accept an
 update now, the request's template, environment and files are merged with
 the stored ones (PATCH) or replace them, the result is bound and checked

@@ -17,7 +17,7 @@ import contextlib
 
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.engine.fleet import keeper
-from heat_lite.engine.fleet import run as fleet_run
+from heat_lite.engine.fleet.rollout import run as fleet_run
 
 
 class RolloutRunner(keeper.KeptRunner):
@@ -39,7 +39,7 @@ class RolloutRunner(keeper.KeptRunner):
         import taskflow.exceptions
 
         from heat_lite.db import flow_store
-        from heat_lite.engine.fleet import flows
+        from heat_lite.engine.fleet.rollout import flows
 
         rollout = db_rollouts.rollout_get(rollout_id)
         run = fleet_run.RolloutRun(rollout, self.fence)
@@ -84,7 +84,7 @@ def _reopen(engine):
     raises RollbackRequested, and taskflow reverts the flow)."""
     from taskflow import states
 
-    from heat_lite.engine.fleet import flows
+    from heat_lite.engine.fleet.rollout import flows
 
     engine.compile()
     engine.storage.set_atom_state(flows.FINISH, states.PENDING)
