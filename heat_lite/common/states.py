@@ -229,6 +229,8 @@ PROMOTION = Vocabulary(
     FINISHED=("COMPLETE", "FAILED", "ROLLED_BACK"),
     # The promotions whose snapshot is (or is becoming) the target's.
     CHANGED=("IN_PROGRESS", "COMPLETE"),
+    # Undone already: by a failed gate, or by its rollback.
+    UNDONE=("FAILED", "ROLLED_BACK"),
 )
 
 # What became of a verified update (``traversal.verify.outcome``).
