@@ -210,6 +210,10 @@ ROLLOUT_TARGET = Vocabulary(
     },
     TERMINAL=("SUCCEEDED", "ROLLED_BACK", "FAILED", "SKIPPED"),
     FAILURES=("ROLLED_BACK", "FAILED"),
+    # An update (or an update back) under way.
+    RUNNING=("UPDATING", "VERIFYING", "ROLLING_BACK"),
+    # A change undone: the stack back where it was.
+    ROLLBACK=("ROLLING_BACK", "ROLLED_BACK"),
     # Shown as noteworthy by the CLI (``rollout show``).
     NOTEWORTHY=("ROLLED_BACK", "FAILED", "SKIPPED"),
 )
