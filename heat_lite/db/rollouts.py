@@ -247,7 +247,7 @@ def targets_skip_pending(rollout_id, owner, reason, positions=None):
     with transaction() as session:
         session.execute(
             query.values(
-                status="SKIPPED",
+                status=T.SKIPPED,
                 status_reason=reason,
                 finished_at=models.utcnow(),
             )

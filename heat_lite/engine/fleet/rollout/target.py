@@ -251,9 +251,9 @@ class TargetDriver:
             )
         status = _OUTCOME[outcome["state"]]
         reason = outcome["reason"]
-        if outcome["state"] == "SUPERSEDED":
+        if outcome["state"] == V.SUPERSEDED:
             reason = "superseded by another operation: %s" % (reason or "")
-        elif outcome["state"] == "SUPERSEDED_AFTER_PASS":
+        elif outcome["state"] == V.SUPERSEDED_AFTER_PASS:
             reason = "%s; then another operation took the stack over" % (
                 reason
             )
