@@ -7,6 +7,7 @@ from oslo_messaging import transport as messaging_transport
 
 from heat_lite.conf import (
     api,
+    apps,
     database,
     engine,
     limits,
@@ -23,6 +24,7 @@ EMBEDDED_TRANSPORT = "fake://"
 # Every heat_lite option module: registered here, listed by opts.list_opts.
 MODULES = (
     api,
+    apps,
     database,
     engine,
     limits,
