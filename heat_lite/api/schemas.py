@@ -6,6 +6,8 @@ allowed. Request schemas say what is accepted; the handlers check the
 same shapes and answer 400 otherwise.
 """
 
+from heat_lite.common import states
+
 
 def obj(required=(), additional=True, **props):
     schema = {
@@ -24,6 +26,11 @@ def array(items):
 
 def nullable(schema):
     return dict(schema, nullable=True)
+
+
+def states_enum(vocabulary):
+    """A status of ``vocabulary`` (a ``common.states.Vocabulary``)."""
+    return {"type": "string", "enum": [str(s) for s in vocabulary]}
 
 
 STRING = {"type": "string"}
@@ -301,7 +308,7 @@ SNAPSHOT = obj(
     name=nullable(STRING),
     stack_id=STRING,
     action={"type": "string", "enum": ["SNAPSHOT"]},
-    status={"type": "string", "enum": ["IN_PROGRESS", "COMPLETE", "FAILED"]},
+    status=states_enum(states.SNAPSHOT),
     status_reason=nullable(STRING),
     data=nullable(ANY_OBJECT),
     creation_time=STRING,
@@ -448,10 +455,7 @@ RESPONSES = {
 _ROLLOUT_SUMMARY = dict(
     id=STRING,
     name=STRING,
-    status={
-        "type": "string",
-        "enum": ["IN_PROGRESS", "PAUSED", "COMPLETE", "FAILED", "CANCELLED"],
-    },
+    status=states_enum(states.ROLLOUT),
     status_reason=nullable(STRING),
     strategy=ANY_OBJECT,
     created_at=TIME,
@@ -464,19 +468,7 @@ ROLLOUT_TARGET = obj(
     stack_id=STRING,
     stack_name=STRING,
     batch=INTEGER,
-    status={
-        "type": "string",
-        "enum": [
-            "PENDING",
-            "UPDATING",
-            "VERIFYING",
-            "SUCCEEDED",
-            "ROLLING_BACK",
-            "ROLLED_BACK",
-            "FAILED",
-            "SKIPPED",
-        ],
-    },
+    status=states_enum(states.ROLLOUT_TARGET),
     status_reason=nullable(STRING),
     started_at=TIME,
     finished_at=TIME,

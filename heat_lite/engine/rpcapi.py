@@ -856,7 +856,7 @@ class EngineAPI:
             action=action,
         )
 
-    # Promotions (engine.fleet.promotion_*) -----------------------------
+    # Promotions (engine.fleet.promotion) -----------------------------
     def create_promotion(self, ctxt, body, target_scope=None):
         """Check a promotion, store it and start it (call).
 

@@ -8,8 +8,8 @@ import textwrap
 
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
-from heat_lite.engine.fleet import endpoint as fleet_endpoint
-from heat_lite.engine.fleet import promotion_endpoint
+from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
+from heat_lite.engine.fleet.rollout import endpoint as fleet_endpoint
 
 # Calls that start or change something: never asked twice.
 WRITES = {
