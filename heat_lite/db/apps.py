@@ -110,14 +110,16 @@ def app_get_all(
         return [_decoded(r) for r in session.execute(query)]
 
 
+def _live(tenant, app_id):
+    return sa.and_(
+        APP.c.id == app_id, APP.c.tenant == tenant, APP.c.deleted_at.is_(None)
+    )
+
+
 def _changed(session, tenant, app_id):
     """The error of a conditional write that matched no row."""
     live = session.execute(
-        sa.select(APP.c.id).where(
-            APP.c.id == app_id,
-            APP.c.tenant == tenant,
-            APP.c.deleted_at.is_(None),
-        )
+        sa.select(APP.c.id).where(_live(tenant, app_id))
     ).first()
     if live is None:
         return exception.AppNotFound(app=app_id)
@@ -144,12 +146,7 @@ def app_update(tenant, app_id, version, spec, webhook_secret=KEEP):
     with transaction() as session:
         done = session.execute(
             APP.update()
-            .where(
-                APP.c.id == app_id,
-                APP.c.tenant == tenant,
-                APP.c.version == version,
-                APP.c.deleted_at.is_(None),
-            )
+            .where(_live(tenant, app_id), APP.c.version == version)
             .values(values)
         ).rowcount
         if not done:
@@ -168,11 +165,7 @@ def app_delete(tenant, app_id):
     with transaction() as session:
         done = session.execute(
             APP.update()
-            .where(
-                APP.c.id == app_id,
-                APP.c.tenant == tenant,
-                APP.c.deleted_at.is_(None),
-            )
+            .where(_live(tenant, app_id))
             .values(
                 deleted_at=now,
                 updated_at=now,
