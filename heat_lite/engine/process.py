@@ -20,6 +20,7 @@ from heat_lite.engine.fleet import (
 )
 from heat_lite.engine.fleet import runner as fleet_runner
 from heat_lite.engine.fleet import target as fleet_target
+from heat_lite.engine.fleet.app import endpoint as app_endpoint
 from heat_lite.engine.recovery import fencing, watchdog
 from heat_lite.engine.traversal import graph_cache, nested, ops, verify
 from heat_lite.engine.worker import dispatch, runner
@@ -110,6 +111,7 @@ class EngineProcess:
                 + [
                     fleet_endpoint.RolloutEndpoint(self.rollouts),
                     promotion_endpoint.PromotionEndpoint(self.promotions),
+                    app_endpoint.AppEndpoint(),
                 ],
             ),
             rpc.get_server(

@@ -10,14 +10,17 @@ from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.fleet import endpoint as fleet_endpoint
 from heat_lite.engine.fleet import promotion_endpoint
+from heat_lite.engine.fleet.app import endpoint as app_endpoint
 
 # Calls that start or change something: never asked twice.
 WRITES = {
     "abandon_stack",
+    "create_app",
     "create_promotion",
     "create_rollout",
     "create_software_config",
     "create_stack",
+    "delete_app",
     "delete_rollout",
     "delete_snapshot",
     "delete_software_config",
@@ -31,6 +34,7 @@ WRITES = {
     "stack_restore",
     "stack_snapshot",
     "stack_verdict",
+    "update_app",
     "update_stack",
 }
 
@@ -50,6 +54,7 @@ def test_every_read_is_served_by_an_endpoint():
     endpoints = service.endpoints(stack_ops=None) + [
         fleet_endpoint.RolloutEndpoint,
         promotion_endpoint.PromotionEndpoint,
+        app_endpoint.AppEndpoint,
     ]
     served = {
         name
