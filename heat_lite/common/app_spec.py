@@ -47,6 +47,8 @@ _NAME_RE = re.compile(r"\A[a-zA-Z][a-zA-Z0-9_.-]{0,254}\Z")
 _NOT_IN_NAME = re.compile(r"[^a-zA-Z0-9_.-]")
 MAX_NAME = 255
 MAX_BRANCHES = 50
+# What a list of apps may be sorted by.
+SORT_KEYS = ("name", "created_at", "updated_at")
 MIN_SECRET = 16
 MAX_SECRET = 1024
 

@@ -18,8 +18,6 @@ from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint.base import expected
 from heat_lite.engine.endpoint.views import timestamp
 
-# What an app list may be sorted by (``db.apps``).
-SORT_KEYS = ("name", "created_at", "updated_at")
 MAX_LIMIT = 1000
 
 
@@ -77,9 +75,10 @@ class AppEndpoint:
             raise exception.Invalid(
                 message="limit must be an integer from 0 to %d" % MAX_LIMIT
             )
-        if sort_key is not None and sort_key not in SORT_KEYS:
+        if sort_key is not None and sort_key not in app_spec.SORT_KEYS:
             raise exception.Invalid(
-                message="sort_key must be one of %s" % ", ".join(SORT_KEYS)
+                message="sort_key must be one of %s"
+                % ", ".join(app_spec.SORT_KEYS)
             )
         if sort_dir not in (None, "asc", "desc"):
             raise exception.Invalid(message="sort_dir must be asc or desc")
