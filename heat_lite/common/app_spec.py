@@ -20,12 +20,14 @@ checked as a whole again (``merge``), so a template that drops the image
 parameter is refused as on create.
 """
 
+import contextlib
 import fnmatch
 import json
 import re
 
 from heat_lite import builders, conf
 from heat_lite.apps import refs, sources
+from heat_lite.builders import base as builder_base
 from heat_lite.common import crypt, exception, template_format, verify_spec
 
 CONF = conf.CONF
@@ -55,6 +57,20 @@ MAX_SECRET = 1024
 
 def _invalid(reason):
     return exception.InvalidApp(reason=reason)
+
+
+@contextlib.contextmanager
+def _as_invalid():
+    """The 400s of ``apps.sources`` and ``builders`` as InvalidApp: only
+    ``common.exception``'s classes cross RPC as themselves."""
+    try:
+        yield
+    except (
+        sources.SourceNotAllowed,
+        builders.UnknownBuilder,
+        builder_base.InvalidBuildOptions,
+    ) as exc:
+        raise _invalid(str(exc)) from None
 
 
 def _name(value, what):
@@ -92,7 +108,8 @@ def _map(value, where, keys):
 def _source(value):
     _map(value, "source", ("url", "branches"))
     url = value.get("url")
-    sources.check_source(url, CONF.apps.allowed_sources)
+    with _as_invalid():
+        sources.check_source(url, CONF.apps.allowed_sources)
     branches = value.get("branches")
     if not isinstance(branches, list) or not branches:
         raise _invalid("source.branches must be a non-empty list")
@@ -112,11 +129,10 @@ def _builder(value):
     name = value.get("name")
     if not isinstance(name, str) or not name:
         raise _invalid("builder.name must name a builder")
-    builder = builders.get_builder(name, CONF.apps)
-    return {
-        "name": name,
-        "options": builder.validate_options(value.get("options")),
-    }
+    with _as_invalid():
+        builder = builders.get_builder(name, CONF.apps)
+        options = builder.validate_options(value.get("options"))
+    return {"name": name, "options": options}
 
 
 def _document(value, what, required):
@@ -200,9 +216,8 @@ def _secret(value):
 def parse(body):
     """The checked, normalised app.
 
-    :raises InvalidApp: (400) for a malformed body.
-    :raises SourceNotAllowed: (400) for a URL the operator allows not.
-    :raises UnknownBuilder, InvalidBuildOptions: (400) for the builder.
+    :raises InvalidApp: (400) for a malformed body, a URL the operator
+        does not allow, an unknown builder or wrong builder options.
     :raises InvalidVerify: (400) for a malformed ``verify``.
     :raises RequestLimitExceeded: (400) for a document over the limit.
     """

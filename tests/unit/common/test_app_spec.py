@@ -5,8 +5,6 @@ import copy
 import pytest
 
 from heat_lite import builders, conf
-from heat_lite.apps import sources
-from heat_lite.builders import base
 from heat_lite.common import app_spec, exception
 
 CONF = conf.CONF
@@ -104,11 +102,11 @@ def test_everything_optional_is_kept():
                     "branches": ["main"],
                 }
             ),
-            sources.SourceNotAllowed,
+            exception.InvalidApp,
         ),  # fmt: skip
         (
             body(source={"url": "ext::sh -c id", "branches": ["main"]}),
-            sources.SourceNotAllowed,
+            exception.InvalidApp,
         ),
         (
             body(source={"url": "https://git.example.com/x"}),
@@ -168,14 +166,14 @@ def test_everything_optional_is_kept():
         (body(builder="artifact"), exception.InvalidApp),
         (body(builder={"options": {}}), exception.InvalidApp),
         (body(builder={"name": "artifact", "x": 1}), exception.InvalidApp),
-        (body(builder={"name": "nonesuch"}), builders.UnknownBuilder),
+        (body(builder={"name": "nonesuch"}), exception.InvalidApp),
         (
             body(builder={"name": "artifact", "options": {"nope": 1}}),
-            base.InvalidBuildOptions,
+            exception.InvalidApp,
         ),
         (
             body(builder={"name": "artifact", "options": []}),
-            base.InvalidBuildOptions,
+            exception.InvalidApp,
         ),
         # template, files, environment
         (body(template=[1]), exception.InvalidApp),
@@ -205,6 +203,26 @@ def test_refusals(bad, error):
     with pytest.raises(error) as raised:
         app_spec.parse(bad)
     assert raised.value.code == 400
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (
+            {"source": {"url": "https://evil.example.com/x",
+                        "branches": ["main"]}},
+            "is not allowed: it matches none of",
+        ),
+        ({"builder": {"name": "nonesuch"}}, "Unknown builder 'nonesuch'"),
+        (
+            {"builder": {"name": "artifact", "options": {"nope": 1}}},
+            "unknown option",
+        ),
+    ],
+)  # fmt: skip
+def test_source_and_builder_refusals_say_why(changes, message):
+    with pytest.raises(exception.InvalidApp, match=message):
+        app_spec.parse(body(**changes))
 
 
 def test_a_template_over_the_stack_limit_is_refused():

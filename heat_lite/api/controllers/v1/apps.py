@@ -7,22 +7,15 @@ the stored app with the body laid over it, checked as a whole.
 
 from heat_lite.api import schemas
 from heat_lite.api.request import Reply, query, rule
-from heat_lite.common import app_spec, exception
+from heat_lite.common import app_spec
 
 SORT_KEY = {"type": "string", "enum": list(app_spec.SORT_KEYS)}
-
-
-def _body(req):
-    body = req.body()
-    if not isinstance(body, dict):
-        raise exception.InvalidApp(reason="the body must be a map")
-    return body
 
 
 @rule("apps:create")
 def create_app(req, tenant):
     """Create an app: a git source, a builder, a template per branch."""
-    app = req.engine.create_app(req.context, _body(req))
+    app = req.engine.create_app(req.context, req.body())
     return Reply(201, {"app": app})
 
 
@@ -49,7 +42,7 @@ def show_app(req, tenant, app):
 @rule("apps:update")
 def update_app(req, tenant, app):
     """Change some of an app's keys; the result is checked whole."""
-    found = req.engine.update_app(req.context, app, _body(req))
+    found = req.engine.update_app(req.context, app, req.body())
     return Reply(200, {"app": found})
 
 
