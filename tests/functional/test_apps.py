@@ -4,12 +4,14 @@ wrong body, the secret never answered, policy, and purge_deleted. On
 SQLite (heat-lite-all, fake://) and PostgreSQL (API + engines over
 RabbitMQ)."""
 
+import json
 import uuid
 
 import pytest
 import requests
 
 from tests.functional import deployment as deployment_mod
+from tests.functional import test_osc_plugin as osc_plugin
 
 SECRET = "a webhook secret of the app"
 EXTRA = """
@@ -156,3 +158,38 @@ def test_purge_deleted_removes_deleted_apps(dep, project):
     out = dep.manage("purge_deleted", "-g", "seconds", "-p", project, "0")
     assert "1 apps" in out, out
     assert _api(dep, project, "GET", "/" + made["id"]).status_code == 404
+
+
+def test_openstack_app_commands(dep, project, tmp_path):
+    tmpl = tmp_path / "app.yaml"
+    tmpl.write_text(json.dumps(TEMPLATE))
+
+    def osc(*args, code=0):
+        return osc_plugin._osc(dep, "app", *args, code=code, project=project)
+
+    made = json.loads(
+        osc(
+            "create", "shop", "-f", "json",
+            "--source-url", "file:///srv/git/shop",
+            "--branch", "main",
+            "--builder", "artifact",
+            "-t", str(tmpl),
+            "--image-parameter", "image",
+            "--webhook-secret", SECRET,
+        ).stdout
+    )  # fmt: skip
+    assert made["name"] == "shop" and made["webhook"] is True
+    listed = json.loads(osc("list", "-f", "json").stdout)
+    assert [a["Name"] for a in listed] == ["shop"]
+    changed = json.loads(
+        osc("set", "shop", "-f", "json", "--no-webhook-secret").stdout
+    )
+    assert changed["webhook"] is False and changed["version"] == 2
+    refused = osc("set", "shop", "--image-parameter", "flavor", code=1)
+    assert "declares no parameter flavor" in refused.stderr
+    assert (
+        json.loads(osc("show", "shop", "-f", "json").stdout)["id"]
+        == (made["id"])
+    )
+    osc("delete", "shop")
+    assert "could not be found" in osc("show", "shop", code=1).stderr
