@@ -11,11 +11,14 @@ import pytest
 from heat_lite import conf
 from heat_lite.common import context, crypt, exception
 from heat_lite.db import apps as db_apps
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
+from tests import polling
 
 CONF = conf.CONF
 SECRET = "a webhook secret of the app"
+VERIFY = {"checks": [{"type": "signal"}]}
 TEMPLATE = {
     "heat_template_version": "2021-04-16",
     "parameters": {"image": {"type": "string", "default": "none"}},
@@ -130,13 +133,26 @@ def test_refusals_travel_back_typed(api):
 
 def test_an_existing_stack_is_adopted_by_name(api, engine):
     ctxt = _ctxt()
-    service.EngineService(engine.ops).create_stack(
+    ident = service.EngineService(engine.ops).create_stack(
         ctxt, "shop-prod", copy.deepcopy(TEMPLATE), {}, {}, None, None, {}
     )
     app = api.create_app(ctxt, _body(stacks={"main": "shop-prod"}))
     assert app["stacks"] == {"main": "shop-prod"}
     with pytest.raises(exception.InvalidApp):
         api.create_app(_ctxt(), _body(stacks={"main": "shop-prod"}))
+    with pytest.raises(exception.InvalidApp):
+        api.update_app(ctxt, "shop", {"stacks": {"main": "nonesuch"}})
+    # An adopted stack gone since does not block other changes.
+    service.EngineService(engine.ops).delete_stack(
+        ctxt, {"stack_id": ident["stack_id"]}
+    )
+    polling.until(
+        lambda: not db_stacks.stack_get_all(ctxt.project_id),
+        what="shop-prod deleted",
+    )
+    changed = api.update_app(ctxt, "shop", {"verify": VERIFY})
+    assert changed["stacks"] == {"main": "shop-prod"}
+    assert changed["verify"]["checks"] == VERIFY["checks"]
 
 
 def test_of_concurrent_updates_none_is_lost(api):

@@ -21,10 +21,15 @@ from heat_lite.engine.endpoint.views import timestamp
 MAX_LIMIT = 1000
 
 
-def _check_stacks(ctxt, spec):
-    """Every adopted stack must be a live stack of the caller's project
-    (400 otherwise: the body names something that is not there)."""
+def _check_stacks(ctxt, spec, before=None):
+    """Every newly adopted stack must be a live stack of the caller's
+    project (400 otherwise: the body names something that is not there).
+    Those ``before`` (the app's, on an update) are not checked again: a
+    stack deleted since must not block every other change of the app."""
+    before = before or {}
     for branch, name in spec["stacks"].items():
+        if before.get(branch) == name:
+            continue
         try:
             db_stacks.stack_get_by_name(ctxt.project_id, name)
         except exception.StackNotFound:
@@ -102,7 +107,7 @@ class AppEndpoint:
         row = db_apps.app_get(ctxt.project_id, app)
         current = dict(row["spec"], name=row["name"])
         checked = app_spec.parse(app_spec.merge(current, body))
-        _check_stacks(ctxt, checked)
+        _check_stacks(ctxt, checked, row["spec"]["stacks"])
         secret = (
             _seal(checked["webhook_secret"])
             if "webhook_secret" in body
