@@ -12,16 +12,15 @@ from heat_lite.api.schemas import (
     array,
     nullable,
     obj,
+    states_enum,
 )
+from heat_lite.common import states
 
 _STACK_REF = obj(("stack",), additional=False, stack=STRING)
 PROMOTION = obj(
     ("id", "status", "source", "target", "parameters", "created_at"),
     id=STRING,
-    status={
-        "type": "string",
-        "enum": ["IN_PROGRESS", "COMPLETE", "FAILED", "ROLLED_BACK"],
-    },
+    status=states_enum(states.PROMOTION),
     status_reason=nullable(STRING),
     source=obj(
         ("stack_id", "stack_name", "project", "template_id"),

@@ -9,9 +9,10 @@ opts = [
         "allowed_sources",
         default=[],
         help="Git URLs an app may fetch from, as patterns "
-        "scheme://host[:port]/path with shell wildcards in host and path, "
-        "for example https://git.example.com/*, ssh://git.example.com/*, "
-        "file:///srv/git/*. Schemes: file, http, https, ssh, git. The "
+        "``scheme://host[:port]/path`` with shell wildcards in host and "
+        "path, for example ``https://git.example.com/*``, "
+        "``ssh://git.example.com/*``, ``file:///srv/git/*``. Schemes: "
+        "file, http, https, ssh, git. The "
         "engine fetches from inside the cloud, so the default is empty: no "
         "app can fetch anything until the operator lists where from.",
     ),

@@ -347,3 +347,49 @@ def test_more_functions_through_the_api(deployment, heat):
     assert not errors
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+
+
+_CIDR_CHILD = """
+heat_template_version: 2015-04-30
+parameters:
+  cidr:
+    type: string
+    constraints: [{custom_constraint: net_cidr}]
+resources:
+  x:
+    type: OS::Heat::None
+"""
+
+
+def test_preview_skips_custom_constraints_inside_new_nested_stacks(
+    deployment, heat
+):
+    """A nested stack in a preview gets what its parent's get_resource
+    gives before anything exists (the resource's name): its values are not
+    checked against custom constraints there (as Heat's preview); the
+    same value at the top level still is."""
+    tmpl = helpers.template(
+        {
+            "net": {"type": "OS::Heat::None"},
+            "kid": {
+                "type": "child.yaml",
+                "properties": {"cidr": {"get_resource": "net"}},
+            },
+        }
+    )
+    shown = heat.stacks.preview(
+        stack_name="pvc", template=tmpl, files={"child.yaml": _CIDR_CHILD}
+    ).to_dict()
+    names = [
+        r[0]["resource_name"] if isinstance(r, list) else r["resource_name"]
+        for r in shown["resources"]
+    ]
+    assert sorted(names) == ["net", "x"]
+    exc = error(
+        lambda: heat.stacks.preview(
+            stack_name="pvt",
+            template=_CIDR_CHILD,
+            parameters={"cidr": "net"},
+        )
+    )
+    assert exc.code == 400 and "does not validate net_cidr" in str(exc)

@@ -23,6 +23,7 @@ from heat_lite.common.states import Action, Status
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint import views
+from heat_lite.engine.template import constraints as tmpl_constraints
 from heat_lite.engine.traversal import nested
 from heat_lite.resources import stack_resource, template_resource
 
@@ -194,10 +195,11 @@ def create_resources(stack, bound, budget=None):
     for name, defn in bound.resources.items():
         cls, props = properties(bound, defn, scope)
         if owns_stack(cls):
-            child, child_bound = child_preview(
-                stack, bound, defn, cls, props, budget
-            )
-            result.append(create_resources(child, child_bound, budget))
+            with tmpl_constraints.custom_checks_skipped():
+                child, child_bound = child_preview(
+                    stack, bound, defn, cls, props, budget
+                )
+                result.append(create_resources(child, child_bound, budget))
             continue
         entry = item(_blank_record(stack, defn), stack, deps.get(name, ()))
         entry.update(
@@ -338,11 +340,13 @@ class _Nested:
         if found in ("deleted", "replaced"):
             self._deleted(_child_row(record))
         if found in ("added", "replaced") and owns_stack(cls):
-            self._added(
-                *child_preview(
-                    self.shown, self.bound, defn, cls, props, self.budget
+            # A new child: nothing in it exists yet (create_resources).
+            with tmpl_constraints.custom_checks_skipped():
+                self._added(
+                    *child_preview(
+                        self.shown, self.bound, defn, cls, props, self.budget
+                    )
                 )
-            )
         if found == "updated" and owns_stack(cls):
             row = _child_row(record)
             if row is not None:

@@ -12,7 +12,7 @@ from heat_lite.db import api as db_api
 from heat_lite.db import promotions as db_promotions
 from heat_lite.db import verifications
 from heat_lite.engine.endpoint import service
-from heat_lite.engine.fleet import promotion_endpoint
+from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
 from tests.unit.engine.test_rollouts import (
     NEW,
     OLD,

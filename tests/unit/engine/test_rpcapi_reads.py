@@ -8,9 +8,8 @@ import textwrap
 
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
-from heat_lite.engine.fleet import endpoint as fleet_endpoint
-from heat_lite.engine.fleet import promotion_endpoint
-from heat_lite.engine.fleet.app import endpoint as app_endpoint
+from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
+from heat_lite.engine.fleet.rollout import endpoint as fleet_endpoint
 
 # Calls that start or change something: never asked twice.
 WRITES = {
@@ -19,11 +18,13 @@ WRITES = {
     "create_promotion",
     "create_rollout",
     "create_software_config",
+    "create_software_deployment",
     "create_stack",
     "delete_app",
     "delete_rollout",
     "delete_snapshot",
     "delete_software_config",
+    "delete_software_deployment",
     "delete_stack",
     "promotion_action",
     "resource_mark_unhealthy",
@@ -35,6 +36,7 @@ WRITES = {
     "stack_snapshot",
     "stack_verdict",
     "update_app",
+    "update_software_deployment",
     "update_stack",
 }
 
@@ -54,7 +56,6 @@ def test_every_read_is_served_by_an_endpoint():
     endpoints = service.endpoints(stack_ops=None) + [
         fleet_endpoint.RolloutEndpoint,
         promotion_endpoint.PromotionEndpoint,
-        app_endpoint.AppEndpoint,
     ]
     served = {
         name

@@ -1,5 +1,5 @@
 """Handlers of /v1/{tenant}/promotions: promote a tested stack onto
-another (``engine.fleet.promotion_*``), list, show, roll back; and a
+another (``engine.fleet.promotion``), list, show, roll back; and a
 target stack's provenance, /v1/{tenant}/stacks/{name}/{id}/promotions.
 """
 

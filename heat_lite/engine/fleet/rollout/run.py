@@ -7,10 +7,13 @@ import collections
 import threading
 import time
 
-from heat_lite.common import context
+from heat_lite.common import context, states
 from heat_lite.db import models
 from heat_lite.db import rollouts as db_rollouts
-from heat_lite.engine.fleet import target as tgt
+from heat_lite.engine.fleet import keeper
+from heat_lite.engine.fleet.rollout import target as tgt
+
+R = states.ROLLOUT
 
 
 class RollbackRequested(Exception):
@@ -56,13 +59,14 @@ class RolloutRun:
         """Raise OwnershipLost once this engine no longer owns the rollout
         (fenced, stopping, or claimed by another engine)."""
         if self.fence.generation != self.generation:
-            raise tgt.OwnershipLost(self.id)
+            keeper.hold(self.fence)
+            raise keeper.OwnershipLost(self.id)
         with self._lock:
             if time.monotonic() - self._checked < OWNER_CHECK:
                 return
             self._checked = time.monotonic()
         if not db_rollouts.rollout_owned(self.id, self.owner):
-            raise tgt.OwnershipLost(self.id)
+            raise keeper.OwnershipLost(self.id)
 
     # Between batches -----------------------------------------------------
     def gate(self, batch):
@@ -77,7 +81,7 @@ class RolloutRun:
                 raise RollbackRequested(self.id)
             if self.stop_reason(rollout, batch) is not None:
                 return False
-            if rollout["status"] != "PAUSED":
+            if rollout["status"] != R.PAUSED:
                 return True
             time.sleep(PAUSE_POLL)
 
@@ -126,11 +130,11 @@ class RolloutRun:
             )
         counts = db_rollouts.target_counts(self.id)
         if rollout["cancel_requested"]:
-            status = "CANCELLED"
+            status = R.CANCELLED
         elif reason is not None:
-            status = "FAILED"
+            status = R.FAILED
         else:
-            status = "COMPLETE"
+            status = R.COMPLETE
         text = summary(counts)
         reason = "%s: %s" % (reason, text) if reason else text
         if not self._settle(status, reason, unless="rollback_requested"):
@@ -148,7 +152,7 @@ class RolloutRun:
             for t in targets
             if t["revert_traversal_id"] and t["status"] == tgt.FAILED
         ]
-        status = "FAILED" if stuck else "CANCELLED"
+        status = R.FAILED if stuck else R.CANCELLED
         self._settle(status, "rolled back: %s" % summary(counts))
 
     def _settle(self, status, reason, unless=None):
@@ -163,5 +167,5 @@ class RolloutRun:
             unless,
         )
         if not written and unless is None:
-            raise tgt.OwnershipLost(self.id)
+            raise keeper.OwnershipLost(self.id)
         return written

@@ -5,8 +5,8 @@
 unique key (tenant, live_name) keeps live names unique per project in
 the database itself. ``version`` makes every update conditional.
 
-Revision ID: 0014_apps
-Revises: 0013
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-12-04 03:40:00
 """
 
@@ -15,9 +15,9 @@ from alembic import op
 from sqlalchemy.dialects import mysql
 
 # The one place this revision's id is written (renumbered at merge).
-REVISION = "0014_apps"
+REVISION = "0015"
 revision = REVISION
-down_revision = "0013"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 

@@ -14,28 +14,29 @@ import uuid
 
 import oslo_messaging as messaging
 
-from heat_lite.common import exception, rollout_spec
+from heat_lite.common import exception, rollout_spec, states
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import queries
-from heat_lite.engine.endpoint.base import expected
+from heat_lite.engine.endpoint.base import expected, find_stack
 from heat_lite.engine.endpoint.views import timestamp
-from heat_lite.engine.fleet import target as tgt
+from heat_lite.engine.fleet.rollout import target as tgt
 from heat_lite.engine.worker import caller
 
+R = states.ROLLOUT
 ACTIONS = ("pause", "resume", "cancel", "rollback")
 # {action: (statuses it applies to, values it sets, flag it needs unset)}
 _ACTIONS = {
-    "pause": (("IN_PROGRESS",), {"status": "PAUSED"}, "cancel_requested"),
-    "resume": (("PAUSED",), {"status": "IN_PROGRESS"}, None),
+    "pause": ((R.IN_PROGRESS,), {"status": R.PAUSED}, "cancel_requested"),
+    "resume": ((R.PAUSED,), {"status": R.IN_PROGRESS}, None),
     "cancel": (
-        ("IN_PROGRESS", "PAUSED"),
-        {"cancel_requested": True, "status": "IN_PROGRESS"},
+        R.ACTIVE,
+        {"cancel_requested": True, "status": R.IN_PROGRESS},
         "cancel_requested",
     ),
     "rollback": (
-        db_rollouts.ACTIVE + db_rollouts.FINISHED,
-        {"rollback_requested": True, "status": "IN_PROGRESS"},
+        R.states,
+        {"rollback_requested": True, "status": R.IN_PROGRESS},
         "rollback_requested",
     ),
 }
@@ -50,13 +51,15 @@ _REASONS = {
 class RolloutEndpoint:
     """Rollout requests from the API (or any RPC client).
 
-    :param runner: the process's ``fleet.runner.RolloutRunner``.
+    :param runner: the process's ``fleet.rollout.runner.RolloutRunner``.
     """
 
     target = messaging.Target(version=rpcapi.RPC_API_VERSION)
 
     def __init__(self, runner):
         self.runner = runner
+        # The check a target's update passes when its batch starts.
+        self.goals = runner.driver.goals
 
     @expected
     def create_rollout(self, ctxt, body):
@@ -66,6 +69,7 @@ class RolloutEndpoint:
             raise exception.InvalidRollout(
                 reason="the selector matches no stack"
             )
+        self._check_targets(ctxt, spec["update"], matched)
         rollout_id = str(uuid.uuid4())
         batches = rollout_spec.batches(len(matched), spec["strategy"])
         fence = self.runner.fence
@@ -75,7 +79,7 @@ class RolloutEndpoint:
                 "id": rollout_id,
                 "tenant": ctxt.project_id,
                 "name": spec.pop("name"),
-                "status": "IN_PROGRESS",
+                "status": R.IN_PROGRESS,
                 "status_reason": "Rollout started",
                 "spec": spec,
                 "caller_token": caller.keep(ctxt),
@@ -94,6 +98,40 @@ class RolloutEndpoint:
         )
         self.runner.launch(rollout_id)
         return self._view(ctxt, rollout_id)
+
+    def _check_targets(self, ctxt, update, matched):
+        """Refuse (400) an update that some target's template refuses: an
+        undeclared parameter, a value its constraints refuse -- the check
+        a target's update passes at its batch (``goals.UpdateGoals``),
+        made now, so that a rollout is never stored to fail on every
+        target. Whether each stack may start an update is left to its
+        batch (a busy one is skipped then).
+
+        :raises InvalidRollout: naming the target and what it refused.
+        """
+        args = {"clear_parameters": update.get("clear_parameters")}
+        for row in matched:
+            try:
+                stack = find_stack(ctxt, {"stack_id": row["id"]}, live=True)
+            except exception.StackNotFound:
+                continue  # gone since the query: its target is skipped
+            try:
+                self.goals.goal(
+                    ctxt,
+                    stack,
+                    update.get("template"),
+                    update.get("parameters"),
+                    update.get("files"),
+                    update.get("environment"),
+                    None,
+                    args,
+                    True,
+                )
+            except exception.Invalid as exc:
+                raise exception.InvalidRollout(
+                    reason="target stack %s (%s) refuses the update: %s"
+                    % (stack["name"], stack["id"], exc)
+                ) from None
 
     @expected
     def list_rollouts(self, ctxt):
@@ -124,7 +162,7 @@ class RolloutEndpoint:
         finished = None
         if action == "rollback":
             finished = db_rollouts.rollout_get(rollout_id, ctxt.project_id)
-            if finished["status"] in db_rollouts.FINISHED:
+            if finished["status"] in R.FINISHED:
                 values.update(engine_id=None, epoch=None, finished_at=None)
         if not db_rollouts.rollout_request(
             rollout_id, ctxt.project_id, statuses, values, unless
@@ -133,7 +171,7 @@ class RolloutEndpoint:
             raise exception.RolloutStateConflict(
                 rollout=rollout_id, status=_state(rollout), action=action
             )
-        if finished is not None and finished["status"] in db_rollouts.FINISHED:
+        if finished is not None and finished["status"] in R.FINISHED:
             self.runner.take_over()
         return self._view(ctxt, rollout_id)
 

@@ -24,50 +24,45 @@ import logging
 import time
 import uuid
 
-from heat_lite.common import exception
+from heat_lite.common import exception, states
+from heat_lite.common.states import Status
 from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.db import rollouts as db_rollouts
+from heat_lite.engine.fleet.keeper import OwnershipLost
 from heat_lite.engine.traversal import ops as traversal_ops
 from heat_lite.engine.traversal import verify
 
 LOG = logging.getLogger(__name__)
 
-PENDING, UPDATING, VERIFYING = "PENDING", "UPDATING", "VERIFYING"
+T = states.ROLLOUT_TARGET
+V = states.VERIFICATION
+PENDING, UPDATING, VERIFYING = T.PENDING, T.UPDATING, T.VERIFYING
 SUCCEEDED, ROLLING_BACK, ROLLED_BACK = (
-    "SUCCEEDED",
-    "ROLLING_BACK",
-    "ROLLED_BACK",
+    T.SUCCEEDED,
+    T.ROLLING_BACK,
+    T.ROLLED_BACK,
 )
-FAILED, SKIPPED = "FAILED", "SKIPPED"
-STATES = (
-    PENDING,
-    UPDATING,
-    VERIFYING,
-    SUCCEEDED,
-    ROLLING_BACK,
-    ROLLED_BACK,
-    FAILED,
-    SKIPPED,
-)
-TERMINAL = (SUCCEEDED, ROLLED_BACK, FAILED, SKIPPED)
-FAILURES = (ROLLED_BACK, FAILED)
+FAILED, SKIPPED = T.FAILED, T.SKIPPED
+STATES = T.states
+TERMINAL = T.TERMINAL
+FAILURES = T.FAILURES
 # What an outcome (``verify.outcome``) of the update means for the target.
 _OUTCOME = {
-    "UPDATING": UPDATING,
-    "VERIFYING": VERIFYING,
-    "CLEANING_UP": VERIFYING,
-    "SUCCEEDED": SUCCEEDED,
-    "ROLLING_BACK": ROLLING_BACK,
-    "ROLLED_BACK": ROLLED_BACK,
-    "FAILED": FAILED,
-    "DELETED": SKIPPED,
+    V.UPDATING: UPDATING,
+    V.VERIFYING: VERIFYING,
+    V.CLEANING_UP: VERIFYING,
+    V.SUCCEEDED: SUCCEEDED,
+    V.ROLLING_BACK: ROLLING_BACK,
+    V.ROLLED_BACK: ROLLED_BACK,
+    V.FAILED: FAILED,
+    V.DELETED: SKIPPED,
     # Verified, then a newer operation took the cleanup over: the stack
     # runs the new version.
-    "SUPERSEDED_AFTER_PASS": SUCCEEDED,
+    V.SUPERSEDED_AFTER_PASS: SUCCEEDED,
     # Taken over before it passed: the rollout never supersedes an update,
     # so someone else did, and this target's upgrade is not known good.
-    "SUPERSEDED": FAILED,
+    V.SUPERSEDED: FAILED,
 }
 
 
@@ -79,10 +74,6 @@ LONGEST = 5.0
 # Updates of one batch started at the same time at most (each is a few
 # statements, most of the time spent in the database).
 START_WORKERS = 8
-
-
-class OwnershipLost(Exception):
-    """This engine no longer owns the rollout: stop acting on it."""
 
 
 class _Followed:
@@ -190,7 +181,7 @@ class TargetDriver:
             return self._finish(
                 run, target, FAILED, "update refused: %s" % exc
             )
-        if stack["status"] == "IN_PROGRESS":
+        if stack["status"] == Status.IN_PROGRESS:
             return self._finish(run, target, SKIPPED, _busy(stack))
         previous = db_api.raw_template_get(stack["raw_template_id"])
         values = {
@@ -260,9 +251,9 @@ class TargetDriver:
             )
         status = _OUTCOME[outcome["state"]]
         reason = outcome["reason"]
-        if outcome["state"] == "SUPERSEDED":
+        if outcome["state"] == V.SUPERSEDED:
             reason = "superseded by another operation: %s" % (reason or "")
-        elif outcome["state"] == "SUPERSEDED_AFTER_PASS":
+        elif outcome["state"] == V.SUPERSEDED_AFTER_PASS:
             reason = "%s; then another operation took the stack over" % (
                 reason
             )
@@ -315,7 +306,7 @@ class TargetDriver:
                 return self._finish(run, target, SKIPPED, "stack deleted")
             current = stack["current_traversal"]
             if current == traversal:
-                if stack["status"] == "COMPLETE":
+                if stack["status"] == Status.COMPLETE:
                     return self._finish(
                         run,
                         target,
@@ -345,7 +336,7 @@ class TargetDriver:
             time.sleep(self.poll)
 
     def _start_back(self, run, target, stack, traversal):
-        if stack["status"] == "IN_PROGRESS":
+        if stack["status"] == Status.IN_PROGRESS:
             return self._finish(
                 run, target, FAILED, "not rolled back: " + _busy(stack)
             )

@@ -15,11 +15,13 @@ import time
 import uuid
 
 from heat_lite.common import context, crypt, exception
+from heat_lite.common.states import VERIFICATION as V
+from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
 from heat_lite.db import models, verifications
 from heat_lite.db import promotions as db_promotions
 from heat_lite.engine import trusts, validation
-from heat_lite.engine.fleet import target as tgt
+from heat_lite.engine.fleet import keeper
 from heat_lite.engine.traversal import verify
 
 LOG = logging.getLogger(__name__)
@@ -54,12 +56,13 @@ class PromotionRun:
     def check(self):
         """:raises OwnershipLost: once this engine no longer owns it."""
         if self.fence.generation != self.generation:
-            raise tgt.OwnershipLost(self.id)
+            keeper.hold(self.fence)
+            raise keeper.OwnershipLost(self.id)
         if time.monotonic() - self._checked < OWNER_CHECK:
             return
         self._checked = time.monotonic()
         if not db_promotions.promotion_owned(self.id, self.owner):
-            raise tgt.OwnershipLost(self.id)
+            raise keeper.OwnershipLost(self.id)
 
     def reload(self):
         self.row = db_promotions.promotion_get(self.id)
@@ -69,7 +72,7 @@ class PromotionRun:
         if not db_promotions.promotion_update_owned(
             self.id, self.owner, values
         ):
-            raise tgt.OwnershipLost(self.id)
+            raise keeper.OwnershipLost(self.id)
 
     def settle(self, status, reason):
         LOG.info("Promotion %s %s: %s", self.id, status, reason)
@@ -185,7 +188,7 @@ class PromotionDriver:
             )
         except exception.HeatLiteException as exc:
             raise GateFailed("update refused: %s" % exc) from None
-        if stack["status"] == "IN_PROGRESS":
+        if stack["status"] == Status.IN_PROGRESS:
             raise GateFailed(
                 "the target is %s_IN_PROGRESS, an operation the "
                 "promotion did not start" % stack["action"]
@@ -217,9 +220,9 @@ class PromotionDriver:
                 stack_id, traversal, verified=bool(run.verify)
             )
             state, reason = found["state"], found["reason"]
-            if state == "SUCCEEDED":
+            if state == V.SUCCEEDED:
                 return reason or "the target reached COMPLETE"
-            if state in ("ROLLED_BACK", "FAILED", "DELETED", "SUPERSEDED"):
+            if state in (V.ROLLED_BACK, V.FAILED, V.DELETED, V.SUPERSEDED):
                 text = "%s: %s" % (state.lower().replace("_", " "), reason)
                 raise GateFailed(text)
             time.sleep(self.poll)
@@ -264,12 +267,11 @@ class PromotionDriver:
                 return "the stack it created is deleted"
             if stack["deleted_at"] is not None:
                 return "the stack it created is deleted"
-            if stack["action"] == "DELETE" and stack["status"] == "FAILED":
+            deleting = stack["action"] == Action.DELETE
+            if deleting and stack["status"] == Status.FAILED:
                 raise GateFailed("delete failed: %s" % stack["status_reason"])
-            if stack["action"] != "DELETE" and stack["status"] != (
-                "IN_PROGRESS"
-            ):
+            if not deleting and stack["status"] != Status.IN_PROGRESS:
                 self.ops.start(
-                    stack, "DELETE", caller_token=row["caller_token"]
+                    stack, Action.DELETE, caller_token=row["caller_token"]
                 )
             time.sleep(self.poll)

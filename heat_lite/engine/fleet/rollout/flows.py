@@ -31,8 +31,8 @@ import concurrent.futures
 from taskflow import task
 from taskflow.patterns import linear_flow
 
-from heat_lite.engine.fleet.run import RollbackRequested
-from heat_lite.engine.fleet.target import OwnershipLost
+from heat_lite.engine.fleet.keeper import OwnershipLost
+from heat_lite.engine.fleet.rollout.run import RollbackRequested
 
 __all__ = ["RollbackRequested", "get_rollout_flow"]
 

@@ -21,7 +21,7 @@ with the target's present:
 
 from heat_lite.engine.endpoint import preview as stack_preview
 from heat_lite.engine.endpoint.base import bound_template, records_by_name
-from heat_lite.engine.fleet import promotion_plan
+from heat_lite.engine.fleet.promotion import plan as promotion_plan
 from heat_lite.engine.template import parameters as params_mod
 
 # Environment sections a promotion replaces wholesale, whose keys the

@@ -23,6 +23,7 @@ import time
 from taskflow import task
 from taskflow.patterns import linear_flow
 
+from heat_lite.common.states import PROMOTION as P
 from heat_lite.db import api as db_api
 
 LOG = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ def get_promotion_flow(run, driver):
     return linear_flow.Flow("promotion-%s" % run.id).add(
         Apply(run, driver),
         Gate(run, driver),
-        Finish(run, "COMPLETE", ["passed"]),
+        Finish(run, P.COMPLETE, ["passed"]),
     )
 
 
@@ -106,5 +107,5 @@ def get_promotion_rollback_flow(run, driver):
     """undo -> finish, for the rollback of promotion ``run``."""
     return linear_flow.Flow("promotion-rollback-%s" % run.id).add(
         Undo(run, driver),
-        Finish(run, "ROLLED_BACK", ["undone"]),
+        Finish(run, P.ROLLED_BACK, ["undone"]),
     )

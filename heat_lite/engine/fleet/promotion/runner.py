@@ -8,16 +8,17 @@ import contextlib
 import uuid
 
 from heat_lite.common import exception
+from heat_lite.common.states import PROMOTION as P
 from heat_lite.db import promotions as db_promotions
 from heat_lite.engine.fleet import keeper
-from heat_lite.engine.fleet import promotion_driver as driver_mod
+from heat_lite.engine.fleet.promotion import driver as driver_mod
 
 
 class PromotionRunner(keeper.KeptRunner):
     """The promotions of one engine process.
 
     :param fence: the engine's ``fencing.Fence``.
-    :param driver: the ``promotion_driver.PromotionDriver``.
+    :param driver: the ``driver.PromotionDriver``.
     """
 
     label = "promotion"
@@ -29,7 +30,7 @@ class PromotionRunner(keeper.KeptRunner):
         import taskflow.engines
 
         from heat_lite.db import flow_store
-        from heat_lite.engine.fleet import promotion_flows as flows
+        from heat_lite.engine.fleet.promotion import flows
 
         row = db_promotions.promotion_get(promotion_id)
         run = driver_mod.PromotionRun(row, self.fence)
@@ -54,11 +55,11 @@ class PromotionRunner(keeper.KeptRunner):
             # reverted the flow as a failed gate does.)
             if row["rollback_requested"]:
                 run.settle(
-                    "COMPLETE",
+                    P.COMPLETE,
                     "rollback failed: %s; the target stays promoted" % exc,
                 )
             else:
-                run.settle("FAILED", _failed(run.row, exc))
+                run.settle(P.FAILED, _failed(run.row, exc))
         finally:
             with contextlib.suppress(Exception):
                 backend.close()

@@ -16,6 +16,7 @@ import re
 import uuid
 
 from heat_lite.common import exception, promotion_spec
+from heat_lite.common.states import Status
 from heat_lite.db import api as db_api
 from heat_lite.db import promotions as db_promotions
 from heat_lite.engine import validation
@@ -47,7 +48,7 @@ def _source(ctxt, spec):
     source = find(ctxt.project_id, spec["source"]["stack"])
     if source is None or source["owner_id"]:
         raise exception.StackNotFound(name=spec["source"]["stack"])
-    if source["status"] != "COMPLETE" or source["action"] in (
+    if source["status"] != Status.COMPLETE or source["action"] in (
         "DELETE",
         "SUSPEND",
     ):
@@ -59,7 +60,7 @@ def _source(ctxt, spec):
 
 
 def _busy(target):
-    if target["status"] == "IN_PROGRESS":
+    if target["status"] == Status.IN_PROGRESS:
         return "the target stack %s is %s_IN_PROGRESS" % (
             target["name"],
             target["action"],

@@ -15,11 +15,13 @@ import uuid
 import oslo_messaging as messaging
 
 from heat_lite.common import context, exception, policy, promotion_spec
+from heat_lite.common.states import PROMOTION as P
 from heat_lite.db import promotions as db_promotions
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint.base import expected, find_stack
 from heat_lite.engine.endpoint.views import timestamp
-from heat_lite.engine.fleet import promotion_plan, promotion_preview
+from heat_lite.engine.fleet.promotion import plan as promotion_plan
+from heat_lite.engine.fleet.promotion import preview as promotion_preview
 from heat_lite.engine.worker import caller
 
 CROSS_PROJECT = "promotions:create_cross_project"
@@ -90,7 +92,7 @@ class PromotionEndpoint:
             dict(
                 values,
                 id=promotion_id,
-                status="IN_PROGRESS",
+                status=P.IN_PROGRESS,
                 status_reason="Promotion started",
                 caller_token=caller.keep(tctxt),
                 engine_id=engine_id,
@@ -137,7 +139,7 @@ class PromotionEndpoint:
 
 def _why_not(row):
     row = db_promotions.promotion_get(row["id"])
-    if row["status"] != "COMPLETE" or row["rollback_requested"]:
+    if row["status"] != P.COMPLETE or row["rollback_requested"]:
         return "promotion %s is %s%s: only a COMPLETE one rolls back" % (
             row["id"],
             row["status"],
