@@ -265,3 +265,66 @@ def test_constraints_ask_the_cloud(cloud, heat_on_cloud):
         template=with_param, parameters={"image": cloud.image}
     )
     assert "Parameters" in valid
+
+
+def test_port_mac_in_place_and_subnet_lists_emptied(
+    cloud, heat_as_admin, cloud_ledger_admin
+):
+    """As Heat: a port's mac_address changes in place (the same port,
+    its fixed IP kept), and a subnet's allocation_pools / host_routes
+    removed from the template are emptied in Neutron, not kept. As admin:
+    Neutron's default policy lets only an admin change a MAC address (as
+    the heat-tempest-plugin test does)."""
+    heat = heat_as_admin.client(project="admin")
+    cloud_sdk = cloud.connect("admin")
+
+    def tmpl(mac, pools):
+        subnet = {
+            "network": {"get_resource": "net"},
+            "cidr": "10.77.0.0/24",
+        }
+        if pools:
+            subnet["allocation_pools"] = [
+                {"start": "10.77.0.10", "end": "10.77.0.20"}
+            ]
+            subnet["host_routes"] = [
+                {"destination": "10.78.0.0/24", "nexthop": "10.77.0.5"}
+            ]
+        return helpers.template(
+            {
+                "net": {"type": "OS::Neutron::Net"},
+                "sub": {"type": "OS::Neutron::Subnet", "properties": subnet},
+                "port": {
+                    "type": "OS::Neutron::Port",
+                    "properties": {
+                        "network": {"get_resource": "net"},
+                        "fixed_ips": [{"subnet": {"get_resource": "sub"}}],
+                        "mac_address": mac,
+                    },
+                },
+            }
+        )
+
+    stack_id = heat.stacks.create(
+        stack_name="macpools", template=tmpl("fa:16:3e:00:00:01", True)
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    ids = cloud_mod.physical(heat, stack_id)
+    port = cloud_sdk.network.get_port(ids["port"])
+    subnet = cloud_sdk.network.get_subnet(ids["sub"])
+    assert subnet.allocation_pools == [
+        {"start": "10.77.0.10", "end": "10.77.0.20"}
+    ]
+    assert subnet.host_routes
+    heat.stacks.update(stack_id, template=tmpl("fa:16:3e:00:00:02", False))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    after = cloud_mod.physical(heat, stack_id)
+    assert after["port"] == ids["port"] and after["sub"] == ids["sub"]
+    moved = cloud_sdk.network.get_port(ids["port"])
+    assert moved.mac_address == "fa:16:3e:00:00:02"
+    assert moved.fixed_ips == port.fixed_ips
+    emptied = cloud_sdk.network.get_subnet(ids["sub"])
+    assert emptied.allocation_pools == []
+    assert emptied.host_routes == []
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)

@@ -133,6 +133,9 @@ class Port(neutron.NeutronResource):
             p.STRING,
             "MAC address to give to this port.",
             constraints=_custom("mac_addr"),
+            # Neutron changes it in place (as Heat updates it): a new
+            # port would first have to take the fixed IPs this one holds.
+            update_allowed=True,
         ),
         "allowed_address_pairs": p.Schema(
             p.LIST,

@@ -225,6 +225,11 @@ class Subnet(neutron.NeutronResource):
         body = super()._prepare_update(new_props, prop_diff)
         if "gateway_ip" in prop_diff and not new_props.get("gateway_ip"):
             body["gateway_ip"] = None
+        # A list the template no longer gives is emptied, as Heat does:
+        # left out of the request, Neutron would keep the old one.
+        for key in ("allocation_pools", "host_routes", "dns_nameservers"):
+            if key in prop_diff and not new_props.get(key):
+                body[key] = []
         if "segment" in prop_diff:
             body["segment_id"] = (
                 self._find("segment", new_props["segment"])
