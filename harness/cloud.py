@@ -18,8 +18,8 @@ import os
 import secrets
 import time
 
-from tests import backends
-from tests.functional import deployment as deployment_mod
+from harness import backends
+from harness import deployment as deployment_mod
 from tools.minicloud import catalog, layout, seed, venv
 from tools.minicloud import cloud as cloud_mod
 

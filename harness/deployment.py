@@ -19,8 +19,8 @@ import requests
 from heatclient import client as heat_client
 from keystoneauth1 import noauth, session
 
-from bench import machine
-from tests import backends
+from harness import backends
+from harness.procs import children
 
 BIN = os.path.dirname(sys.executable)
 
@@ -214,11 +214,7 @@ class Deployment:
         """PIDs of the engine worker processes (children of the engine
         supervisor)."""
         parent = self.procs["engine"].pid
-        return [
-            pid
-            for pid, fields in machine.proc_stats()
-            if int(fields[1]) == parent
-        ]
+        return children(parent)
 
 
 _CONFIG = """\

@@ -1,7 +1,7 @@
 """Running the suite in parallel (pytest-xdist, ``-n 4 --dist loadgroup``).
 
 Every fixture is private to its worker already: databases, vhosts and
-exchanges carry a random id of the worker's process (``tests.backends``),
+exchanges carry a random id of the worker's process (``harness.backends``),
 ports are picked free, temporary directories are the worker's own and
 session fixtures (the deployments) start once per worker. So a new test
 runs in parallel safely without doing anything.

@@ -22,7 +22,7 @@ import shutil
 import tempfile
 import time
 
-from tests import backends
+from harness import backends
 
 CHROMIUM = os.environ.get("HEAT_LITE_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get(

@@ -13,7 +13,7 @@ that the next test starts clean, and reported as a failure.
 
 import time
 
-from tests.functional import helpers
+from harness import helpers
 
 # What is noted, in the order leftovers are deleted: kind -> (service,
 # list method, listed by project?, delete method).

@@ -13,8 +13,8 @@ import time
 
 import requests
 
-from tests import backends
-from tests.functional import deployment as deployment_mod
+from harness import backends
+from harness import deployment as deployment_mod
 
 PASSWORD = "keystone-test-secret"
 # Keystone parses sys.argv as its own options: the port comes by env.

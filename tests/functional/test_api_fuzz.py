@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
 
 BUDGET = 60  # seconds of fuzzing in all
 TABLES = (

@@ -8,7 +8,7 @@ import uuid
 
 import requests
 
-from tests.functional import helpers
+from harness import helpers
 
 TMPL = helpers.template(
     {"a": {"type": "OS::Heat::TestResource", "properties": {"value": "x"}}},

@@ -20,8 +20,8 @@ import pytest
 import requests
 
 from bench import slow_clients
-from tests import polling
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
+from harness import polling
 
 TIMEOUT = 5
 PER_PEER = 20

@@ -25,9 +25,8 @@ import time
 import pytest
 from heatclient import exc as heat_exc
 
-from tests import backends
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import backends, helpers
+from harness import deployment as deployment_mod
 from tests.functional.test_chaos_engines import _query, _report, _retrying
 
 TR = "OS::Heat::TestResource"

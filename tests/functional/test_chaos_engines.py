@@ -24,9 +24,8 @@ import pytest
 import sqlalchemy as sa
 from heatclient import exc as heat_exc
 
-from tests import polling
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers, polling
 from tests.resources_ledger import assert_no_leaks
 
 # One scenario at a time (on one xdist worker): each runs three processes

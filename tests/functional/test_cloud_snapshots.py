@@ -12,8 +12,9 @@ import time
 
 import pytest
 
-from tests.functional import cloud as cloud_mod
-from tests.functional import helpers, test_openstack_cli
+from harness import cloud as cloud_mod
+from harness import helpers
+from tests.functional import test_openstack_cli
 
 pytestmark = [
     pytest.mark.functional,

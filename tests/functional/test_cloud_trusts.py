@@ -26,9 +26,9 @@ from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 from keystoneauth1.identity import v3
 
-from tests.functional import cloud as cloud_mod
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import cloud as cloud_mod
+from harness import deployment as deployment_mod
+from harness import helpers
 
 pytestmark = [
     pytest.mark.functional,

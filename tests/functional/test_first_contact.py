@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from tests import backends
-from tests.functional import deployment as deployment_mod
+from harness import backends
+from harness import deployment as deployment_mod
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -17,10 +17,9 @@ import subprocess
 import pytest
 import sqlalchemy as sa
 
+from harness import deployment as deployment_mod
+from harness import helpers, polling
 from heat_lite.db import models
-from tests import polling
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
 
 TR = "OS::Heat::TestResource"
 MAX_EVENTS, EVENT_BATCH, MAX_VERSIONS = 40, 10, 3

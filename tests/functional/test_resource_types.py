@@ -11,7 +11,7 @@ import pytest
 import requests
 from heatclient import exc as heat_exc
 
-from tests.functional import helpers
+from harness import helpers
 
 
 def _outputs(heat, stack_id):

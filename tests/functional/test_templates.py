@@ -5,7 +5,7 @@ import json
 
 import requests
 
-from tests.functional import helpers
+from harness import helpers
 
 error = helpers.http_error
 

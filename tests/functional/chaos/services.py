@@ -19,7 +19,7 @@ import tempfile
 import time
 import uuid
 
-from tests import backends
+from harness import backends
 
 # Below the kernel's ephemeral range (32768-60999 by default): a server
 # that restarts must find its port free again, and an outgoing connection

@@ -21,8 +21,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from tests import polling
-from tests.functional import helpers
+from harness import helpers, polling
 from tests.resources_ledger import assert_no_leaks, assert_one_each
 
 TR = "OS::Heat::TestResource"

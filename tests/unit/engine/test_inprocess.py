@@ -10,70 +10,42 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from harness import inprocess, polling, workers
 from heat_lite import conf
 from heat_lite.common import context, crypt
 from heat_lite.db import api as db_api
-from heat_lite.db import caller_tokens, migration, models, session
+from heat_lite.db import caller_tokens, models, session
 from heat_lite.db import records as db_records
 from heat_lite.db import stacks as db_stacks
 from heat_lite.db import traversals as db_traversals
-from heat_lite.engine import process
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.recovery import watchdog
 from heat_lite.engine.worker import caller
 from heat_lite.resources import base, test_resource
-from tests import polling
 from tests.unit.engine import test_db_unavailable
 
 CONF = conf.CONF
 
 
-class LosingWorkerAPI:
-    """Drops the first ``lose`` casts, as a broker restart would."""
-
-    def __init__(self, real, lose):
-        self.real = real
-        self.lose = lose
-        self.lost = []
-
-    def check_resources(self, ctxt, stack_id, traversal, nodes):
-        if self.lose > 0:
-            self.lose -= 1
-            self.lost.append(nodes)
-            return
-        self.real.check_resources(ctxt, stack_id, traversal, nodes)
-
-
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("inprocess")
-    CONF([], project="heat_lite")
-    suffix = uuid.uuid4().hex[:8]
-    CONF.set_override("transport_url", "fake://")
-    CONF.set_override(
-        "connection", "sqlite:///%s/db.sqlite" % workdir, group="database"
-    )
-    CONF.set_override("topic", "engine-" + suffix, group="engine")
-    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
-    CONF.set_override("heartbeat_interval", 0.2, group="engine")
-    CONF.set_override("stall_timeout", 1.0, group="engine")
-    CONF.set_override("engine_life_check_timeout", 3.0, group="engine")
-    migration.upgrade()
-    proc = process.EngineProcess(binary="test")
-    proc.start()
     # The watchdog's first pass re-drives every stack at once (a fresh
     # engine may follow one that stopped): let it pass before the tests.
-    polling.until(
-        lambda: proc.watchdog.passes, 10, "a watchdog pass", interval=0.05
-    )
-    yield proc
-    proc.stop()
+    with inprocess.engine_process(
+        "sqlite",
+        tmp_path_factory.mktemp("inprocess"),
+        {
+            "heartbeat_interval": 0.2,
+            "stall_timeout": 1.0,
+            "engine_life_check_timeout": 3.0,
+        },
+        first_pass=True,
+    ) as proc:
+        yield proc
 
 
 def test_lost_messages_are_redriven(engine):
-    losing = LosingWorkerAPI(engine.dispatcher.worker_api, lose=1)
-    engine.dispatcher.worker_api = losing
-    try:
+    with workers.losing(engine, lose=1) as losing:
         ctxt = context.RequestContext(project_id="p", user_id="u")
         tmpl = {
             "heat_template_version": "2018-08-31",
@@ -90,8 +62,6 @@ def test_lost_messages_are_redriven(engine):
         assert losing.lost, "the first cast was not lost"
         # Re-driven by the watchdog once the stall timeout passed.
         assert time.time() - started >= CONF.engine.stall_timeout * 0.9
-    finally:
-        engine.dispatcher.worker_api = losing.real
 
 
 def test_watchdog_claims_dead_engines(engine):
