@@ -8,12 +8,11 @@ deletes the image.
 """
 
 import json
-import time
 
 import pytest
 
 from harness import cloud as cloud_mod
-from harness import helpers
+from harness import helpers, polling
 from tests.functional import test_openstack_cli
 
 pytestmark = [
@@ -29,9 +28,10 @@ def _osc(dep, *args):
 
 
 def _snapshot_done(dep, stack, snapshot_id, timeout=180):
-    deadline = time.monotonic() + timeout
-    while True:
-        shown = json.loads(
+    seen = {}
+
+    def done():
+        seen["shown"] = shown = json.loads(
             _osc(
                 dep,
                 "stack",
@@ -43,10 +43,11 @@ def _snapshot_done(dep, stack, snapshot_id, timeout=180):
                 "json",
             )
         )["snapshot"]  # the CLI prints Heat's {"snapshot": {...}}
-        if shown["status"] != "IN_PROGRESS":
-            return shown
-        assert time.monotonic() < deadline, shown
-        time.sleep(0.5)
+        return shown if shown["status"] != "IN_PROGRESS" else None
+
+    return polling.until(
+        done, timeout, lambda: "snapshot done: %s" % seen.get("shown"), 0.5
+    )
 
 
 def test_snapshot_restore_and_delete_with_the_cli(

@@ -349,11 +349,29 @@ def test_a_duplicate_message_leaves_the_running_action_alone(engine):
     assert after["status_reason"] == "state changed"
 
 
-def test_an_orphaned_create_is_found_not_made_again(engine, tmp_path):
+def test_an_orphaned_create_is_found_not_made_again(
+    engine, tmp_path, monkeypatch
+):
     """The engine loses track of a create it runs (its lock is an orphan
     the watchdog releases as an internal error): the outcome is unknown,
     so the re-driven node asks the plugin what the create made and keeps
-    it -- the same record, one physical resource."""
+    it -- the same record, one physical resource.
+
+    The forgotten create is held at its first completion check until the
+    watchdog has released its lock, whatever the load: a create that
+    finished first would leave no orphan to release."""
+    released, go = threading.Event(), threading.Event()
+    real_check = test_resource.TestResource.check_create_complete
+
+    def check(plugin, cookie):
+        if plugin.name == "r" and not released.is_set():
+            released.set()
+            go.wait(30)
+        return real_check(plugin, cookie)
+
+    monkeypatch.setattr(
+        test_resource.TestResource, "check_create_complete", check
+    )
     ledger = tmp_path / "ledger"
     CONF.set_override("test_resource_ledger", str(ledger), group="engine")
     try:
@@ -363,24 +381,38 @@ def test_an_orphaned_create_is_found_not_made_again(engine, tmp_path):
             {
                 "r": {
                     "type": "OS::Heat::TestResource",
-                    "properties": {"value": "v", "wait_secs": 2},
+                    "properties": {"value": "v"},
                 }
             },
         )
+        assert released.wait(10)
         record = _locked_record(stack_id)
         engine.runner.locks.unlocked(record["id"])  # the action is forgotten
+        try:
+            polling.until(
+                lambda: INTERNAL_CREATE in _reasons(stack_id),
+                30,
+                "the watchdog to release the orphaned lock",
+            )
+        finally:
+            go.set()
         polling.stack_reaches(stack_id, "CREATE_COMPLETE")
         (after,) = db_records.resource_get_all(stack_id)
-        reasons = [
-            e["resource_status_reason"] for e in db_api.event_get_all(stack_id)
-        ]
         created, _ = test_resource.read_ledger(str(ledger))
     finally:
         CONF.clear_override("test_resource_ledger", group="engine")
     assert after["id"] == record["id"]
     assert len(created) == 1, created
     assert after["physical_resource_id"] in created
-    assert "Internal error during resource CREATE" in reasons
+
+
+INTERNAL_CREATE = "Internal error during resource CREATE"
+
+
+def _reasons(stack_id):
+    return [
+        e["resource_status_reason"] for e in db_api.event_get_all(stack_id)
+    ]
 
 
 def test_an_orphaned_update_in_place_is_made_again(engine, monkeypatch):
