@@ -11,7 +11,7 @@ from osc_lib import exceptions
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
-from heat_lite_client import api, options, preview, waiting
+from heat_lite_client import api, options, preview, states, waiting
 
 FIELDS = (
     "id",
@@ -46,13 +46,14 @@ def wait(client, promotion, poll, out=None):
     each change of its status; the finished promotion."""
     out = out or sys.stdout
     seen = None
+    active = states.vocabulary(client, "promotion")["groups"]["ACTIVE"]
     while True:
         now = (promotion["status"], promotion["status_reason"])
         if now != seen:
             out.write("promotion %s %s: %s\n" % (promotion["id"], *now))
             out.flush()
             seen = now
-        if promotion["status"] != "IN_PROGRESS":
+        if promotion["status"] not in active:
             return promotion
         time.sleep(poll)
         promotion = api.call(
@@ -241,12 +242,16 @@ def confirm_delete(promotion, stdin=None, stderr=None):
         raise exceptions.CommandError("Not confirmed: nothing done")
 
 
-def _deletes_its_target(promotion):
+def _deletes_its_target(promotion, vocabulary):
     """True if rolling the promotion back would delete its target: one it
-    created, not undone yet (a failed promotion undid itself)."""
-    return bool(promotion["target"].get("created")) and promotion[
-        "status"
-    ] not in ("FAILED", "ROLLED_BACK")
+    created, not undone yet (a failed promotion undid itself).
+
+    :param vocabulary: the server's ``promotion`` states.
+    """
+    undone = vocabulary["groups"]["UNDONE"]
+    return bool(promotion["target"].get("created")) and (
+        promotion["status"] not in undone
+    )
 
 
 class RollbackPromotion(_OnePromotion):
@@ -270,7 +275,8 @@ class RollbackPromotion(_OnePromotion):
             current = api.call(
                 client, "GET", "/promotions/%s" % parsed_args.promotion
             )["promotion"]
-            if _deletes_its_target(current):
+            vocabulary = states.vocabulary(client, "promotion")
+            if _deletes_its_target(current, vocabulary):
                 confirm_delete(current)
         promotion = api.call(
             client,

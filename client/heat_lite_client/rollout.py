@@ -11,22 +11,8 @@ from osc_lib import exceptions
 from osc_lib.cli import format_columns
 from osc_lib.command import command
 
-from heat_lite_client import api, options, waiting
+from heat_lite_client import api, options, states, waiting
 
-# Target states in the order a target goes through them.
-TARGET_STATES = (
-    "PENDING",
-    "UPDATING",
-    "VERIFYING",
-    "SUCCEEDED",
-    "ROLLING_BACK",
-    "ROLLED_BACK",
-    "FAILED",
-    "SKIPPED",
-)
-RUNNING = ("IN_PROGRESS", "PAUSED")
-# Target states worth a line of their own while waiting (with the reason).
-NOTEWORTHY = ("ROLLED_BACK", "FAILED", "SKIPPED")
 FIELDS = (
     "id",
     "name",
@@ -64,19 +50,24 @@ def _display(rollout):
     return fields, [formats.get(f, lambda v: v)(rollout[f]) for f in fields]
 
 
-def _counts(targets):
+def _counts(targets, order):
     found = {}
     for target in targets:
         found[target["status"]] = found.get(target["status"], 0) + 1
-    return ", ".join(
-        "%d %s" % (found[s], s) for s in TARGET_STATES if s in found
-    )
+    return ", ".join("%d %s" % (found[s], s) for s in order if s in found)
 
 
-def progress(rollout, seen):
+def progress(rollout, seen, targets_vocabulary):
     """Lines saying what changed since ``seen`` (updated in place): each
     started batch's counts, the targets that ended badly (with their
-    reasons), then the rollout's status."""
+    reasons), then the rollout's status.
+
+    :param targets_vocabulary: the server's ``rollout_target`` states
+        (``states.vocabulary``): their order, and which are noteworthy.
+    """
+    order = targets_vocabulary["states"]
+    noteworthy = targets_vocabulary["groups"]["NOTEWORTHY"]
+    first = order[0]
     lines = []
     canary = rollout.get("strategy", {}).get("canary", 0)
     batches = {}
@@ -84,16 +75,16 @@ def progress(rollout, seen):
         batches.setdefault(target["batch"], []).append(target)
     for batch in sorted(batches):
         targets = batches[batch]
-        if all(t["status"] == "PENDING" for t in targets):
+        if all(t["status"] == first for t in targets):
             continue  # not started yet: no line for each future batch
-        text = _counts(targets)
+        text = _counts(targets, order)
         if seen.get(("batch", batch)) != text:
             seen[("batch", batch)] = text
             label = "canary" if batch == 0 and canary else "batch %d" % batch
             lines.append("%s (%d): %s" % (label, len(targets), text))
         for target in targets:
             key = ("target", target["stack_id"])
-            if target["status"] in NOTEWORTHY and key not in seen:
+            if target["status"] in noteworthy and key not in seen:
                 seen[key] = target["status"]
                 lines.append(
                     "  %s %s%s"
@@ -128,14 +119,16 @@ def wait(client, rollout, poll, out=None, since=None):
     """
     out = out or sys.stdout
     seen = {}
+    targets = states.vocabulary(client, "rollout_target")
+    running = states.vocabulary(client, "rollout")["groups"]["ACTIVE"]
     if since is not None:
-        progress(since, seen)
+        progress(since, seen, targets)
     while True:
-        lines = progress(rollout, seen)
+        lines = progress(rollout, seen, targets)
         if lines:
             out.write("\n".join(lines) + "\n")
             out.flush()
-        if rollout["status"] not in RUNNING:
+        if rollout["status"] not in running:
             return rollout
         time.sleep(poll)
         rollout = api.call(client, "GET", "/rollouts/%s" % rollout["id"])[

@@ -6,28 +6,37 @@ import webob
 
 from heat_lite.api import auth, dashboard, faults, openapi, origin, request
 from heat_lite.api.controllers import base, root
+from heat_lite.common import states
 from heat_lite.engine import rpcapi
+
+# Documents about the API itself, no project's data in them, served to
+# anyone: its OpenAPI description, and every state vocabulary with its
+# transitions (``common.states``), which the dashboard and the OSC
+# plugin read instead of keeping copies.
+_PUBLIC = {
+    "/v1/openapi.json": openapi.build,
+    "/v1/states.json": states.as_dict,
+}
 
 
 class _Versions:
     """Answers / and /versions before authentication, as Heat does, and
-    /v1/openapi.json (the API's description is public too). A browser
-    navigating to / is sent to the dashboard when it is served."""
+    the public documents (``_PUBLIC``). A browser navigating to / is
+    sent to the dashboard when it is served."""
 
     def __init__(self, app, redirect_browsers=False):
         self.app = app
-        self._openapi = None
+        self._documents = {}
         self._redirect = redirect_browsers
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "/").rstrip("/")
-        if path == "/v1/openapi.json" and environ["REQUEST_METHOD"] in (
-            "GET",
-            "HEAD",
-        ):
-            if self._openapi is None:
-                self._openapi = openapi.build()
-            response = request.to_response(request.Reply(200, self._openapi))
+        if path in _PUBLIC and environ["REQUEST_METHOD"] in ("GET", "HEAD"):
+            if path not in self._documents:
+                self._documents[path] = _PUBLIC[path]()
+            response = request.to_response(
+                request.Reply(200, self._documents[path])
+            )
             return response(environ, start_response)
         if path == "" and self._redirect and dashboard.wants_html(environ):
             response = webob.Response(

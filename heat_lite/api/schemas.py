@@ -6,6 +6,8 @@ allowed. Request schemas say what is accepted; the handlers check the
 same shapes and answer 400 otherwise.
 """
 
+from heat_lite.common import states
+
 
 def obj(required=(), additional=True, **props):
     schema = {
@@ -24,6 +26,11 @@ def array(items):
 
 def nullable(schema):
     return dict(schema, nullable=True)
+
+
+def states_enum(vocabulary):
+    """A status of ``vocabulary`` (a ``common.states.Vocabulary``)."""
+    return {"type": "string", "enum": [str(s) for s in vocabulary]}
 
 
 STRING = {"type": "string"}
@@ -259,12 +266,40 @@ SOFTWARE_CONFIG = obj(
         "options",
         "creation_time",
     ),
-    config=nullable(STRING),
+    # A map for an OS::Heat::StructuredConfig.
+    config=nullable({"oneOf": [STRING, ANY_OBJECT]}),
     inputs=array(ANY_OBJECT),
     outputs=array(ANY_OBJECT),
     options=ANY_OBJECT,
     project=STRING,
     **_CONFIG_COMMON,
+)
+
+SOFTWARE_DEPLOYMENT = obj(
+    (
+        "id",
+        "server_id",
+        "config_id",
+        "input_values",
+        "output_values",
+        "action",
+        "status",
+        "status_reason",
+        "creation_time",
+    ),
+    id=STRING,
+    server_id=STRING,
+    config_id=STRING,
+    input_values=nullable(ANY_OBJECT),
+    output_values=nullable(ANY_OBJECT),
+    action=nullable(STRING),
+    status=nullable(STRING),
+    status_reason=nullable(STRING),
+    creation_time=STRING,
+    updated_time=STRING,
+)
+_DEPLOYMENT = obj(
+    ("software_deployment",), software_deployment=SOFTWARE_DEPLOYMENT
 )
 
 SNAPSHOT = obj(
@@ -273,7 +308,7 @@ SNAPSHOT = obj(
     name=nullable(STRING),
     stack_id=STRING,
     action={"type": "string", "enum": ["SNAPSHOT"]},
-    status={"type": "string", "enum": ["IN_PROGRESS", "COMPLETE", "FAILED"]},
+    status=states_enum(states.SNAPSHOT),
     status_reason=nullable(STRING),
     data=nullable(ANY_OBJECT),
     creation_time=STRING,
@@ -383,6 +418,21 @@ RESPONSES = {
         obj(("software_config",), software_config=SOFTWARE_CONFIG),
     ),
     "delete_software_config": (204, None),
+    "list_software_deployments": (
+        200,
+        obj(
+            ("software_deployments",),
+            software_deployments=array(SOFTWARE_DEPLOYMENT),
+        ),
+    ),
+    "create_software_deployment": (200, _DEPLOYMENT),
+    "show_software_deployment": (200, _DEPLOYMENT),
+    "update_software_deployment": (200, _DEPLOYMENT),
+    "delete_software_deployment": (204, None),
+    "metadata_software_deployments": (
+        200,
+        obj(("metadata",), metadata=array(SOFTWARE_CONFIG)),
+    ),
     "verdict": (200, None),
     "query_stacks": (
         200,
@@ -405,10 +455,7 @@ RESPONSES = {
 _ROLLOUT_SUMMARY = dict(
     id=STRING,
     name=STRING,
-    status={
-        "type": "string",
-        "enum": ["IN_PROGRESS", "PAUSED", "COMPLETE", "FAILED", "CANCELLED"],
-    },
+    status=states_enum(states.ROLLOUT),
     status_reason=nullable(STRING),
     strategy=ANY_OBJECT,
     created_at=TIME,
@@ -421,19 +468,7 @@ ROLLOUT_TARGET = obj(
     stack_id=STRING,
     stack_name=STRING,
     batch=INTEGER,
-    status={
-        "type": "string",
-        "enum": [
-            "PENDING",
-            "UPDATING",
-            "VERIFYING",
-            "SUCCEEDED",
-            "ROLLING_BACK",
-            "ROLLED_BACK",
-            "FAILED",
-            "SKIPPED",
-        ],
-    },
+    status=states_enum(states.ROLLOUT_TARGET),
     status_reason=nullable(STRING),
     started_at=TIME,
     finished_at=TIME,
@@ -604,6 +639,24 @@ REQUESTS = {
         ),
         minProperties=1,
         maxProperties=1,
+    ),
+    "create_software_deployment": obj(
+        ("config_id", "server_id"),
+        config_id=STRING,
+        server_id=STRING,
+        input_values=nullable(ANY_OBJECT),
+        action=nullable(STRING),
+        status=nullable(STRING),
+        status_reason=nullable(STRING),
+        stack_user_project_id=nullable(STRING),
+    ),
+    "update_software_deployment": obj(
+        config_id=nullable(STRING),
+        input_values=nullable(ANY_OBJECT),
+        output_values=nullable(ANY_OBJECT),
+        action=nullable(STRING),
+        status=nullable(STRING),
+        status_reason=nullable(STRING),
     ),
     "create_software_config": obj(
         name=nullable(STRING),

@@ -12,16 +12,15 @@ from heat_lite.api.schemas import (
     array,
     nullable,
     obj,
+    states_enum,
 )
+from heat_lite.common import states
 
 _STACK_REF = obj(("stack",), additional=False, stack=STRING)
 PROMOTION = obj(
     ("id", "status", "source", "target", "parameters", "created_at"),
     id=STRING,
-    status={
-        "type": "string",
-        "enum": ["IN_PROGRESS", "COMPLETE", "FAILED", "ROLLED_BACK"],
-    },
+    status=states_enum(states.PROMOTION),
     status_reason=nullable(STRING),
     source=obj(
         ("stack_id", "stack_name", "project", "template_id"),
@@ -49,6 +48,33 @@ PROMOTION = obj(
     user=nullable(STRING),
 )
 _ONE = obj(("promotion",), promotion=PROMOTION)
+_PREVIEW_STACK = obj(
+    ("stack", "project"),
+    stack=STRING,
+    id=nullable(STRING),
+    project=STRING,
+    exists=BOOLEAN,
+)
+PREVIEW = obj(
+    ("preview",),
+    preview=obj(
+        ("source", "target", "template_changed", "parameters", "dropped"),
+        source=_PREVIEW_STACK,
+        target=_PREVIEW_STACK,
+        template_changed=BOOLEAN,
+        parameters=ANY_OBJECT,
+        dropped=ANY_OBJECT,
+        resources=obj(
+            (),
+            added=STRINGS,
+            deleted=STRINGS,
+            replaced=STRINGS,
+            updated=STRINGS,
+            unchanged=STRINGS,
+        ),
+        verify=nullable(ANY_OBJECT),
+    ),
+)
 _MANY = obj(("promotions",), promotions=array(PROMOTION))
 REFERENCES = obj(
     ("references",),
@@ -64,22 +90,25 @@ REFERENCES = obj(
 )
 RESPONSES = {
     "create_promotion": (201, _ONE),
+    "preview_promotion": (200, PREVIEW),
     "list_promotions": (200, _MANY),
     "show_promotion": (200, _ONE),
     "promotion_action": (200, _ONE),
     "stack_promotions": (200, _MANY),
     "list_references": (200, REFERENCES),
 }
+_PROMOTION_BODY = obj(
+    ("source", "target"),
+    additional=False,
+    source=_STACK_REF,
+    target=obj(("stack",), additional=False, stack=STRING, project=STRING),
+    parameters=ANY_OBJECT,
+    environment=ANY_OBJECT,
+    reset_parameters=STRINGS,
+    verify=VERIFY,
+)
 REQUESTS = {
-    "create_promotion": obj(
-        ("source", "target"),
-        additional=False,
-        source=_STACK_REF,
-        target=obj(("stack",), additional=False, stack=STRING, project=STRING),
-        parameters=ANY_OBJECT,
-        environment=ANY_OBJECT,
-        reset_parameters=STRINGS,
-        verify=VERIFY,
-    ),
+    "create_promotion": _PROMOTION_BODY,
+    "preview_promotion": _PROMOTION_BODY,
     "promotion_action": obj(("rollback",), additional=False, rollback={}),
 }

@@ -98,6 +98,14 @@ class UserParameterMissing(Invalid):
     msg_fmt = "The Parameter (%(key)s) was not provided."
 
 
+class TemplateOutputError(Invalid):
+    """A template resource's attribute is an output of its child stack
+    that could not be resolved (shown as ``output_error`` of the outputs
+    that use it, as Heat shows it)."""
+
+    msg_fmt = "Error in %(resource)s output %(attribute)s: %(reason)s"
+
+
 class ImmutableParameterModified(Invalid):
     msg_fmt = (
         "The following parameters are immutable and may not be "

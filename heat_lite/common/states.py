@@ -1,9 +1,17 @@
-"""Stack and resource states, as Heat spells them, and the record roles.
+"""Every state vocabulary of heat_lite, each with its transition table.
 
-A state is an (action, status) pair shown joined as ``ACTION_STATUS``. The
-transition table says which stack operation may not start on which
-action; ``check_transition`` is pure so it is cheap to test, and it is
-what the engine consults (``traversal.ops.check_start``).
+Stack and resource states, as Heat spells them: an (action, status) pair
+shown joined as ``ACTION_STATUS``; ``check_transition`` says which stack
+operation may not start on which action (pure, so cheap to test; the
+engine consults it in ``traversal.ops.check_start``). The record roles.
+
+Then one ``Vocabulary`` per kind of row with a ``status`` of its own:
+rollouts, rollout targets, promotions, verifications (the outcome of a
+verified update) and snapshots -- its states in display order, its named
+groups (what a query filters by), and which state may follow which. The
+engine, the API's schemas and the db queries use these; the API serves
+them as ``GET /v1/states.json`` (``as_dict``) for the dashboard and the
+OSC plugin, so no client keeps a copy.
 """
 
 import enum
@@ -97,3 +105,195 @@ def refused_from(new):
 def joined(action, status):
     """Return Heat's joined status string, e.g. ``CREATE_COMPLETE``."""
     return "%s_%s" % (action, status)
+
+
+class Vocabulary:
+    """The states one kind of row takes, and their transitions.
+
+    Each state is an attribute of the same name (``ROLLOUT.PAUSED``), a
+    plain string as stored; a group is a tuple of states
+    (``ROLLOUT.ACTIVE``).
+
+    :param name: what the vocabulary is of (its key in ``as_dict``).
+    :param transitions: {state: the states that may follow it}, every
+        state a key, in display order.
+    :param groups: {NAME: states}: the sets the code tests and queries
+        filter by.
+    """
+
+    def __init__(self, name, transitions, **groups):
+        self.name = name
+        self.states = tuple(transitions)
+        self.transitions = {
+            state: tuple(after) for state, after in transitions.items()
+        }
+        self.groups = {key: tuple(group) for key, group in groups.items()}
+        for state in self.states:
+            setattr(self, state, state)
+        for key, group in self.groups.items():
+            unknown = set(group) - set(self.states)
+            if unknown:
+                raise ValueError("%s.%s: %s" % (name, key, unknown))
+            setattr(self, key, self.groups[key])
+        for state, after in self.transitions.items():
+            unknown = set(after) - set(self.states)
+            if unknown:
+                raise ValueError("%s: %s -> %s" % (name, state, unknown))
+
+    def __iter__(self):
+        return iter(self.states)
+
+    def __contains__(self, state):
+        return state in self.transitions
+
+    def may_follow(self, current, new):
+        """True if ``new`` may follow ``current``."""
+        return new in self.transitions.get(current, ())
+
+    def as_dict(self):
+        """The vocabulary as JSON: {"states", "transitions", "groups"}."""
+        return {
+            "states": list(self.states),
+            "transitions": {s: list(a) for s, a in self.transitions.items()},
+            "groups": {k: list(g) for k, g in self.groups.items()},
+        }
+
+
+# A stack's (and a resource's) status; the action is ``Action``.
+STACK = Vocabulary(
+    "stack",
+    {
+        Status.IN_PROGRESS: (Status.COMPLETE, Status.FAILED),
+        Status.COMPLETE: (Status.IN_PROGRESS,),
+        Status.FAILED: (Status.IN_PROGRESS,),
+    },
+    FINISHED=(Status.COMPLETE, Status.FAILED),
+)
+
+# A rollout (``engine.fleet.rollout``): paused and resumed between
+# batches; cancelled; rolled back (even once finished: back to
+# IN_PROGRESS with ``rollback_requested`` set, until CANCELLED, or
+# FAILED when a target could not go back).
+ROLLOUT = Vocabulary(
+    "rollout",
+    {
+        "IN_PROGRESS": ("PAUSED", "COMPLETE", "FAILED", "CANCELLED"),
+        "PAUSED": ("IN_PROGRESS",),
+        "COMPLETE": ("IN_PROGRESS",),
+        "FAILED": ("IN_PROGRESS",),
+        "CANCELLED": ("IN_PROGRESS",),
+    },
+    ACTIVE=("IN_PROGRESS", "PAUSED"),
+    FINISHED=("COMPLETE", "FAILED", "CANCELLED"),
+)
+
+# One target (stack) of a rollout: its verified update, and its update
+# back when the whole rollout is rolled back.
+ROLLOUT_TARGET = Vocabulary(
+    "rollout_target",
+    {
+        "PENDING": ("UPDATING", "SKIPPED", "FAILED"),
+        "UPDATING": (
+            "VERIFYING",
+            "SUCCEEDED",
+            "ROLLING_BACK",
+            "ROLLED_BACK",
+            "FAILED",
+            "SKIPPED",
+        ),
+        "VERIFYING": ("SUCCEEDED", "ROLLING_BACK", "ROLLED_BACK", "FAILED"),
+        "SUCCEEDED": ("ROLLING_BACK",),
+        "ROLLING_BACK": ("ROLLED_BACK", "FAILED"),
+        "ROLLED_BACK": (),
+        "FAILED": (),
+        "SKIPPED": (),
+    },
+    TERMINAL=("SUCCEEDED", "ROLLED_BACK", "FAILED", "SKIPPED"),
+    FAILURES=("ROLLED_BACK", "FAILED"),
+    # An update (or an update back) under way.
+    RUNNING=("UPDATING", "VERIFYING", "ROLLING_BACK"),
+    # A change undone: the stack back where it was.
+    ROLLBACK=("ROLLING_BACK", "ROLLED_BACK"),
+    # Shown as noteworthy by the CLI (``rollout show``).
+    NOTEWORTHY=("ROLLED_BACK", "FAILED", "SKIPPED"),
+)
+
+# A promotion (``engine.fleet.promotion``): COMPLETE once its gate passed
+# (or its rollback failed: the target stays promoted), FAILED when the
+# gate failed (the target back as it was), ROLLED_BACK by its rollback.
+PROMOTION = Vocabulary(
+    "promotion",
+    {
+        "IN_PROGRESS": ("COMPLETE", "FAILED", "ROLLED_BACK"),
+        "COMPLETE": ("IN_PROGRESS",),
+        "FAILED": (),
+        "ROLLED_BACK": (),
+    },
+    ACTIVE=("IN_PROGRESS",),
+    FINISHED=("COMPLETE", "FAILED", "ROLLED_BACK"),
+    # The promotions whose snapshot is (or is becoming) the target's.
+    CHANGED=("IN_PROGRESS", "COMPLETE"),
+    # Undone already: by a failed gate, or by its rollback.
+    UNDONE=("FAILED", "ROLLED_BACK"),
+)
+
+# What became of a verified update (``traversal.verify.outcome``).
+VERIFICATION = Vocabulary(
+    "verification",
+    {
+        "UPDATING": (
+            "VERIFYING",
+            "ROLLING_BACK",
+            "ROLLED_BACK",
+            "FAILED",
+            "SUPERSEDED",
+            "DELETED",
+        ),
+        "VERIFYING": (
+            "CLEANING_UP",
+            "SUCCEEDED",
+            "ROLLING_BACK",
+            "ROLLED_BACK",
+            "FAILED",
+            "SUPERSEDED",
+            "DELETED",
+        ),
+        "CLEANING_UP": ("SUCCEEDED", "SUPERSEDED_AFTER_PASS", "DELETED"),
+        "SUCCEEDED": ("SUPERSEDED_AFTER_PASS", "DELETED"),
+        "ROLLING_BACK": ("ROLLED_BACK", "FAILED", "SUPERSEDED", "DELETED"),
+        "ROLLED_BACK": ("SUPERSEDED", "DELETED"),
+        "FAILED": ("SUPERSEDED", "DELETED"),
+        "SUPERSEDED_AFTER_PASS": ("DELETED",),
+        "SUPERSEDED": ("DELETED",),
+        "DELETED": (),
+    },
+    # Still running: a rollout target follows it.
+    RUNNING=("UPDATING", "VERIFYING", "CLEANING_UP", "ROLLING_BACK"),
+)
+
+# A stack snapshot.
+SNAPSHOT = Vocabulary(
+    "snapshot",
+    {
+        "IN_PROGRESS": ("COMPLETE", "FAILED"),
+        "COMPLETE": (),
+        "FAILED": (),
+    },
+)
+
+VOCABULARIES = (
+    STACK,
+    ROLLOUT,
+    ROLLOUT_TARGET,
+    PROMOTION,
+    VERIFICATION,
+    SNAPSHOT,
+)
+
+
+def as_dict():
+    """Every vocabulary, as ``GET /v1/states.json`` serves it; the
+    stack's with its actions too."""
+    result = {v.name: v.as_dict() for v in VOCABULARIES}
+    result["stack"]["actions"] = [a.value for a in Action]
+    return result

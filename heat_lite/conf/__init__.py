@@ -7,6 +7,7 @@ from oslo_messaging import transport as messaging_transport
 
 from heat_lite.conf import (
     api,
+    apps,
     database,
     engine,
     limits,
@@ -23,6 +24,7 @@ EMBEDDED_TRANSPORT = "fake://"
 # Every heat_lite option module: registered here, listed by opts.list_opts.
 MODULES = (
     api,
+    apps,
     database,
     engine,
     limits,
@@ -62,8 +64,14 @@ QUIET_LOGGERS = (
 )
 
 # oslo.log's options (log_file, use_syslog, log_config_append, debug, ...);
-# the commands call oslo_log.setup once their arguments are parsed.
-oslo_log.register_options(CONF)
+# the commands call oslo_log.setup once their arguments are parsed. A tool
+# that parsed its own command line before loading us through an entry
+# point (oslopolicy-sample-generator, oslopolicy-checker) cannot take
+# command-line options any more, and needs no logging options of ours.
+try:
+    oslo_log.register_options(CONF)
+except cfg.ArgsAlreadyParsedError:
+    pass
 _levels = dict(
     item.split("=", 1) for item in oslo_log.get_default_log_levels()
 )

@@ -9,7 +9,7 @@ and where to find the endpoint: the service catalog, or
 ``endpoint_override`` for a deployment without one. When an operation
 carries the token of its caller (keystone mode with ``[DEFAULT]
 auth_encryption_key``), that token replaces the auth plugin; see
-``doc/plugins.rst``.
+``doc/source/contributor/plugins.rst``.
 """
 
 from keystoneauth1 import loading

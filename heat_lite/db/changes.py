@@ -17,6 +17,8 @@ stacks.
 import sqlalchemy as sa
 
 from heat_lite.common import exception
+from heat_lite.common.states import PROMOTION as PROMOTION_STATES
+from heat_lite.common.states import Status
 from heat_lite.db import models
 from heat_lite.db.session import retry_read, transaction
 
@@ -66,7 +68,9 @@ def _build_stack_marks():
     # The header says which promotion the stack came from: the newest
     # COMPLETE one, which may finish (or be rolled back) after the
     # stack's own last write.
-    complete = sa.case((PROMOTION.c.status == "COMPLETE", 1), else_=0)
+    complete = sa.case(
+        (PROMOTION.c.status == PROMOTION_STATES.COMPLETE, 1), else_=0
+    )
     columns += _of_stack(
         PROMOTION.c.target_stack_id,
         ("promotions", sa.func.count(PROMOTION.c.id)),
@@ -101,8 +105,8 @@ def stack_marks(stack_id, tenant):
 
 
 def _build_project_marks():
-    in_progress = sa.case((STACK.c.status == "IN_PROGRESS", 1), else_=0)
-    failed = sa.case((STACK.c.status == "FAILED", 1), else_=0)
+    in_progress = sa.case((STACK.c.status == Status.IN_PROGRESS, 1), else_=0)
+    failed = sa.case((STACK.c.status == Status.FAILED, 1), else_=0)
     return sa.select(
         sa.func.count(STACK.c.id).label("stacks"),
         sa.func.count(STACK.c.deleted_at).label("deleted"),

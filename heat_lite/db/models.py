@@ -316,6 +316,37 @@ class SoftwareConfig(BASE):
     updated_at = sa.Column(DateTime, nullable=True)
 
 
+class SoftwareDeployment(BASE):
+    """A software deployment (``/software_deployments``): a config
+    applied to one server, and what the server reported back.
+
+    ``input_values`` and ``output_values`` are JSON documents. A row is
+    visible to its ``tenant`` and to its ``stack_user_project_id`` (the
+    project the server's agent authenticates in), as in Heat; deleting
+    it deletes the row (nothing to purge).
+    """
+
+    __tablename__ = "software_deployment"
+    __table_args__ = (
+        sa.Index("ix_software_deployment_tenant", "tenant", "created_at"),
+        sa.Index("ix_software_deployment_server", "server_id", "created_at"),
+        sa.Index("ix_software_deployment_config", "config_id"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    config_id = sa.Column(sa.String(36), nullable=False)
+    server_id = sa.Column(sa.String(255), nullable=False)
+    input_values = sa.Column(LongText, nullable=True)
+    output_values = sa.Column(LongText, nullable=True)
+    action = sa.Column(sa.String(255), nullable=True)
+    status = sa.Column(sa.String(255), nullable=True)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    stack_user_project_id = sa.Column(sa.String(64), nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)
+
+
 class Snapshot(BASE):
     """A stack snapshot (``/stacks/<s>/<id>/snapshots``).
 

@@ -11,14 +11,15 @@ import json
 import sqlalchemy as sa
 
 from heat_lite.common import exception
+from heat_lite.common.states import PROMOTION as P
 from heat_lite.db import models, ownership
 from heat_lite.db.session import retry_read, transaction
 
 PROMOTION = models.Promotion.__table__
-ACTIVE = ("IN_PROGRESS",)
-FINISHED = ("COMPLETE", "FAILED", "ROLLED_BACK")
+ACTIVE = P.ACTIVE
+FINISHED = P.FINISHED
 # A newer promotion in one of these has changed its target since.
-CHANGED = ("IN_PROGRESS", "COMPLETE")
+CHANGED = P.CHANGED
 
 
 def _decoded(row):
@@ -103,7 +104,7 @@ def promotion_current(stack_id):
             PROMOTION.select()
             .where(
                 PROMOTION.c.target_stack_id == stack_id,
-                PROMOTION.c.status == "COMPLETE",
+                PROMOTION.c.status == P.COMPLETE,
             )
             .order_by(PROMOTION.c.created_at.desc())
             .limit(1)
@@ -143,12 +144,12 @@ def promotion_request_rollback(promotion_id, tenant, owner):
         .where(
             PROMOTION.c.id == promotion_id,
             _visible(tenant),
-            PROMOTION.c.status == "COMPLETE",
+            PROMOTION.c.status == P.COMPLETE,
             PROMOTION.c.rollback_requested.is_(False),
             sa.not_(changed),
         )
         .values(
-            status="IN_PROGRESS",
+            status=P.IN_PROGRESS,
             status_reason="Rolling back: the target goes back",
             rollback_requested=True,
             engine_id=owner[0],

@@ -17,6 +17,7 @@ import json
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from heat_lite.common.states import Action, Status
 from heat_lite.db import models
 from heat_lite.db.session import dialect, retry_read, transaction
 
@@ -56,7 +57,10 @@ def _records(table, type_name, role):
         table.c.type == type_name,
         table.c.role == role,
         sa.not_(
-            sa.and_(table.c.action == "DELETE", table.c.status == "COMPLETE")
+            sa.and_(
+                table.c.action == Action.DELETE,
+                table.c.status == Status.COMPLETE,
+            )
         ),
     )
 
@@ -132,7 +136,7 @@ def property_records(stack_ids, type_name):
         sa.not_(
             sa.and_(
                 RESOURCE.c.action == "DELETE",
-                RESOURCE.c.status == "COMPLETE",
+                RESOURCE.c.status == Status.COMPLETE,
             )
         ),
     )

@@ -14,6 +14,8 @@ import json
 import sqlalchemy as sa
 
 from heat_lite.common import exception
+from heat_lite.common.states import ROLLOUT as R
+from heat_lite.common.states import ROLLOUT_TARGET as T
 from heat_lite.db import models, ownership
 from heat_lite.db.session import retry_read, transaction
 
@@ -21,8 +23,8 @@ ROLLOUT = models.Rollout.__table__
 TARGET = models.RolloutTarget.__table__
 SERVICE = models.Service.__table__
 STACK = models.Stack.__table__
-ACTIVE = ("IN_PROGRESS", "PAUSED")
-FINISHED = ("COMPLETE", "FAILED", "CANCELLED")
+ACTIVE = R.ACTIVE
+FINISHED = R.FINISHED
 
 
 def _decoded(row):
@@ -55,7 +57,7 @@ def rollout_create(values, targets):
             session.execute(
                 TARGET.insert(),
                 [
-                    dict(t, rollout_id=values["id"], status="PENDING")
+                    dict(t, rollout_id=values["id"], status=T.PENDING)
                     for t in targets
                 ],
             )
@@ -237,7 +239,7 @@ def targets_skip_pending(rollout_id, owner, reason, positions=None):
     owned = sa.exists().where(ROLLOUT.c.id == rollout_id, _owned_by(owner))
     query = TARGET.update().where(
         TARGET.c.rollout_id == rollout_id,
-        TARGET.c.status == "PENDING",
+        TARGET.c.status == T.PENDING,
         owned,
     )
     if positions is not None:
@@ -245,7 +247,7 @@ def targets_skip_pending(rollout_id, owner, reason, positions=None):
     with transaction() as session:
         session.execute(
             query.values(
-                status="SKIPPED",
+                status=T.SKIPPED,
                 status_reason=reason,
                 finished_at=models.utcnow(),
             )

@@ -11,6 +11,7 @@ import json
 import sqlalchemy as sa
 
 from heat_lite.common import exception
+from heat_lite.common.states import SNAPSHOT as S
 from heat_lite.db import api, models
 from heat_lite.db.session import retry_read, transaction
 
@@ -77,7 +78,7 @@ def snapshot_finish(stack_id, traversal, status, reason, data=None):
             .where(
                 SNAPSHOT.c.stack_id == stack_id,
                 SNAPSHOT.c.traversal == traversal,
-                SNAPSHOT.c.status == "IN_PROGRESS",
+                SNAPSHOT.c.status == S.IN_PROGRESS,
             )
             .values(**values)
         )

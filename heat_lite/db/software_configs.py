@@ -8,11 +8,14 @@ another project is "not found", never "forbidden".
 
 import json
 
+import sqlalchemy as sa
+
 from heat_lite.common import exception
 from heat_lite.db import api, models
 from heat_lite.db.session import retry_read, transaction
 
 CONFIG = models.SoftwareConfig.__table__
+DEPLOYMENT = models.SoftwareDeployment.__table__
 # The parts of a config kept together in its ``config`` column.
 BODY_KEYS = ("config", "options", "inputs", "outputs")
 
@@ -93,15 +96,26 @@ def software_config_get_all(tenant, limit=None, marker=None):
 
 
 def software_config_delete(config_id, tenant):
-    """Delete a config.
+    """Delete a config that no deployment uses.
 
     :raises EntityNotFound: if there is no such config in ``tenant``.
+    :raises InvalidRestrictedAction: if a deployment uses it (as Heat).
     """
+    used = (
+        sa.select(DEPLOYMENT.c.id)
+        .where(DEPLOYMENT.c.config_id == config_id)
+        .exists()
+    )
+    mine = (CONFIG.c.id == config_id, CONFIG.c.tenant == tenant)
     with transaction() as session:
-        deleted = session.execute(
-            CONFIG.delete().where(
-                CONFIG.c.id == config_id, CONFIG.c.tenant == tenant
+        deleted = session.execute(CONFIG.delete().where(*mine, ~used)).rowcount
+        if (
+            not deleted
+            and session.execute(sa.select(CONFIG.c.id).where(*mine)).first()
+        ):
+            raise exception.InvalidRestrictedAction(
+                message="Software config with id %s can not be deleted "
+                "as it is referenced." % config_id
             )
-        ).rowcount
     if not deleted:
         raise _not_found(config_id)

@@ -29,9 +29,9 @@
 ``fleet/``
     Operations over many stacks, as taskflow flows persisted in our
     database and owned like resource locks (``keeper`` takes over a dead
-    engine's): rollouts (``runner``, ``run``, ``target``) and promotions
-    (``promotion_plan``, ``promotion_driver``, ``promotion_flows``,
-    ``promotion_runner``, ``promotion_endpoint``).
+    engine's): ``rollout/`` (``runner``, ``run``, ``target``, ``flows``,
+    ``endpoint``) and ``promotion/`` (``plan``, ``preview``, ``driver``,
+    ``flows``, ``runner``, ``endpoint``).
 ``template/``
     The template language (HOT and CFN functions, parameters,
     environments, conditions): pure, no database and no RPC.

@@ -9,22 +9,23 @@ import time
 from heat_lite import conf
 from heat_lite.common import crypt, rpc
 from heat_lite.db import services as db_services
-from heat_lite.db import software_configs
+from heat_lite.db import software_configs, software_deployments
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import goals, service, snapshots
-from heat_lite.engine.fleet import endpoint as fleet_endpoint
-from heat_lite.engine.fleet import (
-    promotion_driver,
-    promotion_endpoint,
-    promotion_runner,
-)
-from heat_lite.engine.fleet import runner as fleet_runner
-from heat_lite.engine.fleet import target as fleet_target
+from heat_lite.engine.fleet.promotion import driver as promotion_driver
+from heat_lite.engine.fleet.promotion import runner as promotion_runner
+from heat_lite.engine.fleet.rollout import runner as rollout_runner
+from heat_lite.engine.fleet.rollout import target as rollout_target
 from heat_lite.engine.recovery import fencing, watchdog
 from heat_lite.engine.traversal import graph_cache, nested, ops, verify
 from heat_lite.engine.worker import dispatch, runner
 from heat_lite.engine.worker import endpoint as worker_endpoint
-from heat_lite.resources import registry, software_config, stack_resource
+from heat_lite.resources import (
+    registry,
+    software_config,
+    software_deployment,
+    stack_resource,
+)
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -71,8 +72,8 @@ class EngineProcess:
         self.heartbeat = fencing.Heartbeat(self.fence, self.runner.drop_all)
         update_goals = goals.UpdateGoals()
         self.service = service.EngineService(self.ops, update_goals)
-        self.rollouts = fleet_runner.RolloutRunner(
-            self.fence, fleet_target.TargetDriver(self.ops, update_goals)
+        self.rollouts = rollout_runner.RolloutRunner(
+            self.fence, rollout_target.TargetDriver(self.ops, update_goals)
         )
         self.promotions = promotion_runner.PromotionRunner(
             self.fence,
@@ -84,6 +85,9 @@ class EngineProcess:
         )
         # And software configs are kept in the database, through this.
         software_config.SoftwareConfig.store = software_configs
+        software_deployment.SoftwareDeployment.deployments = (
+            software_deployments
+        )
         self._servers = []
 
     @property
@@ -106,11 +110,12 @@ class EngineProcess:
             rpc.get_server(
                 CONF.engine.topic,
                 self.engine_id,
-                service.endpoints(self.ops, stack_service=self.service)
-                + [
-                    fleet_endpoint.RolloutEndpoint(self.rollouts),
-                    promotion_endpoint.PromotionEndpoint(self.promotions),
-                ],
+                service.endpoints(
+                    self.ops,
+                    stack_service=self.service,
+                    rollouts=self.rollouts,
+                    promotions=self.promotions,
+                ),
             ),
             rpc.get_server(
                 CONF.engine.worker_topic,

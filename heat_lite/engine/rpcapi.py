@@ -36,6 +36,10 @@ History of ``RPC_API_VERSION``:
   delete_snapshot, stack_restore.
 * 1.8 - stack_changes, project_changes (the change marks a polling
   page asks for; ``engine.endpoint.changes``).
+* 1.9 - preview_promotion (a promotion's dry run).
+* 1.10 - create_software_deployment, list_software_deployments,
+  show_software_deployment, update_software_deployment,
+  delete_software_deployment, metadata_software_deployments.
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -46,7 +50,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.8"
+RPC_API_VERSION = "1.10"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -72,11 +76,14 @@ READS = frozenset(
         "list_rollouts",
         "list_services",
         "list_software_configs",
+        "list_software_deployments",
+        "metadata_software_deployments",
         "stack_list_snapshots",
         "list_stack_resources",
         "list_stacks",
         "list_template_functions",
         "list_template_versions",
+        "preview_promotion",
         "preview_stack",
         "preview_update_stack",
         "project_changes",
@@ -90,6 +97,7 @@ READS = frozenset(
         "show_rollout",
         "show_snapshot",
         "show_software_config",
+        "show_software_deployment",
         "show_stack",
         "stack_changes",
         "stack_promotions",
@@ -653,6 +661,97 @@ class EngineAPI:
             ctxt, "delete_software_config", version="1.3", config_id=config_id
         )
 
+    # Software deployments (endpoint.software_deployments) -------------
+    def create_software_deployment(
+        self,
+        ctxt,
+        server_id,
+        config_id,
+        input_values=None,
+        action=None,
+        status=None,
+        status_reason=None,
+        stack_user_project_id=None,
+    ):
+        """Store a deployment of a config to a server (call).
+
+        :returns: the deployment in Heat's engine format.
+        :raises Invalid: for a config that is not one of the project's,
+            or values of the wrong type or length.
+        """
+        return self._call(
+            ctxt,
+            "create_software_deployment",
+            version="1.10",
+            server_id=server_id,
+            config_id=config_id,
+            input_values=input_values,
+            action=action,
+            status=status,
+            status_reason=status_reason,
+            stack_user_project_id=stack_user_project_id,
+        )
+
+    def list_software_deployments(self, ctxt, server_id=None):
+        """The deployments the project sees (of one server, when
+        given), oldest first (call)."""
+        return self._call(
+            ctxt,
+            "list_software_deployments",
+            version="1.10",
+            server_id=server_id,
+        )
+
+    def show_software_deployment(self, ctxt, deployment_id):
+        """One deployment (call).
+
+        :raises NotFound: if the project sees no such deployment.
+        """
+        return self._call(
+            ctxt,
+            "show_software_deployment",
+            version="1.10",
+            deployment_id=deployment_id,
+        )
+
+    def metadata_software_deployments(self, ctxt, server_id):
+        """The configs of the server's deployments, by config name
+        (call)."""
+        return self._call(
+            ctxt,
+            "metadata_software_deployments",
+            version="1.10",
+            server_id=server_id,
+        )
+
+    def update_software_deployment(self, ctxt, deployment_id, **values):
+        """Record a deployment's progress (call): ``values`` among
+        config_id, input_values, output_values, action, status and
+        status_reason.
+
+        :raises NotFound: if the project sees no such deployment.
+        :raises Invalid: for values of the wrong type or length.
+        """
+        return self._call(
+            ctxt,
+            "update_software_deployment",
+            version="1.10",
+            deployment_id=deployment_id,
+            **values,
+        )
+
+    def delete_software_deployment(self, ctxt, deployment_id):
+        """Delete a deployment (call).
+
+        :raises NotFound: if the project sees no such deployment.
+        """
+        return self._call(
+            ctxt,
+            "delete_software_deployment",
+            version="1.10",
+            deployment_id=deployment_id,
+        )
+
     # Snapshots (endpoint.snapshots) ------------------------------------
     def stack_snapshot(self, ctxt, stack_identity, name):
         """Start a snapshot of the stack; return it, IN_PROGRESS (call).
@@ -757,7 +856,7 @@ class EngineAPI:
             action=action,
         )
 
-    # Promotions (engine.fleet.promotion_*) -----------------------------
+    # Promotions (engine.fleet.promotion) -----------------------------
     def create_promotion(self, ctxt, body, target_scope=None):
         """Check a promotion, store it and start it (call).
 
@@ -775,6 +874,22 @@ class EngineAPI:
             ctxt,
             "create_promotion",
             version="1.6",
+            body=body,
+            target_scope=target_scope,
+        )
+
+    def preview_promotion(self, ctxt, body, target_scope=None):
+        """What ``create_promotion`` with ``body`` would change, changing
+        nothing (call).
+
+        :returns: {"source", "target", "template_changed", "parameters",
+            "dropped", "resources", "verify"}.
+        :raises: what ``create_promotion`` raises before it starts.
+        """
+        return self._call(
+            ctxt,
+            "preview_promotion",
+            version="1.9",
             body=body,
             target_scope=target_scope,
         )

@@ -156,3 +156,18 @@ class StackResource(PollsStack, base.Resource):
         if not self.resource_id or self.nested_stacks is None:
             return {}
         return self.nested_stacks.outputs(self.resource_id)
+
+    def child_output(self, key):
+        """The child's output ``key`` (None if it has none).
+
+        :raises TemplateOutputError: if that output does not resolve.
+        """
+        outputs = self.child_outputs()
+        value = outputs.get(key)
+        if value is None and key in outputs:
+            error = self.nested_stacks.output_error(self.resource_id, key)
+            if error:
+                raise exception.TemplateOutputError(
+                    resource=self.name, attribute=key, reason=error
+                )
+        return value

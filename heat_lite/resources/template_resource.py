@@ -66,9 +66,8 @@ class TemplateResource(stack_resource.StackResource):
         return copy.deepcopy(self.template), params
 
     def _resolve_attribute(self, name):
-        outputs = self.child_outputs()
-        if name in outputs:
-            return outputs[name]
+        if name in (self.template.get("outputs") or {}):
+            return self.child_output(name)
         if name.startswith("resource."):
             return self._member_attribute(name.split(".", 2)[1:])
         return None

@@ -29,10 +29,15 @@ def test_resource_types(heat):
     hot = heat.resource_types.generate_template(
         "OS::Heat::TestResource", template_type="hot"
     )
-    assert hot["resources"]["resource"]["type"] == "OS::Heat::TestResource"
+    # Named as Heat names it: the type's last part.
+    assert hot["resources"]["TestResource"]["type"] == "OS::Heat::TestResource"
+    assert hot["outputs"]["output"]["value"] == {
+        "get_attr": ["TestResource", "output"]
+    }
     assert hot["parameters"]["value"]["type"] == "string"
     cfn = heat.resource_types.generate_template("OS::Heat::TestResource")
     assert "HeatTemplateFormatVersion" in cfn
+    assert cfn["Resources"]["TestResource"]["Type"] == "OS::Heat::TestResource"
     try:
         heat.resource_types.get("No::Such::Type")
         raise AssertionError("unknown type found")
@@ -52,6 +57,23 @@ def test_versions_functions_validate(heat):
         )
     )
     assert doc["Parameters"]["p"]["Default"] == "x"
+    # No values at all (Horizon validates before it asks for them): 200,
+    # each parameter described, none with a value.
+    doc = heat.stacks.validate(
+        template=helpers.template(
+            {
+                "a": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"value": {"get_param": "v"}},
+                }
+            },
+            parameters={"v": {"type": "string"}},
+            outputs={"o": {"value": {"get_attr": ["a", "output"]}}},
+        )
+    )
+    assert doc["Parameters"]["v"]["Type"] == "String"
+    assert "Value" not in doc["Parameters"]["v"]
+    assert "Default" not in doc["Parameters"]["v"]
     try:
         heat.stacks.validate(template={"resources": {}})
         raise AssertionError("invalid template accepted")
@@ -134,3 +156,64 @@ def test_http_protocol(deployment):
     response = requests.get(deployment.url + "/v1/openapi.json")
     assert response.status_code == 200
     assert response.json()["openapi"].startswith("3.")
+
+
+_CHILD = """
+heat_template_version: 2014-10-16
+description: the child
+parameters:
+  size:
+    type: number
+    default: 10
+  secret:
+    type: string
+    default: s
+    hidden: true
+resources:
+  r:
+    type: OS::Heat::RandomString
+    properties:
+      length: {get_param: size}
+"""
+
+
+def test_validate_show_nested(heat):
+    """``show_nested``: each template resource's parameters, with the
+    values the parent passes (hidden ones masked), its own template
+    resources below it; a file used as a type is in the registry."""
+    middle = _CHILD.replace("OS::Heat::RandomString", "leaf.yaml").replace(
+        "length:", "not_declared_by_leaf:"
+    )
+    parent = helpers.template(
+        {
+            "mid": {
+                "type": "middle.yaml",
+                "properties": {
+                    "size": {"get_param": "n"},
+                    "secret": "from-parent",
+                },
+            }
+        },
+        parameters={"n": {"type": "number", "default": 5}},
+    )
+    files = {"middle.yaml": middle, "leaf.yaml": _CHILD}
+    plain = heat.stacks.validate(template=parent, files=files)
+    assert "NestedParameters" not in plain
+    assert plain["Environment"]["resource_registry"] == {
+        "middle.yaml": "middle.yaml",
+        "resources": {},
+    }
+    doc = heat.stacks.validate(template=parent, files=files, show_nested=True)
+    mid = doc["NestedParameters"]["mid"]
+    assert mid["Type"] == "middle.yaml"
+    assert mid["Description"] == "the child"
+    assert mid["Parameters"]["size"]["Value"] == 5
+    assert mid["Parameters"]["size"]["Default"] == 10
+    assert mid["Parameters"]["secret"]["Value"] == "******"
+    assert "from-parent" not in repr(doc)
+    # The leaf: nothing passed but a property it does not declare (left
+    # out, as Heat's validate does; a create would refuse it).
+    leaf = mid["NestedParameters"]["r"]
+    assert leaf["Type"] == "leaf.yaml"
+    assert "Value" not in leaf["Parameters"]["size"]
+    assert "NestedParameters" not in leaf

@@ -111,11 +111,14 @@ def test_show_deleted_and_global_tenant(deployment, project):
     name, heat = project
     gone = helpers.create(heat, "gone", helpers.flat(1))
     helpers.wait_for_status(heat, gone, "CREATE_COMPLETE")
+    # A template without outputs: an empty list (as Heat), until deleted.
+    assert heat.stacks.get(gone).to_dict()["outputs"] == []
     heat.stacks.delete(gone)
     helpers.wait_for_status(heat, gone, "DELETE_COMPLETE")
     assert [s.stack_name for s in heat.stacks.list()] == []
     shown = list(heat.stacks.list(show_deleted=True))
     assert [s.stack_status for s in shown] == ["DELETE_COMPLETE"]
+    assert "outputs" not in heat.stacks.get(gone).to_dict()
     url = deployment.endpoint(name) + "/stacks"
     # noauth callers without X-Roles are admins: they may see every
     # project's stacks, each with its project.

@@ -79,3 +79,36 @@ def test_pre_create_and_post_update_hooks(deployment, heat):
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
+
+
+def test_pre_update_hook_on_an_unchanged_resource(deployment, heat):
+    """Heat stops at a pre-update hook before it decides whether the
+    resource changed: the same template again waits there too."""
+    env = {"resource_registry": {"resources": {"b": {"hooks": "pre-update"}}}}
+    tmpl = helpers.template(
+        {
+            "a": {"type": "OS::Heat::RandomString"},
+            "b": {"type": "OS::Heat::RandomString", "depends_on": "a"},
+            "c": {"type": "OS::Heat::RandomString", "depends_on": "b"},
+        }
+    )
+    stack_id = helpers.create(heat, "nochange", tmpl, environment=env)
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    before = heat.resources.get(stack_id, "b").physical_resource_id
+    heat.stacks.update(stack_id, template=tmpl, environment=env)
+    polling.until(
+        lambda: (
+            "UPDATE paused until Hook pre-update is cleared"
+            in _events(heat, stack_id, "b")
+        )
+    )
+    assert heat.resources.get(stack_id, "b").resource_status == (
+        "CREATE_COMPLETE"
+    )
+    assert heat.stacks.get(stack_id).stack_status == "UPDATE_IN_PROGRESS"
+    heat.resources.signal(stack_id, "b", data={"unset_hook": "pre-update"})
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    assert "Hook pre-update is cleared" in _events(heat, stack_id, "b")
+    after = heat.resources.get(stack_id, "b")
+    assert after.physical_resource_id == before
+    assert after.resource_status == "CREATE_COMPLETE"

@@ -168,6 +168,9 @@ def test_dry_run_create_previews_nested_stacks(deployment, tmp_path):
     ]
     child, dotted, group, mapped, plain = resources
     assert plain["resource_action"] == "INIT"
+    # Its attributes, none known yet, as Heat's preview shows them.
+    assert plain["attributes"]["output"] is None
+    assert "show" in plain["attributes"]
     assert dotted[0]["stack_name"] == "pre-dotted"
     assert dotted[0]["properties"]["value"] == "leaf"
     mapped = mapped[0]

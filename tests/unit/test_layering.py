@@ -115,6 +115,26 @@ def test_database_does_not_import_the_engine():
     assert found == []
 
 
+def test_apps_and_builders_are_parts_the_engine_composes():
+    """Webhook parsing, source fetching and builders import nothing of
+    the API, the database, the engine or the resource plugins: the
+    engine (and the API, for the webhook) compose them."""
+    for package in ("apps", "builders"):
+        found = _violations(
+            package,
+            [
+                "heat_lite.api",
+                "heat_lite.db",
+                "heat_lite.engine",
+                "heat_lite.resources",
+                "sqlalchemy",
+                "oslo_db",
+                "oslo_messaging",
+            ],
+        )
+        assert found == [], package
+
+
 def test_the_cli_plugin_is_a_client_only():
     """``heat_lite_client`` talks HTTP through heatclient: it imports
     nothing of the server (``heat_lite``), so it installs without the

@@ -12,8 +12,9 @@ from heat_lite.common import exception
 from heat_lite.db import models
 from heat_lite.db import services as db_services
 from heat_lite.engine import validation
-from heat_lite.engine.endpoint import views
+from heat_lite.engine.endpoint import nested_parameters, views
 from heat_lite.engine.endpoint.base import TARGET, expected
+from heat_lite.engine.template import registry as tmpl_registry
 from heat_lite.engine.template import validate as tmpl_validate
 from heat_lite.engine.template import versions as tmpl_versions
 from heat_lite.resources import properties, registry
@@ -83,8 +84,15 @@ def _type_class(type_name):
         ) from None
 
 
+def _resource_name(type_name):
+    """The resource's name in a type's template, as Heat names it: the
+    type's last part (``OS::Heat::TestResource`` -> ``TestResource``)."""
+    return type_name.split("::")[-1]
+
+
 def _hot_template(type_name, cls):
     props = cls.properties_schema or {}
+    name = _resource_name(type_name)
     return {
         "heat_template_version": "2016-10-14",
         "description": "Initial template of %s" % type_name,
@@ -93,7 +101,7 @@ def _hot_template(type_name, cls):
             for n, p in props.items()
         },
         "resources": {
-            "resource": {
+            name: {
                 "type": type_name,
                 "properties": {n: {"get_param": n} for n in props},
             }
@@ -101,7 +109,7 @@ def _hot_template(type_name, cls):
         "outputs": {
             n: {
                 "description": a["description"],
-                "value": {"get_attr": ["resource", n]},
+                "value": {"get_attr": [name, n]},
             }
             for n, a in _attributes(cls).items()
         },
@@ -110,6 +118,7 @@ def _hot_template(type_name, cls):
 
 def _cfn_template(type_name, cls):
     props = cls.properties_schema or {}
+    name = _resource_name(type_name)
     return {
         "HeatTemplateFormatVersion": "2012-12-12",
         "Description": "Initial template of %s" % type_name,
@@ -118,7 +127,7 @@ def _cfn_template(type_name, cls):
             for n, p in props.items()
         },
         "Resources": {
-            "resource": {
+            name: {
                 "Type": type_name,
                 "Properties": {n: {"Ref": n} for n in props},
             }
@@ -126,11 +135,19 @@ def _cfn_template(type_name, cls):
         "Outputs": {
             n: {
                 "Description": a["description"],
-                "Value": {"Fn::GetAtt": ["resource", n]},
+                "Value": {"Fn::GetAtt": [name, n]},
             }
             for n, a in _attributes(cls).items()
         },
     }
+
+
+def _declared(template):
+    """The parameter names a raw template declares (HOT or CFN)."""
+    if not isinstance(template, dict):
+        return []
+    params = template.get("parameters", template.get("Parameters"))
+    return list(params) if isinstance(params, dict) else []
 
 
 class CatalogEndpoint:
@@ -156,9 +173,25 @@ class CatalogEndpoint:
             "name": "validate",
             "id": "None",
             "project_id": ctxt.project_id,
+            # As Heat (not strict): a template validates without values
+            # for its parameters (Horizon's launch form asks for them
+            # after validating); what they would feed is not checked.
+            "unknown_parameters": _declared(template),
         }
         bound = validation.bind(template, env, files, info)
-        return tmpl_validate.document(bound.template, env)
+        doc = tmpl_validate.document(bound.template, env)
+        registry = doc["Environment"]["resource_registry"]
+        for defn in bound.resources.values():
+            # As Heat's registry does when a template names a file as a
+            # type: the file is registered as a type of its own.
+            if tmpl_registry.is_template(defn.type):
+                registry.setdefault(defn.type, defn.type)
+        if show_nested:
+            stack = dict(info, tenant=ctxt.project_id, nested_depth=0)
+            found = nested_parameters.nested_parameters(stack, bound)
+            if found:
+                doc["NestedParameters"] = found
+        return doc
 
     @expected
     def list_template_versions(self, ctxt):

@@ -2,7 +2,7 @@
 
 Every caller that starts a stack operation towards a new template goes
 through here: the stack API (``endpoint.service``), a rollout's targets
-(``fleet.target.TargetDriver``) and promotions (``fleet.promotion_*``).
+(``fleet.rollout.target.TargetDriver``) and promotions (``fleet.promotion``).
 An update starts the same way for all of them: the stack must accept an
 update now, the request's template, environment and files are merged with
 the stored ones (PATCH) or replace them, the result is bound and checked
@@ -47,6 +47,39 @@ class UpdateGoals:
         stack = find_stack(ctxt, stack_identity, live=True)
         ops.check_start(stack, Action.UPDATE)
         verify_document(args)
+        template, env, files, bound = self.goal(
+            ctxt,
+            stack,
+            template,
+            params,
+            files,
+            environment,
+            environment_files,
+            args,
+            existing,
+        )
+        return stack, template, env, files, bound
+
+    def goal(
+        self,
+        ctxt,
+        stack,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+        existing,
+    ):
+        """The request's goal for ``stack`` (a row), bound and checked,
+        whether or not the stack may start an update now: ``check``
+        without its first steps, for a caller that checks a request
+        before the update's time comes (a rollout, at its creation).
+
+        :returns: (template, env, files, bound).
+        :raises: the 400s (and 403s) of binding the goal.
+        """
         stored = db_templates.raw_template_get(stack["raw_template_id"])
         if existing:
             template = template or stored["template"]
@@ -73,7 +106,7 @@ class UpdateGoals:
             authorize=types_checker(ctxt),
         )
         check_immutable(stack, bound)
-        return stack, template, env, files, bound
+        return template, env, files, bound
 
 
 def new_stack(

@@ -23,6 +23,7 @@ from heat_lite.common.states import Action, Status
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint import views
+from heat_lite.engine.template import constraints as tmpl_constraints
 from heat_lite.engine.traversal import nested
 from heat_lite.resources import stack_resource, template_resource
 
@@ -94,7 +95,7 @@ def properties(bound, defn, scope):
     return cls, result
 
 
-class _Budget:
+class Budget:
     """The resources a preview may show across its whole tree of nested
     stacks: ``max_resources_per_stack``, which a create counts over the
     whole tree too, so that a preview never builds more than a create
@@ -116,17 +117,27 @@ class _Budget:
 
 
 def child_preview(
-    stack, bound, defn, cls, props, budget, record=None, stack_id=None
+    stack,
+    bound,
+    defn,
+    cls,
+    props,
+    budget,
+    record=None,
+    stack_id=None,
+    check=True,
 ):
     """(stack dict, BoundTemplate) of the child stack a resource owning a
     nested stack would converge on, named ``<parent>-<resource>`` as in
     Heat's previews.
 
-    :param budget: the _Budget of the preview, charged for the child.
+    :param budget: the Budget of the preview, charged for the child.
     :param record: the resource's current record, if any (a group keeps
         its removed members in its data).
     :param stack_id: the id to show for the child (the real child's when
         it exists, else "None").
+    :param check: check the child's resources as a create would (False:
+        bind only, as a validate's ``show_nested`` does in Heat).
     :raises StackValidationFailed: for a bad child template or nesting
         deeper than ``max_nested_stack_depth``.
     :raises RequestLimitExceeded: past the budget.
@@ -164,7 +175,10 @@ def child_preview(
     # A property that is an attribute of a resource not created yet: the
     # child's parameter shows as null, as in Heat's preview.
     info["unknown_parameters"] = [k for k, v in props.items() if v is None]
-    child_bound = validation.bind(template, env, bound.files, info)
+    if check:
+        child_bound = validation.bind(template, env, bound.files, info)
+    else:
+        child_bound = definitions.bind(template, env, bound.files, info)
     budget.spend(len(child_bound.resources))
     return child, child_bound
 
@@ -174,23 +188,27 @@ def create_resources(stack, bound, budget=None):
     with their ``properties`` and ``metadata`` (references resolve to
     resource names, as nothing exists yet); a nested stack gives the
     list of its own resources in place of the resource that owns it."""
-    budget = budget or _Budget(bound)
+    budget = budget or Budget(bound)
     scope = validation.ValidationScope(bound)
     deps = _required_by(bound)
     result = []
     for name, defn in bound.resources.items():
         cls, props = properties(bound, defn, scope)
         if owns_stack(cls):
-            child, child_bound = child_preview(
-                stack, bound, defn, cls, props, budget
-            )
-            result.append(create_resources(child, child_bound, budget))
+            with tmpl_constraints.custom_checks_skipped():
+                child, child_bound = child_preview(
+                    stack, bound, defn, cls, props, budget
+                )
+                result.append(create_resources(child, child_bound, budget))
             continue
         entry = item(_blank_record(stack, defn), stack, deps.get(name, ()))
         entry.update(
             description=defn.description or "",
             properties=props,
             metadata=defn.resolve_metadata(scope),
+            # Every attribute the resource will have, none known yet (as
+            # in Heat's preview).
+            attributes=dict.fromkeys(cls.attributes()),
         )
         result.append(entry)
     return result
@@ -269,14 +287,14 @@ def update_changes(
     :param show_nested: append the changes inside nested stacks.
     :param shown: the stack the new resources are shown in (default
         ``stack``; a nested one is named after its parent's preview).
-    :param budget: the _Budget of the whole preview (a new one at the
+    :param budget: the Budget of the whole preview (a new one at the
         top).
     """
     shown = shown or stack
     changes = {k: [] for k in CHANGE_KINDS}
     scope = definitions.RecordScope(bound, records)
     deps = _required_by(bound)
-    walk = _Nested(bound, shown, budget or _Budget(bound))
+    walk = _Nested(bound, shown, budget or Budget(bound))
     for name, defn in bound.resources.items():
         record = records.get(name)
         cls, props = properties(bound, defn, scope)
@@ -322,11 +340,13 @@ class _Nested:
         if found in ("deleted", "replaced"):
             self._deleted(_child_row(record))
         if found in ("added", "replaced") and owns_stack(cls):
-            self._added(
-                *child_preview(
-                    self.shown, self.bound, defn, cls, props, self.budget
+            # A new child: nothing in it exists yet (create_resources).
+            with tmpl_constraints.custom_checks_skipped():
+                self._added(
+                    *child_preview(
+                        self.shown, self.bound, defn, cls, props, self.budget
+                    )
                 )
-            )
         if found == "updated" and owns_stack(cls):
             row = _child_row(record)
             if row is not None:

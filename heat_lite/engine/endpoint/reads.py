@@ -149,19 +149,19 @@ class ReadEndpoint:
         stack = find_stack(ctxt, stack_identity)
         bound = bound_template(stack)
         outputs = None
-        if (
-            resolve_outputs
-            and bound.outputs
-            and not (
-                stack["action"] == Action.DELETE
-                and stack["status"] == Status.COMPLETE
-            )
+        if resolve_outputs and not (
+            stack["action"] == Action.DELETE
+            and stack["status"] == Status.COMPLETE
         ):
-            records = records_by_name(stack)
-            outputs = [
-                definitions.resolve_output(bound, records, name)
-                for name in bound.outputs
-            ]
+            # As Heat: ``outputs`` is there (an empty list for a template
+            # without any) unless the stack is deleted.
+            outputs = []
+            if bound.outputs:
+                records = records_by_name(stack)
+                outputs = [
+                    definitions.resolve_output(bound, records, name)
+                    for name in bound.outputs
+                ]
         result = views.stack_detail(stack, bound, outputs)
         result["promoted_from"] = views.provenance(
             db_promotions.promotion_current(stack["id"])

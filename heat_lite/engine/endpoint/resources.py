@@ -20,6 +20,7 @@ from heat_lite.db import events as db_events
 from heat_lite.db import records as db_records
 from heat_lite.db import signals as db_signals
 from heat_lite.engine import definitions
+from heat_lite.engine.endpoint import software_deployments
 from heat_lite.engine.endpoint.base import (
     TARGET,
     expected,
@@ -31,6 +32,8 @@ from heat_lite.engine.worker import hooks
 
 CONF = conf.CONF
 UNHEALTHY_REASON = "state changed by resource_mark_unhealthy api"
+# The type whose metadata lists its deployments.
+SERVER_TYPE = "OS::Nova::Server"
 
 
 def _event(record, action, status, reason):
@@ -93,7 +96,30 @@ def metadata_of(stack, record):
     metadata = resource_metadata(stack, record)
     if hasattr(definitions.plugin_for(record), "signal_entry"):
         metadata = dict(metadata, **db_signals.resource_signals(record["id"]))
+    if record["type"] == SERVER_TYPE and record["physical_resource_id"]:
+        # What os-collect-config reads: the server's deployments, as
+        # they are now (Heat writes them into the server's metadata).
+        metadata = dict(
+            metadata,
+            deployments=software_deployments.server_deployments(
+                stack["tenant"], record["physical_resource_id"]
+            ),
+        )
     return metadata
+
+
+def _deployment_signal(stack, record, details):
+    """A deployment resource's signal goes to its deployment (whatever
+    state the resource is in: it waits for it IN_PROGRESS); the resource
+    completes when its check sees the deployment's new status."""
+    if not record["physical_resource_id"]:
+        raise exception.Invalid(
+            message="Resource %s has no deployment to signal" % record["name"]
+        )
+    reason = software_deployments.signal_deployment(
+        stack["tenant"], record["physical_resource_id"], details
+    )
+    db_events.event_create(_event(record, "SIGNAL", Status.COMPLETE, reason))
 
 
 def _plugin_signal(stack, record, plugin, details):
@@ -161,6 +187,8 @@ class ResourceEndpoint:
             return None
         record = find_record(stack, resource_name)
         plugin = definitions.plugin_for(record)
+        if getattr(plugin, "signals_deployment", False):
+            return _deployment_signal(stack, record, details)
         keeps = hasattr(plugin, "signal_entry")
         if not keeps and not hasattr(plugin, "handle_signal"):
             raise exception.ResourceActionNotSupported(action="Signal")

@@ -36,6 +36,11 @@ from heat_lite.engine.endpoint.reads import ReadEndpoint
 from heat_lite.engine.endpoint.references import ReferenceEndpoint
 from heat_lite.engine.endpoint.resources import ResourceEndpoint
 from heat_lite.engine.endpoint.software_configs import SoftwareConfigEndpoint
+from heat_lite.engine.endpoint.software_deployments import (
+    SoftwareDeploymentEndpoint,
+)
+from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
+from heat_lite.engine.fleet.rollout import endpoint as rollout_endpoint
 from heat_lite.engine.traversal import ops
 from heat_lite.engine.worker import adopt, caller
 
@@ -50,25 +55,35 @@ _UUID_RE = re.compile(
 _expected = expected
 
 
-def endpoints(stack_ops, stack_service=None):
+def endpoints(stack_ops, stack_service=None, rollouts=None, promotions=None):
     """The endpoint objects of the [engine] topic, for one RPC server.
 
     oslo.messaging finds each method on whichever of them has it; each is
     given what it needs here. The stack operations need ``stack_ops`` (or
     are ``stack_service``, when the caller keeps it for other uses); the
     reads, the resource calls, the catalog and software configs work on
-    the database alone.
+    the database alone; the fleet's need the process's runners (an
+    engine without them answers no fleet call).
+
+    :param rollouts: the ``fleet.rollout.runner.RolloutRunner``.
+    :param promotions: the ``fleet.promotion.runner.PromotionRunner``.
     """
-    return [
+    found = [
         stack_service or EngineService(stack_ops),
         ReadEndpoint(),
         ResourceEndpoint(),
         CatalogEndpoint(),
         SoftwareConfigEndpoint(),
+        SoftwareDeploymentEndpoint(),
         ReferenceEndpoint(),
         ChangesEndpoint(),
         snapshots.SnapshotEndpoint(stack_ops),
     ]
+    if rollouts is not None:
+        found.append(rollout_endpoint.RolloutEndpoint(rollouts))
+    if promotions is not None:
+        found.append(promotion_endpoint.PromotionEndpoint(promotions))
+    return found
 
 
 class EngineService:

@@ -27,6 +27,8 @@ import logging
 import uuid
 
 from heat_lite.common import exception, policy
+from heat_lite.common.states import SNAPSHOT as S
+from heat_lite.common.states import Status
 from heat_lite.db import snapshots as db_snapshots
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, trusts, validation
@@ -97,7 +99,7 @@ def delete_all(stack):
     stops that walk's polls).
     """
     for snapshot in db_snapshots.snapshot_list(stack["id"]):
-        if snapshot["status"] == "IN_PROGRESS":
+        if snapshot["status"] == S.IN_PROGRESS:
             snapshot = dict(snapshot, data=abandon.export(stack))
         delete_artifacts(stack, snapshot)
         db_snapshots.snapshot_delete(stack["id"], snapshot["id"])
@@ -127,7 +129,7 @@ class Snapshots:
 
     @staticmethod
     def finish(stack, traversal, status, reason):
-        data = abandon.export(stack) if status == "COMPLETE" else None
+        data = abandon.export(stack) if status == S.COMPLETE else None
         if data is not None:
             data.update(action="SNAPSHOT", status=status)
         db_snapshots.snapshot_finish(
@@ -152,7 +154,7 @@ class SnapshotEndpoint:
         """
         stack = find_stack(ctxt, stack_identity, live=True)
         stacks.check_start(stack, "SNAPSHOT")
-        if stack["status"] == "IN_PROGRESS":
+        if stack["status"] == Status.IN_PROGRESS:
             raise exception.ActionInProgress(
                 stack_name=stack["name"], action=stack["action"]
             )
@@ -165,7 +167,7 @@ class SnapshotEndpoint:
                 "tenant": stack["tenant"],
                 "name": name,
                 "traversal": traversal,
-                "status": "IN_PROGRESS",
+                "status": S.IN_PROGRESS,
             }
         )
         bound = definitions.get(
@@ -213,7 +215,7 @@ class SnapshotEndpoint:
         :raises ActionInProgress: (409) while it is being taken.
         """
         stack, snapshot = self._snapshot(ctxt, stack_identity, snapshot_id)
-        if snapshot["status"] == "IN_PROGRESS":
+        if snapshot["status"] == S.IN_PROGRESS:
             raise exception.ActionInProgress(
                 stack_name=stack["name"], action="SNAPSHOT"
             )
@@ -227,7 +229,7 @@ class SnapshotEndpoint:
         :raises NotSupported: (400) for a snapshot not COMPLETE.
         """
         stack, snapshot = self._snapshot(ctxt, stack_identity, snapshot_id)
-        if snapshot["status"] != "COMPLETE":
+        if snapshot["status"] != S.COMPLETE:
             raise exception.NotSupported(
                 feature="Restoring a snapshot that is %s" % snapshot["status"]
             )

@@ -14,8 +14,10 @@ from heat_lite.resources import software_config
 DEFAULT_GROUP = "Heat::Ungrouped"
 
 
-def view(config, detail=True):
-    """A config in Heat's engine format (summary when not ``detail``)."""
+def view(config, detail=True, project=True):
+    """A config in Heat's engine format (summary when not ``detail``;
+    without its project when not ``project``, as in a server's
+    deployment metadata)."""
     result = {
         "id": config["id"],
         "name": config["name"],
@@ -24,7 +26,8 @@ def view(config, detail=True):
     }
     if detail:
         result.update({key: config[key] for key in db_configs.BODY_KEYS})
-        result["project"] = config["tenant"]
+        if project:
+            result["project"] = config["tenant"]
     return result
 
 

@@ -1,26 +1,12 @@
-"""Fleet operations: rollouts of one update over many stacks, and
-promotions of a tested stack onto another (``promotion_*``: resolved and
-refused in ``promotion_plan``, applied, gated and undone by
-``promotion_driver``, in the flows of ``promotion_flows``, run and taken
-over by ``promotion_runner`` with the same ``keeper`` as rollouts).
+"""Fleet operations: flows over stacks that outlive the call that
+started them, owned by one engine and taken over by another when it
+goes down.
 
-A rollout applies one PATCH (``update``) with one ``verify`` document to
-the stacks a selector matched when it was created: a canary batch first,
-then batches of ``batch_size`` at a time, stopping once more than
-``max_failures`` targets failed. Each target is a verified update
-(``engine.verify``): a target that fails its checks rolls back alone,
-onto the very resources its update replaced.
-
-It is built with taskflow, as Octavia builds its flows: ``flows`` makes
-the flow from a factory function (gates between batches, a task per
-batch with ``execute`` / ``revert``, a final task), persisted in our own
-database (``db.flow_store``); ``target`` drives a batch's updates (the
-targets in flight share one look at their stacks) and a stack's update
-back; ``run`` holds the decisions between batches;
-``runner`` runs the flows (a thread each) and takes over those of dead
-engines; ``endpoint`` is the RPC side. Ownership is a fenced claim on the
-rollout row (engine id + epoch, as resource locks), so an engine claimed
-as dead can no longer move a rollout its successor resumed, and a target
-records the update it started before starting it, so none is updated
-twice.
+``rollout/``: one update over many stacks, in batches; ``promotion/``: a
+tested stack promoted onto another. Both run their flows (taskflow,
+persisted in our database, ``db.flow_store``) in the threads of the
+shared ``keeper``, which also takes over the flows of dead engines: a
+fenced claim on the flow's row (engine id + epoch, as resource locks).
+Their RPC endpoints are served on the ``[engine] topic`` with the
+others (``endpoint.service.endpoints``).
 """

@@ -13,7 +13,6 @@ import threading
 
 from heat_lite import conf
 from heat_lite.db import api as db_api
-from heat_lite.engine.fleet import target as tgt
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -21,6 +20,29 @@ LOG = logging.getLogger(__name__)
 # wait for a slot without touching the database (a hundred promotions
 # at once would otherwise be a hundred pollers and as many connections).
 MAX_RUNNING = 32
+
+
+class OwnershipLost(Exception):
+    """This engine no longer owns the flow (its row): stop acting on it."""
+
+
+# Never set: what a flow of a stopping engine waits on (``hold``).
+_EXIT = threading.Event()
+
+
+def hold(fence):
+    """Hold the calling flow thread until the process exits if its engine
+    is stopping (``fence.retiring``).
+
+    A stopping engine leaves its flows where its store has them, for the
+    engine that takes them over: a flow whose ownership check raised
+    instead would have taskflow record that failure -- a write the
+    fenced store refuses, which taskflow logs as an ERROR -- and start
+    reverting. Called by the flows' ownership checks, before any write
+    and outside any transaction, so a held thread holds no lock.
+    """
+    if fence.retiring:
+        _EXIT.wait()
 
 
 class Keeper:
@@ -32,7 +54,7 @@ class Keeper:
         that no live engine runs.
     :param claim: ``claim(id, seen, owner)`` -> True if claimed.
     :param run: ``run(id)`` runs one flow to its end, in the caller's
-        thread; raises ``target.OwnershipLost`` once no longer owned.
+        thread; raises ``OwnershipLost`` once no longer owned.
     """
 
     def __init__(self, fence, label, to_run, claim, run):
@@ -118,7 +140,7 @@ class Keeper:
         try:
             with self._slots:
                 self._run(row_id)
-        except tgt.OwnershipLost:
+        except OwnershipLost:
             LOG.info("%s %s: no longer owned here", self.label, row_id)
         except Exception:  # noqa: BLE001 - the keeper resumes it
             LOG.exception("%s %s stopped on an error", self.label, row_id)

@@ -13,6 +13,8 @@ the pure ones (addresses, CIDRs, DNS names, dates, time zones), and
 ``register_custom`` adds more.
 """
 
+import contextlib
+import contextvars
 import datetime
 import ipaddress
 import re
@@ -248,7 +250,7 @@ class CustomConstraint(Constraint):
             raise InvalidSchema("custom_constraint must be a string")
 
     def valid(self, value):
-        checker = _CUSTOM.get(self.spec)
+        checker = _CUSTOM.get(self.spec) if _CUSTOM_ON.get() else None
         if checker is None:
             return True
         try:
@@ -391,9 +393,30 @@ def custom_names():
     return sorted(_CUSTOM)
 
 
+# Off while a stack whose resources do not exist yet is checked below the
+# top (``custom_checks_skipped``).
+_CUSTOM_ON = contextvars.ContextVar("heat_lite_custom_checks", default=True)
+
+
+@contextlib.contextmanager
+def custom_checks_skipped():
+    """Within it, every custom constraint accepts every value.
+
+    For a preview's nested stacks that do not exist yet: their parameters
+    may carry what a parent's ``get_resource`` gives before anything is
+    created -- the resource's name -- which no cloud lookup can find.
+    Heat previews those stacks without checking values either.
+    """
+    token = _CUSTOM_ON.set(False)
+    try:
+        yield
+    finally:
+        _CUSTOM_ON.reset(token)
+
+
 def custom_checker(name):
     """The checker registered as ``name``, or None (accepts anything)."""
-    checker = _CUSTOM.get(name)
+    checker = _CUSTOM.get(name) if _CUSTOM_ON.get() else None
     if checker is None:
         return None
 

@@ -64,6 +64,7 @@ class GetParam(base.Function):
         known = ctx.param_names
         if (
             known is not None
+            and not ctx.unchecked_params
             and name not in known
             and name not in PSEUDO_PARAMETERS
         ):

@@ -67,6 +67,10 @@ class ParseContext:
         then decided while parsing.
     :param condition_scope: Scope used to evaluate condition expressions
         while parsing a bound template.
+    :param unchecked_params: do not refuse a ``get_param`` of an
+        undeclared name (``outputs``: as in Heat, such an output is
+        reported with an ``output_error`` when it is resolved, and the
+        stack is not refused).
     """
 
     def __init__(
@@ -78,8 +82,11 @@ class ParseContext:
         conditions=None,
         condition_scope=None,
         in_condition=False,
+        unchecked_params=False,
     ):
         self.version = version
+        self.unchecked_params = unchecked_params
+        self._outputs_ctx = None
         self.param_names = param_names
         self.files = files
         self.condition_names = condition_names
@@ -107,6 +114,20 @@ class ParseContext:
                 in_condition=True,
             )
         return self._condition_ctx
+
+    def outputs_context(self):
+        """The context for the values of ``outputs``."""
+        if self._outputs_ctx is None:
+            self._outputs_ctx = ParseContext(
+                self.version,
+                self.param_names,
+                self.files,
+                self.condition_names,
+                self.conditions,
+                self.condition_scope,
+                unchecked_params=True,
+            )
+        return self._outputs_ctx
 
     def evaluate_condition(self, parsed, path):
         """Decide a parsed condition argument of a bound template."""

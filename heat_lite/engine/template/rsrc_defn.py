@@ -294,7 +294,9 @@ class OutputDefinition:
             _fail(path, "Each output must contain a value key.")
         description = snippet.get("description", "No description given")
         self.description = str(description)
-        self.value = ctx.parse(snippet["value"], path + ".value")
+        self.value = ctx.outputs_context().parse(
+            snippet["value"], path + ".value"
+        )
         if self.value is base.REMOVED:
             self.value = None
         self.condition = None

@@ -208,6 +208,21 @@ class NestedStacks:
         }
 
     @staticmethod
+    def output_error(stack_id, key):
+        """The child's ``output_error`` of output ``key`` (None if it
+        resolves)."""
+        stack = db_stacks.stack_get(stack_id)
+        bound = definitions.get(
+            stack["raw_template_id"], definitions.stack_info(stack)
+        )
+        if key not in bound.outputs:
+            return None
+        records = definitions.current_records(stack)
+        return definitions.resolve_output(bound, records, key).get(
+            "output_error"
+        )
+
+    @staticmethod
     def members(stack_id):
         """{name: (reference id, {attribute: value})} of the child's
         current resources."""

@@ -12,6 +12,7 @@ import logging
 import uuid
 
 from heat_lite.common import exception, notify, states
+from heat_lite.common.states import VERIFICATION as V
 from heat_lite.common.states import Action, Status
 from heat_lite.db import events as db_events
 from heat_lite.db import models
@@ -57,17 +58,18 @@ def end_of(traversal, current, status):
         successor(traversal, FAILED_STEP),
         successor(traversal, CANCELLED_STEP),
     ):
-        return "FAILED"
+        return V.FAILED
     rollback = successor(traversal, ROLLBACK_STEP)
     if current == rollback:
-        return {"COMPLETE": "ROLLED_BACK", "IN_PROGRESS": "ROLLING_BACK"}.get(
-            status, "FAILED"
-        )
+        return {
+            Status.COMPLETE: V.ROLLED_BACK,
+            Status.IN_PROGRESS: V.ROLLING_BACK,
+        }.get(status, V.FAILED)
     if current in (
         successor(rollback, FAILED_STEP),
         successor(rollback, CANCELLED_STEP),
     ):
-        return "FAILED"
+        return V.FAILED
     return None
 
 

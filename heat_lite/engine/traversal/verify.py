@@ -30,6 +30,7 @@ import logging
 import threading
 
 from heat_lite.common import exception, verify_spec
+from heat_lite.common.states import VERIFICATION as V
 from heat_lite.common.states import Action, Status
 from heat_lite.db import models, verifications
 from heat_lite.db import stacks as db_stacks
@@ -304,9 +305,9 @@ def outcome(stack_id, traversal, stack=None, verified=True):
         try:
             stack = db_stacks.stack_get(stack_id)
         except exception.StackNotFound:
-            return {"state": "DELETED", "reason": None}
+            return {"state": V.DELETED, "reason": None}
     if stack["deleted_at"] is not None:
-        return {"state": "DELETED", "reason": stack["status_reason"]}
+        return {"state": V.DELETED, "reason": stack["status_reason"]}
     if row is None and not verified:
         # Decided by the stack alone: completed under this traversal.
         row = {"result": PASS if stack["status"] == Status.COMPLETE else None}
@@ -314,15 +315,15 @@ def outcome(stack_id, traversal, stack=None, verified=True):
         if stack["current_traversal"] != traversal:
             row["result"] = None
     if row is None:
-        return {"state": "SUPERSEDED", "reason": None}
+        return {"state": V.SUPERSEDED, "reason": None}
     current = stack["current_traversal"]
     if current == traversal:
         # Still running, or complete after a PASS.
         if row["result"] == PASS:
             done = stack["status"] == Status.COMPLETE
-            state = "SUCCEEDED" if done else "CLEANING_UP"
+            state = V.SUCCEEDED if done else V.CLEANING_UP
             return {"state": state, "reason": row["reason"]}
-        state = "VERIFYING" if row["started_at"] is not None else "UPDATING"
+        state = V.VERIFYING if row["started_at"] is not None else V.UPDATING
         return {"state": state, "reason": stack["status_reason"]}
     # A failed verification's reason names the failing check; any other
     # end (a resource failed, a cancel) is in the stack's reason.
@@ -331,5 +332,5 @@ def outcome(stack_id, traversal, stack=None, verified=True):
     if state is not None:
         return {"state": state, "reason": reason}
     if row["result"] == PASS:
-        return {"state": "SUPERSEDED_AFTER_PASS", "reason": row["reason"]}
-    return {"state": "SUPERSEDED", "reason": stack["status_reason"]}
+        return {"state": V.SUPERSEDED_AFTER_PASS, "reason": row["reason"]}
+    return {"state": V.SUPERSEDED, "reason": stack["status_reason"]}

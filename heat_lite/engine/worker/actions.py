@@ -558,12 +558,18 @@ class ActionRunner:
     @staticmethod
     def _attributes(plugin):
         """Attribute values cached for get_attr and outputs (``show`` is
-        left out: it may be large and is resolved on demand)."""
-        return {
-            name: plugin.get_attribute(name)
-            for name in plugin.attributes()
-            if name != "show"
-        }
+        left out: it may be large and is resolved on demand; so is a
+        child's output that does not resolve, whose error is then given
+        to what uses it, not to this resource)."""
+        values = {}
+        for name in plugin.attributes():
+            if name == "show":
+                continue
+            try:
+                values[name] = plugin.get_attribute(name)
+            except exception.TemplateOutputError:
+                continue
+        return values
 
     def _event(self, job, status, reason, when=None):
         return db_events.event_values(

@@ -212,6 +212,10 @@ class UpdatePhase:
             and not diff
             and not getattr(plugin, "always_update", False)
         ):
+            # A pre-update hook stops an unchanged resource too (Heat
+            # breaks before it decides whether anything changed).
+            if self.actions.held(node, record, "pre-update", Action.UPDATE):
+                return []
             if failed:
                 values.update(
                     status=Status.COMPLETE,

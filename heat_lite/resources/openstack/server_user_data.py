@@ -12,8 +12,9 @@ Heat packs it, a MIME multipart message of
   (an ``OS::Heat::MultipartMime``), else one part that cloud-init types
   by its first line (``#cloud-config``, ``#!``);
 * ``cfn-init-data`` (``text/x-cfninitdata``): the metadata the in-guest
-  agents read, ``{"deployments": []}`` (heat_lite has no software
-  deployments to list).
+  agents read, ``{"deployments": []}`` (a deployment needs the server's
+  ID, so there is none at boot: deployments reach the agent later, in
+  the server resource's metadata).
 
 With both formats a software config's ID (``OS::Heat::SoftwareConfig``,
 ``CloudConfig``, ``MultipartMime``) stands for its config, as in Heat.

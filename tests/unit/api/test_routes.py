@@ -46,6 +46,7 @@ def _ctxt(roles, project="p"):
         (["admin"], "service:index", True),
         (["member"], "promotions:create", True),
         (["reader"], "promotions:create", False),
+        (["reader"], "promotions:preview", True),
         (["member"], "promotions:create_cross_project", False),
         (["admin"], "promotions:create_cross_project", True),
         (["reader"], "references:index", True),

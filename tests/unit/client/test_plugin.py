@@ -6,9 +6,15 @@ import io
 import types
 
 import pytest
+from heatclient import exc as heat_exc
 from osc_lib import exceptions
 
+from heat_lite.common import states
 from heat_lite_client import options, rollout, verify
+from heat_lite_client import states as client_states
+
+# What the server serves as ``/v1/states.json``.
+TARGET_STATES = states.as_dict()["rollout_target"]
 
 
 def _parse(adder, argv, **kwargs):
@@ -120,24 +126,24 @@ def test_progress_says_what_changed_per_batch():
             _target("c", 1, "PENDING"),
         ],
     }
-    assert rollout.progress(doc, seen) == [
+    assert rollout.progress(doc, seen, TARGET_STATES) == [
         "canary (1): 1 UPDATING",
         "rollout php IN_PROGRESS",
     ]
-    assert rollout.progress(doc, seen) == []  # nothing new
+    assert rollout.progress(doc, seen, TARGET_STATES) == []  # nothing new
     doc["targets"] = [
         _target("a", 0, "SUCCEEDED"),
         _target("b", 1, "ROLLED_BACK", "output healthy"),
         _target("c", 1, "VERIFYING"),
     ]
-    assert rollout.progress(doc, seen) == [
+    assert rollout.progress(doc, seen, TARGET_STATES) == [
         "canary (1): 1 SUCCEEDED",
         "batch 1 (2): 1 VERIFYING, 1 ROLLED_BACK",
         "  b ROLLED_BACK: output healthy",
     ]
     doc["targets"][2] = _target("c", 1, "SUCCEEDED")
     doc["status"], doc["status_reason"] = "COMPLETE", "2 of 3 succeeded"
-    assert rollout.progress(doc, seen) == [
+    assert rollout.progress(doc, seen, TARGET_STATES) == [
         "batch 1 (2): 1 SUCCEEDED, 1 ROLLED_BACK",
         "rollout php COMPLETE: 2 of 3 succeeded",
     ]
@@ -256,7 +262,12 @@ def test_wait_after_an_action_prints_only_what_changed_since():
     )
 
     class Http:
+        def get_endpoint(self):
+            return "http://heat.example:8004/v1/demo"
+
         def get(self, path):
+            if path == "http://heat.example:8004/v1/states.json":
+                return _Response(states.as_dict())
             return _Response({"rollout": ended})
 
     out = io.StringIO()
@@ -268,3 +279,37 @@ def test_wait_after_an_action_prints_only_what_changed_since():
         "  a ROLLED_BACK: back",
         "rollout php CANCELLED: rolled back",
     ]
+
+
+def test_the_states_are_read_once_per_command_from_the_server():
+    asked = []
+
+    class Http:
+        def get_endpoint(self):
+            return "http://heat.example:8004/v1/demo/"
+
+        def get(self, path):
+            asked.append(path)
+            return _Response(states.as_dict())
+
+    client = types.SimpleNamespace(http_client=Http())
+    got = client_states.vocabulary(client, "rollout_target")
+    assert got == TARGET_STATES
+    assert client_states.vocabulary(client, "rollout")["groups"]["ACTIVE"]
+    assert asked == ["http://heat.example:8004/v1/states.json"]
+
+
+def test_an_older_server_without_states_is_named():
+    class Http:
+        def get_endpoint(self):
+            return "http://old.example:8004/v1/demo"
+
+        def get(self, path):
+            raise heat_exc.HTTPNotFound()
+
+    client = types.SimpleNamespace(http_client=Http())
+    with pytest.raises(exceptions.CommandError) as raised:
+        client_states.vocabulary(client, "rollout")
+    message = str(raised.value)
+    assert "http://old.example:8004" in message
+    assert "older than this client" in message

@@ -6,7 +6,11 @@ import io
 import pytest
 from osc_lib import exceptions
 
+from heat_lite.common import states
 from heat_lite_client import preview, promotion
+
+# What the server serves as ``/v1/states.json``.
+PROMOTION_STATES = states.as_dict()["promotion"]
 
 
 def _args(argv):
@@ -60,7 +64,14 @@ def test_wait_prints_each_change_once():
     ]
 
     class Http:
+        def get_endpoint(self):
+            return "http://heat.example:8004/v1/demo"
+
         def get(self, path):
+            if path == "http://heat.example:8004/v1/states.json":
+                served = Response({})
+                served.body = states.as_dict()
+                return served
             assert path == "/promotions/p"
             return Response(answers.pop(0))
 
@@ -134,11 +145,13 @@ def test_without_a_terminal_it_refuses():
 
 
 def test_only_an_undone_promotion_that_created_its_target_asks():
-    assert promotion._deletes_its_target(CREATED)
+    vocabulary = PROMOTION_STATES
+    assert promotion._deletes_its_target(CREATED, vocabulary)
     updated = dict(CREATED, target={"stack_name": "x", "created": False})
-    assert not promotion._deletes_its_target(updated)
+    assert not promotion._deletes_its_target(updated, vocabulary)
     for done in ("FAILED", "ROLLED_BACK"):
-        assert not promotion._deletes_its_target(dict(CREATED, status=done))
+        undone = dict(CREATED, status=done)
+        assert not promotion._deletes_its_target(undone, vocabulary)
 
 
 def test_preview_of_a_new_target_with_nothing_dropped():

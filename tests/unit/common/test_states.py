@@ -66,3 +66,30 @@ def test_a_deleted_stack_refuses_everything():
     for new in Action:
         with pytest.raises(exception.StackNotFound):
             ops.check_start(stack, new)
+
+
+def test_a_vocabulary_names_its_states_groups_and_transitions():
+    rollout = states.ROLLOUT
+    assert rollout.PAUSED == "PAUSED"
+    assert rollout.ACTIVE == ("IN_PROGRESS", "PAUSED")
+    assert "CANCELLED" in rollout and "ROLLED_BACK" not in rollout
+    assert rollout.may_follow("IN_PROGRESS", "PAUSED")
+    assert not rollout.may_follow("PAUSED", "COMPLETE")
+    target = states.ROLLOUT_TARGET
+    assert list(target)[0] == "PENDING"
+    assert set(target.TERMINAL) | set(target.RUNNING) | {"PENDING"} == set(
+        target
+    )
+
+
+def test_a_vocabulary_refuses_a_state_it_does_not_have():
+    with pytest.raises(ValueError):
+        states.Vocabulary("x", {"A": ("B",)})
+    with pytest.raises(ValueError):
+        states.Vocabulary("x", {"A": ()}, SOME=("B",))
+
+
+def test_every_vocabulary_is_served():
+    served = states.as_dict()
+    assert sorted(served) == sorted(v.name for v in states.VOCABULARIES)
+    assert served["verification"]["groups"]["RUNNING"][0] == "UPDATING"

@@ -12,7 +12,7 @@ from heat_lite.db import api as db_api
 from heat_lite.db import promotions as db_promotions
 from heat_lite.db import verifications
 from heat_lite.engine.endpoint import service
-from heat_lite.engine.fleet import promotion_endpoint
+from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
 from tests.unit.engine.test_rollouts import (
     NEW,
     OLD,
@@ -276,3 +276,91 @@ def test_another_engine_life_resumes_the_gate(engine, projects):
     done = _done(endpoint, test, pid)
     assert done["status"] == "COMPLETE", done["status_reason"]
     assert len(verifications.verifications_of_stack(target_id)) == 1
+
+
+def _secret_template():
+    template = app_template()
+    template["parameters"]["secret"] = {
+        "type": "string",
+        "hidden": True,
+        "default": "default-secret",
+    }
+    return template
+
+
+def _create_from(engine, ctxt, name, template, params):
+    ident = service.EngineService(engine.ops).create_stack(
+        ctxt, name, template, params, {}, None, None, {}
+    )
+    _wait(lambda: _stack_status(ident["stack_id"]) == "CREATE_COMPLETE")
+    return ident["stack_id"]
+
+
+def test_preview_says_what_would_change_and_changes_nothing(engine, projects):
+    test, prod = projects
+    template = _secret_template()
+    source_id = _create_from(engine, test, "app7-test", template, {})
+    endpoint = _endpoint(engine)
+    # Into a stack that does not exist yet: everything is added.
+    shown = endpoint.preview_promotion(test, _body("app7-test", "new", prod))
+    assert shown["source"] == {
+        "stack": "app7-test",
+        "id": source_id,
+        "project": test.project_id,
+    }
+    assert shown["target"] == {
+        "stack": "new",
+        "id": None,
+        "project": prod,
+        "exists": False,
+    }
+    assert shown["template_changed"] is True
+    assert shown["parameters"]["php_version"] == {"promoted": NEW}
+    assert shown["resources"]["added"] == ["app", "db"]
+    assert shown["dropped"] == {} and shown["verify"] == VERIFY
+    # Into an existing stack with its own overlay and a hidden value.
+    prod_ctxt = _ctxt(prod, "admin")
+    target_id = _create_from(
+        engine,
+        prod_ctxt,
+        "app7-prod",
+        template,
+        {"replace": True, "secret": "prod-secret"},
+    )
+    before = db_api.stack_get(target_id)
+    shown = endpoint.preview_promotion(
+        test, _body("app7-test", "app7-prod", prod)
+    )
+    assert shown["target"]["id"] == target_id
+    assert shown["target"]["exists"] is True
+    assert shown["template_changed"] is False
+    params = shown["parameters"]
+    assert params["php_version"] == {"current": OLD, "promoted": NEW}
+    assert params["replace"] == {"current": True, "promoted": False}
+    assert params["secret"] == {"current": "******", "promoted": "******"}
+    # The target's own parameters the promotion does not carry over;
+    # the hidden one never shown.
+    assert shown["dropped"] == {
+        "parameters": {"replace": True, "secret": "******"}
+    }
+    assert "prod-secret" not in repr(shown)
+    assert shown["resources"]["unchanged"] == ["db"]
+    assert shown["resources"]["added"] == []
+    assert shown["resources"]["deleted"] == []
+    assert (
+        "app"
+        in shown["resources"]["replaced"] + (shown["resources"]["updated"])
+    )
+    # Refused as the promotion would be, and nothing changed.
+    bad = _body("app7-test", "app7-prod", prod, parameters={"undeclared": 1})
+    with _raises(exception.UnknownUserParameter):
+        endpoint.preview_promotion(test, bad)
+    member = _ctxt(test.project_id, "member")
+    with _raises(exception.Forbidden, match="create_cross_project"):
+        endpoint.preview_promotion(member, _body("app7-test", "x", prod))
+    assert endpoint.list_promotions(test) == []
+    after = db_api.stack_get(target_id)
+    assert after["raw_template_id"] == before["raw_template_id"]
+    assert after["updated_at"] == before["updated_at"]
+    with pytest.raises(exception.StackNotFound):
+        db_api.stack_get_by_name(prod, "new")

@@ -21,8 +21,8 @@ from heat_lite.db import rollouts as db_rollouts
 from heat_lite.db import session as db_session
 from heat_lite.db import verifications
 from heat_lite.engine.endpoint import service
-from heat_lite.engine.fleet import endpoint as fleet_endpoint
-from heat_lite.engine.fleet import run as fleet_run
+from heat_lite.engine.fleet.rollout import endpoint as fleet_endpoint
+from heat_lite.engine.fleet.rollout import run as fleet_run
 
 CONF = conf.CONF
 TR = "OS::Heat::TestResource"

@@ -8,8 +8,8 @@ import textwrap
 
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
-from heat_lite.engine.fleet import endpoint as fleet_endpoint
-from heat_lite.engine.fleet import promotion_endpoint
+from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
+from heat_lite.engine.fleet.rollout import endpoint as fleet_endpoint
 
 # Calls that start or change something: never asked twice.
 WRITES = {
@@ -17,10 +17,12 @@ WRITES = {
     "create_promotion",
     "create_rollout",
     "create_software_config",
+    "create_software_deployment",
     "create_stack",
     "delete_rollout",
     "delete_snapshot",
     "delete_software_config",
+    "delete_software_deployment",
     "delete_stack",
     "promotion_action",
     "resource_mark_unhealthy",
@@ -31,6 +33,7 @@ WRITES = {
     "stack_restore",
     "stack_snapshot",
     "stack_verdict",
+    "update_software_deployment",
     "update_stack",
 }
 

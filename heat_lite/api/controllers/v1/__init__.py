@@ -28,6 +28,7 @@ from heat_lite.api.controllers.v1 import (
     services,
     snapshots,
     software_configs,
+    software_deployments,
     stack,
     stacks,
     templates,
@@ -200,6 +201,27 @@ class SoftwareConfigs(Node):
     )
 
 
+class SoftwareDeploymentMetadata(Node):
+    _param = (
+        "server_id",
+        leaf(get=software_deployments.metadata_software_deployments),
+    )
+
+
+class SoftwareDeployments(Node):
+    get_all = verb(software_deployments.list_software_deployments)
+    post = verb(software_deployments.create_software_deployment)
+    _children = {"metadata": SoftwareDeploymentMetadata}
+    _param = (
+        "deployment_id",
+        leaf(
+            get=software_deployments.show_software_deployment,
+            put=software_deployments.update_software_deployment,
+            delete=software_deployments.delete_software_deployment,
+        ),
+    )
+
+
 class Rollout(Node):
     get_all = verb(rollouts.show_rollout)
     delete = verb(rollouts.delete_rollout)
@@ -234,6 +256,7 @@ class Rollouts(Node):
 class Promotions(Node):
     get_all = verb(promotions.list_promotions)
     post = verb(promotions.create_promotion)
+    _children = {"preview": leaf(post=promotions.preview_promotion)}
     _param = ("promotion_id", Promotion)
 
 
@@ -248,6 +271,7 @@ class Tenant(Branch):
         "build_info": leaf(get=services.build_info),
         "services": leaf(get=services.list_services),
         "software_configs": SoftwareConfigs,
+        "software_deployments": SoftwareDeployments,
         "rollouts": Rollouts,
         "promotions": Promotions,
         "references": leaf(get=references.list_references),

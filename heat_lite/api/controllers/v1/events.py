@@ -48,12 +48,14 @@ def _events(req, tenant, name, stack_id, resource=None):
 @rule("events:index")
 @query(**_QUERY)
 def list_events(req, tenant, name, stack_id):
+    """List the stack's events (``nested_depth``, filters)."""
     return Reply(200, {"events": _events(req, tenant, name, stack_id)})
 
 
 @rule("events:index")
 @query(**_QUERY)
 def list_resource_events(req, tenant, name, stack_id, resource):
+    """List a resource's events."""
     events = _events(req, tenant, name, stack_id, resource)
     if not events and not req.params.get("marker"):
         raise exception.NotFound(
@@ -64,6 +66,7 @@ def list_resource_events(req, tenant, name, stack_id, resource):
 
 @rule("events:show")
 def show_event(req, tenant, name, stack_id, resource, event_id):
+    """Show one event."""
     event = req.engine.show_event(
         req.context, identity(tenant, name, stack_id), resource, event_id
     )

@@ -1,5 +1,5 @@
 """Handlers of /v1/{tenant}/promotions: promote a tested stack onto
-another (``engine.fleet.promotion_*``), list, show, roll back; and a
+another (``engine.fleet.promotion``), list, show, roll back; and a
 target stack's provenance, /v1/{tenant}/stacks/{name}/{id}/promotions.
 """
 
@@ -11,19 +11,35 @@ from heat_lite.common import exception, promotion_spec
 CROSS_PROJECT = "promotions:create_cross_project"
 
 
+def _target_scope(req, tenant, body):
+    """The caller's scope in the target's project, for a promotion into
+    another project (None for its own)."""
+    project = promotion_spec.parse(body)["target"]["project"]
+    if project is None or project == tenant:
+        return None
+    req.authorize(CROSS_PROJECT, tenant)
+    return scope.in_project(req.context, project)
+
+
 @rule("promotions:create")
 def create_promotion(req, tenant):
     """Promote a stack's last COMPLETE template onto a target stack."""
     body = req.body()
-    project = promotion_spec.parse(body)["target"]["project"]
-    target_scope = None
-    if project is not None and project != tenant:
-        req.authorize(CROSS_PROJECT, tenant)
-        target_scope = scope.in_project(req.context, project)
     promotion = req.engine.create_promotion(
-        req.context, body, target_scope=target_scope
+        req.context, body, target_scope=_target_scope(req, tenant, body)
     )
     return Reply(201, {"promotion": promotion})
+
+
+@rule("promotions:preview")
+def preview_promotion(req, tenant):
+    """What a promotion with this body would change (a dry run: nothing
+    is stored or changed). Refused as the promotion itself would be."""
+    body = req.body()
+    found = req.engine.preview_promotion(
+        req.context, body, target_scope=_target_scope(req, tenant, body)
+    )
+    return Reply(200, {"preview": found})
 
 
 @rule("promotions:index")

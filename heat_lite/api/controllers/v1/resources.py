@@ -18,6 +18,7 @@ _MARK_KEYS = ("mark_unhealthy", "resource_status_reason")
     **{k: schemas.STRING for k in FILTERS},
 )
 def list_resources(req, tenant, name, stack_id):
+    """List the stack's resources (``nested_depth``, filters)."""
     filters = {}
     for key in req.params:
         if key in _LIST_PARAMS:
@@ -42,6 +43,7 @@ def list_resources(req, tenant, name, stack_id):
 @rule("resource:show")
 @query(with_attr=schemas.STRING)
 def show_resource(req, tenant, name, stack_id, resource):
+    """Show a resource with its attributes."""
     item = req.engine.describe_stack_resource(
         req.context,
         identity(tenant, name, stack_id),
@@ -53,6 +55,7 @@ def show_resource(req, tenant, name, stack_id, resource):
 
 @rule("resource:metadata")
 def metadata(req, tenant, name, stack_id, resource):
+    """The resource's metadata."""
     return Reply(
         200,
         {
@@ -65,6 +68,7 @@ def metadata(req, tenant, name, stack_id, resource):
 
 @rule("resource:signal")
 def signal(req, tenant, name, stack_id, resource):
+    """Signal a resource (a wait condition handle's status and data)."""
     details = req.body(any_json=True)
     req.engine.resource_signal(
         req.context, identity(tenant, name, stack_id), resource, details
@@ -74,6 +78,7 @@ def signal(req, tenant, name, stack_id, resource):
 
 @rule("resource:mark_unhealthy")
 def mark_unhealthy(req, tenant, name, stack_id, resource):
+    """Mark a resource unhealthy (CHECK_FAILED), or healthy again."""
     body = req.body()
     unknown = sorted(set(body) - set(_MARK_KEYS))
     if unknown:
@@ -109,6 +114,7 @@ def mark_unhealthy(req, tenant, name, stack_id, resource):
 
 @rule("resource:show")
 def resource_versions(req, tenant, name, stack_id, resource):
+    """List every stored version of a resource, history too."""
     versions = req.engine.resource_versions(
         req.context, identity(tenant, name, stack_id), resource
     )

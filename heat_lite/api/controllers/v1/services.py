@@ -6,6 +6,7 @@ from heat_lite.api.request import Reply, rule
 
 @rule("build_info:build_info")
 def build_info(req, tenant):
+    """The API's and the engine's versions."""
     return Reply(
         200,
         {
@@ -17,4 +18,5 @@ def build_info(req, tenant):
 
 @rule("service:index")
 def list_services(req, tenant):
+    """List the engine services, up or down."""
     return Reply(200, {"services": req.engine.list_services(req.context)})

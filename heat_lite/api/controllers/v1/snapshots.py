@@ -10,6 +10,7 @@ from heat_lite.api.request import Reply, rule
 
 @rule("stacks:snapshot")
 def snapshot_create(req, tenant, name, stack_id):
+    """Snapshot the stack (servers make images of themselves)."""
     body = req.body()
     stack_body.check_keys(body, ("name",))
     return Reply(
@@ -22,6 +23,7 @@ def snapshot_create(req, tenant, name, stack_id):
 
 @rule("stacks:list_snapshots")
 def snapshot_list(req, tenant, name, stack_id):
+    """List the stack's snapshots."""
     snaps = req.engine.stack_list_snapshots(
         req.context, identity(tenant, name, stack_id)
     )
@@ -30,6 +32,7 @@ def snapshot_list(req, tenant, name, stack_id):
 
 @rule("stacks:show_snapshot")
 def snapshot_show(req, tenant, name, stack_id, snapshot_id):
+    """Show one snapshot of the stack."""
     snap = req.engine.show_snapshot(
         req.context, identity(tenant, name, stack_id), snapshot_id
     )
@@ -38,6 +41,7 @@ def snapshot_show(req, tenant, name, stack_id, snapshot_id):
 
 @rule("stacks:delete_snapshot")
 def snapshot_delete(req, tenant, name, stack_id, snapshot_id):
+    """Delete a snapshot and its images."""
     req.engine.delete_snapshot(
         req.context, identity(tenant, name, stack_id), snapshot_id
     )
@@ -46,6 +50,7 @@ def snapshot_delete(req, tenant, name, stack_id, snapshot_id):
 
 @rule("stacks:restore_snapshot")
 def snapshot_restore(req, tenant, name, stack_id, snapshot_id):
+    """Restore the stack onto a COMPLETE snapshot."""
     req.engine.stack_restore(
         req.context, identity(tenant, name, stack_id), snapshot_id
     )

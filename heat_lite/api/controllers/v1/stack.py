@@ -20,6 +20,7 @@ def identity(tenant, name, stack_id):
 @rule("stacks:show")
 @query(resolve_outputs=schemas.Q_BOOL)
 def show_stack(req, tenant, name, stack_id):
+    """Show a stack: status, parameters, outputs, tags."""
     stack = req.engine.show_stack(
         req.context,
         identity(tenant, name, stack_id),
@@ -48,6 +49,7 @@ def _update_request(req, tenant, name, stack_id, existing):
 
 @rule("stacks:update")
 def update_stack(req, tenant, name, stack_id):
+    """Update a stack to a new template (convergence, same id)."""
     req.engine.update_stack(
         *_update_request(req, tenant, name, stack_id, False), existing=False
     )
@@ -56,6 +58,7 @@ def update_stack(req, tenant, name, stack_id):
 
 @rule("stacks:update_patch")
 def patch_stack(req, tenant, name, stack_id):
+    """Update a stack, keeping what the request does not change."""
     req.engine.update_stack(
         *_update_request(req, tenant, name, stack_id, True), existing=True
     )
@@ -74,17 +77,20 @@ def _preview_update(req, tenant, name, stack_id, existing):
 @rule("stacks:preview_update")
 @query(show_nested=schemas.Q_BOOL)
 def preview_update(req, tenant, name, stack_id):
+    """Show what an update would change, changing nothing."""
     return _preview_update(req, tenant, name, stack_id, False)
 
 
 @rule("stacks:preview_update_patch")
 @query(show_nested=schemas.Q_BOOL)
 def preview_update_patch(req, tenant, name, stack_id):
+    """Show what a PATCH update would change, changing nothing."""
     return _preview_update(req, tenant, name, stack_id, True)
 
 
 @rule("stacks:delete")
 def delete_stack(req, tenant, name, stack_id):
+    """Delete a stack and its resources."""
     req.engine.delete_stack(req.context, identity(tenant, name, stack_id))
     return Reply(204)
 
@@ -112,6 +118,7 @@ def export_stack(req, tenant, name, stack_id):
 
 @rule("stacks:template")
 def get_template(req, tenant, name, stack_id):
+    """The stack's template, as submitted."""
     return Reply(
         200,
         req.engine.get_template(req.context, identity(tenant, name, stack_id)),
@@ -120,6 +127,7 @@ def get_template(req, tenant, name, stack_id):
 
 @rule("stacks:environment")
 def get_environment(req, tenant, name, stack_id):
+    """The stack's environment, hidden parameter values masked."""
     return Reply(
         200,
         req.engine.get_environment(
@@ -130,6 +138,7 @@ def get_environment(req, tenant, name, stack_id):
 
 @rule("stacks:files")
 def get_files(req, tenant, name, stack_id):
+    """The stack's files, as submitted."""
     return Reply(
         200,
         req.engine.get_files(req.context, identity(tenant, name, stack_id)),
@@ -138,6 +147,7 @@ def get_files(req, tenant, name, stack_id):
 
 @rule("stacks:list_outputs")
 def list_outputs(req, tenant, name, stack_id):
+    """List the stack's outputs (keys and descriptions)."""
     return Reply(
         200,
         {
@@ -150,6 +160,7 @@ def list_outputs(req, tenant, name, stack_id):
 
 @rule("stacks:show_output")
 def show_output(req, tenant, name, stack_id, output_key):
+    """Show one output, resolved (or its ``output_error``)."""
     return Reply(
         200,
         {
@@ -171,6 +182,7 @@ ACTIONS = (
 
 @rule("actions:action")
 def stack_action(req, tenant, name, stack_id):
+    """Suspend, resume, check or cancel an update of a stack."""
     body = req.body()
     if len(body) != 1:
         raise exception.BadRequest(

@@ -82,6 +82,7 @@ def _next_link(req, stacks):
 @rule("stacks:index")
 @query(**_LIST_QUERY)
 def list_stacks(req, tenant):
+    """List the project's stacks (filters, paging, sorting, tags)."""
     params = _list_params(req)
     if params["global_tenant"]:
         req.authorize("stacks:global_index", tenant)
@@ -106,6 +107,7 @@ def list_stacks(req, tenant):
 @rule("stacks:detail")
 @query(**_LIST_QUERY)
 def list_stacks_detail(req, tenant):
+    """List the project's stacks, as ``GET /stacks`` does."""
     return list_stacks(req, tenant)
 
 
@@ -157,6 +159,7 @@ def create_stack(req, tenant):
 
 @rule("stacks:preview")
 def preview_stack(req, tenant):
+    """Show the stack a template would make, creating nothing."""
     stack = views.stack(
         req.app_url,
         req.engine.preview_stack(req.context, *_create_request(req)),

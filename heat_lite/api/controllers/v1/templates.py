@@ -11,6 +11,7 @@ TEMPLATE_TYPES = ("cfn", "hot")
 @rule("stacks:validate_template")
 @query(show_nested=schemas.Q_BOOL)
 def validate(req, tenant):
+    """Validate a template with its environment: Heat's document."""
     body = req.body()
     params, files, environment, env_files = stack_body.sources(body)
     doc = req.engine.validate_template(
@@ -27,6 +28,7 @@ def validate(req, tenant):
 
 @rule("stacks:list_template_versions")
 def list_versions(req, tenant):
+    """List the template versions the engine knows."""
     versions = req.engine.list_template_versions(req.context)
     return Reply(200, {"template_versions": versions})
 
@@ -34,6 +36,7 @@ def list_versions(req, tenant):
 @rule("stacks:list_template_functions")
 @query(with_condition_func=schemas.Q_BOOL)
 def list_functions(req, tenant, version):
+    """List the functions of a template version."""
     functions = req.engine.list_template_functions(
         req.context,
         version,
@@ -50,6 +53,7 @@ def list_functions(req, tenant, version):
     with_description=schemas.Q_BOOL,
 )
 def list_resource_types(req, tenant):
+    """List the installed resource types."""
     types = req.engine.list_resource_types(
         req.context,
         support_status=req.params.get("support_status"),
@@ -63,6 +67,7 @@ def list_resource_types(req, tenant):
 @rule("stacks:resource_schema")
 @query(with_description=schemas.Q_BOOL)
 def resource_schema(req, tenant, type_name):
+    """Show a resource type's properties and attributes."""
     return Reply(
         200,
         req.engine.resource_schema(
@@ -76,6 +81,7 @@ def resource_schema(req, tenant, type_name):
 @rule("stacks:generate_template")
 @query(template_type={"type": "string", "enum": list(TEMPLATE_TYPES)})
 def generate_template(req, tenant, type_name):
+    """A template using a resource type (``hot`` or ``cfn``)."""
     template_type = req.params.get("template_type", "cfn")
     if template_type not in TEMPLATE_TYPES:
         raise exception.Invalid(

@@ -10,6 +10,7 @@ import { on, own, session } from "./api.js";
 import { errorBox, h, replace } from "./dom.js";
 import * as promotions from "./promotions.js";
 import * as rollouts from "./rollouts.js";
+import { loadStates } from "./states.js";
 import { stackPage } from "./stack.js";
 import { createPage, stacksPage } from "./stacks.js";
 
@@ -194,6 +195,7 @@ async function start() {
   let info;
   try {
     info = await own("GET", "session");
+    await loadStates();
   } catch (err) {
     replace(main, errorBox(err));
     return;

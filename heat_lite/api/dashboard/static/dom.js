@@ -2,6 +2,8 @@
 // status badges that say their status in words and a symbol (never by
 // colour alone), local times, the confirmation dialog and the poller.
 
+import { group } from "./states.js";
+
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -40,11 +42,12 @@ export function replace(el, ...children) {
 }
 
 const SYMBOLS = { COMPLETE: "✓", SUCCEEDED: "✓", FAILED: "✗", IN_PROGRESS: "⟳", PAUSED: "⏸", CANCELLED: "⊘", ROLLED_BACK: "↶", ROLLBACK_COMPLETE: "↶", SKIPPED: "–", PENDING: "…" };
-// Rollout and promotion targets' words for "running".
-const RUNNING = ["UPDATING", "VERIFYING", "ROLLING_BACK"];
-// A change undone: the stack is back where it was (Heat's ROLLBACK_*,
-// a rollout target's or a promotion's ROLLING_BACK / ROLLED_BACK).
-const ROLLBACK = ["ROLLING_BACK", "ROLLED_BACK"];
+// Rollout and promotion targets' words for "running", and for a change
+// undone: the stack is back where it was (Heat's ROLLBACK_*, a rollout
+// target's or a promotion's ROLLING_BACK / ROLLED_BACK): the server's
+// groups (states.js).
+const running = (status) => group("rollout_target", "RUNNING").includes(status);
+const undone = (status) => group("rollout_target", "ROLLBACK").includes(status);
 
 // "CREATE_COMPLETE" → "complete", "FAILED", "IN_PROGRESS" → css class.
 // A rollback (in progress or done) is neither a success nor an outage:
@@ -55,8 +58,8 @@ const ROLLBACK = ["ROLLING_BACK", "ROLLED_BACK"];
 export function statusKind(status) {
   if (!status) return "none";
   if (status.endsWith("FAILED")) return "failed";
-  if (status.startsWith("ROLLBACK_") || ROLLBACK.includes(status)) return "rollback";
-  if (status.endsWith("IN_PROGRESS") || RUNNING.includes(status)) return "progress";
+  if (status.startsWith("ROLLBACK_") || undone(status)) return "rollback";
+  if (status.endsWith("IN_PROGRESS") || running(status)) return "progress";
   if (status.startsWith("DELETE_")) return "deleted";
   if (status.endsWith("COMPLETE") || status === "SUCCEEDED") return "complete";
   return "other";
@@ -65,7 +68,7 @@ export function statusKind(status) {
 export function statusSymbol(status) {
   const s = status || "";
   if (SYMBOLS[s]) return SYMBOLS[s];
-  if (RUNNING.includes(s)) return SYMBOLS.IN_PROGRESS;
+  if (running(s)) return SYMBOLS.IN_PROGRESS;
   const tail = s.endsWith("IN_PROGRESS") ? "IN_PROGRESS" : s.split("_").pop();
   return SYMBOLS[tail] || "•";
 }

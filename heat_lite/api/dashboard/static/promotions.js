@@ -6,8 +6,10 @@
 import { get, offered, session, v1 } from "./api.js";
 import { badge, confirm, errorBox, h, listPage, redraw, replace, Poller, when } from "./dom.js";
 import { loose, parseParams, stackHref } from "./stacks.js";
+import { group } from "./states.js";
 
-const FINISHED = ["COMPLETE", "FAILED", "ROLLED_BACK"];
+// The server's group (states.js).
+const finished = (status) => group("promotion", "FINISHED").includes(status);
 
 export const available = () => offered("/promotions");
 
@@ -87,7 +89,7 @@ export function promotionsPage(main) {
     form: promoteForm,
     fetch: async () => (await get("/promotions")).promotions || [],
     empty: "No promotions in project " + session.project + ".",
-    busy: (promotions) => promotions.some((p) => !FINISHED.includes(p.status)),
+    busy: (promotions) => promotions.some((p) => !finished(p.status)),
     draw: (promotions) =>
       h(
         "table",
@@ -152,7 +154,7 @@ export function promotionPage(main, id) {
     const undoable = p.status === "COMPLETE" && !p.rolled_back;
     redraw(actionsEl, undoable, () =>
       h("button", { type: "button", id: "pr-rollback", disabled: !undoable, onclick: rollback }, "Roll back"));
-    return !FINISHED.includes(p.status);
+    return !finished(p.status);
   });
   poller.run();
   return poller;

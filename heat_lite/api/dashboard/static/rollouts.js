@@ -6,9 +6,11 @@
 import { get, offered, session, v1 } from "./api.js";
 import { badge, confirm, errorBox, h, listPage, redraw, replace, Poller, when } from "./dom.js";
 import { loose, parseParams, stackHref } from "./stacks.js";
+import { group, initial, mayFollow } from "./states.js";
 
-const FINISHED = ["COMPLETE", "FAILED", "CANCELLED"];
-const TARGET_DONE = ["SUCCEEDED", "ROLLED_BACK", "FAILED", "SKIPPED"];
+// The server's groups (states.js).
+const finished = (status) => group("rollout", "FINISHED").includes(status);
+const targetDone = (status) => group("rollout_target", "TERMINAL").includes(status);
 
 export const available = () => offered("/rollouts");
 
@@ -95,7 +97,7 @@ export function rolloutsPage(main) {
     form: startForm,
     fetch: async () => (await get("/rollouts")).rollouts || [],
     empty: "No rollouts in project " + session.project + ".",
-    busy: (rollouts) => rollouts.some((r) => !FINISHED.includes(r.status)),
+    busy: (rollouts) => rollouts.some((r) => !finished(r.status)),
     draw: (rollouts) =>
       h(
         "table",
@@ -122,8 +124,8 @@ function batches(targets) {
 
 // "waiting", "running" or "done", said in words beside the counts.
 function batchState(targets) {
-  if (targets.every((t) => TARGET_DONE.includes(t.status))) return "done";
-  if (targets.every((t) => t.status === "PENDING")) return "waiting";
+  if (targets.every((t) => targetDone(t.status))) return "done";
+  if (targets.every((t) => t.status === initial("rollout_target"))) return "waiting";
   return "running";
 }
 
@@ -181,9 +183,9 @@ export function rolloutPage(main, id) {
       replace(headEl, errorBox(err));
       return err.status !== 404;
     }
-    const running = !FINISHED.includes(r.status);
+    const running = !finished(r.status);
     const enabled = {
-      pause: r.status === "IN_PROGRESS",
+      pause: mayFollow("rollout", r.status, "PAUSED"),
       resume: r.status === "PAUSED",
       cancel: running,
       rollback: true,
@@ -202,7 +204,7 @@ export function rolloutPage(main, id) {
         h("button", { type: "button", id: "ro-" + action, disabled: !enabled[action], onclick: () => act(action) }, label)),
     );
     redraw(batchesEl, r.targets, () => batches(r.targets).map(([batch, targets]) => batchSection(batch, targets)));
-    return running || (r.targets || []).some((t) => !TARGET_DONE.includes(t.status));
+    return running || (r.targets || []).some((t) => !targetDone(t.status));
   });
   poller.run();
   return poller;

@@ -1,0 +1,62 @@
+"""A private directory per build, and the sweeping of dead builds' ones.
+
+A build writes its checkout and its image under ``[apps] scratch_dir``
+(default: the system's temporary directory), in a directory of its own
+that only the engine's user can read (a checkout can hold secrets of the
+app). ``build_dir()`` removes it when the build ends, however it ends;
+an engine killed mid-build leaves its directory behind, so the engine
+that takes the build over calls ``sweep()`` to remove old ones.
+"""
+
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+import time
+
+PREFIX = "heat-lite-build-"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def root_of(scratch_dir):
+    """The directory builds are made under (created if missing)."""
+    root = scratch_dir or tempfile.gettempdir()
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    return root
+
+
+@contextlib.contextmanager
+def build_dir(scratch_dir, build_id):
+    """Yield a new empty 0700 directory for ``build_id``; remove it after.
+
+    :param scratch_dir: ``[apps] scratch_dir`` (None: the temp dir).
+    :param build_id: names the directory (unsafe characters replaced).
+    """
+    name = PREFIX + _UNSAFE.sub("_", str(build_id))[:64] + "-"
+    path = tempfile.mkdtemp(prefix=name, dir=root_of(scratch_dir))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def sweep(scratch_dir, max_age):
+    """Remove build directories not modified for ``max_age`` seconds (left
+    by engines that died mid-build); return the paths removed."""
+    root = root_of(scratch_dir)
+    now = time.time()
+    removed = []
+    for entry in os.scandir(root):
+        if not entry.name.startswith(PREFIX):
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if now - entry.stat(follow_symlinks=False).st_mtime < max_age:
+                continue
+        except FileNotFoundError:
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.path)
+    return sorted(removed)

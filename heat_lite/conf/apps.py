@@ -1,0 +1,113 @@
+"""Options of apps: where their sources may come from, and build bounds."""
+
+from oslo_config import cfg
+
+GROUP = "apps"
+
+opts = [
+    cfg.ListOpt(
+        "allowed_sources",
+        default=[],
+        help="Git URLs an app may fetch from, as patterns "
+        "``scheme://host[:port]/path`` with shell wildcards in host and "
+        "path, for example ``https://git.example.com/*``, "
+        "``ssh://git.example.com/*``, ``file:///srv/git/*``. Schemes: "
+        "file, http, https, ssh, git. The "
+        "engine fetches from inside the cloud, so the default is empty: no "
+        "app can fetch anything until the operator lists where from.",
+    ),
+    cfg.ListOpt(
+        "allowed_artifact_urls",
+        default=[],
+        help="Image URLs the artifact builder may import (the same pattern "
+        "form as allowed_sources, http and https only). Empty: the "
+        "artifact builder accepts no URL.",
+    ),
+    cfg.IntOpt(
+        "fetch_timeout",
+        default=300,
+        min=1,
+        help="Seconds a fetch of one commit (and its checkout) may take.",
+    ),
+    cfg.IntOpt(
+        "max_source_size",
+        default=1024,
+        min=1,
+        help="Size bound of a fetched repository and of its checked out "
+        "tree, each, in MiB.",
+    ),
+    cfg.IntOpt(
+        "build_timeout",
+        default=1800,
+        min=1,
+        help="Seconds a builder may run for one build.",
+    ),
+    cfg.IntOpt(
+        "max_image_size",
+        default=10240,
+        min=1,
+        help="Size bound of a built or downloaded image, in MiB.",
+    ),
+    cfg.StrOpt(
+        "scratch_dir",
+        help="Directory under which each build gets a directory of its own "
+        "for the checkout and the image. Default: the system's temporary "
+        "directory.",
+    ),
+    cfg.StrOpt(
+        "git_ssh_command",
+        default="ssh -o BatchMode=yes",
+        help="GIT_SSH_COMMAND for ssh:// sources (for example to name the "
+        "engine's deploy key with -i and a known_hosts file).",
+    ),
+    cfg.StrOpt(
+        "command_builder",
+        default="",
+        help="The command of the command builder, split like a shell "
+        "would split it but run without one (for example "
+        "'disk-image-create -o image vm ubuntu'). It runs in the build's "
+        "scratch directory with HEAT_LITE_SOURCE (the checkout) and "
+        "HEAT_LITE_OUTPUT (the file to write the image to) in its "
+        "environment. Empty: the command builder is unavailable. Users "
+        "never supply any part of it.",
+    ),
+    cfg.StrOpt(
+        "command_builder_disk_format",
+        default="qcow2",
+        choices=["qcow2", "raw", "vmdk", "vdi", "vhd", "vhdx", "iso"],
+        help="Disk format of what the command builder writes.",
+    ),
+    cfg.StrOpt(
+        "builder_topic",
+        default="heat_lite-builder",
+        help="RPC topic of the builder workers, so that a slow build never "
+        "delays a graph node. Not used yet.",
+    ),
+    cfg.IntOpt(
+        "max_builds_per_engine",
+        default=2,
+        min=1,
+        help="Builds one engine runs at a time. Not enforced yet.",
+    ),
+    cfg.IntOpt(
+        "max_builds_per_app",
+        default=1,
+        min=1,
+        help="Builds of one app that run at a time. Not enforced yet.",
+    ),
+    cfg.IntOpt(
+        "max_webhook_size",
+        default=1048576,
+        min=1024,
+        help="Largest webhook delivery accepted, in bytes; a larger one "
+        "is refused (HTTP 413).",
+    ),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(opts, group=GROUP)
+
+
+def list_opts():
+    return {GROUP: opts}

@@ -1,0 +1,46 @@
+"""Build directories: private, removed after the build, swept if left."""
+
+import os
+import stat
+import time
+
+import pytest
+
+from heat_lite.apps import scratch
+
+
+def test_build_dir_is_private_and_removed(tmp_path):
+    root = str(tmp_path / "builds")
+    with scratch.build_dir(root, "b-1/../x") as path:
+        assert os.path.dirname(path) == root
+        assert os.path.basename(path).startswith("heat-lite-build-b-1_.._x-")
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
+        os.makedirs(os.path.join(path, "tree", "src"))
+    assert not os.path.exists(path)
+
+
+def test_build_dir_is_removed_on_failure(tmp_path):
+    with pytest.raises(RuntimeError):
+        with scratch.build_dir(str(tmp_path), "b") as path:
+            raise RuntimeError("build failed")
+    assert not os.path.exists(path)
+
+
+def test_two_builds_never_share_a_directory(tmp_path):
+    with scratch.build_dir(str(tmp_path), "b") as one:
+        with scratch.build_dir(str(tmp_path), "b") as two:
+            assert one != two
+
+
+def test_sweep_removes_only_old_build_dirs(tmp_path):
+    old = tmp_path / "heat-lite-build-dead-abc"
+    (old / "tree").mkdir(parents=True)
+    new = tmp_path / "heat-lite-build-live-def"
+    new.mkdir()
+    other = tmp_path / "not-ours"
+    other.mkdir()
+    past = time.time() - 7200
+    os.utime(old, (past, past))
+    os.utime(other, (past, past))
+    assert scratch.sweep(str(tmp_path), 3600) == [str(old)]
+    assert sorted(os.listdir(tmp_path)) == [new.name, other.name]

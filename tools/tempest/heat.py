@@ -1,0 +1,297 @@
+"""heat_lite in keystone mode against the test cloud, for tempest.
+
+``heat-lite-api`` behind keystonemiddleware plus ``heat-lite-engine``,
+from the venv running this tool, as operators run it with Heat's
+``deferred_auth_method = trusts``: the cloud's ``heat`` service user
+validates tokens and is the trustee of every stack's trust. It gets a
+PostgreSQL database and a RabbitMQ vhost of its own. Everything needed
+to stop it (PIDs, database, vhost) is recorded in ``<dir>/heat.json``
+before anything is started, so ``stop`` works after a crash too.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import requests
+import sqlalchemy as sa
+
+PG_URL = os.environ.get(
+    "HEAT_LITE_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432"
+)
+ENGINE_WORKERS = 2
+START_TIMEOUT = 180
+
+CONFIG = """\
+[DEFAULT]
+debug = true
+transport_url = {transport}
+control_exchange = heat_lite_{name}
+auth_encryption_key = {key}
+max_stacks_per_tenant = 10000
+
+[database]
+connection = {db}
+
+[api]
+auth_strategy = keystone
+bind_host = 127.0.0.1
+bind_port = {port}
+
+[engine]
+topic = heat_lite-engine-{name}
+worker_topic = heat_lite-worker-{name}
+graceful_shutdown_timeout = 5
+
+[keystone_authtoken]
+www_authenticate_uri = {auth_url}
+auth_url = {auth_url}
+auth_type = password
+username = heat
+password = {password}
+project_name = service
+user_domain_id = default
+project_domain_id = default
+
+[trustee]
+auth_type = password
+auth_url = {auth_url}
+username = heat
+password = {password}
+user_domain_id = default
+
+[openstack]
+region_name = {region}
+"""
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def render_config(
+    *, name, port, db, transport, auth_url, password, region, key
+):
+    """heat_lite.conf for keystone mode (pure: no I/O)."""
+    return CONFIG.format(
+        name=name,
+        port=port,
+        db=db,
+        transport=transport,
+        auth_url=auth_url,
+        password=password,
+        region=region,
+        key=key,
+    )
+
+
+def _bin(name):
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    return path if os.path.exists(path) else name
+
+
+def _rabbitmqctl(*args, check=True):
+    ctl = shutil.which("rabbitmqctl")
+    if ctl is None:
+        raise RuntimeError("rabbitmqctl is not installed")
+    return subprocess.run(
+        [ctl, *args], check=check, capture_output=True, timeout=60
+    )
+
+
+def _pg(statement):
+    engine = sa.create_engine(
+        PG_URL + "/postgres", isolation_level="AUTOCOMMIT"
+    )
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text(statement))
+    finally:
+        engine.dispose()
+
+
+class Heat:
+    """One heat_lite under ``directory`` (its config, logs, state)."""
+
+    def __init__(self, directory, state=None):
+        self.dir = os.path.abspath(directory)
+        self.state = state or {}
+
+    @property
+    def state_file(self):
+        return os.path.join(self.dir, "heat.json")
+
+    @property
+    def config(self):
+        return os.path.join(self.dir, "heat_lite.conf")
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.state["port"]
+
+    @classmethod
+    def load(cls, directory):
+        """:raises FileNotFoundError: if none was started there."""
+        heat = cls(directory)
+        with open(heat.state_file) as f:
+            heat.state = json.load(f)
+        return heat
+
+    def _save(self):
+        tmp = self.state_file + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.state, f, indent=2, sort_keys=True)
+        os.replace(tmp, self.state_file)
+
+    # Life cycle ----------------------------------------------------------
+    def start(self, layout):
+        """Start against the cloud of ``layout`` (a minicloud Layout)."""
+        os.makedirs(self.dir, exist_ok=True)
+        name = "tempest_%s" % uuid.uuid4().hex[:8]
+        user = layout.rabbit.split("@", 1)[0].split(":", 1)[0]
+        self.state = {
+            "name": name,
+            "database": "heat_lite_%s" % name,
+            "vhost": "heat_lite_%s" % name,
+            "port": free_port(),
+            "pids": {},
+        }
+        self._save()
+        _pg("CREATE DATABASE %s" % self.state["database"])
+        _rabbitmqctl("add_vhost", self.state["vhost"])
+        _rabbitmqctl(
+            "set_permissions",
+            "-p",
+            self.state["vhost"],
+            user,
+            ".*",
+            ".*",
+            ".*",
+        )
+        with open(self.config, "w") as f:
+            f.write(
+                render_config(
+                    name=name,
+                    port=self.state["port"],
+                    db="%s/%s" % (PG_URL, self.state["database"]),
+                    transport="rabbit://%s/%s"
+                    % (layout.rabbit, self.state["vhost"]),
+                    auth_url=layout.auth_url,
+                    password=layout.password,
+                    region="RegionOne",
+                    key=secrets.token_hex(16),
+                )
+            )
+        self.manage("db", "sync")
+        self._spawn(
+            "engine", "heat-lite-engine", "--workers", "%d" % ENGINE_WORKERS
+        )
+        self._spawn("api", "heat-lite-api")
+        self._wait()
+        return self
+
+    def _spawn(self, key, binary, *args):
+        with open(os.path.join(self.dir, "%s.log" % key), "ab") as log:
+            proc = subprocess.Popen(
+                [_bin(binary), "--config-file", self.config, *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=dict(os.environ, XDG_DATA_HOME=self.dir),
+                start_new_session=True,
+            )
+        self.state["pids"][key] = proc.pid
+        self._save()
+        self._procs = getattr(self, "_procs", {})
+        self._procs[key] = proc
+
+    def _wait(self):
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            for key, proc in self._procs.items():
+                if proc.poll() is not None:
+                    raise RuntimeError(
+                        "heat-lite %s exited; see %s/%s.log"
+                        % (key, self.dir, key)
+                    )
+            try:
+                requests.get(self.url, timeout=2)
+                if self._engines_up() >= ENGINE_WORKERS:
+                    return
+            except (requests.ConnectionError, requests.Timeout):
+                pass
+            time.sleep(0.5)
+        raise RuntimeError("heat_lite did not start; logs in %s" % self.dir)
+
+    def _engines_up(self):
+        out = self.manage("service", "list")
+        return sum(1 for line in out.splitlines()[1:] if " up " in line)
+
+    def manage(self, *args):
+        result = subprocess.run(
+            [_bin("heat-lite-manage"), "--config-file", self.config, *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, XDG_DATA_HOME=self.dir),
+        )
+        if result.returncode != 0:
+            raise RuntimeError(
+                "heat-lite-manage %s failed: %s%s"
+                % (" ".join(args), result.stdout, result.stderr)
+            )
+        return result.stdout
+
+    def stop(self):
+        """Stop the recorded processes, drop the database and vhost."""
+        pids = self.state.get("pids", {})
+        for pid in pids.values():
+            _signal_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(map(_alive, pids.values())):
+            time.sleep(0.2)
+        for pid in pids.values():
+            if _alive(pid):
+                _signal_group(pid, signal.SIGKILL)
+        for proc in getattr(self, "_procs", {}).values():
+            proc.wait()
+        if self.state.get("database"):
+            _pg(
+                "DROP DATABASE IF EXISTS %s WITH (FORCE)"
+                % self.state["database"]
+            )
+        if self.state.get("vhost"):
+            _rabbitmqctl("delete_vhost", self.state["vhost"], check=False)
+        self.state = {}
+        if os.path.exists(self.state_file):
+            os.remove(self.state_file)
+
+
+def _signal_group(pid, sig):
+    # Each process leads a session of its own (start_new_session), so its
+    # group holds it and its workers and nothing else.
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        # A zombie child of ours counts as gone.
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        return True
