@@ -2,7 +2,9 @@
 for what a test must break: a worker API that loses messages; and the
 caller's token the engine keeps for the length of an operation."""
 
+import contextlib
 import json
+import os
 import threading
 import time
 import uuid
@@ -150,9 +152,57 @@ def test_the_callers_token_lives_as_long_as_the_operation(
     assert caller.request_context(record, traversal) is None
 
 
+@pytest.fixture
+def hold(tmp_path):
+    """``hold(name)``: a context in which TestResources whose ``hold`` is
+    ``name`` wait in every action (the test looks at an operation in
+    progress for as long as it needs; no timer to race)."""
+    ledger = tmp_path / "ledger"
+    CONF.set_override("test_resource_ledger", str(ledger), group="engine")
+
+    @contextlib.contextmanager
+    def holding(name):
+        path = test_resource.hold_path(str(ledger), name)
+        open(path, "w").close()
+        try:
+            yield
+        finally:
+            os.remove(path)
+
+    yield holding
+    CONF.clear_override("test_resource_ledger", group="engine")
+
+
 def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
-    engine, encryption_key
+    engine, encryption_key, hold
 ):
+    with hold("nested"):
+        parent_id = _nested_stack_in_progress(engine)
+    polling.stack_reaches(parent_id, "CREATE_COMPLETE")
+    # A failed create rolls back with the token of the create.
+    with hold("rollback"):
+        stack_id = _create(
+            engine,
+            "tok-rollback",
+            {
+                "bad": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"fail": True},
+                },
+                "slow": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"hold": "rollback"},
+                },
+            },
+            disable_rollback=False,
+        )
+        stack, record = _in_progress(stack_id, "ROLLBACK")
+        ctxt = caller.request_context(record, stack["current_traversal"])
+        assert ctxt.auth_token == TOKEN
+    polling.stack_reaches(stack_id, "ROLLBACK_COMPLETE")
+
+
+def _nested_stack_in_progress(engine):
     parent_id = _create(
         engine,
         "tok-nested",
@@ -163,7 +213,7 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
                     "count": 1,
                     "resource_def": {
                         "type": "OS::Heat::TestResource",
-                        "properties": {"wait_secs": 2},
+                        "properties": {"hold": "nested"},
                     },
                 },
             }
@@ -185,44 +235,26 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
     assert caller_tokens.traversal_token(child["current_traversal"]) is None
     ctxt = caller.request_context(record, child["current_traversal"])
     assert ctxt.auth_token == TOKEN
-    polling.stack_reaches(parent_id, "CREATE_COMPLETE")
+    return parent_id
 
-    # A failed create rolls back with the token of the create.
-    stack_id = _create(
-        engine,
-        "tok-rollback",
-        {
-            "bad": {
-                "type": "OS::Heat::TestResource",
-                "properties": {"fail": True},
+
+def test_nothing_is_kept_without_a_key_or_a_token(engine, hold):
+    with hold("no-key"):
+        stack_id = _create(
+            engine,
+            "no-key",
+            {
+                "slow": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"hold": "no-key"},
+                }
             },
-            "slow": {
-                "type": "OS::Heat::TestResource",
-                "properties": {"action_wait_secs": {"delete": 2}},
-            },
-        },
-        disable_rollback=False,
-    )
-    stack, record = _in_progress(stack_id, "ROLLBACK")
-    ctxt = caller.request_context(record, stack["current_traversal"])
-    assert ctxt.auth_token == TOKEN
-    polling.stack_reaches(stack_id, "ROLLBACK_COMPLETE")
-
-
-def test_nothing_is_kept_without_a_key_or_a_token(engine):
-    stack_id = _create(
-        engine,
-        "no-key",
-        {
-            "slow": {
-                "type": "OS::Heat::TestResource",
-                "properties": {"wait_secs": 1},
-            }
-        },
-    )
-    stack, _ = _in_progress(stack_id, "CREATE")
-    assert caller_tokens.traversal_token(stack["current_traversal"]) is None
-    assert caller.keep(_as_caller()) is None
+        )
+        stack, _ = _in_progress(stack_id, "CREATE")
+        assert (
+            caller_tokens.traversal_token(stack["current_traversal"]) is None
+        )
+        assert caller.keep(_as_caller()) is None
     polling.stack_reaches(stack_id, "CREATE_COMPLETE")
 
 
