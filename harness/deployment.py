@@ -241,4 +241,7 @@ heartbeat_interval = 0.5
 engine_life_check_timeout = 4
 stall_timeout = 10
 test_resource_ledger = {ledger}
+
+[apps]
+allowed_sources = file:///srv/git/*
 """

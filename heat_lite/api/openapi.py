@@ -12,7 +12,7 @@ import collections
 import re
 
 from heat_lite import version
-from heat_lite.api import schemas, schemas_fleet
+from heat_lite.api import schemas, schemas_apps, schemas_fleet
 from heat_lite.api.controllers import base, root
 from heat_lite.api.controllers.v1 import changes
 
@@ -20,9 +20,14 @@ _PARAM_RE = re.compile(r"{(\w+)}")
 RESPONSES = {
     **schemas.RESPONSES,
     **schemas_fleet.RESPONSES,
+    **schemas_apps.RESPONSES,
     **changes.RESPONSES,
 }
-REQUESTS = {**schemas.REQUESTS, **schemas_fleet.REQUESTS}
+REQUESTS = {
+    **schemas.REQUESTS,
+    **schemas_fleet.REQUESTS,
+    **schemas_apps.REQUESTS,
+}
 _ERRORS = {
     400: "Bad request",
     401: "Not authenticated",

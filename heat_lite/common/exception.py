@@ -137,6 +137,10 @@ class InvalidPromotion(Invalid):
     msg_fmt = "Invalid promotion: %(reason)s"
 
 
+class InvalidApp(Invalid):
+    msg_fmt = "Invalid app: %(reason)s"
+
+
 class ResourceTypeUnavailable(Invalid):
     msg_fmt = "The Resource Type (%(type_name)s) is not available."
 
@@ -262,6 +266,10 @@ class PromotionNotFound(NotFound):
     msg_fmt = "The Promotion (%(promotion)s) could not be found."
 
 
+class AppNotFound(NotFound):
+    msg_fmt = "The App (%(app)s) could not be found."
+
+
 # 409 ----------------------------------------------------------------------
 class Conflict(HeatLiteException):
     code = 409
@@ -284,6 +292,14 @@ class RolloutStateConflict(Conflict):
 
 class PromotionConflict(Conflict):
     msg_fmt = "Cannot promote: %(reason)s"
+
+
+class AppExists(Conflict):
+    msg_fmt = "The App (%(app)s) already exists."
+
+
+class AppChanged(Conflict):
+    msg_fmt = "The App (%(app)s) was changed meanwhile: read it again."
 
 
 # 413 ----------------------------------------------------------------------

@@ -505,6 +505,39 @@ class Promotion(BASE):
     finished_at = sa.Column(DateTime, nullable=True)
 
 
+class App(BASE):
+    """An app (doc/specs/apps.md): a git source and the branches it
+    follows, a builder, a template with its image parameter, and the
+    stacks of its branches. ``spec`` is ``common.app_spec``'s normalised
+    form without the secret; ``webhook_secret`` is encrypted
+    (``common.crypt``). ``live_name`` is the name while the app is live,
+    NULL once deleted: the unique key (tenant, live_name) makes two live
+    apps of one name impossible, whatever the timing. ``version`` counts
+    updates: an update is conditional on the version it read.
+    """
+
+    __tablename__ = "app"
+    __table_args__ = (
+        sa.UniqueConstraint(
+            "tenant", "live_name", name="uniq_app0tenant0live_name"
+        ),
+        sa.Index("ix_app_tenant_created", "tenant", "created_at"),
+        sa.Index("ix_app_deleted_at", "deleted_at"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    name = sa.Column(sa.String(255), nullable=False)
+    live_name = sa.Column(ExactKey(), nullable=True)
+    username = sa.Column(sa.String(255), nullable=True)
+    spec = sa.Column(LongText, nullable=False)
+    webhook_secret = sa.Column(sa.Text, nullable=True)
+    version = sa.Column(sa.Integer, nullable=False, default=1)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)
+    deleted_at = sa.Column(DateTime, nullable=True)
+
+
 _TASKFLOW_LOCK = threading.Lock()
 _TASKFLOW_TABLES = []
 

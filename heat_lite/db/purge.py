@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from heat_lite import conf
 from heat_lite.common.states import Action, Role, Status
+from heat_lite.db import apps as db_apps
 from heat_lite.db import models
 from heat_lite.db.session import retry_write, transaction
 
@@ -42,6 +43,7 @@ PURGED = (
     "traversals",
     "sync_points",
     "services",
+    "apps",
 )
 
 
@@ -160,7 +162,8 @@ def purge_deleted(older_than, tenant=None, batch_size=20):
     Each batch of ``batch_size`` such stacks goes in one transaction with
     the stacks nested in them (at any depth) that are soft-deleted too,
     and with their records, events, sync points, traversals and
-    templates. Engine service rows deleted before ``older_than`` go too.
+    templates. Engine service rows and apps deleted before ``older_than``
+    go too.
 
     :param tenant: only the stacks of this project.
     :returns: {name: rows deleted} for each name of ``PURGED``
@@ -173,6 +176,7 @@ def purge_deleted(older_than, tenant=None, batch_size=20):
             break
         totals.update(batch)
     totals["services"] = _purge_services(older_than)
+    totals["apps"] = db_apps.purge_deleted(older_than, tenant)
     return {key: totals[key] for key in PURGED}
 
 

@@ -40,6 +40,7 @@ History of ``RPC_API_VERSION``:
 * 1.10 - create_software_deployment, list_software_deployments,
   show_software_deployment, update_software_deployment,
   delete_software_deployment, metadata_software_deployments.
+* 1.11 - create_app, list_apps, show_app, update_app, delete_app.
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -50,7 +51,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.10"
+RPC_API_VERSION = "1.11"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -68,6 +69,7 @@ READS = frozenset(
         "get_revision",
         "get_template",
         "identify_stack",
+        "list_apps",
         "list_events",
         "list_outputs",
         "list_promotions",
@@ -91,6 +93,7 @@ READS = frozenset(
         "resource_metadata",
         "resource_schema",
         "resource_versions",
+        "show_app",
         "show_event",
         "show_output",
         "show_promotion",
@@ -959,6 +962,49 @@ class EngineAPI:
         """{stacks}: the change mark of the caller's project's stacks
         (call)."""
         return self._call(ctxt, "project_changes", version="1.8")
+
+    # 1.11 --------------------------------------------------------------
+    def create_app(self, ctxt, body):
+        """Store an app (``common.app_spec``) of the caller's project
+        (call).
+
+        :raises InvalidApp: (400). :raises AppExists: (409).
+        """
+        return self._call(ctxt, "create_app", version="1.11", body=body)
+
+    def list_apps(
+        self, ctxt, limit=None, marker=None, sort_key=None, sort_dir=None
+    ):
+        """The caller's project's apps, a page at a time (call)."""
+        return self._call(
+            ctxt,
+            "list_apps",
+            version="1.11",
+            limit=limit,
+            marker=marker,
+            sort_key=sort_key,
+            sort_dir=sort_dir,
+        )
+
+    def show_app(self, ctxt, app):
+        """The app whose id or name is ``app`` (call).
+
+        :raises AppNotFound: (404).
+        """
+        return self._call(ctxt, "show_app", version="1.11", app=app)
+
+    def update_app(self, ctxt, app, body):
+        """Lay ``body`` over the app (call).
+
+        :raises AppChanged: (409) if it changed meanwhile.
+        """
+        return self._call(
+            ctxt, "update_app", version="1.11", app=app, body=body
+        )
+
+    def delete_app(self, ctxt, app):
+        """Soft-delete the app (call)."""
+        return self._call(ctxt, "delete_app", version="1.11", app=app)
 
 
 class WorkerAPI:

@@ -68,6 +68,27 @@ PROMOTION_MATRIX = [
     ("GET", "/promotions/{promotion}", None),
     ("POST", "/promotions/{promotion}/actions", {"rollback": None}),
 ]
+# (method, path under /v1/<project>, body) of another project's app
+# (named "secret", as the stack).
+APP_MATRIX = [
+    ("GET", "/apps/{app}", None),
+    ("GET", "/apps/secret", None),
+    ("PATCH", "/apps/{app}", {"verify": None}),
+    ("PATCH", "/apps/secret", {"verify": None}),
+    ("DELETE", "/apps/{app}", None),
+    ("DELETE", "/apps/secret", None),
+    ("GET", "/apps?marker={app}", None),
+]
+APP = {
+    "name": "secret",
+    "source": {"url": "file:///srv/git/secret", "branches": ["main"]},
+    "builder": {"name": "artifact"},
+    "template": {
+        "heat_template_version": "2021-04-16",
+        "parameters": {"image": {"type": "string"}},
+    },
+    "image_parameter": "image",
+}
 
 
 _REFS = "/references?type=OS::Heat::TestResource&property=value"
@@ -83,6 +104,7 @@ def check_matrix(
     config_id=None,
     rollout_id=None,
     promotion_id=None,
+    app_id=None,
 ):
     """Run every MATRIX route (and, given ``config_id``, every
     CONFIG_MATRIX route) as the caller of ``endpoint``/``headers``
@@ -95,6 +117,8 @@ def check_matrix(
         routes += ROLLOUT_MATRIX
     if promotion_id:
         routes += PROMOTION_MATRIX
+    if app_id:
+        routes += APP_MATRIX
     for method, path, body in routes:
         url = endpoint + path.format(
             name=name,
@@ -104,6 +128,7 @@ def check_matrix(
             config=config_id,
             rollout=rollout_id,
             promotion=promotion_id,
+            app=app_id,
         )
         response = requests.request(
             method,
@@ -168,6 +193,14 @@ def test_project_b_never_sees_project_a(deployment, request):
     )
     assert promotion.status_code == 201, promotion.text
     promotion_id = promotion.json()["promotion"]["id"]
+    app = requests.post(
+        deployment.endpoint(owner) + "/apps",
+        json=APP,
+        headers={"X-Auth-User": "alice"},
+        timeout=60,
+    )
+    assert app.status_code == 201, app.text
+    app_id = app.json()["app"]["id"]
     failures = check_matrix(
         deployment.endpoint(other),
         owner,
@@ -178,9 +211,14 @@ def test_project_b_never_sees_project_a(deployment, request):
         config.id,
         rollout_id,
         promotion_id,
+        app_id,
     )
     assert failures == []
-    for path, key in (("/promotions", "promotions"), (_REFS, "references")):
+    for path, key in (
+        ("/promotions", "promotions"),
+        (_REFS, "references"),
+        ("/apps", "apps"),
+    ):
         seen = requests.get(
             deployment.endpoint(other) + path, headers=headers, timeout=60
         )
@@ -243,6 +281,13 @@ def test_project_b_never_sees_project_a(deployment, request):
     ).json()["rollout"]
     assert shown["status"] == "COMPLETE", shown["status_reason"]
     assert shown["counts"]["SKIPPED"] == 0
+    # Nothing B tried changed A's app.
+    mine = requests.get(
+        deployment.endpoint(owner) + "/apps/" + app_id,
+        headers={"X-Auth-User": "alice"},
+        timeout=60,
+    )
+    assert mine.status_code == 200 and mine.json()["app"]["version"] == 1
     copy = requests.get(
         deployment.endpoint(owner) + "/promotions/" + promotion_id,
         headers={"X-Auth-User": "alice"},

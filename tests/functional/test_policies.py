@@ -37,6 +37,13 @@ def test_retain_and_external_id(deployment, heat):
     heat.stacks.update(stack_id, template=tmpl)
     stack = helpers.wait_for_status(heat, stack_id, "UPDATE_FAILED")
     assert "external_id" in stack.stack_status_reason
+    # Nor can a resource made here become someone else's (as Heat).
+    tmpl["resources"]["adopted"]["external_id"] = "pre-existing-thing"
+    tmpl["resources"]["plain"]["external_id"] = "someone-elses"
+    heat.stacks.update(stack_id, template=tmpl)
+    stack = helpers.wait_for_status(heat, stack_id, "UPDATE_FAILED")
+    assert "external_id of plain" in stack.stack_status_reason
+    assert _physical(heat, stack_id)["plain"] == physical["plain"]
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
     created, deleted = test_resource.read_ledger(deployment.ledger)

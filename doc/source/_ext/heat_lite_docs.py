@@ -43,6 +43,7 @@ _API_GROUPS = [
     ("stacks/verdict", "Verification"),
     ("rollouts", "Rollouts"),
     ("promotions", "Promotions"),
+    ("apps", "Apps"),
     ("references", "References"),
     ("software_configs", "Software configs"),
     ("validate", "Templates and resource types"),

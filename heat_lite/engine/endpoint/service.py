@@ -39,6 +39,7 @@ from heat_lite.engine.endpoint.software_configs import SoftwareConfigEndpoint
 from heat_lite.engine.endpoint.software_deployments import (
     SoftwareDeploymentEndpoint,
 )
+from heat_lite.engine.fleet.app import endpoint as app_endpoint
 from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
 from heat_lite.engine.fleet.rollout import endpoint as rollout_endpoint
 from heat_lite.engine.traversal import ops
@@ -61,8 +62,8 @@ def endpoints(stack_ops, stack_service=None, rollouts=None, promotions=None):
     oslo.messaging finds each method on whichever of them has it; each is
     given what it needs here. The stack operations need ``stack_ops`` (or
     are ``stack_service``, when the caller keeps it for other uses); the
-    reads, the resource calls, the catalog and software configs work on
-    the database alone; the fleet's need the process's runners (an
+    reads, the resource calls, the catalog, software configs and apps
+    work on the database alone; the fleet's need the process's runners (an
     engine without them answers no fleet call).
 
     :param rollouts: the ``fleet.rollout.runner.RolloutRunner``.
@@ -78,6 +79,7 @@ def endpoints(stack_ops, stack_service=None, rollouts=None, promotions=None):
         ReferenceEndpoint(),
         ChangesEndpoint(),
         snapshots.SnapshotEndpoint(stack_ops),
+        app_endpoint.AppEndpoint(),
     ]
     if rollouts is not None:
         found.append(rollout_endpoint.RolloutEndpoint(rollouts))

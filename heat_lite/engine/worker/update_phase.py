@@ -191,7 +191,9 @@ class UpdatePhase:
         plugin.update_policy = policy
         failed = record["status"] == Status.FAILED
         external = plugin.data().get(actions.EXTERNAL_ID)
-        if external is not None and external != defn.external_id:
+        if external != defn.external_id:
+            # Set, changed or removed alike (as Heat): a resource cannot
+            # become, or stop being, someone else's.
             return self.actions.fail_before_start(
                 node,
                 record,

@@ -14,11 +14,13 @@ from heat_lite.engine.fleet.rollout import endpoint as fleet_endpoint
 # Calls that start or change something: never asked twice.
 WRITES = {
     "abandon_stack",
+    "create_app",
     "create_promotion",
     "create_rollout",
     "create_software_config",
     "create_software_deployment",
     "create_stack",
+    "delete_app",
     "delete_rollout",
     "delete_snapshot",
     "delete_software_config",
@@ -33,6 +35,7 @@ WRITES = {
     "stack_restore",
     "stack_snapshot",
     "stack_verdict",
+    "update_app",
     "update_software_deployment",
     "update_stack",
 }

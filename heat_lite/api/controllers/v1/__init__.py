@@ -18,6 +18,7 @@ import pecan
 
 from heat_lite.api.controllers.base import Branch, Node, leaf, verb
 from heat_lite.api.controllers.v1 import (
+    apps,
     changes,
     events,
     promotions,
@@ -233,6 +234,18 @@ class Promotion(Node):
     _children = {"actions": leaf(post=promotions.promotion_action)}
 
 
+class App(Node):
+    get_all = verb(apps.show_app)
+    patch = verb(apps.update_app)
+    delete = verb(apps.delete_app)
+
+
+class Apps(Node):
+    get_all = verb(apps.list_apps)
+    post = verb(apps.create_app)
+    _param = ("app", App)
+
+
 class TemplateVersion(Branch):
     _children = {"functions": leaf(get=templates.list_functions)}
 
@@ -274,6 +287,7 @@ class Tenant(Branch):
         "software_deployments": SoftwareDeployments,
         "rollouts": Rollouts,
         "promotions": Promotions,
+        "apps": Apps,
         "references": leaf(get=references.list_references),
         "changes": leaf(get=changes.project_changes),
     }

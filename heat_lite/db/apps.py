@@ -1,0 +1,192 @@
+"""Apps (doc/specs/apps.md): their rows, per project.
+
+Names are unique among a project's live apps by the database's own key
+(tenant, live_name): two concurrent creates of one name cannot both
+succeed. Every update is conditional on the ``version`` the caller read,
+so of two concurrent updates one wins and the other gets a 409 instead
+of silently undoing the first. Rows are soft-deleted (``deleted_at``
+set, ``live_name`` cleared, so the name is free again) and removed by
+``heat-lite-manage purge_deleted``.
+"""
+
+import json
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from heat_lite.common import exception
+from heat_lite.db import models, paging
+from heat_lite.db.session import retry_read, retry_write, transaction
+
+APP = models.App.__table__
+# What app_update's ``webhook_secret`` defaults to: leave it as it is.
+KEEP = object()
+_SORT_KEYS = {
+    "name": APP.c.name,
+    "created_at": APP.c.created_at,
+    "updated_at": APP.c.updated_at,
+}
+
+
+def _decoded(row):
+    row = dict(row._mapping)
+    row["spec"] = json.loads(row["spec"])
+    return row
+
+
+def app_create(values, spec, webhook_secret=None):
+    """Store a new app.
+
+    :param values: id, tenant, name, username.
+    :param spec: the normalised app (``common.app_spec``) without secret.
+    :param webhook_secret: the secret, already encrypted, or None.
+    :returns: the stored app.
+    :raises AppExists: if a live app of the project has the name.
+    """
+    now = models.utcnow()
+    row = dict(
+        values,
+        live_name=values["name"],
+        spec=json.dumps(spec),
+        webhook_secret=webhook_secret,
+        version=1,
+        created_at=now,
+        updated_at=now,
+    )
+    try:
+        with transaction() as session:
+            session.execute(APP.insert().values(row))
+    except db_exc.DBDuplicateEntry:
+        raise exception.AppExists(app=values["name"]) from None
+    return app_get(values["tenant"], values["id"])
+
+
+@retry_read
+def app_get(tenant, app):
+    """The live app of project ``tenant`` whose id or name is ``app``.
+
+    :raises AppNotFound: if there is none.
+    """
+    with transaction(writer=False) as session:
+        row = session.execute(
+            APP.select().where(
+                APP.c.tenant == tenant,
+                APP.c.deleted_at.is_(None),
+                sa.or_(APP.c.id == app, APP.c.live_name == app),
+            )
+        ).first()
+    if row is None:
+        raise exception.AppNotFound(app=app)
+    return _decoded(row)
+
+
+@retry_read
+def app_get_all(
+    tenant, limit=None, marker=None, sort_key=None, sort_dir="desc"
+):
+    """The live apps of ``tenant``, a page at a time (keyset paging).
+
+    :param marker: id of the last app of the previous page.
+    :raises Invalid: for a marker that is not an app of the project.
+    """
+    column = _SORT_KEYS.get(sort_key, APP.c.created_at)
+    direction = sa.desc if sort_dir == "desc" else sa.asc
+    query = APP.select().where(
+        APP.c.tenant == tenant, APP.c.deleted_at.is_(None)
+    )
+    with transaction(writer=False) as session:
+        if marker:
+            ref = session.execute(
+                APP.select().where(APP.c.id == marker, APP.c.tenant == tenant)
+            ).first()
+            if ref is None:
+                raise exception.Invalid(message="Invalid marker: %s" % marker)
+            query = query.where(
+                paging.after(ref, [column, APP.c.id], sort_dir)
+            )
+        query = query.order_by(direction(column), direction(APP.c.id))
+        if limit is not None:
+            query = query.limit(limit)
+        return [_decoded(r) for r in session.execute(query)]
+
+
+def _live(tenant, app_id):
+    return sa.and_(
+        APP.c.id == app_id, APP.c.tenant == tenant, APP.c.deleted_at.is_(None)
+    )
+
+
+def _changed(session, tenant, app_id):
+    """The error of a conditional write that matched no row."""
+    live = session.execute(
+        sa.select(APP.c.id).where(_live(tenant, app_id))
+    ).first()
+    if live is None:
+        return exception.AppNotFound(app=app_id)
+    return exception.AppChanged(app=app_id)
+
+
+@retry_write
+def app_update(tenant, app_id, version, spec, webhook_secret=KEEP):
+    """Replace the app's spec (and secret) if it is still at ``version``.
+
+    :param webhook_secret: the new secret, encrypted; None removes it;
+        KEEP leaves it.
+    :returns: the updated app.
+    :raises AppChanged: (409) if it was updated since ``version``.
+    :raises AppNotFound: if it is gone.
+    """
+    values = {
+        "spec": json.dumps(spec),
+        "version": version + 1,
+        "updated_at": models.utcnow(),
+    }
+    if webhook_secret is not KEEP:
+        values["webhook_secret"] = webhook_secret
+    with transaction() as session:
+        done = session.execute(
+            APP.update()
+            .where(_live(tenant, app_id), APP.c.version == version)
+            .values(values)
+        ).rowcount
+        if not done:
+            raise _changed(session, tenant, app_id)
+    return app_get(tenant, app_id)
+
+
+@retry_write
+def app_delete(tenant, app_id):
+    """Soft-delete the live app ``app_id`` of ``tenant``; its name is
+    free again at once.
+
+    :raises AppNotFound: if there is no such live app.
+    """
+    now = models.utcnow()
+    with transaction() as session:
+        done = session.execute(
+            APP.update()
+            .where(_live(tenant, app_id))
+            .values(
+                deleted_at=now,
+                updated_at=now,
+                live_name=None,
+                version=APP.c.version + 1,
+            )
+        ).rowcount
+    if not done:
+        raise exception.AppNotFound(app=app_id)
+
+
+@retry_write
+def purge_deleted(older_than, tenant=None):
+    """Hard-delete the apps soft-deleted before ``older_than``.
+
+    :returns: how many.
+    """
+    query = APP.delete().where(
+        APP.c.deleted_at.is_not(None), APP.c.deleted_at < older_than
+    )
+    if tenant is not None:
+        query = query.where(APP.c.tenant == tenant)
+    with transaction() as session:
+        return session.execute(query).rowcount

@@ -1,0 +1,153 @@
+"""The apps' RPC endpoint (on the ``[engine] topic``): create, list,
+show, update and delete of a project's apps.
+
+The body is checked again here (``common.app_spec``) for any RPC caller
+other than the API. Every call acts in the caller's project only. The
+webhook secret is encrypted before it is stored (``common.crypt``) and
+never leaves this module: answers say only whether there is one.
+"""
+
+import uuid
+
+import oslo_messaging as messaging
+
+from heat_lite.common import app_spec, crypt, exception
+from heat_lite.db import apps as db_apps
+from heat_lite.db import stacks as db_stacks
+from heat_lite.engine import rpcapi
+from heat_lite.engine.endpoint.base import expected
+from heat_lite.engine.endpoint.views import timestamp
+
+MAX_LIMIT = 1000
+
+
+def _check_stacks(ctxt, spec, before=None):
+    """Every newly adopted stack must be a live stack of the caller's
+    project (400 otherwise: the body names something that is not there).
+    Those ``before`` (the app's, on an update) are not checked again: a
+    stack deleted since must not block every other change of the app."""
+    before = before or {}
+    for branch, name in spec["stacks"].items():
+        if before.get(branch) == name:
+            continue
+        try:
+            db_stacks.stack_get_by_name(ctxt.project_id, name)
+        except exception.StackNotFound:
+            raise exception.InvalidApp(
+                reason="stacks.%s: there is no stack %s in this project"
+                % (branch, name)
+            ) from None
+
+
+def _seal(secret):
+    return crypt.encrypt(secret) if secret is not None else None
+
+
+def _spec_of(checked):
+    return {k: v for k, v in checked.items() if k != "webhook_secret"}
+
+
+class AppEndpoint:
+    """App requests from the API (or any RPC client)."""
+
+    target = messaging.Target(version=rpcapi.RPC_API_VERSION)
+
+    @expected
+    def create_app(self, ctxt, body):
+        checked = app_spec.parse(body)
+        _check_stacks(ctxt, checked)
+        row = db_apps.app_create(
+            {
+                "id": str(uuid.uuid4()),
+                "tenant": ctxt.project_id,
+                "name": checked["name"],
+                "username": ctxt.user_id,
+            },
+            _spec_of(checked),
+            _seal(checked["webhook_secret"]),
+        )
+        return view(row, detail=True)
+
+    @expected
+    def list_apps(
+        self, ctxt, limit=None, marker=None, sort_key=None, sort_dir=None
+    ):
+        if limit is not None and (
+            isinstance(limit, bool)
+            or not isinstance(limit, int)
+            or not 0 <= limit <= MAX_LIMIT
+        ):
+            raise exception.Invalid(
+                message="limit must be an integer from 0 to %d" % MAX_LIMIT
+            )
+        if sort_key is not None and sort_key not in app_spec.SORT_KEYS:
+            raise exception.Invalid(
+                message="sort_key must be one of %s"
+                % ", ".join(app_spec.SORT_KEYS)
+            )
+        if sort_dir not in (None, "asc", "desc"):
+            raise exception.Invalid(message="sort_dir must be asc or desc")
+        rows = db_apps.app_get_all(
+            ctxt.project_id,
+            limit=limit,
+            marker=marker,
+            sort_key=sort_key,
+            sort_dir=sort_dir or "desc",
+        )
+        return [view(r) for r in rows]
+
+    @expected
+    def show_app(self, ctxt, app):
+        return view(db_apps.app_get(ctxt.project_id, app), detail=True)
+
+    @expected
+    def update_app(self, ctxt, app, body):
+        """Lay ``body`` over the app and check the whole again; written
+        only if nobody updated the app since it was read here (409)."""
+        row = db_apps.app_get(ctxt.project_id, app)
+        current = dict(row["spec"], name=row["name"])
+        checked = app_spec.parse(app_spec.merge(current, body))
+        _check_stacks(ctxt, checked, row["spec"]["stacks"])
+        secret = (
+            _seal(checked["webhook_secret"])
+            if "webhook_secret" in body
+            else db_apps.KEEP
+        )
+        updated = db_apps.app_update(
+            ctxt.project_id, row["id"], row["version"], _spec_of(checked),
+            secret,
+        )  # fmt: skip
+        return view(updated, detail=True)
+
+    @expected
+    def delete_app(self, ctxt, app):
+        row = db_apps.app_get(ctxt.project_id, app)
+        db_apps.app_delete(ctxt.project_id, row["id"])
+
+
+def view(row, detail=False):
+    """The API's app dict: never the secret, only whether there is one;
+    the template, files and environment only in ``detail``."""
+    spec = row["spec"]
+    result = {
+        "id": row["id"],
+        "name": row["name"],
+        "project": row["tenant"],
+        "source": spec["source"],
+        "builder": spec["builder"],
+        "image_parameter": spec["image_parameter"],
+        "stacks": spec["stacks"],
+        "verify": spec["verify"],
+        "webhook": row["webhook_secret"] is not None,
+        "version": row["version"],
+        "user": row["username"],
+        "created_at": timestamp(row["created_at"]),
+        "updated_at": timestamp(row["updated_at"]),
+    }
+    if detail:
+        result.update(
+            template=spec["template"],
+            files=spec["files"],
+            environment=spec["environment"],
+        )
+    return result
