@@ -31,9 +31,9 @@ import tempfile
 import time
 
 from bench import cli, machine
+from harness import cloud as cloud_mod
+from harness import helpers, procs
 from heat_lite.resources import transient
-from tests.functional import cloud as cloud_mod
-from tests.functional import helpers
 from tools.minicloud import cloud as mc_cloud
 from tools.minicloud import layout, seed
 
@@ -89,7 +89,7 @@ def session_cpu(sids):
     process whose session is one of ``sids``."""
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0
-    for _pid, fields in machine.proc_stats():
+    for _pid, fields in procs.proc_stats():
         if int(fields[3]) in sids:
             total += sum(int(x) for x in fields[11:15])
     return total / ticks

@@ -3,7 +3,7 @@ convergence, two engine workers, on the machine's PostgreSQL and
 RabbitMQ.
 
 Heat gets its own private database and RabbitMQ vhost, made per run by
-``tests.backends`` (as heat_lite's do) and dropped at the end. How it runs
+``harness.backends`` (as heat_lite's do) and dropped at the end. How it runs
 without Keystone:
 
 * ``[paste_deploy] flavor = noauth``: heat-api's pipeline without
@@ -28,9 +28,9 @@ import uuid
 
 import requests
 
-from bench import machine
-from tests import backends
-from tests.functional.deployment import free_port
+from harness import backends
+from harness.deployment import free_port
+from harness.procs import children
 
 START_TIMEOUT = 180
 API_THREADS = 8
@@ -235,6 +235,4 @@ class Heat:
 
 
 def _children(parent):
-    return [
-        pid for pid, fields in machine.proc_stats() if int(fields[1]) == parent
-    ]
+    return children(parent)

@@ -16,21 +16,6 @@ def load_average():
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def proc_stats():
-    """Yield (pid, fields of /proc/<pid>/stat after the command name:
-    [0] state, [1] ppid, [3] session, [11:15] utime stime cutime
-    cstime) of every process now."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % entry) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        yield int(entry), fields
-
-
 def describe():
     """Cores, CPU model, memory, kernel, Python and the load average now
     (the start of the run)."""

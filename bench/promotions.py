@@ -32,8 +32,8 @@ import requests
 import sqlalchemy as sa
 
 from bench import queries
+from harness.deployment import Deployment
 from heat_lite.db import models
-from tests.functional.deployment import Deployment
 
 HEADERS = {"X-Auth-User": "bench"}
 EXTRA_CONF = """

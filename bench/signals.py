@@ -35,7 +35,7 @@ import types
 import requests
 
 from bench import machine, soak, topology
-from tests.functional.deployment import Deployment
+from harness.deployment import Deployment
 
 TIMEOUT = 300
 

@@ -274,7 +274,7 @@ def attack(port, pid, seconds, specs, interval):
 
 
 def _start(workdir):
-    from tests.functional.deployment import Deployment
+    from harness.deployment import Deployment
 
     return Deployment("sqlite", workdir).start()
 

@@ -27,7 +27,7 @@ import time
 import pytest
 
 from bench import api
-from tests.functional.deployment import Deployment
+from harness.deployment import Deployment
 
 #: topology name -> Deployment kind
 KINDS = {"all": "sqlite", "postgresql": "postgresql", "mysql": "mysql"}

@@ -1,7 +1,7 @@
 """Running the suite in parallel (pytest-xdist, ``-n 4 --dist loadgroup``).
 
 Every fixture is private to its worker already: databases, vhosts and
-exchanges carry a random id of the worker's process (``tests.backends``),
+exchanges carry a random id of the worker's process (``harness.backends``),
 ports are picked free, temporary directories are the worker's own and
 session fixtures (the deployments) start once per worker. So a new test
 runs in parallel safely without doing anything.
@@ -31,6 +31,10 @@ xdist controller makes for the run).
 
 Without xdist (``pytest`` alone, or ``-n 0``) the groups and the lock mean
 nothing and everything runs in one process as before.
+
+Every module starts with the oslo.config state the one before it found:
+``config_reset`` puts back what a module's fixtures and tests set
+(``harness/config.py``).
 """
 
 import contextlib
@@ -49,6 +53,16 @@ FIXTURE_GROUPS = {"cloud": "cloud"}
 # Fixtures of these scopes, shared by the tests of one module, make the
 # module a group.
 MODULE_SCOPES = ("module", "class", "package")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def config_reset():
+    """Undo the oslo.config overrides, defaults and command-line options
+    a test module leaves behind (harness.config)."""
+    from harness import config
+    from heat_lite import conf
+
+    yield from config.reset_after(conf.CONF)
 
 
 def pytest_configure(config):

@@ -3,8 +3,8 @@
 import collections
 import os
 
+from harness import polling
 from heat_lite.resources import test_resource
-from tests import polling
 
 
 def assert_no_leaks(deployment, timeout=10):

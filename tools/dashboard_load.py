@@ -36,7 +36,7 @@ import time
 
 import requests
 
-from tests.functional import deployment, helpers
+from harness import deployment, helpers
 
 PERIOD = 2.0
 SECONDS = 15

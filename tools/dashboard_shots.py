@@ -17,8 +17,8 @@ import time
 
 import requests
 
+from harness import deployment, helpers
 from tests.functional import browser as browser_mod
-from tests.functional import deployment, helpers
 from tests.functional.test_dashboard import APP, BROKEN, FAILABLE
 from tests.functional.test_dashboard_layout import webshop
 from tests.functional.test_dashboard_rollouts import APP as FLEET_APP

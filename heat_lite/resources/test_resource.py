@@ -8,7 +8,10 @@ step of the plugin contract that raises an unexpected exception (a
 ZeroDivisionError naming the step and ``value``), as a buggy plugin
 would. When
 ``[engine] test_resource_ledger`` is set, every physical ID it creates or
-deletes is appended to that file, so a test can check that nothing leaks.
+deletes is appended to that file, so a test can check that nothing leaks;
+and ``hold`` names a file beside it, ``<ledger>.hold-<hold>``, while which
+exists every action waits (a test looks at an action in progress for as
+long as it needs, then removes the file: no race with a timer).
 """
 
 import os
@@ -32,6 +35,17 @@ def _ledger(event, physical_id):
         os.write(fd, line)
     finally:
         os.close(fd)
+
+
+def held(name):
+    """True while the hold file ``name`` exists (see the module)."""
+    path = CONF.engine.test_resource_ledger
+    return bool(name and path) and os.path.exists(hold_path(path, name))
+
+
+def hold_path(ledger, name):
+    """The hold file ``name`` beside ``ledger``."""
+    return "%s.hold-%s" % (ledger, name)
 
 
 def read_ledger(path):
@@ -104,6 +118,14 @@ class TestResource(base.Resource):
         ),
         "constraint_prop_secs": p.Schema(
             p.NUMBER, default=0, update_allowed=True
+        ),
+        "hold": p.Schema(
+            p.STRING,
+            "With a test resource ledger: every action waits while the "
+            "file <ledger>.hold-<hold> exists.",
+            default="",
+            update_allowed=True,
+            constraints=[constraints.AllowedPattern(r"[a-z0-9-]*")],
         ),
         "client_name": p.Schema(p.STRING, default="", update_allowed=True),
         "entity_name": p.Schema(p.STRING, default="", update_allowed=True),
@@ -221,6 +243,8 @@ class TestResource(base.Resource):
         return self._cookie("delete")
 
     def _check_complete(self, cookie):
+        if held(self.properties.get("hold")):
+            raise base.PollDelay(0.2)
         wait = cookie["wait"]
         elapsed = time.time() - cookie["start"]
         if wait < 0 or elapsed < wait:

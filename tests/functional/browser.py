@@ -20,9 +20,8 @@ in either browser.
 import os
 import shutil
 import tempfile
-import time
 
-from tests import backends
+from harness import backends, polling
 
 CHROMIUM = os.environ.get("HEAT_LITE_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get(
@@ -253,20 +252,23 @@ class Browser:
 
     def wait_for(self, what, check, timeout=WAIT):
         """Poll ``check()`` until it returns something true; return it."""
-        deadline = time.time() + timeout
-        last = None
-        while time.time() < deadline:
+        seen = {}
+
+        def checked():
             try:
-                last = check()
+                seen["last"] = value = check()
             except Exception as exc:  # noqa: BLE001 - stale DOM, retry
-                last = exc
-            else:
-                if last:
-                    return last
-            time.sleep(0.1)
-        raise AssertionError(
-            "%s: timed out waiting for %s (last: %r)\nbrowser log: %s"
-            % (self.name, what, last, self.console())
+                seen["last"] = exc
+                return None
+            return value
+
+        return polling.until(
+            checked,
+            timeout,
+            lambda: (
+                "%s: %s (last: %r)\nbrowser log: %s"
+                % (self.name, what, seen.get("last"), self.console())
+            ),
         )
 
     def wait_css(self, selector, timeout=WAIT):

@@ -11,9 +11,7 @@ the project since the test began may be left. Leftovers are removed so
 that the next test starts clean, and reported as a failure.
 """
 
-import time
-
-from tests.functional import helpers
+from harness import helpers, polling
 
 # What is noted, in the order leftovers are deleted: kind -> (service,
 # list method, listed by project?, delete method).
@@ -128,13 +126,17 @@ def delete_stacks(heat, timeout=180):
 def _left(conn, before, timeout):
     """{kind: ids} made since ``before`` and still there after waiting
     ``timeout`` s (server deletes end a moment after the stack's)."""
-    deadline = time.monotonic() + timeout
-    while True:
+    seen = {}
+
+    def gone():
         now = snapshot(conn)
-        left = {k: now[k] - before[k] for k in now if now[k] - before[k]}
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.5)
+        seen["left"] = {
+            k: now[k] - before[k] for k in now if now[k] - before[k]
+        }
+        return not seen["left"]
+
+    polling.awhile(gone, timeout, 0.5)
+    return seen["left"]
 
 
 def clean(conn, left):
@@ -146,11 +148,14 @@ def clean(conn, left):
             except Exception:  # noqa: BLE001 - best effort, reported anyway
                 pass
         if kind == "server":
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and any(
-                conn.compute.find_server(i) for i in left.get(kind, ())
-            ):
-                time.sleep(0.5)
+            servers = left.get(kind, ())
+            polling.awhile(
+                lambda ids=servers: (
+                    not any(conn.compute.find_server(i) for i in ids)
+                ),
+                60,
+                0.5,
+            )
 
 
 def around(conn, heats, others=()):

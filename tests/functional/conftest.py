@@ -7,10 +7,10 @@ RabbitMQ.
 
 import pytest
 
+from harness import cloud as cloud_mod
+from harness import deployment as deployment_mod
 from tests.functional import browser as browser_mod
-from tests.functional import cloud as cloud_mod
 from tests.functional import cloud_ledger
-from tests.functional import deployment as deployment_mod
 
 KINDS = ["sqlite", "postgresql", "mysql"]
 
@@ -72,7 +72,7 @@ def heat(deployment):
 
 @pytest.fixture(scope="session")
 def cloud(tmp_path_factory):
-    """The test cloud (see tests/functional/cloud.py), once per session."""
+    """The test cloud (see harness/cloud.py), once per session."""
     yield from cloud_mod.running(tmp_path_factory)
 
 

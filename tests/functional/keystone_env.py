@@ -9,12 +9,11 @@ tests skip (fail under CI=true, like any other backing service).
 import os
 import subprocess
 import sys
-import time
 
 import requests
 
-from tests import backends
-from tests.functional import deployment as deployment_mod
+from harness import backends, polling
+from harness import deployment as deployment_mod
 
 PASSWORD = "keystone-test-secret"
 # Keystone parses sys.argv as its own options: the port comes by env.
@@ -148,17 +147,17 @@ class Keystone:
             env=env,
             start_new_session=True,
         )
-        deadline = time.time() + 90
-        while time.time() < deadline:
+
+        def up():
             if self.proc.poll() is not None:
                 raise RuntimeError("keystone exited")
             try:
-                if requests.get(self.url + "/v3", timeout=2).ok:
-                    return self
+                return requests.get(self.url + "/v3", timeout=2).ok
             except requests.ConnectionError:
-                pass
-            time.sleep(0.3)
-        raise RuntimeError("keystone did not start")
+                return False
+
+        polling.until(up, 90, "keystone to start", 0.3, RuntimeError)
+        return self
 
     def stop(self):
         if self.proc is not None and self.proc.poll() is None:

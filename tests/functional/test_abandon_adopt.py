@@ -10,9 +10,9 @@ import subprocess
 import pytest
 import yaml
 
+from harness import deployment as deployment_mod
+from harness import helpers
 from heat_lite.resources import test_resource
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
 from tests.functional.conftest import KINDS
 
 EXTRA = """

@@ -6,7 +6,7 @@ malformed input)."""
 import requests
 from heatclient import exc as heat_exc
 
-from tests.functional import helpers
+from harness import helpers
 
 
 def test_resource_types(heat):

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
+from harness import polling
 
 BUDGET = 60  # seconds of fuzzing in all
 TABLES = (
@@ -194,13 +195,13 @@ def _fingerprint(dep):
 
 
 def _settle(dep, url, stack_id):
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    def settled():
         stacks = requests.get(url + "/stacks", timeout=10).json()["stacks"]
-        if all(not s["stack_status"].endswith("IN_PROGRESS") for s in stacks):
-            return
-        time.sleep(0.2)
-    raise AssertionError("stack %s did not settle" % stack_id)
+        return all(
+            not s["stack_status"].endswith("IN_PROGRESS") for s in stacks
+        )
+
+    polling.until(settled, 30, "stack %s to settle" % stack_id, 0.2)
 
 
 def _base_stack(dep, url):

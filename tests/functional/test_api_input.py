@@ -11,7 +11,7 @@ import uuid
 import pytest
 import requests
 
-from tests.functional import helpers
+from harness import helpers
 
 # The API refuses all of this before any SQL runs: SQLite (all in one
 # process) and PostgreSQL (API and engines apart, over RabbitMQ) cover

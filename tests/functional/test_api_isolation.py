@@ -3,12 +3,11 @@ stacks, resources, events, outputs, templates or software configs (404),
 whatever the route, and its lists never show them. ``MATRIX`` is shared
 with the keystone tests, which run it with real tokens."""
 
-import time
 import uuid
 
 import requests
 
-from tests.functional import helpers
+from harness import helpers, polling
 
 TMPL = helpers.template(
     {"a": {"type": "OS::Heat::TestResource", "properties": {"value": "x"}}},
@@ -174,16 +173,18 @@ def test_project_b_never_sees_project_a(deployment, request):
     assert rollout.status_code == 201, rollout.text
     rollout_id = rollout.json()["rollout"]["id"]
     # Alice's rollout updates her stack once; let it finish first.
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        shown = requests.get(
-            deployment.endpoint(owner) + "/rollouts/" + rollout_id,
-            headers={"X-Auth-User": "alice"},
-            timeout=60,
-        ).json()["rollout"]
-        if shown["status"] != "IN_PROGRESS":
-            break
-        time.sleep(0.2)
+    polling.awhile(
+        lambda: (
+            requests.get(
+                deployment.endpoint(owner) + "/rollouts/" + rollout_id,
+                headers={"X-Auth-User": "alice"},
+                timeout=60,
+            ).json()["rollout"]["status"]
+            != "IN_PROGRESS"
+        ),
+        60,
+        0.2,
+    )
     promotion = requests.post(
         deployment.endpoint(owner) + "/promotions",
         json={"source": {"stack": "secret"}, "target": {"stack": "copy"}},

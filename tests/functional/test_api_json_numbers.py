@@ -8,7 +8,7 @@ import json
 import pytest
 import requests
 
-from tests.functional import helpers
+from harness import helpers
 
 pytestmark = pytest.mark.functional
 HOT = "heat_template_version: 2018-08-31\n"

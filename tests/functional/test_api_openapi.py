@@ -13,8 +13,8 @@ from schemathesis import GenerationMode
 from schemathesis import checks as st_checks
 from schemathesis.specs.openapi import checks as oas_checks
 
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers
 
 CHECKS = [
     st_checks.not_a_server_error,

@@ -6,8 +6,8 @@ read and not change; a member changes only its own project)."""
 import pytest
 import requests
 
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers
 
 EXTRA = """
 [DEFAULT]

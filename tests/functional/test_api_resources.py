@@ -7,7 +7,7 @@ import uuid
 import pytest
 import requests
 
-from tests.functional import helpers
+from harness import helpers
 from tests.functional.test_api_stacks import delete_all
 
 error = helpers.http_error

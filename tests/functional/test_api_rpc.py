@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
 
 EXTRA = """
 [oslo_messaging_notifications]

@@ -20,8 +20,8 @@ import pytest
 import requests
 
 from bench import slow_clients
-from tests import polling
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
+from harness import polling
 
 TIMEOUT = 5
 PER_PEER = 20
@@ -106,10 +106,8 @@ def test_stalled_clients_do_not_starve_others(dep):
         # server's timeout closes them.
         for sock in socks[::2]:
             _reset(sock)
-        deadline = time.monotonic() + TIMEOUT + 3
-        while time.monotonic() < deadline:
+        for _ in polling.ticks(TIMEOUT + 3, 0.2):
             assert _answers_within(url, 2, 1) < 2
-            time.sleep(0.2)
         for sock in socks[1::2] + [big]:
             sock.settimeout(0.5)
             assert sock.recv(100) == b""  # closed by the server
@@ -210,10 +208,8 @@ def test_slow_bodies_take_no_worker(defaults):
         probe = slow_clients.Probe(
             defaults.endpoint("demo") + "/stacks", timeout=2
         ).start()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        for _ in polling.ticks(60, 1):
             held.append(attack.open_now)
-            time.sleep(1)
     finally:
         if probe is not None:
             probe.stop()
@@ -237,14 +233,18 @@ def one_thread(tmp_path_factory):
 
 
 def _wait_done(futures, count, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        done = [f for f in futures if f.done()]
-        if len(done) >= count:
-            return done
-        time.sleep(0.05)
-    raise AssertionError(
-        "only %d answers" % len([f for f in futures if f.done()])
+    def done():
+        finished = [f for f in futures if f.done()]
+        return finished if len(finished) >= count else None
+
+    return polling.until(
+        done,
+        seconds,
+        lambda: (
+            "%d answers (only %d)"
+            % (count, len([f for f in futures if f.done()]))
+        ),
+        0.05,
     )
 
 

@@ -7,7 +7,7 @@ import uuid
 import pytest
 import requests
 
-from tests.functional import helpers
+from harness import helpers
 
 error = helpers.http_error
 

@@ -10,7 +10,7 @@ import uuid
 import pytest
 import requests
 
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
 from tests.functional import test_osc_plugin as osc_plugin
 
 SECRET = "a webhook secret of the app"

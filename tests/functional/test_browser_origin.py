@@ -34,9 +34,9 @@ import pytest
 import requests
 from heatclient import client as heat_client
 
+from harness import deployment as deployment_mod
+from harness import helpers
 from tests.functional import browser as browser_mod
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
 
 pytestmark = pytest.mark.functional
 REBIND = "rebind.test"

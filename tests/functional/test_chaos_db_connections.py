@@ -25,9 +25,8 @@ import time
 import pytest
 from heatclient import exc as heat_exc
 
-from tests import backends
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import backends, helpers, polling
+from harness import deployment as deployment_mod
 from tests.functional.test_chaos_engines import _query, _report, _retrying
 
 TR = "OS::Heat::TestResource"
@@ -99,16 +98,13 @@ def limited(tmp_path):
 
 
 def _update(heat, stack_id, value):
-    deadline = time.time() + 60
-    while True:
-        try:
-            return heat.stacks.update(stack_id, template=_template(value))
-        except heat_exc.HTTPServiceUnavailable:
-            # The API could not reach an engine or the database: a
-            # client asks again.
-            if time.time() > deadline:
-                raise
-            time.sleep(0.2)
+    # A 503: the API could not reach an engine or the database; a
+    # client asks again.
+    return polling.retrying(
+        lambda: heat.stacks.update(stack_id, template=_template(value)),
+        heat_exc.HTTPServiceUnavailable,
+        60,
+    )
 
 
 def _current_records(dep, stack_id):

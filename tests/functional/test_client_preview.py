@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
 
 pytestmark = pytest.mark.functional
 PREVIEW = {

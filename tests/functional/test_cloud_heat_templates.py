@@ -26,7 +26,7 @@ import os
 
 import pytest
 
-from tests.functional import helpers
+from harness import helpers
 
 pytestmark = [
     pytest.mark.functional,

@@ -6,12 +6,10 @@ through openstacksdk: what the stack says exists must exist, and nothing
 may be left after a delete.
 """
 
-import time
-
 import pytest
 
-from tests.functional import cloud as cloud_mod
-from tests.functional import helpers
+from harness import cloud as cloud_mod
+from harness import helpers, polling
 
 # The first test also waits for the cloud: its venv install and start.
 pytestmark = [
@@ -206,10 +204,12 @@ def test_network_delete_waits_out_a_port_in_use(
     net_id = cloud_mod.physical(heat, stack_id)["net"]
     stray = cloud_sdk.network.create_port(network_id=net_id)
     heat.stacks.delete(stack_id)
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        assert heat.stacks.get(stack_id).stack_status == "DELETE_IN_PROGRESS"
-        time.sleep(0.3)
+    polling.stays(
+        lambda: heat.stacks.get(stack_id).stack_status == "DELETE_IN_PROGRESS",
+        3,
+        "the delete waiting for the stray port",
+        0.3,
+    )
     cloud_sdk.network.delete_port(stray)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
     assert cloud_sdk.network.find_network(net_id) is None

@@ -12,8 +12,8 @@ import ipaddress
 
 import pytest
 
-from tests.functional import cloud as cloud_mod
-from tests.functional import helpers
+from harness import cloud as cloud_mod
+from harness import helpers
 
 # The first test also waits for the cloud: its venv install and start.
 pytestmark = [

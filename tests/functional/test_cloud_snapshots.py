@@ -8,12 +8,12 @@ deletes the image.
 """
 
 import json
-import time
 
 import pytest
 
-from tests.functional import cloud as cloud_mod
-from tests.functional import helpers, test_openstack_cli
+from harness import cloud as cloud_mod
+from harness import helpers, polling
+from tests.functional import test_openstack_cli
 
 pytestmark = [
     pytest.mark.functional,
@@ -28,9 +28,10 @@ def _osc(dep, *args):
 
 
 def _snapshot_done(dep, stack, snapshot_id, timeout=180):
-    deadline = time.monotonic() + timeout
-    while True:
-        shown = json.loads(
+    seen = {}
+
+    def done():
+        seen["shown"] = shown = json.loads(
             _osc(
                 dep,
                 "stack",
@@ -42,10 +43,11 @@ def _snapshot_done(dep, stack, snapshot_id, timeout=180):
                 "json",
             )
         )["snapshot"]  # the CLI prints Heat's {"snapshot": {...}}
-        if shown["status"] != "IN_PROGRESS":
-            return shown
-        assert time.monotonic() < deadline, shown
-        time.sleep(0.5)
+        return shown if shown["status"] != "IN_PROGRESS" else None
+
+    return polling.until(
+        done, timeout, lambda: "snapshot done: %s" % seen.get("shown"), 0.5
+    )
 
 
 def test_snapshot_restore_and_delete_with_the_cli(

@@ -15,7 +15,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 import uuid
 
 import pytest
@@ -26,9 +25,9 @@ from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 from keystoneauth1.identity import v3
 
-from tests.functional import cloud as cloud_mod
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import cloud as cloud_mod
+from harness import deployment as deployment_mod
+from harness import helpers, polling
 
 pytestmark = [
     pytest.mark.functional,
@@ -462,10 +461,9 @@ def test_takeover_after_kill_finishes_the_create_with_the_trust(
     user = trustor
     stack_id, first = _create(user, cloud, "taken-over", gate_secs=4)
     _revoke(admin_sdk, first)
-    deadline = time.monotonic() + 30
-    while not _lock_holders(keystone_heat):
-        assert time.monotonic() < deadline, "no engine took the gate"
-        time.sleep(0.1)
+    polling.until(
+        lambda: _lock_holders(keystone_heat), 30, "an engine at the gate"
+    )
     victim = sorted(_lock_holders(keystone_heat))[0]
     assert victim in keystone_heat.engine_pids()
     os.kill(victim, signal.SIGKILL)
@@ -601,10 +599,12 @@ def test_a_handle_token_signals_its_handle_and_nothing_else(
             stack_id, name, with_attr=["token", "endpoint", "curl_cli"]
         ).attributes
 
-    deadline = time.monotonic() + 60
-    while not (attrs("handle").get("token") and attrs("other").get("token")):
-        assert time.monotonic() < deadline, "the handles have no tokens"
-        time.sleep(0.2)
+    polling.until(
+        lambda: attrs("handle").get("token") and attrs("other").get("token"),
+        60,
+        "tokens on the handles",
+        0.2,
+    )
     mine, other = attrs("handle"), attrs("other")
     assert mine["token"] != other["token"]
 

@@ -12,9 +12,9 @@ import threading
 
 import pytest
 
-from tests.functional import cloud as cloud_mod
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import cloud as cloud_mod
+from harness import deployment as deployment_mod
+from harness import helpers
 
 # The first test also waits for the cloud: its venv install and start.
 pytestmark = [

@@ -6,8 +6,8 @@ API only; what it shows is checked against what the API says."""
 import pytest
 import requests
 
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers
 
 pytestmark = pytest.mark.functional
 

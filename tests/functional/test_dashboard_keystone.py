@@ -8,8 +8,9 @@ import pytest
 import requests
 from heatclient import client as heat_client
 
+from harness import helpers
 from tests.functional import browser as browser_mod
-from tests.functional import helpers, keystone_env
+from tests.functional import keystone_env
 
 pytestmark = pytest.mark.functional
 COOKIE = "heat_lite_session"

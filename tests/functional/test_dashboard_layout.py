@@ -8,8 +8,8 @@ copy takes."""
 import pytest
 import requests
 
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers
 
 pytestmark = pytest.mark.functional
 

@@ -12,9 +12,8 @@ Skipped only when the server's ``/v1/{project}/promotions`` answers 404
 import pytest
 import requests
 
-from tests import polling
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers, polling
 from tests.functional.test_dashboard_rollouts import APP
 
 pytestmark = pytest.mark.functional

@@ -9,9 +9,8 @@ after a confirmation; what the page shows is checked against the API.
 import pytest
 import requests
 
-from tests import polling
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers, polling
 
 pytestmark = pytest.mark.functional
 

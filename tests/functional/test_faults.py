@@ -16,9 +16,9 @@ import uuid
 
 import pytest
 
-from tests import polling
-from tests.functional import conftest, helpers
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
+from harness import helpers, polling
+from tests.functional import conftest
 
 TR = "OS::Heat::TestResource"
 # The deployment's stall_timeout is 10 s: a failure reached sooner was not

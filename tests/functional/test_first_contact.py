@@ -13,12 +13,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
-from tests import backends
-from tests.functional import deployment as deployment_mod
+from harness import backends, polling
+from harness import deployment as deployment_mod
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -343,11 +342,12 @@ def test_log_file_and_debug_come_from_oslo_log(tmp_path):
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if log_file.exists() and "resource types" in log_file.read_text():
-                break
-            time.sleep(0.1)
+        polling.awhile(
+            lambda: (
+                log_file.exists() and "resource types" in log_file.read_text()
+            ),
+            30,
+        )
         text = log_file.read_text()
         assert " INFO heat_lite.engine.process " in text
     finally:

@@ -5,7 +5,7 @@ enums name -- one source for both (``common.states``)."""
 import pytest
 import requests
 
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
 
 KINDS = (
     "stack",

@@ -5,7 +5,7 @@ shown by the nested stack's events (their order and timestamps)."""
 import datetime
 import uuid
 
-from tests.functional import helpers
+from harness import helpers
 
 
 def _group(value, policy, count=4):

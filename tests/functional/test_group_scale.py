@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers
 from tests.resources_ledger import assert_no_leaks
 
 # Generous: a phase takes a few seconds to tens of seconds on two

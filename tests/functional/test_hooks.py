@@ -3,8 +3,7 @@ the graph goes on, until a signal clears them."""
 
 from heatclient import exc
 
-from tests import polling
-from tests.functional import helpers
+from harness import helpers, polling
 
 
 def _events(heat, stack_id, name):

@@ -16,9 +16,9 @@ import yaml
 from heatclient import client as heat_client
 from heatclient import exc as heat_exc
 
-from tests import polling
-from tests.functional import conftest, helpers, keystone_env
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
+from harness import helpers, polling
+from tests.functional import conftest, keystone_env
 from tests.functional.test_api_isolation import TMPL, check_matrix
 
 

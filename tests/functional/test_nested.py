@@ -3,7 +3,7 @@ their child stacks, on the same child stack IDs."""
 
 import yaml
 
-from tests.functional import helpers
+from harness import helpers
 from tests.resources_ledger import assert_no_leaks
 
 CHILD = yaml.safe_dump(

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 import yaml
 
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers
 from tests.resources_ledger import assert_no_leaks
 
 OUTER = yaml.safe_dump(

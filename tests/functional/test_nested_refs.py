@@ -9,7 +9,7 @@ from urllib import parse
 
 import yaml
 
-from tests.functional import helpers
+from harness import helpers
 
 LEAF = yaml.safe_dump(helpers.template({"l": {"type": "OS::Heat::None"}}))
 

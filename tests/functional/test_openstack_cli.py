@@ -8,7 +8,7 @@ import subprocess
 import pytest
 import yaml
 
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
 
 
 def _osc(dep, *args, project="cli"):

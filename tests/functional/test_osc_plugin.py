@@ -14,9 +14,8 @@ import subprocess
 import pytest
 import requests
 
-from tests import polling
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers, polling
 from tests.unit.engine.test_rollouts import NEW, OLD, app_template
 
 APPS = ("app-00", "app-01", "app-02", "app-03")

@@ -1,7 +1,7 @@
 """deletion_policy, external_id and the environment's restricted_actions."""
 
+from harness import helpers
 from heat_lite.resources import test_resource
-from tests.functional import helpers
 
 TR = "OS::Heat::TestResource"
 

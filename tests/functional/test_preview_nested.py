@@ -13,8 +13,8 @@ import uuid
 import pytest
 import yaml
 
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers
 
 # Previews and validation are the engine reading templates: SQLite and
 # PostgreSQL cover both deployment shapes.

@@ -10,17 +10,19 @@ parts 4 and 8, issue 12 part 7), on SQLite, PostgreSQL and MariaDB:
   what is nested in them, never a live stack's rows.
 """
 
+import contextlib
 import datetime
 import json
+import os
 import subprocess
 
 import pytest
 import sqlalchemy as sa
 
+from harness import deployment as deployment_mod
+from harness import helpers, polling
 from heat_lite.db import models
-from tests import polling
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from heat_lite.resources import test_resource
 
 TR = "OS::Heat::TestResource"
 MAX_EVENTS, EVENT_BATCH, MAX_VERSIONS = 40, 10, 3
@@ -114,15 +116,22 @@ def _versions(heat, stack_id, name):
     return resp.json()["versions"]
 
 
-def _slow_delete(value="v", secs=3):
-    return {
-        "type": TR,
-        "properties": {"value": value, "action_wait_secs": {"delete": secs}},
-    }
-
-
 # 11.4 ----------------------------------------------------------------------
-SLOW = 15  # seconds a delete takes: time for a CLI call on a busy machine
+def _held(name):
+    """A TestResource whose actions wait while the hold file ``name``
+    exists (``holding``): the test looks at a delete in progress for as
+    long as a CLI call takes on a busy machine, with no timer to race."""
+    return {"type": TR, "properties": {"value": "v", "hold": name}}
+
+
+@contextlib.contextmanager
+def holding(dep, name):
+    path = test_resource.hold_path(dep.ledger, name)
+    open(path, "w").close()
+    try:
+        yield
+    finally:
+        os.remove(path)
 
 
 def _listed(heat, stack_id):
@@ -143,26 +152,27 @@ def _cli_listed(dep, stack_id):
 
 
 def test_resources_being_deleted_stay_listed(dep, heat):
-    tmpl = helpers.template(
-        {"keep": {"type": TR}, "gone": _slow_delete(secs=SLOW)}
-    )
+    tmpl = helpers.template({"keep": {"type": TR}, "gone": _held("gone")})
     stack_id = helpers.create(heat, "listdel", tmpl)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
 
     # Removing a resource: it is listed (and shown) while deleted.
-    heat.stacks.update(
-        stack_id, template=helpers.template({"keep": {"type": TR}})
-    )
-    polling.until(
-        lambda: _listed(heat, stack_id).get("gone") == "DELETE_IN_PROGRESS",
-        what="gone DELETE_IN_PROGRESS",
-        timeout=60,
-    )
-    shown = heat.resources.get(stack_id, "gone")
-    assert shown.resource_status == "DELETE_IN_PROGRESS"
-    states = _cli_listed(dep, stack_id)
-    assert states["gone"] == "DELETE_IN_PROGRESS", states
-    assert states["keep"] in ("CREATE_COMPLETE", "UPDATE_COMPLETE")
+    with holding(dep, "gone"):
+        heat.stacks.update(
+            stack_id, template=helpers.template({"keep": {"type": TR}})
+        )
+        polling.until(
+            lambda: (
+                _listed(heat, stack_id).get("gone") == "DELETE_IN_PROGRESS"
+            ),
+            what="gone DELETE_IN_PROGRESS",
+            timeout=60,
+        )
+        shown = heat.resources.get(stack_id, "gone")
+        assert shown.resource_status == "DELETE_IN_PROGRESS"
+        states = _cli_listed(dep, stack_id)
+        assert states["gone"] == "DELETE_IN_PROGRESS", states
+        assert states["keep"] in ("CREATE_COMPLETE", "UPDATE_COMPLETE")
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     assert [r.resource_name for r in heat.resources.list(stack_id)] == ["keep"]
     assert [v["role"] for v in _versions(heat, stack_id, "gone")] == [
@@ -173,20 +183,21 @@ def test_resources_being_deleted_stay_listed(dep, heat):
     heat.stacks.update(
         stack_id,
         template=helpers.template(
-            {"keep": _slow_delete(secs=SLOW), "other": _slow_delete(secs=SLOW)}
+            {"keep": _held("stack"), "other": _held("stack")}
         ),
     )
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
-    heat.stacks.delete(stack_id)
-    polling.until(
-        lambda: "DELETE_IN_PROGRESS" in _listed(heat, stack_id).values(),
-        what="DELETE_IN_PROGRESS in the list",
-        timeout=60,
-    )
-    states = _cli_listed(dep, stack_id)
-    assert set(states) == {"keep", "other"}, states
-    assert "DELETE_IN_PROGRESS" in states.values()
-    assert heat.stacks.get(stack_id).stack_status == "DELETE_IN_PROGRESS"
+    with holding(dep, "stack"):
+        heat.stacks.delete(stack_id)
+        polling.until(
+            lambda: "DELETE_IN_PROGRESS" in _listed(heat, stack_id).values(),
+            what="DELETE_IN_PROGRESS in the list",
+            timeout=60,
+        )
+        states = _cli_listed(dep, stack_id)
+        assert set(states) == {"keep", "other"}, states
+        assert "DELETE_IN_PROGRESS" in states.values()
+        assert heat.stacks.get(stack_id).stack_status == "DELETE_IN_PROGRESS"
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
 
 

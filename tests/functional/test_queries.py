@@ -6,7 +6,7 @@ import uuid
 import pytest
 import requests
 
-from tests.functional import helpers
+from harness import helpers
 
 TR = "OS::Heat::TestResource"
 TMPL = helpers.template(

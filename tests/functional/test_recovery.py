@@ -7,9 +7,8 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from tests import polling
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers, polling
 from tests.resources_ledger import assert_no_leaks
 
 TR = "OS::Heat::TestResource"

@@ -11,8 +11,9 @@ import uuid
 import pytest
 import requests
 
-from tests.functional import conftest, helpers
-from tests.functional import deployment as deployment_mod
+from harness import deployment as deployment_mod
+from harness import helpers
+from tests.functional import conftest
 
 REMOTE_PROJECT = "far"
 REMOTE_TMPL = helpers.template(

@@ -4,14 +4,13 @@ SoftwareConfig, with Heat's properties, attributes and update behaviour."""
 
 import json
 import string
-import time
 import uuid
 
 import pytest
 import requests
 from heatclient import exc as heat_exc
 
-from tests.functional import helpers
+from harness import helpers, polling
 
 
 def _outputs(heat, stack_id):
@@ -156,23 +155,23 @@ def _waiting(count=1, timeout=120):
 
 
 def _wait_for_resource(heat, stack_id, name, status, timeout=60):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+    def reached():
         resource = heat.resources.get(stack_id, name)
         if resource.resource_status == status:
-            return
+            return True
         if resource.resource_status.endswith("FAILED"):
-            break
-        time.sleep(0.1)
-    raise AssertionError(
-        "%s is %s (%s), expected %s"
-        % (
-            name,
-            resource.resource_status,
-            resource.resource_status_reason,
-            status,
-        )
-    )
+            raise AssertionError(
+                "%s is %s (%s), expected %s"
+                % (
+                    name,
+                    resource.resource_status,
+                    resource.resource_status_reason,
+                    status,
+                )
+            )
+        return False
+
+    polling.until(reached, timeout, "%s %s" % (name, status))
 
 
 def test_wait_condition_completes_on_signals(deployment, heat):

@@ -12,9 +12,8 @@ import signal
 import pytest
 import requests
 
-from tests import polling
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers, polling
 from tests.functional.test_chaos_engines import _query
 from tests.unit.engine.test_rollouts import NEW, OLD, app_template
 

@@ -8,8 +8,8 @@ import copy
 import pytest
 import requests
 
-from tests.functional import deployment as deployment_mod
-from tests.functional import helpers
+from harness import deployment as deployment_mod
+from harness import helpers
 from tests.unit.engine.test_rollouts import NEW, OLD, app_template
 
 HEADERS = {"X-Auth-User": "tester"}

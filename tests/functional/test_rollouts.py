@@ -14,8 +14,7 @@ import time
 import pytest
 import requests
 
-from tests import polling
-from tests.functional import helpers
+from harness import helpers, polling
 from tests.functional.test_chaos_engines import (  # noqa: F401 - fixture
     _query,
     _retrying,

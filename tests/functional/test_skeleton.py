@@ -3,7 +3,7 @@
 import requests
 from heatclient import exc as heat_exc
 
-from tests.functional import helpers
+from harness import helpers
 
 error = helpers.http_error
 

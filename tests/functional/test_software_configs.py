@@ -3,7 +3,7 @@ limit and marker, show, delete, and the errors Heat gives."""
 
 import uuid
 
-from tests.functional import helpers
+from harness import helpers
 
 SCRIPT = "#!/bin/sh\necho hello"
 

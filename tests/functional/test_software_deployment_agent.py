@@ -12,8 +12,7 @@ import uuid
 
 import pytest
 
-from tests import polling
-from tests.functional import helpers
+from harness import helpers, polling
 
 HEAT_AGENTS = "heat-agents==13.0.0"
 NOTIFY = "heat-config/bin/heat-config-notify"

@@ -8,8 +8,7 @@ import uuid
 
 import requests
 
-from tests import polling
-from tests.functional import helpers
+from harness import helpers, polling
 
 SCRIPT = "#!/bin/sh\necho hello"
 

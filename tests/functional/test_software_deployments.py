@@ -6,7 +6,7 @@ import uuid
 
 import requests
 
-from tests.functional import helpers
+from harness import helpers
 
 
 def _project():

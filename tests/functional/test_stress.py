@@ -5,7 +5,7 @@ import os
 import random
 import time
 
-from tests.functional import helpers
+from harness import helpers
 from tests.resources_ledger import assert_no_leaks
 
 TR = "OS::Heat::TestResource"

@@ -5,7 +5,7 @@ import json
 
 import requests
 
-from tests.functional import helpers
+from harness import helpers
 
 error = helpers.http_error
 
@@ -242,6 +242,10 @@ def test_an_output_that_does_not_resolve_is_an_output_error(deployment, heat):
     assert mine["bad"]["output_error"] == (
         "The Parameter (foo) was not provided."
     )
+    # The deployment is the worker's for the session: later tests check
+    # its ledger for leaks.
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
 
 
 MORE = {

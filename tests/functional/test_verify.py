@@ -9,8 +9,7 @@ import uuid
 import pytest
 import requests
 
-from tests import polling
-from tests.functional import helpers
+from harness import helpers, polling
 from tests.resources_ledger import assert_no_leaks
 
 TR = "OS::Heat::TestResource"

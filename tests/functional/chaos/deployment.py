@@ -10,7 +10,7 @@ import os
 import subprocess
 import uuid
 
-from tests.functional import deployment as base
+from harness import deployment as base
 
 ENGINES = ("engine_a", "engine_b")
 

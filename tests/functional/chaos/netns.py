@@ -11,7 +11,7 @@ import random
 import subprocess
 import uuid
 
-from tests import backends
+from harness import backends
 
 
 def _ip(*args):

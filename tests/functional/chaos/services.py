@@ -19,7 +19,7 @@ import tempfile
 import time
 import uuid
 
-from tests import backends
+from harness import backends, polling
 
 # Below the kernel's ephemeral range (32768-60999 by default): a server
 # that restarts must find its port free again, and an outgoing connection
@@ -42,17 +42,19 @@ def spare_port(host):
 
 
 def _wait(predicate, timeout, what, proc=None, log=None):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+    def ready():
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(
                 "%s exited (%s):\n%s" % (what, proc.returncode, _tail(log))
             )
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise RuntimeError(
-        "%s not ready in %ss:\n%s" % (what, timeout, _tail(log))
+        return predicate()
+
+    polling.until(
+        ready,
+        timeout,
+        lambda: "%s ready:\n%s" % (what, _tail(log)),
+        interval=0.2,
+        error=RuntimeError,
     )
 
 
@@ -135,17 +137,15 @@ class Server:
     def _reap_group(pgid):
         """Helpers the server forked into its group must be gone too, or
         they keep the port."""
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                os.killpg(pgid, 0)
-            except ProcessLookupError:
-                return
+
+        def gone():
             try:
                 os.killpg(pgid, signal.SIGKILL)
             except ProcessLookupError:
-                return
-            time.sleep(0.1)
+                return True
+            return False
+
+        polling.awhile(gone, 10)
 
     def restart(self, down_seconds=0.0):
         """Stop, stay down ``down_seconds``, start; returns when ready."""

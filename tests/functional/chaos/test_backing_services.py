@@ -21,8 +21,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from tests import polling
-from tests.functional import helpers
+from harness import helpers, polling
 from tests.resources_ledger import assert_no_leaks, assert_one_each
 
 TR = "OS::Heat::TestResource"
@@ -80,25 +79,30 @@ def _assert_503(code, body):
 def _wait_status(chaos, stack_id, expected, timeout=120):
     """Poll the stack through the API until ``expected``; a 503 (service
     still recovering) is tolerated, a 500 never is."""
-    deadline = time.time() + timeout
-    status = None
-    while time.time() < deadline:
+    seen = {}
+
+    def reached():
         code, body = _api_get(chaos, "/stacks/%s" % stack_id)
         if code == 404 and expected == "DELETE_COMPLETE":
-            return
+            return True
         if code == 503:
-            time.sleep(0.2)
-            continue
+            return False
         assert code == 200, "API answered %s: %s" % (code, body)
-        status = body["stack"]["stack_status"]
+        seen["status"] = status = body["stack"]["stack_status"]
         if status == expected:
-            return
+            return True
         assert status.endswith("IN_PROGRESS"), "stack %s: %s" % (
             status,
             body["stack"]["stack_status_reason"],
         )
-        time.sleep(0.2)
-    raise AssertionError("stack still %s after %ss" % (status, timeout))
+        return False
+
+    polling.until(
+        reached,
+        timeout,
+        lambda: "stack %s (still %s)" % (expected, seen.get("status")),
+        interval=0.2,
+    )
 
 
 def _record(chaos, scenario, seconds, **extra):
@@ -163,11 +167,8 @@ def test_database_restart_mid_create(chaos):
     fault_at = time.time()
     chaos.db.stop()
     # While it is down the API says so: 503, in Heat's error format.
-    down_until = time.time() + DB_DOWN_SECONDS
-    probes = 0
-    while time.time() < down_until or not probes:
+    for _ in polling.ticks(DB_DOWN_SECONDS, 0):
         _assert_503(*_api_get(chaos, "/stacks/%s" % stack_id))
-        probes += 1
     chaos.db.start()
     _converge(
         chaos,

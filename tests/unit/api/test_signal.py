@@ -8,13 +8,10 @@ import uuid
 import oslo_messaging as messaging
 import pytest
 
+from harness import endpoints, inprocess, polling
 from heat_lite import conf
 from heat_lite.common import context, exception
-from heat_lite.db import migration, session
-from heat_lite.engine import process
-from heat_lite.resources import base, registry
-from tests import polling
-from tests.unit import endpoints
+from heat_lite.resources import base
 
 CONF = conf.CONF
 
@@ -37,24 +34,12 @@ class Signalled(base.Resource):
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("signal")
-    CONF([], project="heat_lite")
-    suffix = uuid.uuid4().hex[:8]
-    CONF.set_override("transport_url", "fake://")
-    CONF.set_override(
-        "connection", "sqlite:///%s/db.sqlite" % workdir, group="database"
-    )
-    CONF.set_override("topic", "engine-" + suffix, group="engine")
-    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
-    session.reset()
-    migration.upgrade()
-    registry.load()
-    registry._TYPES["Test::Signalled"] = Signalled
-    proc = process.EngineProcess(binary="test")
-    proc.start()
-    yield endpoints.Engine(proc.ops)
-    proc.stop()
-    registry._TYPES.pop("Test::Signalled", None)
+    with inprocess.engine_process(
+        "sqlite",
+        tmp_path_factory.mktemp("signal"),
+        types={"Test::Signalled": Signalled},
+    ) as proc:
+        yield endpoints.Engine(proc.ops)
 
 
 def test_signal_reaches_the_plugin(engine):

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from tests import polling
+from harness import polling
 
 GIT_ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

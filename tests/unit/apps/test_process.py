@@ -5,8 +5,8 @@ import time
 
 import pytest
 
+from harness import polling
 from heat_lite.apps import process
-from tests import polling
 
 
 def run(argv, tmp_path, **kw):

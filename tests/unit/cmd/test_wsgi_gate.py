@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
+from harness import polling
 from heat_lite.cmd import wsgi_buffer, wsgi_gate
 from heat_lite.cmd import wsgi_framing as framing
-from tests import polling
 
 LIMIT = 100000
 

@@ -2,9 +2,9 @@
 
 import pytest
 
+from harness import databases
 from heat_lite import conf
 from heat_lite.db import session
-from tests.unit import databases
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql", "mysql"])

@@ -6,8 +6,8 @@ import pytest
 import sqlalchemy as sa
 from oslo_db.sqlalchemy import test_migrations
 
+from harness import backends
 from heat_lite.db import migration, models
-from tests import backends
 
 _TASKFLOW = ("logbooks", "flowdetails", "atomdetails")
 

@@ -15,9 +15,9 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from harness import polling
 from heat_lite.db import models, session, statements
 from heat_lite.db import records as db_records
-from tests import polling
 from tests.unit.db import rows
 
 STACK = models.Stack.__table__

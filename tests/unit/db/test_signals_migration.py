@@ -6,9 +6,9 @@ import json
 import pytest
 import sqlalchemy as sa
 
+from harness import databases
 from heat_lite.db import migration, models, session
 from heat_lite.db import signals as db_signals
-from tests.unit import databases
 
 LEGACY = {
     "1": {"status": "SUCCESS", "reason": "Signal 1 received", "data": None},

@@ -12,9 +12,9 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 from oslo_db.sqlalchemy import engines
 
+from harness import backends
+from harness.deployment import free_port
 from heat_lite.db import pre_ping, session
-from tests import backends
-from tests.functional.deployment import free_port
 
 KINDS = ["postgresql", "mysql"]
 _CLOSED = {

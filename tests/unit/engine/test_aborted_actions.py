@@ -7,10 +7,9 @@ import uuid
 
 import pytest
 
+from harness import endpoints, inprocess, polling
 from heat_lite.common import context
 from heat_lite.db import records as conv
-from tests import polling
-from tests.unit import endpoints, inprocess
 
 CTXT = context.RequestContext(project_id="p", user_id="u")
 TEST = "OS::Heat::TestResource"

@@ -8,13 +8,13 @@ import uuid
 
 import pytest
 
+from harness import polling
 from heat_lite import conf
 from heat_lite.common import context, crypt, exception
 from heat_lite.db import apps as db_apps
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
-from tests import polling
 
 CONF = conf.CONF
 SECRET = "a webhook secret of the app"

@@ -15,9 +15,9 @@ import threading
 import pytest
 import requests
 
+from harness import polling
 from heat_lite.db import api as db_api
 from heat_lite.resources import test_resource
-from tests import polling
 from tests.unit.engine.test_inprocess import _create, engine  # noqa: F401
 
 

@@ -8,10 +8,10 @@ import oslo_messaging as messaging
 import pytest
 import sqlalchemy as sa
 
+from harness.deployment import free_port
 from heat_lite.api import faults
 from heat_lite.common import exception
 from heat_lite.engine.endpoint import base
-from tests.functional.deployment import free_port
 
 
 def _refused():

@@ -2,7 +2,9 @@
 for what a test must break: a worker API that loses messages; and the
 caller's token the engine keeps for the length of an operation."""
 
+import contextlib
 import json
+import os
 import threading
 import time
 import uuid
@@ -10,70 +12,42 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from harness import inprocess, polling, workers
 from heat_lite import conf
 from heat_lite.common import context, crypt
 from heat_lite.db import api as db_api
-from heat_lite.db import caller_tokens, migration, models, session
+from heat_lite.db import caller_tokens, models, session
 from heat_lite.db import records as db_records
 from heat_lite.db import stacks as db_stacks
 from heat_lite.db import traversals as db_traversals
-from heat_lite.engine import process
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.recovery import watchdog
 from heat_lite.engine.worker import caller
 from heat_lite.resources import base, test_resource
-from tests import polling
 from tests.unit.engine import test_db_unavailable
 
 CONF = conf.CONF
 
 
-class LosingWorkerAPI:
-    """Drops the first ``lose`` casts, as a broker restart would."""
-
-    def __init__(self, real, lose):
-        self.real = real
-        self.lose = lose
-        self.lost = []
-
-    def check_resources(self, ctxt, stack_id, traversal, nodes):
-        if self.lose > 0:
-            self.lose -= 1
-            self.lost.append(nodes)
-            return
-        self.real.check_resources(ctxt, stack_id, traversal, nodes)
-
-
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("inprocess")
-    CONF([], project="heat_lite")
-    suffix = uuid.uuid4().hex[:8]
-    CONF.set_override("transport_url", "fake://")
-    CONF.set_override(
-        "connection", "sqlite:///%s/db.sqlite" % workdir, group="database"
-    )
-    CONF.set_override("topic", "engine-" + suffix, group="engine")
-    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
-    CONF.set_override("heartbeat_interval", 0.2, group="engine")
-    CONF.set_override("stall_timeout", 1.0, group="engine")
-    CONF.set_override("engine_life_check_timeout", 3.0, group="engine")
-    migration.upgrade()
-    proc = process.EngineProcess(binary="test")
-    proc.start()
     # The watchdog's first pass re-drives every stack at once (a fresh
     # engine may follow one that stopped): let it pass before the tests.
-    polling.until(
-        lambda: proc.watchdog.passes, 10, "a watchdog pass", interval=0.05
-    )
-    yield proc
-    proc.stop()
+    with inprocess.engine_process(
+        "sqlite",
+        tmp_path_factory.mktemp("inprocess"),
+        {
+            "heartbeat_interval": 0.2,
+            "stall_timeout": 1.0,
+            "engine_life_check_timeout": 3.0,
+        },
+        first_pass=True,
+    ) as proc:
+        yield proc
 
 
 def test_lost_messages_are_redriven(engine):
-    losing = LosingWorkerAPI(engine.dispatcher.worker_api, lose=1)
-    engine.dispatcher.worker_api = losing
-    try:
+    with workers.losing(engine, lose=1) as losing:
         ctxt = context.RequestContext(project_id="p", user_id="u")
         tmpl = {
             "heat_template_version": "2018-08-31",
@@ -90,8 +64,6 @@ def test_lost_messages_are_redriven(engine):
         assert losing.lost, "the first cast was not lost"
         # Re-driven by the watchdog once the stall timeout passed.
         assert time.time() - started >= CONF.engine.stall_timeout * 0.9
-    finally:
-        engine.dispatcher.worker_api = losing.real
 
 
 def test_watchdog_claims_dead_engines(engine):
@@ -180,9 +152,57 @@ def test_the_callers_token_lives_as_long_as_the_operation(
     assert caller.request_context(record, traversal) is None
 
 
+@pytest.fixture
+def hold(tmp_path):
+    """``hold(name)``: a context in which TestResources whose ``hold`` is
+    ``name`` wait in every action (the test looks at an operation in
+    progress for as long as it needs; no timer to race)."""
+    ledger = tmp_path / "ledger"
+    CONF.set_override("test_resource_ledger", str(ledger), group="engine")
+
+    @contextlib.contextmanager
+    def holding(name):
+        path = test_resource.hold_path(str(ledger), name)
+        open(path, "w").close()
+        try:
+            yield
+        finally:
+            os.remove(path)
+
+    yield holding
+    CONF.clear_override("test_resource_ledger", group="engine")
+
+
 def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
-    engine, encryption_key
+    engine, encryption_key, hold
 ):
+    with hold("nested"):
+        parent_id = _nested_stack_in_progress(engine)
+    polling.stack_reaches(parent_id, "CREATE_COMPLETE")
+    # A failed create rolls back with the token of the create.
+    with hold("rollback"):
+        stack_id = _create(
+            engine,
+            "tok-rollback",
+            {
+                "bad": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"fail": True},
+                },
+                "slow": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"hold": "rollback"},
+                },
+            },
+            disable_rollback=False,
+        )
+        stack, record = _in_progress(stack_id, "ROLLBACK")
+        ctxt = caller.request_context(record, stack["current_traversal"])
+        assert ctxt.auth_token == TOKEN
+    polling.stack_reaches(stack_id, "ROLLBACK_COMPLETE")
+
+
+def _nested_stack_in_progress(engine):
     parent_id = _create(
         engine,
         "tok-nested",
@@ -193,7 +213,7 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
                     "count": 1,
                     "resource_def": {
                         "type": "OS::Heat::TestResource",
-                        "properties": {"wait_secs": 2},
+                        "properties": {"hold": "nested"},
                     },
                 },
             }
@@ -215,44 +235,26 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
     assert caller_tokens.traversal_token(child["current_traversal"]) is None
     ctxt = caller.request_context(record, child["current_traversal"])
     assert ctxt.auth_token == TOKEN
-    polling.stack_reaches(parent_id, "CREATE_COMPLETE")
+    return parent_id
 
-    # A failed create rolls back with the token of the create.
-    stack_id = _create(
-        engine,
-        "tok-rollback",
-        {
-            "bad": {
-                "type": "OS::Heat::TestResource",
-                "properties": {"fail": True},
+
+def test_nothing_is_kept_without_a_key_or_a_token(engine, hold):
+    with hold("no-key"):
+        stack_id = _create(
+            engine,
+            "no-key",
+            {
+                "slow": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"hold": "no-key"},
+                }
             },
-            "slow": {
-                "type": "OS::Heat::TestResource",
-                "properties": {"action_wait_secs": {"delete": 2}},
-            },
-        },
-        disable_rollback=False,
-    )
-    stack, record = _in_progress(stack_id, "ROLLBACK")
-    ctxt = caller.request_context(record, stack["current_traversal"])
-    assert ctxt.auth_token == TOKEN
-    polling.stack_reaches(stack_id, "ROLLBACK_COMPLETE")
-
-
-def test_nothing_is_kept_without_a_key_or_a_token(engine):
-    stack_id = _create(
-        engine,
-        "no-key",
-        {
-            "slow": {
-                "type": "OS::Heat::TestResource",
-                "properties": {"wait_secs": 1},
-            }
-        },
-    )
-    stack, _ = _in_progress(stack_id, "CREATE")
-    assert caller_tokens.traversal_token(stack["current_traversal"]) is None
-    assert caller.keep(_as_caller()) is None
+        )
+        stack, _ = _in_progress(stack_id, "CREATE")
+        assert (
+            caller_tokens.traversal_token(stack["current_traversal"]) is None
+        )
+        assert caller.keep(_as_caller()) is None
     polling.stack_reaches(stack_id, "CREATE_COMPLETE")
 
 
@@ -379,11 +381,29 @@ def test_a_duplicate_message_leaves_the_running_action_alone(engine):
     assert after["status_reason"] == "state changed"
 
 
-def test_an_orphaned_create_is_found_not_made_again(engine, tmp_path):
+def test_an_orphaned_create_is_found_not_made_again(
+    engine, tmp_path, monkeypatch
+):
     """The engine loses track of a create it runs (its lock is an orphan
     the watchdog releases as an internal error): the outcome is unknown,
     so the re-driven node asks the plugin what the create made and keeps
-    it -- the same record, one physical resource."""
+    it -- the same record, one physical resource.
+
+    The forgotten create is held at its first completion check until the
+    watchdog has released its lock, whatever the load: a create that
+    finished first would leave no orphan to release."""
+    released, go = threading.Event(), threading.Event()
+    real_check = test_resource.TestResource.check_create_complete
+
+    def check(plugin, cookie):
+        if plugin.name == "r" and not released.is_set():
+            released.set()
+            go.wait(30)
+        return real_check(plugin, cookie)
+
+    monkeypatch.setattr(
+        test_resource.TestResource, "check_create_complete", check
+    )
     ledger = tmp_path / "ledger"
     CONF.set_override("test_resource_ledger", str(ledger), group="engine")
     try:
@@ -393,24 +413,38 @@ def test_an_orphaned_create_is_found_not_made_again(engine, tmp_path):
             {
                 "r": {
                     "type": "OS::Heat::TestResource",
-                    "properties": {"value": "v", "wait_secs": 2},
+                    "properties": {"value": "v"},
                 }
             },
         )
+        assert released.wait(10)
         record = _locked_record(stack_id)
         engine.runner.locks.unlocked(record["id"])  # the action is forgotten
+        try:
+            polling.until(
+                lambda: INTERNAL_CREATE in _reasons(stack_id),
+                30,
+                "the watchdog to release the orphaned lock",
+            )
+        finally:
+            go.set()
         polling.stack_reaches(stack_id, "CREATE_COMPLETE")
         (after,) = db_records.resource_get_all(stack_id)
-        reasons = [
-            e["resource_status_reason"] for e in db_api.event_get_all(stack_id)
-        ]
         created, _ = test_resource.read_ledger(str(ledger))
     finally:
         CONF.clear_override("test_resource_ledger", group="engine")
     assert after["id"] == record["id"]
     assert len(created) == 1, created
     assert after["physical_resource_id"] in created
-    assert "Internal error during resource CREATE" in reasons
+
+
+INTERNAL_CREATE = "Internal error during resource CREATE"
+
+
+def _reasons(stack_id):
+    return [
+        e["resource_status_reason"] for e in db_api.event_get_all(stack_id)
+    ]
 
 
 def test_an_orphaned_update_in_place_is_made_again(engine, monkeypatch):

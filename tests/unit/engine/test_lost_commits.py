@@ -18,12 +18,11 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from harness import endpoints, inprocess, polling
 from heat_lite import conf
 from heat_lite.common import context
 from heat_lite.db import models, session
 from heat_lite.db.dialects import postgresql as pg_writes
-from tests import polling
-from tests.unit import endpoints, inprocess
 
 CONF = conf.CONF
 CTXT = context.RequestContext(project_id="p", user_id="u")

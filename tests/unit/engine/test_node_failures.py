@@ -15,14 +15,12 @@ import uuid
 
 import pytest
 
+from harness import endpoints, inprocess, polling, workers
 from heat_lite import conf
 from heat_lite.common import context
 from heat_lite.db import api as db_api
 from heat_lite.db import records as db_records
-from heat_lite.engine import process
-from heat_lite.resources import base, registry
-from tests import polling
-from tests.unit import databases, endpoints
+from heat_lite.resources import base
 
 CONF = conf.CONF
 LIMIT = 2
@@ -84,47 +82,18 @@ OVERRIDES = {
 }
 
 
-class LosingWorkerAPI:
-    """Loses every cast for stacks named ``lost-*``, as a broker would."""
-
-    def __init__(self, real):
-        self.real = real
-        self.lost = []
-
-    def check_resources(self, ctxt, stack_id, traversal, nodes):
-        if db_api.stack_get(stack_id)["name"].startswith("lost-"):
-            self.lost.append(nodes)
-            return
-        self.real.check_resources(ctxt, stack_id, traversal, nodes)
+def _lost_stack(stack_id):
+    """The stacks whose casts never arrive: those named ``lost-*``."""
+    return db_api.stack_get(stack_id)["name"].startswith("lost-")
 
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    CONF([], project="heat_lite")
-    suffix = uuid.uuid4().hex[:8]
-    CONF.set_override("transport_url", "fake://")
-    CONF.set_override("topic", "engine-" + suffix, group="engine")
-    CONF.set_override("worker_topic", "worker-" + suffix, group="engine")
-    for name, value in OVERRIDES.items():
-        CONF.set_override(name, value, group="engine")
-    with databases.private_database(
-        "sqlite", tmp_path_factory.mktemp("faults")
-    ):
-        registry.load()
-        registry._TYPES.update(TYPES)
-        proc = process.EngineProcess(binary="test")
-        losing = LosingWorkerAPI(proc.dispatcher.worker_api)
-        proc.dispatcher.worker_api = losing
-        proc.start()
-        try:
+    with inprocess.engine_process(
+        "sqlite", tmp_path_factory.mktemp("faults"), OVERRIDES, types=TYPES
+    ) as proc:
+        with workers.losing(proc, when=_lost_stack) as losing:
             yield endpoints.Engine(proc.ops), losing
-        finally:
-            proc.stop()
-            for name in TYPES:
-                registry._TYPES.pop(name, None)
-            for name in ("topic", "worker_topic", *OVERRIDES):
-                CONF.clear_override(name, group="engine")
-            CONF.clear_override("transport_url")
 
 
 CTXT = context.RequestContext(project_id="p", user_id="u")

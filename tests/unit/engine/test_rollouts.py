@@ -11,6 +11,7 @@ import oslo_messaging as messaging
 import pytest
 import sqlalchemy as sa
 
+from harness import polling
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
@@ -22,7 +23,6 @@ from heat_lite.db import verifications
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.fleet.rollout import endpoint as fleet_endpoint
 from heat_lite.engine.fleet.rollout import run as fleet_run
-from tests import polling
 
 CONF = conf.CONF
 TR = "OS::Heat::TestResource"

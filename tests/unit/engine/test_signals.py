@@ -9,12 +9,11 @@ import uuid
 import oslo_messaging as messaging
 import pytest
 
+from harness import endpoints, inprocess, polling
 from heat_lite import conf
 from heat_lite.common import context
 from heat_lite.db import api as db_api
 from heat_lite.db import records as conv
-from tests import polling
-from tests.unit import endpoints, inprocess
 
 CONF = conf.CONF
 CTXT = context.RequestContext(project_id="p", user_id="u")

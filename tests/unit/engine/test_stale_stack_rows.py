@@ -13,11 +13,11 @@ cancels a running traversal is also guarded by the stack being IN_PROGRESS.
 
 import datetime
 
+from harness import polling
 from heat_lite.common import states
 from heat_lite.db import api as db_api
 from heat_lite.db import traversals as db_traversals
 from heat_lite.engine.endpoint import service
-from tests import polling
 
 TEMPLATE = {
     "heat_template_version": "2018-08-31",

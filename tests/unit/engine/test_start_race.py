@@ -14,13 +14,13 @@ import uuid
 
 import pytest
 
+from harness import databases
 from heat_lite import conf
 from heat_lite.common import context, exception, states
 from heat_lite.db import api as db_api
 from heat_lite.db import traversals as db_traversals
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.traversal import ops, planner
-from tests.unit import databases
 
 CONF = conf.CONF
 TEMPLATE = {"heat_template_version": "2018-08-31"}

@@ -18,11 +18,10 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from harness import endpoints, inprocess, polling
 from heat_lite import conf
 from heat_lite.common import context
 from heat_lite.db import session
-from tests import polling
-from tests.unit import endpoints, inprocess
 
 CONF = conf.CONF
 CTXT = context.RequestContext(project_id="p", user_id="u")

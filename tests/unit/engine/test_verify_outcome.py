@@ -3,12 +3,12 @@
 
 import uuid
 
+from harness import polling
 from heat_lite.common import context
 from heat_lite.db import api as db_api
 from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.traversal import ops, verify
-from tests import polling
 from tests.unit.engine.test_inprocess import (
     engine,  # noqa: F401 - fixture
 )

@@ -11,7 +11,7 @@ record or one sync point, and checks that exactly one of them wins:
 - an update and a delete race on one record's ``atomic_key``: the
   update's lock and the delete's unlocked finish cannot both succeed.
 
-On a SQLite file, PostgreSQL and MariaDB (``tests/backends.py``).
+On a SQLite file, PostgreSQL and MariaDB (``harness/backends.py``).
 """
 
 import functools
@@ -21,6 +21,7 @@ import uuid
 
 import pytest
 
+from harness import databases
 from heat_lite import conf
 from heat_lite.common import context, exception
 from heat_lite.common.states import Action, Status
@@ -34,7 +35,6 @@ from heat_lite.engine.traversal.planner import CLEANUP, UPDATE
 from heat_lite.engine.worker import lease, prelock, successors
 from heat_lite.engine.worker.node import Node
 from heat_lite.resources import registry
-from tests.unit import databases
 
 CONF = conf.CONF
 ROUNDS = 5

@@ -1,20 +1,29 @@
-"""Waiting in tests: the one polling helper, for unit and functional tests.
+"""Waiting in tests and benchmarks: every deadline loop lives here.
 
 ``until`` waits for something to become true; ``stays`` checks that
 something stays true for a while (a duplicate that must never appear, a
 stack that must not be failed). Neither sleeps a fixed time before an
 assertion: ``until`` returns as soon as its predicate holds, ``stays``
-fails as soon as its predicate does not.
+fails as soon as its predicate does not. ``awhile`` is ``until`` for a
+best effort (the caller judges the last value), ``retrying`` asks again
+while a call raises a passing error, and ``ticks`` paces a loop that
+keeps a load on for a given time.
 """
 
 import time
 
 
-def until(predicate, timeout=30, what="condition", interval=0.1):
+def until(predicate, timeout=30, what="condition", interval=0.1, error=None):
     """Poll ``predicate`` until it returns a true value, and return it.
+
+    A predicate that sees the wait is hopeless (a process exited, a stack
+    reached another final state) raises at once, ending the wait.
 
     :param what: names the condition in the failure message; a callable
         is called for it (so the message can show the last state seen).
+    :param error: the exception class raised on the deadline
+        (``AssertionError`` unless told; a fixture's own start-up raises
+        ``RuntimeError``, which pytest reports as an error).
     :raises AssertionError: ``predicate`` stayed false for ``timeout``
         seconds.
     """
@@ -26,7 +35,7 @@ def until(predicate, timeout=30, what="condition", interval=0.1):
         if time.monotonic() >= deadline:
             break
         time.sleep(interval)
-    raise AssertionError(
+    raise (error or AssertionError)(
         "%s not met in %ss" % (what() if callable(what) else what, timeout)
     )
 
@@ -49,6 +58,45 @@ def stays(predicate, seconds, what="condition", interval=0.05):
             )
         if time.monotonic() >= deadline:
             return
+        time.sleep(interval)
+
+
+def awhile(predicate, timeout, interval=0.1):
+    """Poll ``predicate`` until it returns a true value or ``timeout``
+    seconds pass; return its last value, true or not (a best effort:
+    the caller decides what a false one means)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(interval)
+
+
+def retrying(call, errors, timeout=60, interval=0.2):
+    """Return ``call()``, called again while it raises one of ``errors``
+    (a service still recovering); the last such error is raised once
+    ``timeout`` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return call()
+        except errors:
+            if time.monotonic() >= deadline:
+                raise
+        time.sleep(interval)
+
+
+def ticks(seconds, interval):
+    """Yield the seconds left, every ``interval``, for ``seconds``: the
+    pace of a loop that keeps something going (a load, a probe) for a
+    while, ``for _ in polling.ticks(60, 1): ...``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        yield left
         time.sleep(interval)
 
 

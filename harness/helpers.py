@@ -1,8 +1,9 @@
-"""Polling helpers with deadlines (never bare sleeps) and templates."""
-
-import time
+"""Stacks through the Heat API: waiting for a status, templates,
+cleaning up."""
 
 from heatclient import exc as heat_exc
+
+from harness import polling
 
 
 def http_error(call):
@@ -17,31 +18,38 @@ def http_error(call):
 def wait_for_status(heat, stack_id, expected, timeout=120):
     """Poll until the stack reaches ``expected`` (or a final state).
 
-    :returns: the stack.
+    :returns: the stack (None for ``DELETE_COMPLETE`` once it is gone).
     :raises AssertionError: on a different final state or the deadline.
     """
-    deadline = time.time() + timeout
-    stack = None
-    while time.time() < deadline:
+    seen = {}
+
+    def reached():
         try:
             stack = heat.stacks.get(stack_id, resolve_outputs=False)
         except heat_exc.HTTPNotFound:
             if expected == "DELETE_COMPLETE":
-                return None
+                return [None]
             raise
+        seen["stack"] = stack
         status = stack.stack_status
         if status == expected:
-            return stack
+            return [stack]
         if not status.endswith("IN_PROGRESS"):
             raise AssertionError(
                 "stack %s is %s (%s), expected %s"
                 % (stack_id, status, stack.stack_status_reason, expected)
             )
-        time.sleep(0.1)
-    raise AssertionError(
-        "stack %s still %s after %ss, expected %s"
-        % (stack_id, stack.stack_status if stack else None, timeout, expected)
-    )
+        return None
+
+    def describe():
+        stack = seen.get("stack")
+        return "stack %s %s (still %s)" % (
+            stack_id,
+            expected,
+            stack.stack_status if stack else None,
+        )
+
+    return polling.until(reached, timeout, describe)[0]
 
 
 def delete_all(heat, timeout=120):

@@ -9,8 +9,8 @@ import contextlib
 
 from oslo_db.sqlalchemy import enginefacade, engines, orm
 
+from harness import backends
 from heat_lite.db import migration, pre_ping, session
-from tests import backends
 
 
 @contextlib.contextmanager

@@ -12,15 +12,14 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 
 import requests
 from heatclient import client as heat_client
 from keystoneauth1 import noauth, session
 
-from bench import machine
-from tests import backends
+from harness import backends, polling
+from harness.procs import children
 
 BIN = os.path.dirname(sys.executable)
 
@@ -134,26 +133,29 @@ class Deployment:
     MANAGE_TIMEOUT = 300
 
     def _wait_for_api(self, timeout=None):
-        timeout = timeout or self.START_TIMEOUT
-        deadline = time.time() + timeout
-        while time.time() < deadline:
+        def up():
             for key, proc in self.procs.items():
                 if proc.poll() is not None:
                     raise RuntimeError("%s exited:\n%s" % (key, self.log(key)))
             try:
                 requests.get(self.url, timeout=1)
-                if (
-                    self.kind == "sqlite"
-                    or self.engines_up() >= self.engine_workers
-                ):
-                    return
             except (requests.ConnectionError, requests.Timeout):
                 # A busy machine: the API accepted but has not answered.
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(
-            "API did not start:\n%s"
-            % "\n".join(self.log(k) for k in self.procs)
+                return False
+            return (
+                self.kind == "sqlite"
+                or self.engines_up() >= self.engine_workers
+            )
+
+        polling.until(
+            up,
+            timeout or self.START_TIMEOUT,
+            lambda: (
+                "API to start:\n%s"
+                % "\n".join(self.log(k) for k in self.procs)
+            ),
+            interval=0.2,
+            error=RuntimeError,
         )
 
     def engines_up(self):
@@ -214,11 +216,7 @@ class Deployment:
         """PIDs of the engine worker processes (children of the engine
         supervisor)."""
         parent = self.procs["engine"].pid
-        return [
-            pid
-            for pid, fields in machine.proc_stats()
-            if int(fields[1]) == parent
-        ]
+        return children(parent)
 
 
 _CONFIG = """\

@@ -18,8 +18,8 @@ import os
 import secrets
 import time
 
-from tests import backends
-from tests.functional import deployment as deployment_mod
+from harness import backends, polling
+from harness import deployment as deployment_mod
 from tools.minicloud import catalog, layout, seed, venv
 from tools.minicloud import cloud as cloud_mod
 
@@ -97,12 +97,12 @@ def running(tmp_path_factory):
 
 def wait_gone(find, timeout=60):
     """Poll ``find()`` until it returns None; raise on the deadline."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if find() is None:
-            return
-        time.sleep(0.3)
-    raise AssertionError("still there after %ss: %s" % (timeout, find()))
+    polling.until(
+        lambda: find() is None,
+        timeout,
+        lambda: "gone (still there: %s)" % (find(),),
+        interval=0.3,
+    )
 
 
 def outputs(heat, stack_id):
@@ -121,13 +121,11 @@ def physical(heat, stack_id):
 
 def wait_server(conn, server_id, status, timeout=60):
     """Poll until Nova shows the server in ``status``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if conn.compute.get_server(server_id).status == status:
-            return
-        time.sleep(0.3)
-    raise AssertionError(
-        "server %s not %s after %ss" % (server_id, status, timeout)
+    polling.until(
+        lambda: conn.compute.get_server(server_id).status == status,
+        timeout,
+        "server %s %s" % (server_id, status),
+        interval=0.3,
     )
 
 
