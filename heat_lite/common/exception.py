@@ -270,6 +270,10 @@ class AppNotFound(NotFound):
     msg_fmt = "The App (%(app)s) could not be found."
 
 
+class BuildNotFound(NotFound):
+    msg_fmt = "The Build (%(build)s) could not be found."
+
+
 # 409 ----------------------------------------------------------------------
 class Conflict(HeatLiteException):
     code = 409
@@ -300,6 +304,14 @@ class AppExists(Conflict):
 
 class AppChanged(Conflict):
     msg_fmt = "The App (%(app)s) was changed meanwhile: read it again."
+
+
+class DuplicateDelivery(Conflict):
+    msg_fmt = "Push %(delivery)s: delivery already received."
+
+
+class BuildFinished(Conflict):
+    msg_fmt = "Build %(build)s is %(status)s: it has finished."
 
 
 # 413 ----------------------------------------------------------------------
