@@ -13,6 +13,7 @@ from heat_lite.api.schemas import (
     nullable,
     obj,
 )
+from heat_lite.common import states
 
 _SOURCE = obj(
     ("url", "branches"), additional=False, url=STRING, branches=STRINGS
@@ -75,13 +76,14 @@ BUILD = obj(
     ),
     id=STRING,
     app_id=STRING,
+    app_name=STRING,
     project=STRING,
     branch=STRING,
     ref=STRING,
     commit=STRING,
     source={"type": "string", "enum": ["webhook", "push"]},
     delivery_id=nullable(STRING),
-    status=STRING,
+    status={"type": "string", "enum": list(states.BuildStatus)},
     status_reason=nullable(STRING),
     cancel_requested=BOOLEAN,
     builder=nullable(STRING),

@@ -39,6 +39,7 @@ from heat_lite.engine.endpoint.software_configs import SoftwareConfigEndpoint
 from heat_lite.engine.endpoint.software_deployments import (
     SoftwareDeploymentEndpoint,
 )
+from heat_lite.engine.fleet.app import builds as builds_endpoint
 from heat_lite.engine.fleet.app import endpoint as app_endpoint
 from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
 from heat_lite.engine.fleet.rollout import endpoint as rollout_endpoint
@@ -80,6 +81,7 @@ def endpoints(stack_ops, stack_service=None, rollouts=None, promotions=None):
         ChangesEndpoint(),
         snapshots.SnapshotEndpoint(stack_ops),
         app_endpoint.AppEndpoint(),
+        builds_endpoint.BuildEndpoint(),
     ]
     if rollouts is not None:
         found.append(rollout_endpoint.RolloutEndpoint(rollouts))

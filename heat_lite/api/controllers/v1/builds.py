@@ -16,7 +16,7 @@ from heat_lite import conf
 from heat_lite.api import faults, ratelimit, schemas
 from heat_lite.api.request import Reply, no_token, query, rule
 from heat_lite.apps import webhook as hooks
-from heat_lite.common import exception
+from heat_lite.common import exception, states
 
 CONF = conf.CONF
 ACTIONS = ("cancel",)
@@ -107,7 +107,7 @@ def push(req, tenant, app):
 @query(
     **schemas.Q_PAGE,
     branch=schemas.STRING,
-    status=schemas.STRING,
+    status={"type": "string", "enum": list(states.BuildStatus)},
 )
 def list_builds(req, tenant, app):
     """List the app's builds, newest first."""
