@@ -2,7 +2,12 @@
 transport): a signed delivery becomes a QUEUED build, every refusal
 (forged, unknown app, malformed, oversized, replayed) travels back typed
 with nothing stored, and the builds are listed, shown, read and
-cancelled in the caller's project only."""
+cancelled in the caller's project only.
+
+The engine's builder runner, where there is one, is held (it claims
+nothing): builds stay as the pushes left them, so what is asserted of
+their states is this module's doing, not a race with a builder.
+"""
 
 import base64
 import hashlib
@@ -12,6 +17,7 @@ import uuid
 
 import pytest
 
+from harness import inprocess
 from heat_lite import conf
 from heat_lite.apps import webhook as hooks
 from heat_lite.common import context, exception
@@ -26,6 +32,24 @@ C2 = "2" * 40
 
 
 pytestmark = pytest.mark.usefixtures("apps_conf")
+
+
+def _hold_builds(proc):
+    runner = getattr(proc, "builds", None)
+    if runner is not None:
+        runner.start = lambda: None
+        runner.claim_queued = lambda *args, **kwargs: []
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    with inprocess.engine_process(
+        "sqlite",
+        tmp_path_factory.mktemp("builds"),
+        prepare=_hold_builds,
+        binary="test-builds",
+    ) as proc:
+        yield proc
 
 
 @pytest.fixture
