@@ -270,6 +270,10 @@ class AppNotFound(NotFound):
     msg_fmt = "The App (%(app)s) could not be found."
 
 
+class ImageNotFound(NotFound):
+    msg_fmt = "The Image (%(image)s) could not be found."
+
+
 # 409 ----------------------------------------------------------------------
 class Conflict(HeatLiteException):
     code = 409
@@ -300,6 +304,13 @@ class AppExists(Conflict):
 
 class AppChanged(Conflict):
     msg_fmt = "The App (%(app)s) was changed meanwhile: read it again."
+
+
+class ImageRetired(Conflict):
+    msg_fmt = (
+        "The Image (%(image)s) was retired by heat_lite's image retention "
+        "and is being deleted; it cannot be used again."
+    )
 
 
 # 413 ----------------------------------------------------------------------

@@ -14,6 +14,7 @@ KINDS = (
     "promotion",
     "verification",
     "snapshot",
+    "image",
 )
 
 
