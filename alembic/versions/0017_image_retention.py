@@ -2,7 +2,7 @@
 reference (issue 30, doc/specs/image_retention.md)
 
 Revision ID: 0017
-Revises: 0015
+Revises: 0016
 Create Date: 2026-12-04 07:50:00
 """
 
@@ -13,7 +13,7 @@ from sqlalchemy.dialects import mysql
 # The one place this revision's id is written (renumbered at merge).
 REVISION = "0017"
 revision = REVISION
-down_revision = "0015"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 

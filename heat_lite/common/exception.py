@@ -274,6 +274,10 @@ class ImageNotFound(NotFound):
     msg_fmt = "The Image (%(image)s) could not be found."
 
 
+class BuildNotFound(NotFound):
+    msg_fmt = "The Build (%(build)s) could not be found."
+
+
 # 409 ----------------------------------------------------------------------
 class Conflict(HeatLiteException):
     code = 409
@@ -311,6 +315,14 @@ class ImageRetired(Conflict):
         "The Image (%(image)s) was retired by heat_lite's image retention "
         "and is being deleted; it cannot be used again."
     )
+
+
+class DuplicateDelivery(Conflict):
+    msg_fmt = "Push %(delivery)s: delivery already received."
+
+
+class BuildFinished(Conflict):
+    msg_fmt = "Build %(build)s is %(status)s: it has finished."
 
 
 # 413 ----------------------------------------------------------------------

@@ -605,6 +605,80 @@ class ImageReference(BASE):
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
 
 
+class AppBuild(BASE):
+    """One build of an app (doc/specs/apps.md): a push of a branch made
+    into an image and deployed to the branch's stack.
+
+    ``delivery_id`` is the git server's delivery id of a webhook (NULL
+    for an authenticated push): (app_id, delivery_id) is unique, so a
+    replayed delivery is refused by the database. ``engine_id`` +
+    ``epoch`` name the engine life running the build (a fenced claim, as
+    a rollout's). ``lane`` is the branch while the build runs (NULL when
+    queued or final) and ``slot`` its place among the app's running
+    builds: the unique keys (app_id, lane) and (app_id, slot) let at most
+    one build of a branch, and at most ``max_builds_per_app`` builds of an
+    app, run at once whatever the timing (NULLs never collide).
+    """
+
+    __tablename__ = "app_build"
+    __table_args__ = (
+        sa.UniqueConstraint(
+            "app_id", "delivery_id", name="uniq_app_build0app_id0delivery_id"
+        ),
+        sa.UniqueConstraint(
+            "app_id", "lane", name="uniq_app_build0app_id0lane"
+        ),
+        sa.UniqueConstraint(
+            "app_id", "slot", name="uniq_app_build0app_id0slot"
+        ),
+        sa.Index("ix_app_build_app_created", "app_id", "created_at"),
+        sa.Index("ix_app_build_app_branch", "app_id", "branch", "status"),
+        sa.Index("ix_app_build_status", "status"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    app_id = sa.Column(sa.String(36), nullable=False)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    branch = sa.Column(ExactKey(), nullable=False)
+    ref = sa.Column(sa.String(255), nullable=False)
+    commit = sa.Column(sa.String(64), nullable=False)
+    # "push" (an authenticated POST .../pushes) or "webhook"
+    source = sa.Column(sa.String(16), nullable=False)
+    delivery_id = sa.Column(sa.String(255), nullable=True)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    builder = sa.Column(sa.String(64), nullable=True)
+    cancel_requested = sa.Column(sa.Boolean, nullable=False, default=False)
+    engine_id = sa.Column(sa.String(36), nullable=True)
+    epoch = sa.Column(sa.Integer, nullable=True)
+    lane = sa.Column(ExactKey(), nullable=True)
+    slot = sa.Column(sa.Integer, nullable=True)
+    image_id = sa.Column(sa.String(64), nullable=True)
+    # the raw template deployed (the app's with the image parameter set)
+    template_id = sa.Column(sa.Integer, nullable=True)
+    stack_id = sa.Column(sa.String(36), nullable=True)
+    traversal = sa.Column(sa.String(36), nullable=True)
+    # the verified update's outcome, JSON {"status", "reason"}
+    verification = sa.Column(sa.Text, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)
+    started_at = sa.Column(DateTime, nullable=True)
+    finished_at = sa.Column(DateTime, nullable=True)
+
+
+class AppBuildLog(BASE):
+    """A chunk of a build's log: ``position`` is the offset (in
+    characters) of its first character in the whole log, so a reader
+    asks for the log from an offset and gets whole chunks back."""
+
+    __tablename__ = "app_build_log"
+
+    build_id = sa.Column(sa.String(36), primary_key=True)
+    seq = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    position = sa.Column(sa.BigInteger, nullable=False)
+    text = sa.Column(sa.Text, nullable=False)
+
+
 _TASKFLOW_LOCK = threading.Lock()
 _TASKFLOW_TABLES = []
 

@@ -15,6 +15,7 @@ KINDS = (
     "verification",
     "snapshot",
     "image",
+    "build",
 )
 
 
