@@ -325,6 +325,10 @@ class BuildFinished(Conflict):
     msg_fmt = "Build %(build)s is %(status)s: it has finished."
 
 
+class ImageStoreRefused(Conflict):
+    msg_fmt = "The image service refused to delete %(image)s: %(reason)s"
+
+
 # 413 ----------------------------------------------------------------------
 class RequestTooLarge(HeatLiteException):
     code = 413

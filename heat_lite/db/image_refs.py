@@ -41,7 +41,9 @@ def _dicts(rows):
 
 @retry_write
 def image_add(values):
-    """Record an image heat_lite built (NEEDED: its build names it).
+    """Record an image heat_lite built, NEEDED and held by its build (a
+    ``build`` reference the build releases once it is final: deployed,
+    a record then names the image).
 
     :param values: id (Glance's), tenant, app_id, branch, build_id, name.
     """
@@ -50,6 +52,16 @@ def image_add(values):
     try:
         with transaction() as conn:
             conn.execute(IMAGE.insert().values(row))
+            if row.get("build_id"):
+                conn.execute(
+                    REFERENCE.insert().values(
+                        image_id=row["id"],
+                        kind="build",
+                        holder=row["build_id"],
+                        tenant=row["tenant"],
+                        created_at=row["created_at"],
+                    )
+                )
     except db_exc.DBDuplicateEntry:
         pass  # a build resumed after its upload was recorded
     return image_get(values["tenant"], values["id"])
@@ -165,6 +177,38 @@ def unhidden(image_id):
                 IMAGE.c.state == st.IMAGE.NEEDED,
             )
             .values(hidden_at=None)
+        )
+
+
+@retry_write
+def hidden(image_id, when=None):
+    """Glance confirmed the image hidden. Also when a use revived it
+    meanwhile (NEEDED): the next pass then shows it again."""
+    with transaction(single=True) as conn:
+        conn.execute(
+            IMAGE.update()
+            .where(
+                IMAGE.c.id == image_id,
+                IMAGE.c.state.in_((st.IMAGE.HIDDEN, st.IMAGE.NEEDED)),
+                IMAGE.c.hidden_at.is_(None),
+            )
+            .values(hidden_at=when or models.utcnow())
+        )
+
+
+@retry_write
+def deleted(image_id, when=None):
+    """Glance confirmed the DELETING image gone (no use can name it any
+    more, so no generation is needed)."""
+    with transaction(single=True) as conn:
+        conn.execute(
+            IMAGE.update()
+            .where(IMAGE.c.id == image_id, IMAGE.c.state == st.IMAGE.DELETING)
+            .values(
+                state=st.IMAGE.DELETED,
+                deleted_at=when or models.utcnow(),
+                last_error=None,
+            )
         )
 
 

@@ -26,7 +26,8 @@ def tenant(database):
 
 
 def _image(tenant, app="app", branch="main", **values):
-    image_id = str(uuid.uuid4())
+    """An image a build made; the build is over (its hold released)."""
+    image_id, build = str(uuid.uuid4()), str(uuid.uuid4())
     image_refs.image_add(
         dict(
             {
@@ -34,12 +35,13 @@ def _image(tenant, app="app", branch="main", **values):
                 "tenant": tenant,
                 "app_id": app,
                 "branch": branch,
-                "build_id": str(uuid.uuid4()),
+                "build_id": build,
                 "name": "img",
             },
             **values,
         )
     )
+    assert image_refs.release("build", build) == 1
     return image_id
 
 
