@@ -361,7 +361,7 @@ class TooManyRequests(HeatLiteException):
     answer's ``Retry-After``."""
 
     code = 429
-    msg_fmt = "Too many requests: %(message)s"
+    msg_fmt = "Too many requests: %(reason)s"
 
     def __init__(self, retry_after=1, **kwargs):
         super().__init__(**kwargs)

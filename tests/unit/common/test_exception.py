@@ -47,7 +47,7 @@ def test_every_exception_has_an_http_code():
 
 
 def test_too_many_requests_says_when_to_retry():
-    exc = exception.TooManyRequests(retry_after=3, message="slow down")
+    exc = exception.TooManyRequests(retry_after=3, reason="slow down")
     assert exc.code == 429 and exc.headers == {"Retry-After": "3"}
     assert str(exc) == "Too many requests: slow down"
 

@@ -62,7 +62,7 @@ def webhook(req, tenant, app):
             req,
             exception.TooManyRequests(
                 retry_after=wait,
-                message="this app's webhook takes at most %g deliveries "
+                reason="this app's webhook takes at most %g deliveries "
                 "a second" % CONF.apps.webhook_rate,
             ),
         )
