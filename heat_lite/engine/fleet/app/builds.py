@@ -77,7 +77,7 @@ class BuildEndpoint:
     target = messaging.Target(version=rpcapi.RPC_API_VERSION)
 
     def __init__(self, wake=None):
-        self._wake = wake or _wake_builders
+        self._wake = wake or _WakeBuilders()
 
     @expected
     def app_webhook(self, ctxt, app, headers, body):
@@ -171,12 +171,28 @@ class BuildEndpoint:
         return view(found, row)
 
 
-def _wake_builders(ctxt):
+class _WakeBuilders:
     """WAKE BUILDERS: tell the builder workers a build is queued, by the
     cast ``engine.fleet.app.builder_rpcapi.BuildWorkerAPI().wake(ctxt)``
-    (the builder topic's client, issue 29.3). Until that client is on
-    this branch nothing is sent: a queued build waits for the builder
-    workers' own look at the queue."""
+    (the builder topic's client, issue 29.3, from the builds' branch).
+
+    Imported at the first wake, so that this endpoint works before that
+    client is merged: until then nothing is sent and a queued build
+    waits for the builder workers' own look at the queue. Once both are
+    merged, the import can move to the top of the module.
+    """
+
+    def __init__(self):
+        self._api = None
+
+    def __call__(self, ctxt):
+        if self._api is None:
+            try:
+                from heat_lite.engine.fleet.app import builder_rpcapi
+            except ImportError:
+                return
+            self._api = builder_rpcapi.BuildWorkerAPI()
+        self._api.wake(ctxt)
 
 
 def _log_tail(build_id):
