@@ -109,8 +109,8 @@ def _hook(dep, project, app, headers, body):
     )
 
 
-def _api(dep, project, method, path, body=None, roles=None):
-    headers = {"X-Auth-User": "dev"}
+def _api(dep, project, method, path, body=None, roles=None, headers=None):
+    headers = dict(headers or {}, **{"X-Auth-User": "dev"})
     if roles:
         headers["X-Roles"] = roles
     return requests.request(
@@ -296,7 +296,14 @@ def test_an_authenticated_push_and_the_builds(dep, project):
         assert build["status"] == "CANCELLED" or build["cancel_requested"]
     else:
         assert _error(cancelled, 409)["type"] == "BuildFinished"
-    assert _count(dep, project) == 2
+    # A retried push with its Idempotency-Key: one build.
+    keyed = {"Idempotency-Key": "ci-run-7"}
+    body = {"ref": "refs/heads/main", "commit": C1}
+    first_try = _api(dep, project, "POST", "/pushes", body, headers=keyed)
+    assert first_try.status_code == 202, first_try.text
+    retried = _api(dep, project, "POST", "/pushes", body, headers=keyed)
+    assert _error(retried, 409)["type"] == "DuplicateDelivery"
+    assert _count(dep, project) == 3
 
 
 def test_openstack_app_push_and_build_commands(dep, project):
