@@ -216,9 +216,12 @@ def test_malformed_and_oversized_store_nothing(api):
         headers, body = _github(payload)
         with pytest.raises(hooks.WebhookMalformed):
             api.app_webhook(ctxt, "shop", headers, body)
-    headers, _body = _github(_push())
+    headers, body = _github(_push())
     with pytest.raises(hooks.WebhookMalformed):
         api.app_webhook(ctxt, "shop", headers, "not base64!")
+    for bad in (None, ["x-github-event"], {"x-github-event": 1}):
+        with pytest.raises(hooks.WebhookMalformed):
+            api.app_webhook(ctxt, "shop", bad, body)
     big = _push(padding="x" * CONF.apps.max_webhook_size)
     with pytest.raises(hooks.WebhookTooLarge):
         api.app_webhook(ctxt, "nonesuch", *_github(big))

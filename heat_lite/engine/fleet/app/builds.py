@@ -81,6 +81,10 @@ class BuildEndpoint:
 
     @expected
     def app_webhook(self, ctxt, app, headers, body):
+        if not isinstance(headers, dict) or not all(
+            isinstance(v, str) for v in headers.values()
+        ):
+            raise hooks.WebhookMalformed(reason="headers must be a map")
         raw = _raw(body)
         row, secret = _app_secret(ctxt.project_id, app)
         delivery = hooks.parse_delivery(
