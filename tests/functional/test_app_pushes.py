@@ -3,7 +3,9 @@ deliveries, as they send them (signed JSON or ``payload=`` form, GitLab's
 token), without a token; every refusal with its code and nothing stored
 (the app's builds counted through the API); the rate limit; the
 authenticated push; builds listed, shown, read and cancelled; the
-``openstack app push`` and ``openstack app build`` commands. On SQLite
+``openstack app push`` and ``openstack app build`` commands; a real
+``git push`` to a bare repository whose post-receive hook posts the
+webhook. On SQLite
 (heat-lite-all, fake://) and PostgreSQL (API + engines over RabbitMQ).
 
 The apps' source (file:///srv/git/...) does not exist: where the engine
@@ -14,6 +16,9 @@ outcome; states are asserted only where no builder can have moved them.
 import hashlib
 import hmac
 import json
+import os
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -335,3 +340,76 @@ def test_openstack_app_push_and_build_commands(dep, project):
     assert "could not be found" in (
         osc("build", "show", "shop", "nonesuch", code=1).stderr
     )
+
+
+# A git server's post-receive hook, as GitHub/Gitea send pushes: each
+# updated ref posted as a signed JSON delivery (the hook runs with the
+# test's Python; its argv: URL, secret).
+POST_RECEIVE = """#!%(python)s
+import hashlib, hmac, json, sys, urllib.error, urllib.request, uuid
+url, secret = sys.argv[1], sys.argv[2]
+for line in sys.stdin:
+    before, after, ref = line.split()
+    body = json.dumps({"ref": ref, "before": before, "after": after,
+                       "deleted": set(after) == {"0"}}).encode()
+    sig = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    request = urllib.request.Request(url, data=body, headers={
+        "Content-Type": "application/json", "X-GitHub-Event": "push",
+        "X-GitHub-Delivery": str(uuid.uuid4()),
+        "X-Hub-Signature-256": "sha256=" + sig})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            print("webhook", answer.status, answer.read().decode())
+    except urllib.error.HTTPError as exc:
+        print("webhook", exc.code, exc.read().decode())
+"""
+
+
+def _git(cwd, *args):
+    result = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(
+            os.environ,
+            GIT_AUTHOR_NAME="dev",
+            GIT_AUTHOR_EMAIL="dev@example.com",
+            GIT_COMMITTER_NAME="dev",
+            GIT_COMMITTER_EMAIL="dev@example.com",
+        ),
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout + result.stderr
+
+
+def test_a_real_git_push_posts_the_webhook(dep, project, tmp_path):
+    _app(dep, project)
+    bare = tmp_path / "shop.git"
+    _git(tmp_path, "init", "--bare", "-q", "-b", "main", str(bare))
+    hook = bare / "hooks" / "post-receive-delivery"
+    hook.write_text(POST_RECEIVE % {"python": sys.executable})
+    hook.chmod(0o755)
+    wrapper = bare / "hooks" / "post-receive"
+    wrapper.write_text(
+        '#!/bin/sh\nexec "%s" "%s" "%s"\n'
+        % (hook, dep.endpoint(project) + "/apps/shop/webhook", SECRET)
+    )
+    wrapper.chmod(0o755)
+    work = tmp_path / "work"
+    _git(tmp_path, "clone", "-q", str(bare), str(work))
+    (work / "README").write_text("one\n")
+    _git(work, "add", "README")
+    _git(work, "commit", "-q", "-m", "one")
+    out = _git(work, "push", "origin", "HEAD:main")
+    assert "webhook 202" in out, out
+    head = _git(work, "rev-parse", "HEAD").strip()
+    builds = _api(dep, project, "GET", "/builds").json()["builds"]
+    assert [(b["commit"], b["branch"]) for b in builds] == [(head, "main")]
+    # A branch the app does not follow, and its deletion: ignored.
+    out = _git(work, "push", "origin", "HEAD:topic")
+    assert "webhook 200" in out and "not followed" in out, out
+    out = _git(work, "push", "origin", ":topic")
+    assert "webhook 200" in out and "was deleted" in out, out
+    assert _count(dep, project) == 1
