@@ -384,3 +384,15 @@ def test_a_handler_without_a_rule_cannot_be_routed():
 
     with pytest.raises(ValueError, match="no policy rule"):
         base.verb(handler)
+
+
+def test_a_no_token_handler_is_exactly_a_no_token_route():
+    """A handler that checks no policy is routed only where ``auth``
+    lets requests through without a token, and only such handlers are."""
+    for path, handlers in openapi._paths().items():
+        url = re.sub(r"{(\w+)}", r"\1-x", path)
+        for method, handler in handlers.items():
+            environ = {"PATH_INFO": url, "REQUEST_METHOD": method}
+            assert auth.no_token_route(environ) == (
+                handler.policy_rule is request.NO_TOKEN
+            ), (method, path)
