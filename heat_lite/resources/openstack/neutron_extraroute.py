@@ -13,24 +13,9 @@ router in the stack (a next hop must be on a connected subnet).
 
 from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
-from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack import client, neutron_subnet
 from heat_lite.resources.openstack import implicit_depends as implicit
 from heat_lite.resources.openstack.client import sdk_exc
-
-ROUTE = {
-    "destination": p.Schema(
-        p.STRING,
-        "The destination network in CIDR notation.",
-        required=True,
-        constraints=[constraints.CustomConstraint("net_cidr")],
-    ),
-    "nexthop": p.Schema(
-        p.STRING,
-        "The next hop for the destination.",
-        required=True,
-        constraints=[constraints.CustomConstraint("ip_addr")],
-    ),
-}
 
 
 def _keys(routes):
@@ -54,7 +39,9 @@ class ExtraRouteSet(base.Resource):
         "routes": p.Schema(
             p.LIST,
             "A set of route dictionaries for the router.",
-            schema=p.Schema(p.MAP, schema=ROUTE),
+            schema=neutron_subnet.route_schema(
+                "The destination network in CIDR notation."
+            ),
             default=[],
             update_allowed=True,
         ),
