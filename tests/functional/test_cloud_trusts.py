@@ -21,6 +21,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 from heatclient import client as heat_client
+from heatclient import exc as heat_exc
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 from keystoneauth1.identity import v3
@@ -567,6 +568,149 @@ def test_remote_stack_acts_through_the_trust_via_the_catalog(
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=120)
     assert list(far_client.stacks.list()) == []
     assert _trusts(admin_sdk, user.id) == []
+
+
+@pytest.fixture
+def self_in_catalog(cloud, keystone_heat):
+    """The module's heat_lite listed as the catalog's orchestration
+    service: its OS::Heat::Stack makes the remote stack in itself, as
+    heat-tempest-plugin's remote stack tests do."""
+    before = cloud.layout.orchestration_url
+    cloud.register_orchestration(keystone_heat.url)
+    try:
+        yield keystone_heat
+    finally:
+        if before:
+            cloud.register_orchestration(before)
+
+
+def _self_remote_template(region="RegionOne"):
+    return helpers.template(
+        {
+            "far": {
+                "type": "OS::Heat::Stack",
+                "properties": {
+                    "template": {"get_file": "far.yaml"},
+                    "parameters": {"length": 12},
+                    "context": {"region_name": region},
+                },
+            },
+        },
+        outputs={"far": {"value": {"get_attr": ["far", "outputs"]}}},
+    )
+
+
+SELF_FAR = {
+    "heat_template_version": "2018-08-31",
+    "parameters": {"length": {"type": "number"}},
+    "resources": {
+        "inner": {"type": "inner.yaml", "properties": {"length": 5}},
+        "secret": {
+            "type": "OS::Heat::RandomString",
+            "properties": {"length": {"get_param": "length"}},
+        },
+    },
+    "outputs": {
+        "secret": {"value": {"get_attr": ["secret", "value"]}},
+        "inner": {"value": {"get_attr": ["inner", "secret"]}},
+    },
+}
+
+
+def _self_files(far=SELF_FAR):
+    inner = dict(FAR, parameters={"length": {"type": "number"}})
+    return {"far.yaml": json.dumps(far), "inner.yaml": json.dumps(inner)}
+
+
+def test_remote_stack_in_the_same_heat_lite_borrows_the_trust(
+    self_in_catalog, admin_sdk, trustor
+):
+    """heat_lite creating its remote stack in itself (the remote create
+    comes with a trust-scoped token, from which Keystone makes no trust):
+    the remote stack borrows the local stack's trust, so it is made,
+    updated, suspended, resumed and deleted with the requests' tokens
+    revoked, with the local files map; and deleting it leaves the trust
+    to its owner, which deletes it last."""
+    user = trustor
+    token = user.token()
+    stack_id = user.heat(token).stacks.create(
+        stack_name="near",
+        template=_self_remote_template(),
+        files=_self_files(),
+    )["stack"]["id"]
+    _revoke(admin_sdk, token)
+    heat = user.heat(user.token())
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=120)
+    far_id = cloud_mod.physical(heat, stack_id)["far"]
+    outputs = cloud_mod.outputs(heat, stack_id)["far"]
+    assert (len(outputs["secret"]), len(outputs["inner"])) == (12, 5)
+    (trust,) = _trusts(admin_sdk, user.id)
+    stored = _stored_trusts(self_in_catalog)
+    assert stored[far_id].startswith("borrowed:")
+    assert trust["id"] not in stored[far_id]  # encrypted there too
+
+    for verb, status in (
+        ("update", "UPDATE_COMPLETE"),
+        ("suspend", "SUSPEND_COMPLETE"),
+        ("resume", "RESUME_COMPLETE"),
+    ):
+        token = user.token()
+        client = user.heat(token)
+        if verb == "update":
+            far = dict(SELF_FAR, resources=dict(SELF_FAR["resources"]))
+            far["resources"]["more"] = {"type": "OS::Heat::RandomString"}
+            client.stacks.update(
+                stack_id,
+                template=_self_remote_template(),
+                files=_self_files(far),
+            )
+        else:
+            getattr(client.actions, verb)(stack_id)
+        _revoke(admin_sdk, token)
+        helpers.wait_for_status(heat, stack_id, status, timeout=120)
+        assert heat.stacks.get(far_id).stack_status == status
+    assert "more" in cloud_mod.physical(heat, far_id)
+
+    token = user.token()
+    user.heat(token).stacks.delete(stack_id)
+    _revoke(admin_sdk, token)
+    heat = user.heat(user.token())
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=120)
+    assert list(heat.stacks.list()) == []
+    assert _trusts(admin_sdk, user.id) == []
+
+
+def test_remote_stack_refuses_a_bad_region_or_template_at_create(
+    self_in_catalog, trustor
+):
+    """Heat's 400s at create: no orchestration endpoint in the region,
+    and a template the remote endpoint refuses (asked as the caller)."""
+    heat = trustor.heat(trustor.token())
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        heat.stacks.create(
+            stack_name="dark",
+            template=_self_remote_template("DARKHOLE"),
+            files=_self_files(),
+        )
+    assert str(refused.value) == (
+        "ERROR: Cannot establish connection to Heat endpoint at region "
+        '"DARKHOLE" due to "public endpoint for orchestration service in '
+        'DARKHOLE region not found"'
+    )
+    bad = dict(SELF_FAR, resource=SELF_FAR["resources"])
+    del bad["resources"]
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        heat.stacks.create(
+            stack_name="bad",
+            template=_self_remote_template(),
+            files=_self_files(bad),
+        )
+    assert str(refused.value) == (
+        "ERROR: Failed validating stack template using Heat endpoint at "
+        'region "RegionOne" due to "ERROR: The template section is '
+        'invalid: resource"'
+    )
+    assert list(heat.stacks.list()) == []
 
 
 def test_a_handle_token_signals_its_handle_and_nothing_else(
