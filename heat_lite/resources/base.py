@@ -107,6 +107,9 @@ class Resource:
     # ``values`` are the properties that depend on no resource, resolved;
     # ``files`` the request's files map. None: no such check.
     check_request = None
+    # A type Heat keeps under an old name for old templates (its HIDDEN
+    # support status): it works but the resource type list leaves it out.
+    hidden_type = False
 
     def __init__(
         self, name, type_name, props, resource_id=None, data=None, stack=None

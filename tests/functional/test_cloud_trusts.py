@@ -796,6 +796,94 @@ def test_a_handle_token_signals_its_handle_and_nothing_else(
     assert post(mine["endpoint"], mine["token"]).status_code == 404
 
 
+def test_a_deployment_signal_url_needs_no_token_and_only_works_for_it(
+    keystone_heat, trustor
+):
+    """keystone mode: each software deployment's CFN_SIGNAL URL (Heat's
+    is a pre-signed URL) is POSTed to as it is, with no token, as
+    heat-config-notify does, and works for that deployment only; when
+    the stack times out, the deployments still waiting are FAILED (Heat's
+    create-cancel); after the delete the URL is refused. The deprecated
+    OS::Heat::SoftwareDeployments name works."""
+    heat = trustor.heat(trustor.token())
+    server = str(uuid.uuid4())  # deployments need no real server
+    tmpl = helpers.template(
+        {
+            "config": {
+                "type": "OS::Heat::SoftwareConfig",
+                "properties": {"config": "true"},
+            },
+            "deps": {
+                "type": "OS::Heat::SoftwareDeployments",
+                "properties": {
+                    "config": {"get_resource": "config"},
+                    "servers": {"0": server, "1": server, "2": server},
+                },
+            },
+        }
+    )
+    stack_id = heat.stacks.create(
+        stack_name="deploying", template=tmpl, timeout_mins=1
+    )["stack"]["id"]
+
+    def urls():
+        return [
+            {i["name"]: i["value"] for i in d["inputs"]}["deploy_signal_id"]
+            for d in heat.software_deployments.metadata(server_id=server)
+        ]
+
+    polling.until(lambda: len(urls()) == 3, 60, "three deployments", 0.2)
+    first, second, _third = urls()
+    assert "?token=hlwc-" in first
+
+    def post(url, **kwargs):
+        return requests.post(
+            url,
+            data="{}",
+            headers={"Content-Type": "application/json"},
+            timeout=30,
+            **kwargs,
+        )
+
+    base, token = first.split("?token=")
+    wrong = second.split("?token=")[1]
+    assert post(base).status_code == 401  # no token at all
+    assert post(base + "?token=" + wrong).status_code == 403
+    assert post(base + "?token=hlwc-guess").status_code == 403
+    assert post(first).status_code == 200
+
+    def statuses():
+        return sorted(
+            (d.status, d.status_reason)
+            for d in heat.software_deployments.list(server_id=server)
+        )
+
+    polling.until(
+        lambda: [s for s, _r in statuses()].count("COMPLETE") == 1,
+        30,
+        "the signalled deployment complete",
+        0.2,
+    )
+    # The other two never signal: the stack times out after a minute.
+    helpers.wait_for_status(heat, stack_id, "CREATE_FAILED", timeout=150)
+    polling.until(
+        lambda: (
+            statuses()
+            == [
+                ("COMPLETE", "Outputs received"),
+                ("FAILED", "Deployment cancelled."),
+                ("FAILED", "Deployment cancelled."),
+            ]
+        ),
+        30,
+        "the waiting deployments failed",
+        0.2,
+    )
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
+    assert post(second).status_code in (403, 404)
+
+
 def test_constraints_ask_the_cloud_as_the_requesting_user(
     cloud, keystone_heat, admin_sdk, trustor
 ):
