@@ -9,18 +9,14 @@ constraints file: editing the pins builds a new one, rerunning reuses it
 no ``.complete`` marker and is rebuilt.
 """
 
-import hashlib
 import os
-import shutil
 import subprocess
-import sys
+
+from tools import cached_venv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONSTRAINTS = os.path.join(HERE, "heat-constraints.txt")
-CACHE = os.path.join(
-    os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
-    "heat_lite",
-)
+CACHE = cached_venv.CACHE
 # What the comparison needs in Heat's venv besides Heat: the PostgreSQL
 # driver its database URL names, and a WSGI server for heat-api (Heat 27
 # ships heat-api only as a WSGI application, heat-wsgi-api).
@@ -29,8 +25,7 @@ INSTALL_TIMEOUT = 1800
 
 
 def constraints_hash(path=CONSTRAINTS):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:12]
+    return cached_venv.file_digest(path)
 
 
 def pinned_version(name, path=CONSTRAINTS):
@@ -49,28 +44,16 @@ def venv_dir(path=CONSTRAINTS):
 
 def ensure(path=CONSTRAINTS, echo=print):
     """Return the bin directory of a venv with Heat installed, building
-    it first if there is no complete one for these constraints."""
+    it first if there is no complete one for these constraints (pip's
+    output is in ``<venv>.install.log`` if it fails)."""
     target = venv_dir(path)
-    marker = os.path.join(target, ".complete")
-    if os.path.exists(marker):
-        return os.path.join(target, "bin")
-    shutil.rmtree(target, ignore_errors=True)
-    os.makedirs(CACHE, exist_ok=True)
-    echo("installing Heat into %s (takes minutes)" % target)
-    subprocess.run([sys.executable, "-m", "venv", target], check=True)
-    pip = os.path.join(target, "bin", "pip")
-    result = subprocess.run(
-        [pip, "install", "-q", "-c", path, *PACKAGES],
-        capture_output=True,
-        text=True,
+    cached_venv.ensure(
+        target,
+        ["-c", path, *PACKAGES],
+        "Heat (takes minutes)",
+        log=echo,
         timeout=INSTALL_TIMEOUT,
     )
-    if result.returncode != 0:
-        raise RuntimeError(
-            "pip install of Heat failed:\n%s" % result.stderr[-3000:]
-        )
-    with open(marker, "w") as f:
-        f.write(constraints_hash(path) + "\n")
     return os.path.join(target, "bin")
 
 

@@ -171,7 +171,7 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
 
     def _files(self):
         """The ``files`` map of the stack holding this resource."""
-        nested = stack_resource.StackResource.nested_stacks
+        nested = self.services.nested_stacks
         template_id = self.stack.get("template_id")
         if nested is None or template_id is None:
             return {}

@@ -8,20 +8,14 @@ reuses the cached one. A venv counts only once its install finished
 (a marker file written last); a half-made one is removed and redone.
 """
 
-import hashlib
 import os
-import shutil
-import subprocess
-import sys
-import time
+
+from tools import cached_venv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONSTRAINTS = os.path.join(HERE, "constraints.txt")
 DRIVER = os.path.join(HERE, "ml2_driver")
-DEFAULT_CACHE = os.path.join(
-    os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
-    "heat_lite",
-)
+DEFAULT_CACHE = cached_venv.CACHE
 # What the cloud needs; the versions come from constraints.txt.
 PACKAGES = [
     "keystone",
@@ -33,12 +27,10 @@ PACKAGES = [
     "gunicorn",
     "PyMySQL",
 ]
-_MARKER = ".minicloud-complete"
 
 
 def digest():
     """12 hex digits naming the pins and the driver's sources."""
-    sha = hashlib.sha256()
     paths = [CONSTRAINTS]
     for root, dirs, files in os.walk(DRIVER):
         dirs[:] = sorted(
@@ -53,11 +45,7 @@ def digest():
             for f in sorted(files)
             if f.endswith((".py", ".cfg", ".toml"))
         )
-    for path in paths:
-        sha.update(os.path.relpath(path, HERE).encode())
-        with open(path, "rb") as f:
-            sha.update(f.read())
-    return sha.hexdigest()[:12]
+    return cached_venv.file_digest(*paths, root=HERE)
 
 
 def path(cache_dir=None):
@@ -66,39 +54,22 @@ def path(cache_dir=None):
     )
 
 
-def ready(venv):
-    return os.path.exists(os.path.join(venv, _MARKER))
-
-
 def ensure(cache_dir=None, log=print):
     """Return the path of a complete venv, installing it if needed.
+
+    One pip run, with an isolated build of the driver (the venv's own
+    setuptools may be too old to build it without isolation).
 
     :returns: (venv path, seconds spent installing or 0.0)
     :raises subprocess.CalledProcessError: if pip fails (its output is in
         ``<venv>.install.log``).
     """
     venv = path(cache_dir)
-    if ready(venv):
-        return venv, 0.0
-    started = time.monotonic()
-    shutil.rmtree(venv, ignore_errors=True)
-    os.makedirs(os.path.dirname(venv), exist_ok=True)
-    log("installing the test cloud into %s (about a minute)" % venv)
-    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-    pip = [
-        os.path.join(venv, "bin", "pip"),
-        "install",
-        "-q",
-        "--disable-pip-version-check",
-    ]
-    with open(venv + ".install.log", "w") as out:
-        # One pip run (isolated build of the driver: the venv's own
-        # setuptools may be too old to build it without isolation).
-        subprocess.run(
-            pip + ["-c", CONSTRAINTS, *PACKAGES, DRIVER],
-            check=True,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    open(os.path.join(venv, _MARKER), "w").close()
-    return venv, time.monotonic() - started
+    spent = cached_venv.ensure(
+        venv,
+        ["-c", CONSTRAINTS, *PACKAGES, DRIVER],
+        "the test cloud (about a minute)",
+        marker=".minicloud-complete",
+        log=log,
+    )
+    return venv, spent

@@ -1,15 +1,16 @@
 """OS::Heat::SoftwareDeployment: the token of its CFN_SIGNAL URL in
 keystone mode, and the cancel of a deployment still waiting.
 
-The engine injects where configs and deployments are kept; here they are
-dicts (the database functions they stand for are tested in tests/unit/db).
+The engine gives the plugin where configs and deployments are kept (its
+services); here they are dicts (the database functions they stand for
+are tested in tests/unit/db).
 """
 
 import pytest
 
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.resources import software_config, software_deployment
+from heat_lite.resources import services, software_deployment
 
 CONF = conf.CONF
 STACK = {"id": "s1", "name": "st", "tenant": "p1"}
@@ -46,17 +47,12 @@ class Rows:
 
 
 @pytest.fixture
-def rows(monkeypatch):
-    configs, deployments = Rows(), Rows()
-    # What the engine process injects (engine/process.py).
-    monkeypatch.setattr(software_config.SoftwareConfig, "store", configs)
-    monkeypatch.setattr(
-        software_deployment.SoftwareDeployment, "deployments", deployments
-    )
-    return configs, deployments
+def rows():
+    return Rows(), Rows()
 
 
-def _deployment(name="dep", data=None):
+def _deployment(rows, name="dep"):
+    configs, deployments = rows
     props = software_deployment.SoftwareDeployment.validate_properties(
         {"server": "srv"}, "resources.%s.properties" % name
     )
@@ -64,8 +60,10 @@ def _deployment(name="dep", data=None):
         name,
         "OS::Heat::SoftwareDeployment",
         props,
-        data=data,
         stack=dict(STACK),
+        services=services.Services(
+            software_configs=configs, software_deployments=deployments
+        ),
     )
 
 
@@ -86,7 +84,7 @@ def test_keystone_mode_signal_url_carries_the_deployments_own_token(
     rows, keystone
 ):
     configs, _ = rows
-    plugin, other = _deployment(), _deployment("other")
+    plugin, other = _deployment(rows), _deployment(rows, "other")
     plugin.handle_create()
     other.handle_create()
     url = _signal_url(configs, plugin)
@@ -108,7 +106,7 @@ def test_keystone_mode_signal_url_carries_the_deployments_own_token(
 
 def test_noauth_signal_url_has_no_token(rows):
     configs, _ = rows
-    plugin = _deployment()
+    plugin = _deployment(rows)
     plugin.handle_create()
     assert "?" not in _signal_url(configs, plugin)
     assert not plugin.signal_token_matches("hlwc-anything")
@@ -116,7 +114,7 @@ def test_noauth_signal_url_has_no_token(rows):
 
 def test_cancel_fails_a_waiting_deployment_only(rows):
     _, deployments = rows
-    waiting, done = _deployment(), _deployment("done")
+    waiting, done = _deployment(rows), _deployment(rows, "done")
     waiting.handle_create()
     done.handle_create()
     deployments.rows[done.resource_id]["status"] = "COMPLETE"

@@ -1,0 +1,70 @@
+"""A virtualenv installed once and cached, keyed by a digest of its pins.
+
+The test cloud, tempest and the Heat of the benchmarks each install from
+PyPI into a venv apart from heat_lite's own (their dependency sets
+differ). Each names its venv ``<prefix>-<digest>`` under one cache
+directory, so a change of pins makes a new venv and an unchanged tree
+reuses the cached one. A venv counts only once its install finished: a
+marker file is written last, and a half-made venv is removed and redone.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+CACHE = os.path.join(
+    os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+    "heat_lite",
+)
+
+
+def file_digest(*paths, root=None):
+    """12 hex digits naming the contents of ``paths`` (and, when ``root``
+    is given, their names relative to it: a renamed file changes it)."""
+    sha = hashlib.sha256()
+    for path in paths:
+        if root is not None:
+            sha.update(os.path.relpath(path, root).encode())
+        with open(path, "rb") as f:
+            sha.update(f.read())
+    return sha.hexdigest()[:12]
+
+
+def ready(venv, marker=".complete"):
+    return os.path.exists(os.path.join(venv, marker))
+
+
+def ensure(venv, pip_args, what, marker=".complete", log=print, timeout=None):
+    """Make ``venv`` a complete venv with ``pip install -q *pip_args``
+    done in it, unless it already is one.
+
+    :returns: seconds spent installing (0.0 when the cache served)
+    :raises subprocess.CalledProcessError: if pip fails (its output is in
+        ``<venv>.install.log``).
+    """
+    if ready(venv, marker):
+        return 0.0
+    started = time.monotonic()
+    shutil.rmtree(venv, ignore_errors=True)
+    os.makedirs(os.path.dirname(venv), exist_ok=True)
+    log("installing %s into %s" % (what, venv))
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    pip = [
+        os.path.join(venv, "bin", "pip"),
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+    ]
+    with open(venv + ".install.log", "w") as out:
+        subprocess.run(
+            pip + list(pip_args),
+            check=True,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+        )
+    open(os.path.join(venv, marker), "w").close()
+    return time.monotonic() - started
