@@ -110,6 +110,33 @@ BUILD = obj(
     finished_at=TIME,
 )
 _BUILD = obj(("build",), build=BUILD)
+IMAGE = obj(
+    ("id", "project", "state", "kept_by", "retention", "created_at"),
+    id=STRING,
+    name=nullable(STRING),
+    project=STRING,
+    app_id=nullable(STRING),
+    branch=nullable(STRING),
+    build_id=nullable(STRING),
+    state={"type": "string", "enum": list(states.IMAGE)},
+    kept_by=array(ANY_OBJECT),
+    retention=_RETENTION,
+    created_at=TIME,
+    deployed_at=TIME,
+    unneeded_at=TIME,
+    hidden_at=TIME,
+    deleted_at=TIME,
+    goes_at=TIME,
+    last_error=nullable(STRING),
+)
+_STEP = obj(
+    ("id", "state", "why"),
+    id=STRING,
+    state=STRING,
+    to=nullable(STRING),
+    call=nullable(STRING),
+    why=STRING,
+)
 _IGNORED = obj(("ignored",), ignored=STRING)
 RESPONSES = {
     "webhook": (202, _BUILD),
@@ -121,6 +148,9 @@ RESPONSES = {
         obj(("log", "next_offset"), log=STRING, next_offset=INTEGER),
     ),
     "build_action": (200, _BUILD),
+    "list_images": (200, obj(("images",), images=array(IMAGE))),
+    "show_image": (200, obj(("image",), image=IMAGE)),
+    "image_action": (200, obj(("decided",), decided=array(_STEP))),
     "create_app": (201, _ONE),
     "list_apps": (200, obj(("apps",), apps=array(APP))),
     "show_app": (200, _ONE),
@@ -146,6 +176,10 @@ REQUESTS = {
     ),
     "build_action": dict(
         obj((), additional=False, cancel={"nullable": True}),
+        minProperties=1,
+    ),
+    "image_action": dict(
+        obj((), additional=False, dry_run={"nullable": True}),
         minProperties=1,
     ),
 }

@@ -512,6 +512,29 @@ _OPERATIONS = [
         "/v1/{tenant_id}/apps/{app}/builds/{build}/actions",
     ),
     (
+        "images:index",
+        _READ,
+        "List the images heat_lite built for the project's apps and what "
+        "keeps each.",
+        "GET",
+        "/v1/{tenant_id}/images",
+    ),
+    (
+        "images:show",
+        _READ,
+        "Show an image heat_lite built and what keeps it.",
+        "GET",
+        "/v1/{tenant_id}/images/{image_id}",
+    ),
+    (
+        "images:dry_run",
+        _READ,
+        "Show what the next image retention pass would do to the "
+        "project's images.",
+        "POST",
+        "/v1/{tenant_id}/images/actions",
+    ),
+    (
         "references:index",
         _READ,
         "Count the stacks using each value of a resource property.",

@@ -27,7 +27,7 @@ from oslo_db import exception as db_exc
 
 from heat_lite.common import exception
 from heat_lite.common import states as st
-from heat_lite.db import models
+from heat_lite.db import models, paging
 from heat_lite.db.session import retry_read, retry_write, transaction
 
 IMAGE = models.ManagedImage.__table__
@@ -88,6 +88,44 @@ def image_get(tenant, image_id):
     if row is None:
         raise exception.ImageNotFound(image=image_id)
     return dict(row._mapping)
+
+
+# What ``image_list(unused=True)`` shows: the last pass found nothing
+# naming them.
+UNUSED = (st.IMAGE.UNNEEDED, st.IMAGE.HIDDEN, st.IMAGE.DELETING)
+
+
+@retry_read
+def image_list(
+    tenant, app_id=None, state=None, unused=False, limit=None, marker=None
+):
+    """The project's managed images, newest first (keyset paging).
+
+    :raises Invalid: for a marker that is not an image of the project.
+    """
+    query = IMAGE.select().where(IMAGE.c.tenant == tenant)
+    if app_id is not None:
+        query = query.where(IMAGE.c.app_id == app_id)
+    if state is not None:
+        query = query.where(IMAGE.c.state == state)
+    if unused:
+        query = query.where(IMAGE.c.state.in_(UNUSED))
+    with transaction(writer=False) as conn:
+        if marker:
+            ref = conn.execute(
+                IMAGE.select().where(
+                    IMAGE.c.id == marker, IMAGE.c.tenant == tenant
+                )
+            ).first()
+            if ref is None:
+                raise exception.Invalid(message="Invalid marker: %s" % marker)
+            query = query.where(
+                paging.after(ref, [IMAGE.c.created_at, IMAGE.c.id], "desc")
+            )
+        query = query.order_by(IMAGE.c.created_at.desc(), IMAGE.c.id.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        return _dicts(conn.execute(query))
 
 
 @retry_write

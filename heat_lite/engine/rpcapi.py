@@ -43,6 +43,8 @@ History of ``RPC_API_VERSION``:
 * 1.11 - create_app, list_apps, show_app, update_app, delete_app.
 * 1.12 - app_webhook, app_push, list_builds, show_build, build_log,
   cancel_build (an app's pushes and builds; ``engine.fleet.app``).
+* 1.13 - list_images, show_image, images_dry_run (image retention;
+  ``engine.fleet.retention``).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -53,7 +55,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.12"
+RPC_API_VERSION = "1.13"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -71,10 +73,12 @@ READS = frozenset(
         "get_revision",
         "get_template",
         "identify_stack",
+        "images_dry_run",
         "list_apps",
         "list_builds",
         "build_log",
         "list_events",
+        "list_images",
         "list_outputs",
         "list_promotions",
         "list_references",
@@ -100,6 +104,7 @@ READS = frozenset(
         "show_app",
         "show_build",
         "show_event",
+        "show_image",
         "show_output",
         "show_promotion",
         "show_rollout",
@@ -1092,6 +1097,37 @@ class EngineAPI:
         return self._call(
             ctxt, "cancel_build", version="1.12", app=app, build=build
         )
+
+    # 1.13 --------------------------------------------------------------
+    def list_images(
+        self, ctxt, app=None, state=None, unused=False, limit=None, marker=None
+    ):
+        """The project's images heat_lite built, each with what keeps it
+        (call)."""
+        return self._call(
+            ctxt,
+            "list_images",
+            version="1.13",
+            app=app,
+            state=state,
+            unused=unused,
+            limit=limit,
+            marker=marker,
+        )
+
+    def show_image(self, ctxt, image_id):
+        """One image and why it is kept (call).
+
+        :raises ImageNotFound: (404).
+        """
+        return self._call(
+            ctxt, "show_image", version="1.13", image_id=image_id
+        )
+
+    def images_dry_run(self, ctxt):
+        """What the next retention pass would do to the project's images;
+        nothing changes (call)."""
+        return self._call(ctxt, "images_dry_run", version="1.13")
 
 
 class WorkerAPI:

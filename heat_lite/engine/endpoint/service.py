@@ -42,6 +42,7 @@ from heat_lite.engine.endpoint.software_deployments import (
 from heat_lite.engine.fleet.app import builds as builds_endpoint
 from heat_lite.engine.fleet.app import endpoint as app_endpoint
 from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
+from heat_lite.engine.fleet.retention import endpoint as image_endpoint
 from heat_lite.engine.fleet.rollout import endpoint as rollout_endpoint
 from heat_lite.engine.traversal import ops
 from heat_lite.engine.worker import adopt, caller
@@ -87,6 +88,7 @@ def endpoints(
         snapshots.SnapshotEndpoint(stack_ops, services),
         app_endpoint.AppEndpoint(),
         builds_endpoint.BuildEndpoint(),
+        image_endpoint.ImageEndpoint(),
     ]
     if rollouts is not None:
         found.append(rollout_endpoint.RolloutEndpoint(rollouts))

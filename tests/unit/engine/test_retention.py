@@ -10,13 +10,15 @@ Glance are in tests/functional (with the builds' image store).
 import datetime
 import uuid
 
+import oslo_messaging as messaging
 import pytest
 
 from harness import databases
 from heat_lite import conf
-from heat_lite.common import exception
+from heat_lite.common import context, exception
 from heat_lite.common import states as st
 from heat_lite.db import image_refs, models
+from heat_lite.engine.fleet.retention import endpoint as retention_endpoint
 from heat_lite.engine.fleet.retention import sweep
 from tests.unit.db import rows
 
@@ -316,3 +318,37 @@ def test_pages_cover_every_image(world):
     finally:
         CONF.clear_override("page_size", group="retention")
     assert models.utcnow()  # (the pass read its own clock, not this one)
+
+
+# The images' endpoint ------------------------------------------------------
+def test_the_endpoint_shows_each_image_with_what_keeps_it(world):
+    tenant, images, clock, pass_ = world
+    ctxt = context.RequestContext(project_id=tenant, user_id="u")
+    _, record = rows.stack()
+    used, spare = _built(tenant), _built(tenant)
+    image_refs.use(tenant, [used], record_id=record)
+    endpoint = retention_endpoint.ImageEndpoint()
+    [step] = endpoint.images_dry_run(ctxt)
+    assert (step["id"], step["to"]) == (spare, IMAGE.UNNEEDED)
+    listed = {i["id"]: i for i in endpoint.list_images(ctxt)}
+    assert [r["kind"] for r in listed[used]["kept_by"]] == ["record"]
+    assert listed[spare]["kept_by"] == [] and listed[spare]["goes_at"] is None
+    pass_.run(tenant=tenant)
+    pass_.run(tenant=tenant)
+    shown = endpoint.show_image(ctxt, spare)
+    assert shown["state"] == IMAGE.HIDDEN
+    assert shown["goes_at"] == "2026-12-01T13:00:00Z"  # hidden + 1 h grace
+    assert [i["id"] for i in endpoint.list_images(ctxt, unused=True)] == [
+        spare
+    ]
+    assert endpoint.list_images(ctxt, state=IMAGE.NEEDED)[0]["id"] == used
+    assert len(endpoint.list_images(ctxt, limit=1)) == 1
+    other = context.RequestContext(project_id="other-" + tenant, user_id="u")
+    assert endpoint.list_images(other) == []
+    for call, error in (
+        (lambda: endpoint.show_image(other, spare), exception.ImageNotFound),
+        (lambda: endpoint.list_images(ctxt, state="GONE"), exception.Invalid),
+    ):
+        with pytest.raises(messaging.ExpectedException) as info:
+            call()
+        assert isinstance(info.value.exc_info[1], error)

@@ -22,6 +22,7 @@ from heat_lite.api.controllers.v1 import (
     builds,
     changes,
     events,
+    images,
     promotions,
     query,
     references,
@@ -265,6 +266,12 @@ class Apps(Node):
     _param = ("app", App)
 
 
+class Images(Node):
+    get_all = verb(images.list_images)
+    _children = {"actions": leaf(post=images.image_action)}
+    _param = ("image_id", leaf(get=images.show_image))
+
+
 class TemplateVersion(Branch):
     _children = {"functions": leaf(get=templates.list_functions)}
 
@@ -307,6 +314,7 @@ class Tenant(Branch):
         "rollouts": Rollouts,
         "promotions": Promotions,
         "apps": Apps,
+        "images": Images,
         "references": leaf(get=references.list_references),
         "changes": leaf(get=changes.project_changes),
     }

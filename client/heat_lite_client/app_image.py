@@ -1,0 +1,127 @@
+"""``openstack app images``: the images heat_lite built for the
+project's apps, what keeps each (``--why``), which nothing names any
+more (``--unused``), and what the next retention pass would do
+(``--dry-run``) (``/v1/<project>/images``).
+"""
+
+from osc_lib import exceptions
+from osc_lib.cli import format_columns
+from osc_lib.command import command
+
+from heat_lite_client import api
+
+FIELDS = (
+    "id",
+    "name",
+    "app_id",
+    "branch",
+    "build_id",
+    "state",
+    "kept_by",
+    "retention",
+    "created_at",
+    "deployed_at",
+    "unneeded_at",
+    "hidden_at",
+    "goes_at",
+    "deleted_at",
+    "last_error",
+)
+
+
+def _reason(reason):
+    """One line for what keeps an image."""
+    kind = reason["kind"]
+    if kind == "record":
+        return "record %s (%s) of stack %s" % (
+            reason["name"],
+            reason["role"],
+            reason["stack_id"],
+        )
+    if kind == "keep_last":
+        return "keep_last (newest %d)" % reason["rank"]
+    return "%s %s" % (kind, reason["holder"])
+
+
+class ListImages(command.Lister):
+    """List the images heat_lite built for the project's apps: what
+    keeps each, or when retention retires it."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("--app", metavar="<app>", help="Only this app's")
+        parser.add_argument(
+            "--unused",
+            action="store_true",
+            help="Only images nothing names any more (unneeded, hidden or "
+            "being deleted)",
+        )
+        parser.add_argument(
+            "--why",
+            metavar="<image>",
+            help="Show one image and everything that keeps it",
+        )
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="What the next retention pass would do; nothing changes",
+        )
+        parser.add_argument("--limit", metavar="<n>", type=int)
+        parser.add_argument("--marker", metavar="<id>")
+        return parser
+
+    def take_action(self, parsed_args):
+        client = self.app.client_manager.orchestration
+        if parsed_args.why and parsed_args.dry_run:
+            raise exceptions.CommandError(
+                "--why and --dry-run exclude each other"
+            )
+        if parsed_args.why:
+            image = api.call(client, "GET", "/images/%s" % parsed_args.why)[
+                "image"
+            ]
+            rows = [(_reason(r),) for r in image["kept_by"]] or [
+                (
+                    "nothing: %s since %s"
+                    % (image["state"], image["unneeded_at"]),
+                )
+            ]
+            return ("Kept by",), rows
+        if parsed_args.dry_run:
+            steps = api.call(
+                client, "POST", "/images/actions", {"dry_run": None}
+            )["decided"]
+            return (
+                ("ID", "State", "Next state", "Image service", "Why"),
+                [
+                    (s["id"], s["state"], s["to"], s["call"], s["why"])
+                    for s in steps
+                ],
+            )
+        query = [
+            (k, v)
+            for k, v in (
+                ("app", parsed_args.app),
+                ("unused", "true" if parsed_args.unused else None),
+                ("limit", parsed_args.limit),
+                ("marker", parsed_args.marker),
+            )
+            if v is not None
+        ]
+        path = "/images"
+        if query:
+            path += "?" + "&".join("%s=%s" % kv for kv in query)
+        images = api.call(client, "GET", path)["images"]
+        columns = ("ID", "Name", "Branch", "State", "Kept By", "Goes At")
+        rows = [
+            (
+                i["id"],
+                i["name"],
+                i["branch"],
+                i["state"],
+                format_columns.ListColumn([_reason(r) for r in i["kept_by"]]),
+                i["goes_at"],
+            )
+            for i in images
+        ]
+        return columns, rows

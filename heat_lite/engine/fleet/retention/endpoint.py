@@ -1,0 +1,132 @@
+"""The images' RPC endpoint (on the ``[engine] topic``): heat_lite's view
+of the images it built, in the caller's project only, each with why it
+is kept (``db.image_refs.needed``) or since when it is unneeded and when
+it goes; and the dry run of the next retention pass for the project.
+"""
+
+import datetime
+
+import oslo_messaging as messaging
+
+from heat_lite.common import app_spec, exception
+from heat_lite.common import states as st
+from heat_lite.db import apps as db_apps
+from heat_lite.db import image_refs
+from heat_lite.engine import rpcapi
+from heat_lite.engine.endpoint.base import expected
+from heat_lite.engine.endpoint.views import timestamp
+from heat_lite.engine.fleet.app.endpoint import check_limit
+from heat_lite.engine.fleet.retention import sweep
+
+
+def _policies(tenant):
+    """``policy(app_id)``: the app's retention, read once per call (a
+    deleted app's images follow the defaults)."""
+    cache = {}
+
+    def policy(app_id):
+        if app_id not in cache:
+            spec = {}
+            if app_id is not None:
+                try:
+                    spec = db_apps.app_get(tenant, app_id)["spec"]
+                except exception.AppNotFound:
+                    pass
+            cache[app_id] = app_spec.retention(spec)
+        return cache[app_id]
+
+    return policy
+
+
+def _goes_at(row, policy):
+    """When the pass will delete it (None: not scheduled)."""
+    if row["state"] == st.IMAGE.DELETING:
+        return row["unneeded_at"] or row["hidden_at"]
+    if row["state"] != st.IMAGE.HIDDEN or policy["mode"] != "delete":
+        return None
+    if row["hidden_at"] is None:
+        return None
+    return row["hidden_at"] + datetime.timedelta(seconds=policy["grace"])
+
+
+def view(row, kept_by, policy):
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "project": row["tenant"],
+        "app_id": row["app_id"],
+        "branch": row["branch"],
+        "build_id": row["build_id"],
+        "state": row["state"],
+        "kept_by": kept_by,
+        "retention": policy,
+        "created_at": timestamp(row["created_at"]),
+        "deployed_at": timestamp(row["deployed_at"]),
+        "unneeded_at": timestamp(row["unneeded_at"]),
+        "hidden_at": timestamp(row["hidden_at"]),
+        "deleted_at": timestamp(row["deleted_at"]),
+        "goes_at": timestamp(_goes_at(row, policy)),
+        "last_error": row["last_error"],
+    }
+
+
+def _views(tenant, rows):
+    policy = _policies(tenant)
+    why = image_refs.needed(
+        [r["id"] for r in rows], lambda app_id: policy(app_id)["keep_last"]
+    )
+    return [view(r, why[r["id"]], policy(r["app_id"])) for r in rows]
+
+
+class ImageEndpoint:
+    """Image requests from the API (or any RPC client)."""
+
+    target = messaging.Target(version=rpcapi.RPC_API_VERSION)
+
+    @expected
+    def list_images(
+        self,
+        ctxt,
+        app=None,
+        state=None,
+        unused=False,
+        limit=None,
+        marker=None,
+    ):
+        if state is not None and state not in st.IMAGE:
+            raise exception.Invalid(
+                message="state must be one of %s" % ", ".join(st.IMAGE)
+            )
+        app_id = db_apps.app_get(ctxt.project_id, app)["id"] if app else None
+        rows = image_refs.image_list(
+            ctxt.project_id,
+            app_id=app_id,
+            state=state,
+            unused=bool(unused),
+            limit=check_limit(limit),
+            marker=marker,
+        )
+        return _views(ctxt.project_id, rows)
+
+    @expected
+    def show_image(self, ctxt, image_id):
+        row = image_refs.image_get(ctxt.project_id, image_id)
+        return _views(ctxt.project_id, [row])[0]
+
+    @expected
+    def images_dry_run(self, ctxt):
+        """What the next pass would do to the project's images; nothing
+        is changed (the image service is not asked)."""
+        decided = sweep.Sweep(store=None).run(
+            dry_run=True, tenant=ctxt.project_id
+        )["decided"]
+        return [
+            {
+                "id": step.image_id,
+                "state": step.frm,
+                "to": step.to,
+                "call": step.call,
+                "why": step.why,
+            }
+            for step in decided
+        ]

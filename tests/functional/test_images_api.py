@@ -1,0 +1,149 @@
+"""heat_lite's view of the images it built (issue 30.4) over the real API
+and ``openstack app images``: each image with what keeps it, the unused
+ones, the dry run of the next retention pass, other projects' images
+never shown, bad actions refused. On SQLite (heat-lite-all).
+
+The images' rows are written straight into the deployment's database
+(as a build would record its upload): no build, no Glance here. The
+pass against the test cloud's Glance is tested with the builds.
+"""
+
+import datetime
+import json
+import uuid
+
+import pytest
+import requests
+import sqlalchemy as sa
+
+from harness import deployment as deployment_mod
+from heat_lite.db import models
+from tests.functional import test_osc_plugin as osc_plugin
+
+IMAGE = models.ManagedImage.__table__
+REFERENCE = models.ImageReference.__table__
+
+
+@pytest.fixture(scope="module")
+def dep(tmp_path_factory):
+    yield from deployment_mod.running(
+        "sqlite", tmp_path_factory.mktemp("images")
+    )
+
+
+def _write(dep, *inserts):
+    engine = sa.create_engine("sqlite:///%s/heat_lite.sqlite" % dep.workdir)
+    try:
+        with engine.begin() as conn:
+            for table, values in inserts:
+                conn.execute(table.insert().values(values))
+    finally:
+        engine.dispose()
+
+
+def _image(project, name, **values):
+    return dict(
+        {
+            "id": str(uuid.uuid4()),
+            "tenant": project,
+            "name": name,
+            "state": "NEEDED",
+            "generation": 0,
+            "created_at": datetime.datetime(2026, 12, 1, 12, 0, 0),
+        },
+        **values,
+    )
+
+
+@pytest.fixture
+def images(dep):
+    project = "p" + uuid.uuid4().hex[:8]
+    kept = _image(project, "kept")
+    spare = _image(project, "spare", created_at=datetime.datetime(2026, 12, 2))
+    _write(
+        dep,
+        (IMAGE, kept),
+        (IMAGE, spare),
+        (
+            REFERENCE,
+            {
+                "image_id": kept["id"],
+                "kind": "promotion",
+                "holder": "promo-1",
+                "tenant": project,
+                "created_at": datetime.datetime(2026, 12, 1),
+            },
+        ),
+    )
+    return project, kept["id"], spare["id"]
+
+
+def _get(dep, project, path, code=200):
+    answer = requests.get(
+        dep.endpoint(project) + path, headers={"X-Auth-User": "u"}, timeout=60
+    )
+    assert answer.status_code == code, answer.text
+    return answer.json()
+
+
+def test_each_image_with_what_keeps_it(dep, images):
+    project, kept, spare = images
+    listed = _get(dep, project, "/images")["images"]
+    assert [i["id"] for i in listed] == [spare, kept]  # newest first
+    assert listed[1]["kept_by"] == [{"kind": "promotion", "holder": "promo-1"}]
+    assert listed[0]["kept_by"] == [] and listed[0]["state"] == "NEEDED"
+    assert listed[0]["retention"]["mode"] == "delete"
+    shown = _get(dep, project, "/images/" + kept)["image"]
+    assert shown["kept_by"] == listed[1]["kept_by"]
+    assert _get(dep, project, "/images?unused=true")["images"] == []
+    assert len(_get(dep, project, "/images?limit=1")["images"]) == 1
+
+
+def test_another_project_sees_none_of_them(dep, images):
+    project, kept, _ = images
+    other = "o" + project
+    assert _get(dep, other, "/images")["images"] == []
+    error = _get(dep, other, "/images/" + kept, code=404)
+    assert error["error"]["type"] == "ImageNotFound"
+
+
+def test_the_dry_run_changes_nothing(dep, images):
+    project, kept, spare = images
+    url = dep.endpoint(project) + "/images/actions"
+    answer = requests.post(
+        url, json={"dry_run": None}, headers={"X-Auth-User": "u"}, timeout=60
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["decided"] == [
+        {
+            "id": spare,
+            "state": "NEEDED",
+            "to": "UNNEEDED",
+            "call": None,
+            "why": "nothing names it",
+        }
+    ]
+    assert _get(dep, project, "/images/" + spare)["image"]["state"] == "NEEDED"
+    for body in ({}, {"purge": None}, {"dry_run": None, "x": 1}, []):
+        refused = requests.post(
+            url, json=body, headers={"X-Auth-User": "u"}, timeout=60
+        )
+        assert refused.status_code == 400, (body, refused.text)
+    bad = _get(dep, project, "/images?state=GONE", code=400)
+    assert "state" in json.dumps(bad)
+
+
+def test_openstack_app_images(dep, images):
+    project, kept, spare = images
+
+    def osc(*args):
+        return osc_plugin._osc(dep, "app", "images", *args, project=project)
+
+    listed = json.loads(osc("-f", "json").stdout)
+    assert [row["ID"] for row in listed] == [spare, kept]
+    assert listed[1]["Kept By"] == ["promotion promo-1"]
+    why = json.loads(osc("--why", kept, "-f", "json").stdout)
+    assert why == [{"Kept by": "promotion promo-1"}]
+    assert json.loads(osc("--unused", "-f", "json").stdout) == []
+    [step] = json.loads(osc("--dry-run", "-f", "json").stdout)
+    assert (step["ID"], step["Next state"]) == (spare, "UNNEEDED")
