@@ -134,6 +134,26 @@ class Request:
             )
         return value
 
+    def action(self, allowed):
+        """The one action a ``.../actions`` body names (``{"name": ...}``).
+
+        :raises BadRequest: for none, several, or one not in ``allowed``
+            (Heat's messages).
+        """
+        body = self.body()
+        if len(body) != 1:
+            raise exception.BadRequest(
+                message="Multiple actions specified"
+                if body
+                else "No action specified"
+            )
+        action = next(iter(body))
+        if action not in allowed:
+            raise exception.BadRequest(
+                message="Invalid action %s specified" % action
+            )
+        return action
+
     def body(self, any_json=False):
         """The JSON body as a dict ({} when empty).
 

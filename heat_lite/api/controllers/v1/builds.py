@@ -142,17 +142,6 @@ def build_log(req, tenant, app, build):
 @rule("apps:cancel")
 def build_action(req, tenant, app, build):
     """Cancel a build."""
-    body = req.body()
-    if len(body) != 1:
-        raise exception.BadRequest(
-            message="Multiple actions specified"
-            if body
-            else "No action specified"
-        )
-    action = next(iter(body))
-    if action not in ACTIONS:
-        raise exception.BadRequest(
-            message="Invalid action %s specified" % action
-        )
+    req.action(ACTIONS)
     found = req.engine.cancel_build(req.context, app, build)
     return Reply(200, {"build": found})

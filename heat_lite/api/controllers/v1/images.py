@@ -5,7 +5,7 @@ of the next retention pass (doc/specs/image_retention.md;
 
 from heat_lite.api import schemas
 from heat_lite.api.request import Reply, query, rule
-from heat_lite.common import exception, states
+from heat_lite.common import states
 
 STATE = {"type": "string", "enum": list(states.IMAGE)}
 
@@ -39,15 +39,5 @@ def show_image(req, tenant, image_id):
 @rule("images:dry_run")
 def image_action(req, tenant):
     """``{"dry_run": null}``: what the next retention pass would do."""
-    body = req.body()
-    if len(body) != 1:
-        raise exception.BadRequest(
-            message="Multiple actions specified"
-            if body
-            else "No action specified"
-        )
-    if "dry_run" not in body:
-        raise exception.BadRequest(
-            message="Invalid action %s specified" % next(iter(body))
-        )
+    req.action(("dry_run",))
     return Reply(200, {"decided": req.engine.images_dry_run(req.context)})

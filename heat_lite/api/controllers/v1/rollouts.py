@@ -3,7 +3,7 @@ actions (pause, resume, cancel, rollback) of rollouts (``engine.fleet``).
 """
 
 from heat_lite.api.request import Reply, rule
-from heat_lite.common import exception, rollout_spec
+from heat_lite.common import rollout_spec
 
 ACTIONS = ("pause", "resume", "cancel", "rollback")
 
@@ -39,17 +39,6 @@ def delete_rollout(req, tenant, rollout_id):
 @rule("rollouts:action")
 def rollout_action(req, tenant, rollout_id):
     """Pause, resume, cancel or roll back a rollout."""
-    body = req.body()
-    if len(body) != 1:
-        raise exception.BadRequest(
-            message="Multiple actions specified"
-            if body
-            else "No action specified"
-        )
-    action = next(iter(body))
-    if action not in ACTIONS:
-        raise exception.BadRequest(
-            message="Invalid action %s specified" % action
-        )
+    action = req.action(ACTIONS)
     rollout = req.engine.rollout_action(req.context, rollout_id, action)
     return Reply(200, {"rollout": rollout})

@@ -5,7 +5,7 @@ outputs, export/abandon and actions (snapshots: ``snapshots``)."""
 from heat_lite.api import schemas, views
 from heat_lite.api.controllers.v1 import stack_body
 from heat_lite.api.request import Reply, query, rule
-from heat_lite.common import exception, verify_spec
+from heat_lite.common import verify_spec
 
 
 def identity(tenant, name, stack_id):
@@ -183,18 +183,7 @@ ACTIONS = (
 @rule("actions:action")
 def stack_action(req, tenant, name, stack_id):
     """Suspend, resume, check or cancel an update of a stack."""
-    body = req.body()
-    if len(body) != 1:
-        raise exception.BadRequest(
-            message="Multiple actions specified"
-            if body
-            else "No action specified"
-        )
-    action = next(iter(body))
-    if action not in ACTIONS:
-        raise exception.BadRequest(
-            message="Invalid action %s specified" % action
-        )
+    action = req.action(ACTIONS)
     ident = identity(tenant, name, stack_id)
     if action in ("cancel_update", "cancel_without_rollback"):
         req.engine.stack_cancel_update(
