@@ -149,6 +149,7 @@ class BuildDriver:
             if run.row["status"] == B.BUILDING:
                 run.move(B.UPLOADING)
             self._upload(run, artifact)
+        run.check(force=True)
         if db_builds.build_newer_exists(run.row):
             raise run_mod.Superseded()
         run.move(B.DEPLOYING)

@@ -56,13 +56,15 @@ class BuildRun:
         self._lock = threading.Lock()
 
     # Ownership and cancel ------------------------------------------------
-    def check(self, cancellable=True):
-        """:raises OwnershipLost: once this engine no longer owns it.
+    def check(self, force=False):
+        """:param force: read the row now (else at most every
+            ``OWNER_CHECK`` seconds).
+        :raises OwnershipLost: once this engine no longer owns it.
         :raises Cancelled: once a user asked to cancel it."""
         if self.fence.generation != self.generation:
             keeper.hold(self.fence)
             raise keeper.OwnershipLost(self.id)
-        if time.monotonic() - self._checked < OWNER_CHECK:
+        if not force and time.monotonic() - self._checked < OWNER_CHECK:
             return
         self._checked = time.monotonic()
         row = db_builds.build_get_by_id(self.id)
@@ -71,7 +73,7 @@ class BuildRun:
         ):
             raise keeper.OwnershipLost(self.id)
         self.row = row
-        if cancellable and row["cancel_requested"]:
+        if row["cancel_requested"]:
             raise Cancelled()
 
     def reload(self):
