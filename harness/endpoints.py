@@ -10,8 +10,8 @@ from heat_lite.engine.endpoint import service
 
 
 class Engine:
-    def __init__(self, stack_ops):
-        self.endpoints = service.endpoints(stack_ops)
+    def __init__(self, stack_ops, services):
+        self.endpoints = service.endpoints(stack_ops, services)
 
     def __getattr__(self, name):
         for endpoint in self.endpoints:

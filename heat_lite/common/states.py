@@ -282,6 +282,26 @@ SNAPSHOT = Vocabulary(
     },
 )
 
+# An image heat_lite built, under retention (doc/specs/image_retention.md):
+# NEEDED while anything names it; UNNEEDED once nothing does (``report``
+# mode stops there); HIDDEN in Glance during the grace; DELETING once the
+# pass decided (a use can no longer revive it), DELETED when Glance
+# confirmed. A use revives an UNNEEDED or HIDDEN image.
+IMAGE = Vocabulary(
+    "image",
+    {
+        "NEEDED": ("UNNEEDED",),
+        "UNNEEDED": ("NEEDED", "HIDDEN", "DELETING"),
+        "HIDDEN": ("NEEDED", "DELETING"),
+        "DELETING": ("DELETED",),
+        "DELETED": (),
+    },
+    # A use may take these (straight, or after un-hiding in Glance).
+    USABLE=("NEEDED", "UNNEEDED", "HIDDEN"),
+    GONE=("DELETING", "DELETED"),
+)
+
+
 # A build of an app (doc/specs/apps.md, ``engine.fleet.app``): a push
 # becomes an image (BUILDING, UPLOADING) and then the branch's stack is
 # updated to it as a verified update (DEPLOYING, VERIFYING). Per (app,
@@ -332,6 +352,7 @@ VOCABULARIES = (
     PROMOTION,
     VERIFICATION,
     SNAPSHOT,
+    IMAGE,
     BuildStatus,
 )
 

@@ -538,6 +538,73 @@ class App(BASE):
     deleted_at = sa.Column(DateTime, nullable=True)
 
 
+class ManagedImage(BASE):
+    """An image heat_lite built, under retention
+    (doc/specs/image_retention.md; states ``common.states.IMAGE``).
+
+    ``generation`` is bumped by every use (``db.image_refs``): the
+    retirement pass moves an image only if the generation it read is
+    still the row's, so a use committed meanwhile keeps the image.
+    """
+
+    __tablename__ = "managed_image"
+    __table_args__ = (
+        sa.Index("ix_managed_image_app", "app_id", "branch", "deployed_at"),
+        sa.Index("ix_managed_image_tenant", "tenant", "state"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    app_id = sa.Column(sa.String(36), nullable=True)
+    branch = sa.Column(sa.String(255), nullable=True)
+    build_id = sa.Column(sa.String(36), nullable=True)
+    name = sa.Column(sa.String(255), nullable=True)
+    state = sa.Column(sa.String(16), nullable=False)
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    # When its build reached DEPLOYED: the order of ``keep_last``.
+    deployed_at = sa.Column(DateTime, nullable=True)
+    unneeded_at = sa.Column(DateTime, nullable=True)
+    hidden_at = sa.Column(DateTime, nullable=True)
+    delete_after = sa.Column(DateTime, nullable=True)
+    deleted_at = sa.Column(DateTime, nullable=True)
+    # Glance's last refusal (in use, protected): the next pass retries.
+    last_error = sa.Column(sa.Text, nullable=True)
+
+
+class RecordImage(BASE):
+    """An image a resource record's properties name (any role and
+    version). Counts only while the record row exists: deleting a record
+    (history trim, purge) needs no step of its own here."""
+
+    __tablename__ = "record_image"
+    __table_args__ = (
+        sa.PrimaryKeyConstraint("image_id", "resource_id"),
+        sa.Index("ix_record_image_resource", "resource_id"),
+    )
+
+    image_id = sa.Column(sa.String(36), nullable=False)
+    resource_id = sa.Column(sa.Integer, nullable=False)
+
+
+class ImageReference(BASE):
+    """An image another holder names: a snapshot, a rollout or promotion
+    that can still roll back, a build in flight, an app's template.
+    The holder removes its rows when it no longer can use the image."""
+
+    __tablename__ = "image_reference"
+    __table_args__ = (
+        sa.PrimaryKeyConstraint("image_id", "kind", "holder"),
+        sa.Index("ix_image_reference_holder", "kind", "holder"),
+    )
+
+    image_id = sa.Column(sa.String(36), nullable=False)
+    kind = sa.Column(sa.String(16), nullable=False)
+    holder = sa.Column(sa.String(64), nullable=False)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+
+
 class AppBuild(BASE):
     """One build of an app (doc/specs/apps.md): a push of a branch made
     into an image and deployed to the branch's stack.

@@ -170,11 +170,11 @@ def keeps_kind(record, new_type, new_cls):
         return True
     template = template_resource.TemplateResource
     return issubclass(new_cls, template) and issubclass(
-        _record_class(record), template
+        record_class(record), template
     )
 
 
-def _record_class(record):
+def record_class(record):
     """The plugin class of a stored record, resolved through the
     environment of the template the record was made with."""
     try:
@@ -186,13 +186,16 @@ def _record_class(record):
         return base.Resource
 
 
-def plugin_for(record, props=None):
+def plugin_for(record, services, props=None):
     """A plugin instance for a stored record (its stored properties).
 
+    The one place that makes plugin instances of records: each is given
+    ``services`` (``resources.services.Services``: the engine process's
+    ``plugin_services.EngineServices``), what it may ask of the engine.
     A record of a type no longer installed still gets a plain
     ``Resource`` so that it can be listed and deleted.
     """
-    cls = _record_class(record)
+    cls = record_class(record)
     if props is None:
         props = json.loads(record["properties_data"] or "{}")
     return cls(
@@ -202,6 +205,7 @@ def plugin_for(record, props=None):
         record["physical_resource_id"],
         json.loads(record["rsrc_data"] or "{}"),
         stack=stack_of(record),
+        services=services,
     )
 
 
@@ -224,11 +228,14 @@ class RecordScope(functions.Scope):
 
     :param records: {name: record dict} of the resources that may be
         referenced (a node's dependencies, or all current records).
+    :param services: the plugins' services (``plugin_for``), for what a
+        plugin resolves itself (a child stack's outputs).
     """
 
-    def __init__(self, bound, records):
+    def __init__(self, bound, records, services):
         self.bound = bound
         self.records = records
+        self.services = services
 
     def param(self, name):
         return self.bound.param(name)
@@ -249,7 +256,7 @@ class RecordScope(functions.Scope):
             return None
         if kind == "metadata":
             return functions.resolve(
-                defn.metadata, RecordScope(parent_bound, {})
+                defn.metadata, RecordScope(parent_bound, {}, self.services)
             )
         return getattr(defn, kind, None)
 
@@ -257,7 +264,7 @@ class RecordScope(functions.Scope):
         record = self.records.get(resource_name)
         if record is None or not record.get("physical_resource_id"):
             return resource_name
-        return plugin_for(record).get_reference_id()
+        return plugin_for(record, self.services).get_reference_id()
 
     def attribute(self, resource_name, attribute, path):
         record = self.records.get(resource_name)
@@ -269,11 +276,12 @@ class RecordScope(functions.Scope):
         if attribute not in attrs:
             # Not cached (e.g. a group's ``resource.<n>.<attr>``): ask
             # the plugin.
-            return plugin_for(record).get_attribute(attribute, path or ())
+            plugin = plugin_for(record, self.services)
+            return plugin.get_attribute(attribute, path or ())
         return base.dig(attrs.get(attribute), path)
 
 
-def resolve_output(bound, records, name):
+def resolve_output(bound, records, name, services):
     """One output resolved against ``records`` ({name: record}).
 
     Resolution errors do not fail anything: they are reported as
@@ -283,7 +291,7 @@ def resolve_output(bound, records, name):
     item = {"output_key": name, "description": output.description}
     try:
         item["output_value"] = functions.resolve(
-            output.value, RecordScope(bound, records)
+            output.value, RecordScope(bound, records, services)
         )
     except exception.HeatLiteException as exc:
         item["output_value"] = None
@@ -299,11 +307,15 @@ def current_records(stack):
     }
 
 
-def resolve_outputs(stack):
-    """The stack's outputs resolved against its current records.
+def resolve_outputs(stack, services):
+    """The stack's outputs resolved against its current records
+    (``services``: see ``plugin_for``).
 
     :returns: [{output_key, description, output_value[, output_error]}]
     """
     bound = get(stack["raw_template_id"], stack_info(stack))
     records = current_records(stack)
-    return [resolve_output(bound, records, name) for name in bound.outputs]
+    return [
+        resolve_output(bound, records, name, services)
+        for name in bound.outputs
+    ]

@@ -9,8 +9,7 @@ import time
 from heat_lite import conf
 from heat_lite.common import crypt, rpc
 from heat_lite.db import services as db_services
-from heat_lite.db import software_configs, software_deployments
-from heat_lite.engine import rpcapi
+from heat_lite.engine import plugin_services, rpcapi
 from heat_lite.engine.endpoint import goals, service, snapshots
 from heat_lite.engine.fleet.app import deploy as app_deploy
 from heat_lite.engine.fleet.app import driver as build_driver
@@ -20,15 +19,10 @@ from heat_lite.engine.fleet.promotion import runner as promotion_runner
 from heat_lite.engine.fleet.rollout import runner as rollout_runner
 from heat_lite.engine.fleet.rollout import target as rollout_target
 from heat_lite.engine.recovery import fencing, watchdog
-from heat_lite.engine.traversal import graph_cache, nested, ops, verify
+from heat_lite.engine.traversal import graph_cache, ops, verify
 from heat_lite.engine.worker import dispatch, runner
 from heat_lite.engine.worker import endpoint as worker_endpoint
-from heat_lite.resources import (
-    registry,
-    software_config,
-    software_deployment,
-    stack_resource,
-)
+from heat_lite.resources import registry
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -61,12 +55,19 @@ class EngineProcess:
             rpcapi.WorkerAPI(), self.scheduler
         )
         self.ops = ops.StackOps(self.dispatcher)
+        # What plugins may ask of the engine: one object, given to
+        # everything that makes plugin instances.
+        self.services = plugin_services.EngineServices(self.ops)
         self.runner = runner.NodeRunner(
-            self.fence, self.ops, graph_cache.GraphCache(), self.dispatcher
+            self.fence,
+            self.ops,
+            graph_cache.GraphCache(),
+            self.dispatcher,
+            self.services,
         )
         self.dispatcher.runner = self.runner
         self.ops.verifier = verify.Verifier(
-            self.ops, self.runner.graphs, self.dispatcher
+            self.ops, self.runner.graphs, self.dispatcher, self.services
         )
         self.ops.snapshots = snapshots.Snapshots()
         self.watchdog = watchdog.Watchdog(
@@ -74,7 +75,9 @@ class EngineProcess:
         )
         self.heartbeat = fencing.Heartbeat(self.fence, self.runner.drop_all)
         update_goals = goals.UpdateGoals()
-        self.service = service.EngineService(self.ops, update_goals)
+        self.service = service.EngineService(
+            self.ops, self.services, update_goals
+        )
         self.rollouts = rollout_runner.RolloutRunner(
             self.fence, rollout_target.TargetDriver(self.ops, update_goals)
         )
@@ -87,17 +90,9 @@ class EngineProcess:
             self.fence,
             build_driver.BuildDriver(
                 app_deploy.Deployer(self.ops, update_goals, poll=poll),
+                services=self.services,
                 poll=poll,
             ),
-        )
-        # Plugins that own a child stack reach the engine through this.
-        stack_resource.StackResource.nested_stacks = nested.NestedStacks(
-            self.ops
-        )
-        # And software configs are kept in the database, through this.
-        software_config.SoftwareConfig.store = software_configs
-        software_deployment.SoftwareDeployment.deployments = (
-            software_deployments
         )
         self._servers = []
 
@@ -123,6 +118,7 @@ class EngineProcess:
                 self.engine_id,
                 service.endpoints(
                     self.ops,
+                    self.services,
                     stack_service=self.service,
                     rollouts=self.rollouts,
                     promotions=self.promotions,

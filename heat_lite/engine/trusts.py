@@ -31,7 +31,7 @@ from heat_lite import conf
 from heat_lite.common import crypt, exception
 from heat_lite.conf import trustee as trustee_conf
 from heat_lite.db import trusts as db_trusts
-from heat_lite.resources.openstack import client
+from heat_lite.engine import cloud
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ def delete(stored):
     except ks_exc.ClientException as exc:
         raise _failure("delete", exc, trust_id=trust_id) from None
     finally:
-        client.forget(trust_id)
+        cloud.side().forget(trust_id)
 
 
 def _store(trust_id):
@@ -219,13 +219,6 @@ def ensure(ctxt, stack):
         delete(stored)
 
 
-def _plugin_trust(plugin):
-    stack = plugin.stack or {}
-    if not stack.get("id"):
-        return None
-    return for_stack(stack["id"], stack.get("trust"))
-
-
 class _NoTokenBodies(logging.Filter):
     """Drops keystoneauth's DEBUG dump of each login's response body: a
     trust-scoped token's body names its trust."""
@@ -234,7 +227,6 @@ class _NoTokenBodies(logging.Filter):
         return not str(record.msg).startswith('{"token"')
 
 
-client.use_trusts(_plugin_trust, trusted_session)
 # keystoneauth logs every login's token body at DEBUG on this logger
 # (when an operator turns keystoneauth's DEBUG on).
 logging.getLogger("keystoneauth.identity.v3.base").addFilter(_NoTokenBodies())

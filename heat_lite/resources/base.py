@@ -41,6 +41,7 @@ a failed create and is replaced by a new one.
 from heat_lite.common import exception
 from heat_lite.common.states import Action
 from heat_lite.resources import properties
+from heat_lite.resources import services as plugin_services
 
 UpdateReplace = exception.UpdateReplace
 
@@ -89,11 +90,10 @@ class Resource:
     # A type with nothing real behind it may skip that write.
     persist_resource_id_at_once = True
     # A plugin that acts in another service as the user who started the
-    # operation says so here; before each of its actions the engine then
-    # sets ``request_context``: a RequestContext carrying that user's
+    # operation says so here; each of its actions then gets
+    # ``services.request_context``: a RequestContext carrying that user's
     # token (keystone mode, see heat_lite.engine.worker.caller), or None.
     needs_caller_token = False
-    request_context = None
     # ``implicit_depends(defn, others, param) -> {resource name}``: the
     # resources of the same stack this one waits for although its
     # definition does not refer to them (Heat's ``add_dependencies``).
@@ -103,7 +103,14 @@ class Resource:
     implicit_depends = None
 
     def __init__(
-        self, name, type_name, props, resource_id=None, data=None, stack=None
+        self,
+        name,
+        type_name,
+        props,
+        resource_id=None,
+        data=None,
+        stack=None,
+        services=None,
     ):
         self.name = name
         self.type_name = type_name
@@ -113,12 +120,13 @@ class Resource:
         self.stack = stack or {}
         self.data_changed = False
         self.resource_id_changed = False
-        self.on_resource_id = None
+        # What the plugin may ask of the engine (resources.services); the
+        # engine binds it to each action it runs (``for_action``).
+        self.services: plugin_services.Services = (
+            services or plugin_services.UNAVAILABLE
+        )
         # The template's update_policy section, set by the engine.
         self.update_policy = {}
-        # Set by the engine while an action runs: a read-only view of the
-        # other resources of the same stack (see lookup_data()).
-        self.lookup_resource_data = None
 
     @classmethod
     def validate_properties(cls, values, path, unresolved=()):
@@ -137,11 +145,9 @@ class Resource:
         """Record the physical ID (stored at once, see above)."""
         self.resource_id = resource_id
         self.resource_id_changed = True
-        if (
-            self.on_resource_id is not None
-            and self.persist_resource_id_at_once
-        ):
-            self.on_resource_id(resource_id)
+        write = self.services.write_physical_id
+        if write is not None and self.persist_resource_id_at_once:
+            write(resource_id)
             self.resource_id_changed = False
 
     def data(self):
@@ -161,18 +167,20 @@ class Resource:
 
         For types that watch another resource (a wait condition polls its
         handle's signals). Read only, by design: a plugin changes nothing
-        but its own record. The engine provides it through the
-        ``lookup_resource_data`` callable while a handler or a
-        ``check_*_complete`` runs; elsewhere (e.g. when the API resolves
-        an attribute) it is unavailable.
+        but its own record. The engine provides it (``services``) while a
+        handler or a ``check_*_complete`` runs; elsewhere (e.g. when the
+        API resolves an attribute) it is unavailable.
 
-        :raises RuntimeError: if the engine did not provide it.
+        :raises RuntimeError: if the engine did not provide it
+            (``services.ServiceUnavailable``).
         """
-        if self.lookup_resource_data is None:
-            raise RuntimeError(
-                "resource data lookup is not available to %s here" % self.name
-            )
-        return self.lookup_resource_data(name)
+        return self.services.resource_data(name)
+
+    @property
+    def request_context(self):
+        """The caller's request context during an action of a plugin that
+        ``needs_caller_token`` (None otherwise)."""
+        return self.services.request_context
 
     def physical_resource_name(self):
         """``<stack>-<name>-<short id>``, as Heat names things."""

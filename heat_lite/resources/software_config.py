@@ -102,11 +102,13 @@ class SoftwareConfig(base.Resource):
             "The config value of the software config.", type="string"
         ),
     }
-    # Where configs are kept (``heat_lite.db.software_configs``): the
-    # engine process injects it, as it injects ``nested_stacks``, so that
-    # plugins never import the database layer; a unit test may put a
-    # fake store here.
-    store = None
+
+    @property
+    def store(self):
+        """Where configs are kept (``services.software_configs``: the
+        engine's ``heat_lite.db.software_configs``; a unit test passes a
+        fake store), so that plugins never import the database layer."""
+        return self.services.software_configs
 
     def _tenant(self):
         return self.stack.get("tenant") or ""

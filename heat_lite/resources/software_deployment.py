@@ -17,11 +17,11 @@ deployment and its derived config (after deploying DELETE, when it is
 one of ``actions``). An update that gives a new value to an input marked
 ``replace_on_change`` replaces the resource.
 
-Deployments and configs are kept in the database through ``deployments``
-and ``SoftwareConfig.store``, which the engine process injects (plugins
-never import the database layer). The deployment's output values are its
-attributes: ``deploy_stdout``, ``deploy_stderr``, ``deploy_status_code``
-and each output of the config by name.
+Deployments and configs are kept in the database through the plugin's
+services (``services.software_deployments``, ``services.software_configs``:
+plugins never import the database layer). The deployment's output values
+are its attributes: ``deploy_stdout``, ``deploy_stderr``,
+``deploy_status_code`` and each output of the config by name.
 
 ``CFN_SIGNAL`` (Heat's default) gives the agent ``deploy_signal_id``, the
 resource's signal URL on the heat_lite API (``heat-config-notify`` POSTs
@@ -37,7 +37,6 @@ import uuid
 from heat_lite.common import exception
 from heat_lite.resources import (
     base,
-    software_config,
     wait_condition_handle,
 )
 from heat_lite.resources import constraints as c
@@ -120,16 +119,19 @@ class SoftwareDeployment(base.Resource):
     # The engine gives this type's signals to its deployment
     # (``signal_software_deployment``), also while it is IN_PROGRESS.
     signals_deployment = True
-    # Where deployments are kept (``heat_lite.db.software_deployments``),
-    # injected by the engine process.
-    deployments = None
+
+    @property
+    def deployments(self):
+        """Where deployments are kept (``services.software_deployments``:
+        the engine's ``heat_lite.db.software_deployments``)."""
+        return self.services.software_deployments
 
     # Identity --------------------------------------------------------
     def _tenant(self):
         return self.stack.get("tenant") or ""
 
     def _configs(self):
-        return software_config.SoftwareConfig.store
+        return self.services.software_configs
 
     def _transport(self):
         return self.properties.get("signal_transport") or "CFN_SIGNAL"

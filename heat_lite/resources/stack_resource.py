@@ -1,8 +1,9 @@
 """Resources backed by a nested stack (template resources, groups).
 
-The engine injects ``nested_stacks`` (``heat_lite.engine.traversal.nested``) at
-start-up; a subclass only says which template its child stack converges
-on (``child_template``). Create, update, delete, suspend, resume and check
+The engine's child stacks are reached through the plugin's services
+(``services.nested_stacks``, see ``heat_lite.resources.services``); a
+subclass only says which template its child stack converges on
+(``child_template``). Create, update, delete, suspend, resume and check
 start the matching operation on the child and then poll its state, so a
 worker thread never waits and engines never call each other.
 """
@@ -58,8 +59,6 @@ class PollsStack:
 class StackResource(PollsStack, base.Resource):
     """Base class of resources that own one child stack."""
 
-    # Set by the engine process (EngineProcess) before any plugin runs.
-    nested_stacks = None
     # Every update is pushed into the child: its template may change
     # without the resource's own properties changing.
     always_update = True
@@ -67,6 +66,12 @@ class StackResource(PollsStack, base.Resource):
     # own "Stack <ACTION> started" event: this resource's IN_PROGRESS
     # event is written first, so that nested event lists read in order.
     announces_start = True
+
+    @property
+    def nested_stacks(self):
+        """The engine's child stacks (``services.nested_stacks``; None
+        outside an engine process)."""
+        return self.services.nested_stacks
 
     def child_template(self):
         """Return (template, parameters) of the child stack."""

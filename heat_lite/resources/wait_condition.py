@@ -185,7 +185,7 @@ class WaitCondition(base.Resource):
     def _resolve_attribute(self, name):
         if name != "data":
             return None
-        if self.lookup_resource_data is not None:
+        if self.services.in_action:
             try:
                 signals = self._handle_signals()
             except (HandleNotFound, ValueError):

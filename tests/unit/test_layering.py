@@ -46,6 +46,13 @@ def test_engine_never_imports_api():
     assert _violations("engine", ["heat_lite.api"]) == []
 
 
+def test_engine_never_imports_a_cloud_plugin():
+    """What the engine needs of the cloud side is ``engine.cloud``'s
+    ``CloudSide``, loaded by name (the ``heat_lite.clouds`` entry
+    points); plugins ask the engine through ``resources.services``."""
+    assert _violations("engine", ["heat_lite.resources.openstack"]) == []
+
+
 def test_api_only_talks_to_the_engine_through_rpc():
     found = _violations(
         "api",
@@ -94,8 +101,9 @@ def test_graph_is_pure():
 
 
 def test_resources_do_not_import_the_engine():
-    """Plugins reach the engine only through what it injects
-    (``nested_stacks``, ``lookup_resource_data``, the config store)."""
+    """Plugins reach the engine only through the services object it
+    gives them (``resources.services``: nested stacks, the config store,
+    resource data, physical-id writes, the acting identity)."""
     found = _violations(
         "resources",
         ["heat_lite.engine"],

@@ -11,8 +11,7 @@ import oslo_messaging as messaging
 from heat_lite.common import exception
 from heat_lite.db import session as db_session
 from heat_lite.db import stacks as db_stacks
-from heat_lite.engine import definitions, rpcapi
-from heat_lite.resources.openstack import client as cloud_client
+from heat_lite.engine import cloud, definitions, rpcapi
 
 LOG = logging.getLogger(__name__)
 # Every endpoint object of the [engine] topic serves this version: the
@@ -25,13 +24,13 @@ def expected(fn):
     database that cannot be reached becomes DatabaseUnavailable (503)
     here, since a driver's exception would reach the API as a 500.
     Custom constraints checked during the call ask the cloud as the caller
-    (``client.acting_as``: its token, in keystone mode)."""
+    (``engine.cloud``'s ``acting_as``: its token, in keystone mode)."""
 
     @functools.wraps(fn)
     def translated(*args, **kwargs):
         try:
-            with cloud_client.acting_as(
-                request=args[1] if len(args) > 1 else None
+            with cloud.side().acting_as(
+                None, request=args[1] if len(args) > 1 else None
             ):
                 return fn(*args, **kwargs)
         except exception.HeatLiteException:

@@ -126,6 +126,7 @@ def child_preview(
     record=None,
     stack_id=None,
     check=True,
+    services=None,
 ):
     """(stack dict, BoundTemplate) of the child stack a resource owning a
     nested stack would converge on, named ``<parent>-<resource>`` as in
@@ -138,6 +139,8 @@ def child_preview(
         it exists, else "None").
     :param check: check the child's resources as a create would (False:
         bind only, as a validate's ``show_nested`` does in Heat).
+    :param services: the plugins' services when the resource exists
+        (``definitions.plugin_for``; None: it does not yet).
     :raises StackValidationFailed: for a bad child template or nesting
         deeper than ``max_nested_stack_depth``.
     :raises RequestLimitExceeded: past the budget.
@@ -158,6 +161,7 @@ def child_preview(
             "id": stack["id"],
             "tenant": stack["tenant"],
         },
+        services=services,
     )
     plugin.update_policy = defn.update_policy or {}
     template, params = plugin.child_template()
@@ -230,7 +234,7 @@ def kind(old_bound, defn, record, cls, props, scope):
         return "replaced"
     if not definitions.keeps_kind(record, defn.type, cls):
         return "replaced"
-    plugin = definitions.plugin_for(record)
+    plugin = definitions.plugin_for(record, scope.services)
     if not _same_class(type(plugin), cls):
         return "replaced"
     if record["status"] == Status.FAILED and plugin.needs_replace_failed(
@@ -260,7 +264,7 @@ def _metadata_changed(old_bound, defn, scope):
         return bool(defn.metadata)
     try:
         before = old.resolve_metadata(
-            definitions.RecordScope(old_bound, scope.records)
+            definitions.RecordScope(old_bound, scope.records, scope.services)
         )
     except exception.HeatLiteException:
         return True
@@ -272,6 +276,7 @@ def update_changes(
     bound,
     old_bound,
     records,
+    services,
     show_nested=False,
     shown=None,
     budget=None,
@@ -284,6 +289,7 @@ def update_changes(
 
     :param old_bound: the stack's current BoundTemplate (or None).
     :param records: {name: current record} of the stack.
+    :param services: the plugins' services (``definitions.plugin_for``).
     :param show_nested: append the changes inside nested stacks.
     :param shown: the stack the new resources are shown in (default
         ``stack``; a nested one is named after its parent's preview).
@@ -292,9 +298,9 @@ def update_changes(
     """
     shown = shown or stack
     changes = {k: [] for k in CHANGE_KINDS}
-    scope = definitions.RecordScope(bound, records)
+    scope = definitions.RecordScope(bound, records, services)
     deps = _required_by(bound)
-    walk = _Nested(bound, shown, budget or Budget(bound))
+    walk = _Nested(bound, shown, budget or Budget(bound), services)
     for name, defn in bound.resources.items():
         record = records.get(name)
         cls, props = properties(bound, defn, scope)
@@ -329,10 +335,11 @@ class _Nested:
     child of an added or replaced one is added, and the child of an
     updated one is previewed as an update of its own (recursively)."""
 
-    def __init__(self, bound, shown, budget):
+    def __init__(self, bound, shown, budget, services):
         self.bound = bound
         self.shown = shown
         self.budget = budget
+        self.services = services
         self.changes = {k: [] for k in CHANGE_KINDS}
 
     def note(self, found, defn, cls, props, record):
@@ -387,6 +394,7 @@ class _Nested:
             self.budget,
             record,
             row["id"],
+            services=self.services,
         )
         try:
             old_bound = definitions.get(
@@ -399,6 +407,7 @@ class _Nested:
             child_bound,
             old_bound,
             definitions.current_records(row),
+            self.services,
             show_nested=True,
             shown=shown,
             budget=self.budget,
@@ -411,7 +420,7 @@ def _child_row(record):
     """The live child stack a record's resource owns, or None."""
     if record is None or not record.get("physical_resource_id"):
         return None
-    if not owns_stack(type(definitions.plugin_for(record))):
+    if not owns_stack(definitions.record_class(record)):
         return None
     try:
         row = db_stacks.stack_get(

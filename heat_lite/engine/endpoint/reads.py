@@ -25,6 +25,7 @@ from heat_lite.engine.endpoint.base import (
     records_by_name,
     required_by,
 )
+from heat_lite.resources import services as plugin_services
 
 CONF = conf.CONF
 # Public filter names of the stack list → stack columns.
@@ -106,9 +107,16 @@ def stack_filters(public):
 
 
 class ReadEndpoint:
-    """Stack, output, resource and event reads."""
+    """Stack, output, resource and event reads.
+
+    :param services: the plugins' services (``definitions.plugin_for``):
+        outputs and attributes resolve through plugins.
+    """
 
     target = TARGET
+
+    def __init__(self, services):
+        self.services: plugin_services.Services = services
 
     @staticmethod
     def _list_args(ctxt, params):
@@ -159,7 +167,9 @@ class ReadEndpoint:
             if bound.outputs:
                 records = records_by_name(stack)
                 outputs = [
-                    definitions.resolve_output(bound, records, name)
+                    definitions.resolve_output(
+                        bound, records, name, self.services
+                    )
                     for name in bound.outputs
                 ]
         result = views.stack_detail(stack, bound, outputs)
@@ -183,7 +193,7 @@ class ReadEndpoint:
         if output_key not in bound.outputs:
             raise exception.OutputNotFound(key=output_key)
         return definitions.resolve_output(
-            bound, records_by_name(stack), output_key
+            bound, records_by_name(stack), output_key, self.services
         )
 
     @expected
@@ -287,10 +297,10 @@ class ReadEndpoint:
             resource_name, ""
         )
         if with_attr:
-            plugin = definitions.plugin_for(record)
+            plugin = definitions.plugin_for(record, self.services)
             if plugin.needs_caller_token:
                 # Live attributes are read as the user asking for them.
-                plugin.request_context = ctxt
+                plugin.services = self.services.for_call(ctxt)
             for name in with_attr:
                 result["attributes"].setdefault(
                     name, plugin.get_attribute(name)
@@ -422,9 +432,9 @@ def _matches(record, filters):
     return True
 
 
-def resource_metadata(stack, record):
+def resource_metadata(stack, record, services):
     """Stored metadata, else the template's resolved against the current
-    records."""
+    records (``services``: see ``definitions.plugin_for``)."""
     if record.get("rsrc_metadata"):
         return json.loads(record["rsrc_metadata"])
     bound = bound_template(stack)
@@ -432,5 +442,5 @@ def resource_metadata(stack, record):
     if defn is None:
         return {}
     return defn.resolve_metadata(
-        definitions.RecordScope(bound, records_by_name(stack))
+        definitions.RecordScope(bound, records_by_name(stack), services)
     )

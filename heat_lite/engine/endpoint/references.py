@@ -16,6 +16,7 @@ from heat_lite.common import exception
 from heat_lite.db import references as db_references
 from heat_lite.engine import definitions
 from heat_lite.engine.endpoint.base import TARGET, expected
+from heat_lite.resources import services as plugin_services
 
 
 def _key(value):
@@ -23,7 +24,7 @@ def _key(value):
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _rollback_values(stack, type_name, prop):
+def _rollback_values(stack, type_name, prop, services):
     """The values of ``prop`` in the resources of ``type_name`` of the
     stack's last COMPLETE template ([] if it cannot be bound)."""
     try:
@@ -31,7 +32,7 @@ def _rollback_values(stack, type_name, prop):
             stack["prev_raw_template_id"], definitions.stack_info(stack)
         )
         scope = definitions.RecordScope(
-            bound, definitions.current_records(stack)
+            bound, definitions.current_records(stack), services
         )
         found = []
         for defn in bound.resources.values():
@@ -44,13 +45,14 @@ def _rollback_values(stack, type_name, prop):
         return []
 
 
-def count(tenant, type_name, prop):
+def count(tenant, type_name, prop, services):
     """[{value, stacks, current, retained}] ordered by stacks (most
-    first), then value."""
+    first), then value (``services``: the plugins', for the values a
+    rollback template resolves)."""
     counts = db_references.value_counts(tenant, type_name, prop)
     off = db_references.stacks_off_their_rollback_template(tenant)
     for value, (users, kept) in _off_template_counts(
-        off, type_name, prop
+        off, type_name, prop, services
     ).items():
         row = counts.setdefault(value, [0, 0])
         row[0] += users
@@ -68,7 +70,7 @@ def count(tenant, type_name, prop):
     return rows
 
 
-def _off_template_counts(stacks, type_name, prop):
+def _off_template_counts(stacks, type_name, prop, services):
     """{value: (current, retained only)} of the stacks off their last
     COMPLETE template (the database leaves these to us): their records'
     values, and their rollback template's as retained."""
@@ -83,7 +85,7 @@ def _off_template_counts(stacks, type_name, prop):
         held = current if role == "current" else retained
         held.setdefault(_key(props[prop]), set()).add(stack_id)
     for stack in stacks:
-        for value in _rollback_values(stack, type_name, prop):
+        for value in _rollback_values(stack, type_name, prop, services):
             retained.setdefault(_key(value), set()).add(stack["id"])
     return {
         value: (
@@ -95,9 +97,15 @@ def _off_template_counts(stacks, type_name, prop):
 
 
 class ReferenceEndpoint:
-    """``list_references`` of the [engine] topic."""
+    """``list_references`` of the [engine] topic.
+
+    :param services: the plugins' services (``definitions.plugin_for``).
+    """
 
     target = TARGET
+
+    def __init__(self, services):
+        self.services: plugin_services.Services = services
 
     @expected
     def list_references(self, ctxt, type_name, prop, all_projects=False):
@@ -107,4 +115,4 @@ class ReferenceEndpoint:
         if not type_name or not prop:
             raise exception.Invalid(message="type and property are required")
         tenant = None if all_projects else ctxt.project_id
-        return count(tenant, type_name, prop)
+        return count(tenant, type_name, prop, self.services)

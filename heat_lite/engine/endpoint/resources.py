@@ -29,6 +29,7 @@ from heat_lite.engine.endpoint.base import (
 )
 from heat_lite.engine.endpoint.reads import resource_metadata
 from heat_lite.engine.worker import hooks
+from heat_lite.resources import services as plugin_services
 
 CONF = conf.CONF
 UNHEALTHY_REASON = "state changed by resource_mark_unhealthy api"
@@ -54,13 +55,15 @@ def _busy(stack, record):
     )
 
 
-def _token_may_signal(stack, resource_name, token):
+def _token_may_signal(stack, resource_name, token, services):
     """Refuse a handle token that is not the token of ``resource_name``.
 
     :raises Forbidden: another resource's token, or a resource that has
         none (not a TOKEN_SIGNAL handle).
     """
-    plugin = definitions.plugin_for(find_record(stack, resource_name))
+    plugin = definitions.plugin_for(
+        find_record(stack, resource_name), services
+    )
     matches = getattr(plugin, "signal_token_matches", None)
     if matches is None or not matches(token):
         raise exception.Forbidden(action="signal %s" % resource_name)
@@ -90,11 +93,11 @@ def _keep_signal(stack, record, plugin, details):
         raise exception.TooManySignals(name=record["name"], limit=limit)
 
 
-def metadata_of(stack, record):
+def metadata_of(stack, record, services):
     """The resource's metadata; a type whose signals the engine keeps
     shows them there, ``{id: signal}``, as Heat's handles do."""
-    metadata = resource_metadata(stack, record)
-    if hasattr(definitions.plugin_for(record), "signal_entry"):
+    metadata = resource_metadata(stack, record, services)
+    if hasattr(definitions.plugin_for(record, services), "signal_entry"):
         metadata = dict(metadata, **db_signals.resource_signals(record["id"]))
     if record["type"] == SERVER_TYPE and record["physical_resource_id"]:
         # What os-collect-config reads: the server's deployments, as
@@ -126,7 +129,7 @@ def _plugin_signal(stack, record, plugin, details):
     """Run the plugin's ``handle_signal``; store what it changed in its
     data and metadata, with the SIGNAL event, if the record is still the
     version read and nobody locked it meanwhile."""
-    metadata = resource_metadata(stack, record)
+    metadata = resource_metadata(stack, record, plugin.services)
     plugin.metadata = json.loads(json.dumps(metadata))
     try:
         reason = plugin.handle_signal(details)
@@ -164,14 +167,22 @@ def _plugin_signal(stack, record, plugin, details):
 
 
 class ResourceEndpoint:
-    """Resource metadata, signal and mark-unhealthy."""
+    """Resource metadata, signal and mark-unhealthy.
+
+    :param services: the plugins' services (``definitions.plugin_for``).
+    """
 
     target = TARGET
+
+    def __init__(self, services):
+        self.services: plugin_services.Services = services
 
     @expected
     def resource_metadata(self, ctxt, stack_identity, resource_name):
         stack = find_stack(ctxt, stack_identity)
-        return metadata_of(stack, find_record(stack, resource_name))
+        return metadata_of(
+            stack, find_record(stack, resource_name), self.services
+        )
 
     @expected
     def resource_signal(self, ctxt, stack_identity, resource_name, details):
@@ -180,13 +191,13 @@ class ResourceEndpoint:
         token = getattr(ctxt, "handle_token", None)
         if token is not None:
             # A handle's own token (keystone mode): only that handle.
-            _token_may_signal(stack, resource_name, token)
+            _token_may_signal(stack, resource_name, token, self.services)
         if isinstance(details, dict) and "unset_hook" in details:
             # A breakpoint is cleared whatever the resource type.
             hooks.clear(stack["id"], resource_name, details["unset_hook"])
             return None
         record = find_record(stack, resource_name)
-        plugin = definitions.plugin_for(record)
+        plugin = definitions.plugin_for(record, self.services)
         if getattr(plugin, "signals_deployment", False):
             return _deployment_signal(stack, record, details)
         keeps = hasattr(plugin, "signal_entry")

@@ -44,6 +44,7 @@ from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
 from heat_lite.engine.fleet.rollout import endpoint as rollout_endpoint
 from heat_lite.engine.traversal import ops
 from heat_lite.engine.worker import adopt, caller
+from heat_lite.resources import services as plugin_services
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -56,7 +57,9 @@ _UUID_RE = re.compile(
 _expected = expected
 
 
-def endpoints(stack_ops, stack_service=None, rollouts=None, promotions=None):
+def endpoints(
+    stack_ops, services, stack_service=None, rollouts=None, promotions=None
+):
     """The endpoint objects of the [engine] topic, for one RPC server.
 
     oslo.messaging finds each method on whichever of them has it; each is
@@ -66,25 +69,29 @@ def endpoints(stack_ops, stack_service=None, rollouts=None, promotions=None):
     work on the database alone; the fleet's need the process's runners (an
     engine without them answers no fleet call).
 
+    :param services: the plugins' services (``resources.services``):
+        whatever makes plugin instances is given them.
     :param rollouts: the ``fleet.rollout.runner.RolloutRunner``.
     :param promotions: the ``fleet.promotion.runner.PromotionRunner``.
     """
     found = [
-        stack_service or EngineService(stack_ops),
-        ReadEndpoint(),
-        ResourceEndpoint(),
+        stack_service or EngineService(stack_ops, services),
+        ReadEndpoint(services),
+        ResourceEndpoint(services),
         CatalogEndpoint(),
         SoftwareConfigEndpoint(),
         SoftwareDeploymentEndpoint(),
-        ReferenceEndpoint(),
+        ReferenceEndpoint(services),
         ChangesEndpoint(),
-        snapshots.SnapshotEndpoint(stack_ops),
+        snapshots.SnapshotEndpoint(stack_ops, services),
         app_endpoint.AppEndpoint(),
     ]
     if rollouts is not None:
         found.append(rollout_endpoint.RolloutEndpoint(rollouts))
     if promotions is not None:
-        found.append(promotion_endpoint.PromotionEndpoint(promotions))
+        found.append(
+            promotion_endpoint.PromotionEndpoint(promotions, services)
+        )
     return found
 
 
@@ -97,8 +104,11 @@ class EngineService:
 
     target = TARGET
 
-    def __init__(self, stack_ops, update_goals=None):
-        self.ops = stack_ops
+    def __init__(self, stack_ops, services, update_goals=None):
+        self.ops: ops.StackOps = stack_ops
+        # The plugins' services (previews and a delete's snapshots make
+        # plugins).
+        self.services: plugin_services.Services = services
         # Checks an update's new goal (a rollout's targets use it too).
         self.goals = update_goals or goals.UpdateGoals()
 
@@ -292,6 +302,7 @@ class EngineService:
             bound,
             old_bound,
             records_by_name(stack),
+            self.services,
             show_nested=show_nested,
         )
 
@@ -306,7 +317,7 @@ class EngineService:
                 "Stack %s is deleted without a trust: %s", stack["id"], exc
             )
         # Heat's order: the snapshots (and their images) go first.
-        snapshots.delete_all(stack)
+        snapshots.delete_all(stack, self.services)
         self.ops.start(stack, Action.DELETE, caller_token=caller.keep(ctxt))
 
     @_expected

@@ -56,7 +56,7 @@ def view(snapshot):
     }
 
 
-def _plugin(stack, entry):
+def _plugin(stack, entry, services):
     """A plugin of the resource a snapshot entry describes (acting
     through the stack's trust), or None for a type no longer known."""
     record = {
@@ -73,25 +73,26 @@ def _plugin(stack, entry):
         "uuid": None,
     }
     try:
-        return definitions.plugin_for(record)
+        return definitions.plugin_for(record, services)
     except exception.HeatLiteException:
         return None
 
 
-def delete_artifacts(stack, snapshot):
-    """Delete what the resources made for ``snapshot`` (their images).
+def delete_artifacts(stack, snapshot, services):
+    """Delete what the resources made for ``snapshot`` (their images),
+    through plugins made with ``services`` (``definitions.plugin_for``).
 
     :raises HeatLiteException: a cloud refusing; the snapshot stays.
     """
     resources = (snapshot.get("data") or {}).get("resources") or {}
     for entry in resources.values():
-        plugin = _plugin(stack, entry)
+        plugin = _plugin(stack, entry, services)
         handle = getattr(plugin, "handle_delete_snapshot", None)
         if handle is not None:
             handle(entry)
 
 
-def delete_all(stack):
+def delete_all(stack, services):
     """Delete every snapshot of ``stack`` (before the stack's delete).
 
     A snapshot still being taken has no data yet: the images its walk
@@ -101,11 +102,11 @@ def delete_all(stack):
     for snapshot in db_snapshots.snapshot_list(stack["id"]):
         if snapshot["status"] == S.IN_PROGRESS:
             snapshot = dict(snapshot, data=abandon.export(stack))
-        delete_artifacts(stack, snapshot)
+        delete_artifacts(stack, snapshot, services)
         db_snapshots.snapshot_delete(stack["id"], snapshot["id"])
 
 
-def restore_template(stack, data):
+def restore_template(stack, data, services):
     """The snapshot's template, each resource that can restore itself
     given its properties from its snapshot entry."""
     template = copy.deepcopy(data["template"])
@@ -113,7 +114,7 @@ def restore_template(stack, data):
     for name, entry in (data.get("resources") or {}).items():
         if name not in defined:
             continue
-        plugin = _plugin(stack, entry)
+        plugin = _plugin(stack, entry, services)
         restore = getattr(plugin, "restore_properties", None)
         if restore is None:
             continue
@@ -143,8 +144,9 @@ class SnapshotEndpoint:
 
     target = TARGET
 
-    def __init__(self, stack_ops):
+    def __init__(self, stack_ops, services):
         self.ops = stack_ops
+        self.services = services
 
     @expected
     def stack_snapshot(self, ctxt, stack_identity, name):
@@ -219,7 +221,7 @@ class SnapshotEndpoint:
             raise exception.ActionInProgress(
                 stack_name=stack["name"], action="SNAPSHOT"
             )
-        delete_artifacts(stack, snapshot)
+        delete_artifacts(stack, snapshot, self.services)
         db_snapshots.snapshot_delete(stack["id"], snapshot_id)
 
     @expected
@@ -236,7 +238,7 @@ class SnapshotEndpoint:
         stacks.check_start(stack, "RESTORE")
         trusts.ensure(ctxt, stack)
         data = snapshot["data"]
-        template = restore_template(stack, data)
+        template = restore_template(stack, data, self.services)
         env = validation.environment(data["environment"], None)
         files = data.get("files") or {}
         bound = validation.bind(

@@ -19,6 +19,8 @@ from heat_lite.db import records as db_records
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, limits, validation
 from heat_lite.engine.template import registry as type_registry
+from heat_lite.engine.traversal import ops
+from heat_lite.resources import services as plugin_services
 
 CONF = conf.CONF
 _ARN = "arn:openstack:heat::%s:stacks/%s/%s"
@@ -58,10 +60,17 @@ def referenced_files(files, text):
 
 
 class NestedStacks:
-    """Child-stack operations, bound to the engine's StackOps."""
+    """Child-stack operations, bound to the engine's StackOps
+    (``resources.services.NestedStacks``).
 
-    def __init__(self, stack_ops):
-        self.ops = stack_ops
+    :param stack_ops: the process's ``traversal.ops.StackOps``.
+    :param services: the services object this is part of: the plugins of
+        a child's resources are made with it.
+    """
+
+    def __init__(self, stack_ops, services):
+        self.ops: ops.StackOps = stack_ops
+        self.services: plugin_services.Services = services
 
     @staticmethod
     def _child_inputs(
@@ -198,17 +207,15 @@ class NestedStacks:
             return None
         return stack["action"], stack["status"], stack["status_reason"]
 
-    @staticmethod
-    def outputs(stack_id):
+    def outputs(self, stack_id):
         """{key: value} of the child's outputs (errors give None)."""
         stack = db_stacks.stack_get(stack_id)
         return {
             o["output_key"]: o.get("output_value")
-            for o in definitions.resolve_outputs(stack)
+            for o in definitions.resolve_outputs(stack, self.services)
         }
 
-    @staticmethod
-    def output_error(stack_id, key):
+    def output_error(self, stack_id, key):
         """The child's ``output_error`` of output ``key`` (None if it
         resolves)."""
         stack = db_stacks.stack_get(stack_id)
@@ -218,17 +225,16 @@ class NestedStacks:
         if key not in bound.outputs:
             return None
         records = definitions.current_records(stack)
-        return definitions.resolve_output(bound, records, key).get(
-            "output_error"
-        )
+        return definitions.resolve_output(
+            bound, records, key, self.services
+        ).get("output_error")
 
-    @staticmethod
-    def members(stack_id):
+    def members(self, stack_id):
         """{name: (reference id, {attribute: value})} of the child's
         current resources."""
         result = {}
         for record in db_records.resource_get_all(stack_id):
-            plugin = definitions.plugin_for(record)
+            plugin = definitions.plugin_for(record, self.services)
             result[record["name"]] = (
                 plugin.get_reference_id()
                 if record["physical_resource_id"]

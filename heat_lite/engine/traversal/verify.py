@@ -59,12 +59,15 @@ class Verifier:
     :param graphs: the ``GraphCache`` (says which traversals verify
         without a query).
     :param dispatcher: schedules the looks and drives what they return.
+    :param services: the plugins' services (outputs are resolved with
+        them: ``definitions.resolve_outputs``).
     """
 
-    def __init__(self, ops, graphs, dispatcher):
+    def __init__(self, ops, graphs, dispatcher, services):
         self.ops = ops
         self.graphs = graphs
         self.dispatcher = dispatcher
+        self.services = services
         # Traversals this process has a look scheduled for.
         self._scheduled = set()
         self._lock = threading.Lock()
@@ -150,7 +153,7 @@ class Verifier:
                     )
                 continue
             if outputs is None:
-                outputs = _outputs(stack)
+                outputs = _outputs(stack, self.services)
             name = check["output"]
             if name not in outputs:
                 return FAIL, "check %s failed: no output %s" % (
@@ -256,11 +259,11 @@ def _not_verifying(row):
     return None
 
 
-def _outputs(stack):
+def _outputs(stack, services):
     """{output name: value} of the stack now (errors read as None)."""
     return {
         o["output_key"]: o.get("output_value")
-        for o in definitions.resolve_outputs(stack)
+        for o in definitions.resolve_outputs(stack, services)
     }
 
 

@@ -8,7 +8,6 @@ the record's ``lease.Lease``) by the phase that decided what to do
 """
 
 import dataclasses
-import functools
 import json
 import logging
 from typing import Any
@@ -20,13 +19,15 @@ from heat_lite.db import locks as db_locks
 from heat_lite.db import models
 from heat_lite.db import records as db_records
 from heat_lite.db import session as db_session
-from heat_lite.db import signals as db_signals
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions
+from heat_lite.engine.recovery import fencing
 from heat_lite.engine.traversal import ops
 from heat_lite.engine.traversal.planner import UPDATE
-from heat_lite.engine.worker import caller, failures, hooks
+from heat_lite.engine.worker import caller, dispatch, failures, hooks, lease
+from heat_lite.engine.worker import successors as successors_mod
 from heat_lite.resources import base, transient
+from heat_lite.resources import services as plugin_services
 
 LOG = logging.getLogger(__name__)
 
@@ -133,15 +134,20 @@ class ActionRunner:
         makes ready).
     :param scheduler: the dispatcher: ``later`` runs a poll again.
     :param rerun: runs a node again (a ``pre-*`` hook was cleared).
+    :param services: the plugins' services (``resources.services``): the
+        worker's plugins are made here (``plugin_for``), with them.
     """
 
-    def __init__(self, fence, locks, stacks, successors, scheduler, rerun):
-        self.fence = fence
-        self.locks = locks
-        self.stacks = stacks
-        self.successors = successors
-        self.scheduler = scheduler
+    def __init__(
+        self, fence, locks, stacks, successors, scheduler, rerun, services
+    ):
+        self.fence: fencing.Fence = fence
+        self.locks: lease.LockTable = locks
+        self.stacks: ops.StackOps = stacks
+        self.successors: successors_mod.Successors = successors
+        self.scheduler: dispatch.Dispatcher = scheduler
         self.rerun = rerun
+        self.services: plugin_services.Services = services
 
     # Running and polling actions -----------------------------------------
     def start(self, job, handle, on_replace=None):
@@ -162,22 +168,23 @@ class ActionRunner:
             job.generation = self.fence.generation
         owner = job.owner
         notify.resource_event(job.record, job.action, "start")
-        # A handle's data comes with the signals kept in their own rows.
-        job.plugin.lookup_resource_data = functools.partial(
-            db_signals.resource_data_by_name, job.record["stack_id"]
-        )
 
         def write_now(physical_id):
             db_records.resource_progress(
                 record_id, owner, {"physical_resource_id": physical_id}
             )
 
-        job.plugin.on_resource_id = (
-            None if _id_waits_for_finish(job) else write_now
+        # The plugin's services, bound to this action: other resources'
+        # data (a handle's comes with the signals kept in their own rows),
+        # the physical ID's write, the caller's token.
+        bound = job.plugin.services.for_action(
+            job.record["stack_id"],
+            None if _id_waits_for_finish(job) else write_now,
         )
+        job.plugin.services = bound
         try:
             if job.plugin.needs_caller_token:
-                job.plugin.request_context = caller.request_context(
+                bound.request_context = caller.request_context(
                     job.record, job.traversal
                 )
             if getattr(job.plugin, "announces_start", False):
@@ -191,7 +198,7 @@ class ActionRunner:
             return self.job_failed(job, exc)
         # A physical ID the handler set and did not store is written by
         # the finish, or by the progress write before the first wait.
-        job.plugin.on_resource_id = write_now
+        bound.write_physical_id = write_now
         return self._poll(job)
 
     def instant(self, job, handle):
@@ -532,17 +539,21 @@ class ActionRunner:
             dict(record),
             node,
             action,
-            definitions.plugin_for(record),
+            self.plugin_for(record),
             started=models.utcnow(),
             lease=lease,
         )
         return self.job_failed(job, exc)
 
-    @staticmethod
-    def plugin(cls, record, props):
+    def plugin_for(self, record, props=None):
+        """A plugin for a stored record (``definitions.plugin_for``), made
+        with the process's services."""
+        return definitions.plugin_for(record, self.services, props)
+
+    def plugin(self, cls, record, props):
         """A plugin of class ``cls`` for ``record``, acting for the stack's
         goal template."""
-        plugin = definitions.plugin_for(record, props)
+        plugin = self.plugin_for(record, props)
         if type(plugin) is not cls:
             plugin = cls(
                 plugin.name,
@@ -551,6 +562,7 @@ class ActionRunner:
                 plugin.resource_id,
                 plugin.data(),
                 plugin.stack,
+                services=self.services,
             )
         plugin.stack["template_id"] = record["stack_template_id"]
         return plugin

@@ -71,7 +71,7 @@ class CleanupPhase:
             )
         if self.actions.held(node, record, "pre-delete", Action.DELETE):
             return []
-        plugin = definitions.plugin_for(record)
+        plugin = self.actions.plugin_for(record)
         job = actions.job_for(record, node, Action.DELETE, plugin, values)
         if not _keep_physical(record, plugin):
             done = self.actions.instant(job, _delete_handler(record, plugin))
@@ -85,7 +85,7 @@ class CleanupPhase:
     def _delete(self, node, record, lease, plugin=None):
         """Delete ``record`` under ``lease`` (or keep its physical
         resource, see ``_keep_physical``)."""
-        plugin = plugin or definitions.plugin_for(record)
+        plugin = plugin or self.actions.plugin_for(record)
         job = actions.job_for(
             record,
             node,
@@ -180,7 +180,7 @@ class SimpleActions:
         lease = self.locks.take(record, node.traversal, action)
         if lease is None:
             return []
-        plugin = definitions.plugin_for(record)
+        plugin = self.actions.plugin_for(record)
         job = actions.job_for(
             record,
             node,

@@ -21,6 +21,8 @@ The runner only wires its collaborators, each given what it uses::
 """
 
 from heat_lite.db import session as db_session
+from heat_lite.engine.recovery import fencing
+from heat_lite.engine.traversal import graph_cache, ops
 from heat_lite.engine.traversal.planner import BARRIER, STACK, UPDATE
 from heat_lite.engine.worker import (
     actions,
@@ -45,38 +47,48 @@ class NodeRunner:
         failed resources.
     :param graphs: the process's ``traversal.graph_cache.GraphCache``.
     :param scheduler: the dispatcher (``later``, ``draining``).
+    :param services: the plugins' services (``resources.services``).
     """
 
-    def __init__(self, fence, stacks, graphs, scheduler):
-        self.fence = fence
-        self.stacks = stacks
-        self.graphs = graphs
-        self.locks = lease.LockTable(fence, scheduler)
-        self.prelocks = prelock.Prelocks(self.locks)
-        self.successors = successors.Successors(
+    def __init__(self, fence, stacks, graphs, scheduler, services):
+        self.fence: fencing.Fence = fence
+        self.stacks: ops.StackOps = stacks
+        self.graphs: graph_cache.GraphCache = graphs
+        self.locks: lease.LockTable = lease.LockTable(fence, scheduler)
+        self.prelocks: prelock.Prelocks = prelock.Prelocks(self.locks)
+        self.successors: successors.Successors = successors.Successors(
             graphs, scheduler, self.prelocks, handon.HandedOn()
         )
-        self.actions = actions.ActionRunner(
+        self.actions: actions.ActionRunner = actions.ActionRunner(
             fence,
             self.locks,
             stacks,
             self.successors,
             scheduler,
             rerun=lambda node: self.run(*node),
+            services=services,
         )
         simple = cleanup_phase.SimpleActions(
             self.actions, self.locks, self.successors
         )
-        self.update_phase = update_phase.UpdatePhase(
+        self.update_phase: update_phase.UpdatePhase = update_phase.UpdatePhase(
             self.actions,
             changes.Changes(self.actions, self.locks, stacks, self.successors),
             simple,
             self.successors,
         )
-        self.cleanup_phase = cleanup_phase.CleanupPhase(
-            self.actions, self.locks, self.successors, simple, self.prelocks
+        self.cleanup_phase: cleanup_phase.CleanupPhase = (
+            cleanup_phase.CleanupPhase(
+                self.actions,
+                self.locks,
+                self.successors,
+                simple,
+                self.prelocks,
+            )
         )
-        self.failures = failures.NodeFailures(self.locks, stacks)
+        self.failures: failures.NodeFailures = failures.NodeFailures(
+            self.locks, stacks
+        )
 
     def run(self, stack_id, traversal, entity, phase):
         """Run node (entity, phase) of ``traversal``; return next nodes.

@@ -12,12 +12,11 @@ import json
 from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
 from heat_lite.db import records as db_records
-from heat_lite.engine import definitions
+from heat_lite.engine import cloud, definitions
 from heat_lite.engine.template import registry as type_registry
 from heat_lite.engine.traversal.planner import FORWARD_ONLY
 from heat_lite.engine.worker import actions
 from heat_lite.resources import base
-from heat_lite.resources.openstack import client as cloud_client
 
 
 def runs(record, traversal):
@@ -134,9 +133,12 @@ class UpdatePhase:
             cls = definitions.plugin_class(
                 bound.environment, defn.name, defn.type, bound.files
             )
-            scope = definitions.RecordScope(bound, deps)
+            services = self.actions.services
+            scope = definitions.RecordScope(bound, deps, services)
             # Custom constraints ask the cloud through the stack's trust.
-            with cloud_client.acting_as(stack=definitions.stack_of(record)):
+            with cloud.side().acting_as(
+                services, stack=definitions.stack_of(record)
+            ):
                 props = cls.validate_properties(
                     defn.resolve_properties(scope),
                     "resources.%s.properties" % defn.name,

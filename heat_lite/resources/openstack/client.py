@@ -13,13 +13,19 @@ Identities:
 * keystone mode: the user who made the stack. That is done through a
   Keystone trust from the user to heat_lite's service user, made when the
   stack operation is accepted (Heat's ``deferred_auth_method = trusts``,
-  see ``heat_lite.engine.trusts``, which tells this module how to find a
-  plugin's trust and how to log in with one: ``use_trusts``); key
-  ``("trust", <trust id>)``. A stack without a trust refuses to act
+  see ``heat_lite.engine.trusts``). A plugin finds its stack's trust and
+  logs in with it through its services object (``services.trust_id``,
+  ``services.trusted_session``, see ``heat_lite.resources.services``);
+  key ``("trust", <trust id>)``. A stack without a trust refuses to act
   rather than act in another identity on a user's behalf.
 
 Endpoints come from the identity's service catalog (``region_name``,
 ``interface``).
+
+The engine imports nothing of this package: what it asks of the cloud
+side (who custom constraints act as during a call, forgetting the
+connection of a deleted trust) is ``Cloud``, the ``openstack`` entry point
+of ``heat_lite.clouds`` (``resources.services.CloudSide``).
 """
 
 import collections
@@ -44,7 +50,6 @@ _LOCK = threading.Lock()
 # again). Trusts of stacks deleted by another engine age out this way.
 _CONNECTIONS = collections.OrderedDict()
 MAX_CONNECTIONS = 256
-_TRUSTS = {}
 # Who a custom constraint asks the cloud as (see acting_as).
 _ACTING = contextvars.ContextVar("heat_lite_acting", default=None)
 
@@ -98,12 +103,13 @@ class NotFound(exception.HeatLiteException):
     msg_fmt = "%(message)s"
 
 
-def use_trusts(trust_of, session_for):
-    """How keystone mode finds a plugin's trust, ``trust_of(plugin) ->
-    trust id or None``, and logs in with it, ``session_for(trust id) ->
-    keystoneauth1 session`` (set by the engine)."""
-    _TRUSTS["trust_of"] = trust_of
-    _TRUSTS["session_for"] = session_for
+def _trust_of(plugin):
+    """The trust ``plugin``'s stack acts through (None: none, or no
+    services to ask)."""
+    services = getattr(plugin, "services", None)
+    if plugin is None or services is None:
+        return None
+    return services.trust_id(plugin.stack or {})
 
 
 def identity(plugin=None):
@@ -114,8 +120,7 @@ def identity(plugin=None):
     """
     if CONF.api.auth_strategy != "keystone":
         return ("configured",)
-    trust_of = _TRUSTS.get("trust_of")
-    trust = trust_of(plugin) if plugin is not None and trust_of else None
+    trust = _trust_of(plugin)
     if trust is None:
         raise CloudUnavailable(
             message="OpenStack resource types act as the user who created "
@@ -130,10 +135,7 @@ def trust_session(plugin):
     through (the one its cached connection uses), or None outside keystone
     mode or for a stack that has no trust. For clients other than
     openstacksdk's (OS::Heat::Stack's orchestration API)."""
-    if CONF.api.auth_strategy != "keystone" or plugin is None:
-        return None
-    trust_of = _TRUSTS.get("trust_of")
-    if trust_of is None or trust_of(plugin) is None:
+    if CONF.api.auth_strategy != "keystone" or _trust_of(plugin) is None:
         return None
     return connection(plugin).session
 
@@ -144,7 +146,7 @@ def connection(plugin=None):
     with _LOCK:
         conn = _CONNECTIONS.get(key)
         if conn is None:
-            conn = _CONNECTIONS[key] = _make(key)
+            conn = _CONNECTIONS[key] = _make(key, plugin)
         _CONNECTIONS.move_to_end(key)
         while len(_CONNECTIONS) > MAX_CONNECTIONS:
             # Dropped, not closed: another thread may be mid-request on it.
@@ -160,12 +162,12 @@ def forget(trust):
         conn.close()
 
 
-def _make(key):
+def _make(key, plugin):
     if key[0] == "configured":
         return _configured()
     group = CONF[openstack_conf.GROUP]
     return _sdk().connection.Connection(
-        session=_TRUSTS["session_for"](key[1]),
+        session=plugin.services.trusted_session(key[1]),
         region_name=group.region_name,
         interface=group.interface,
     )
@@ -284,13 +286,13 @@ def _caller_connection(request):
 
 
 @contextlib.contextmanager
-def acting_as(plugin=None, request=None, stack=None):
+def acting_as(plugin=None, request=None, stack=None, services=None):
     """Within the block, custom constraints ask the cloud as ``plugin``'s
-    (or ``stack``'s: a stack dict with its stored trust) trust, else with
-    the token of the request context ``request`` (keystone mode), else
-    as the configured cloud (noauth)."""
+    (or ``stack``'s: a stack dict with its stored trust, found through
+    ``services``) trust, else with the token of the request context
+    ``request`` (keystone mode), else as the configured cloud (noauth)."""
     if plugin is None and stack is not None:
-        plugin = types.SimpleNamespace(stack=stack)
+        plugin = types.SimpleNamespace(stack=stack, services=services)
     acting = _Acting(plugin, request)
     reset = _ACTING.set(acting)
     try:
@@ -304,3 +306,19 @@ def acting():
     """The identity of the enclosing ``acting_as`` block, or one with no
     plugin and no request (the configured cloud in noauth mode)."""
     return _ACTING.get() or _Acting()
+
+
+class Cloud:
+    """What the engine asks of the OpenStack plugins
+    (``resources.services.CloudSide``), loaded by the engine from the
+    ``heat_lite.clouds`` entry point ``openstack``."""
+
+    @staticmethod
+    def acting_as(services, request=None, stack=None):
+        """``acting_as`` for a call (``request``) or a stack's resource
+        (``stack``, whose trust ``services`` finds)."""
+        return acting_as(request=request, stack=stack, services=services)
+
+    @staticmethod
+    def forget(trust_id):
+        forget(trust_id)

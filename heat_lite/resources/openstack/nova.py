@@ -151,7 +151,9 @@ class Server(base.Resource):
                 props["image"], ignore_missing=False
             ).id
         user_data = server_user_data.text(
-            props, self.stack.get("tenant") or ""
+            props,
+            self.stack.get("tenant") or "",
+            self.services.software_configs,
         )
         if user_data:
             args["user_data"] = base64.b64encode(user_data.encode()).decode()
@@ -224,6 +226,7 @@ class Server(base.Resource):
             set(prop_diff),
             interfaces,
             tenant=self.stack.get("tenant") or "",
+            configs=self.services.software_configs,
         )
         self.properties = new_props
         return {"steps": steps}

@@ -67,10 +67,11 @@ def interfaces_step(old_nics, new_nics):
     }
 
 
-def plan(conn, new_props, prop_diff, interfaces=None, tenant=""):
+def plan(conn, new_props, prop_diff, interfaces=None, tenant="", configs=None):
     """The steps for the changes of ``prop_diff`` applied in place
     (``interfaces``: the step of a ``networks`` change, if any; ``tenant``:
-    the project whose software configs the user data may name)."""
+    the project whose software configs the user data may name, kept in
+    ``configs``, the plugin's ``services.software_configs``)."""
     steps = [interfaces] if interfaces else []
     if "flavor" in prop_diff:
         flavor = conn.compute.find_flavor(
@@ -101,7 +102,7 @@ def plan(conn, new_props, prop_diff, interfaces=None, tenant=""):
             step["admin_password"] = new_props["admin_pass"]
         if user_data:
             step["user_data"] = base64.b64encode(
-                server_user_data.text(new_props, tenant).encode()
+                server_user_data.text(new_props, tenant, configs).encode()
             ).decode()
         steps.append(step)
     return steps

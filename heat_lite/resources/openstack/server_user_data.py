@@ -26,7 +26,7 @@ import email
 import json
 from email.mime import multipart
 
-from heat_lite.resources import cloud_config, software_config
+from heat_lite.resources import cloud_config
 
 LOG_OUTPUT = (
     "#cloud-config\noutput: {all: '| tee -a /var/log/cloud-init-output.log'}\n"
@@ -52,16 +52,15 @@ def handle_part(data, ctype, filename, payload):
 '''
 
 
-def text(props, tenant):
-    """The user data text of a server's properties ('' for none)."""
+def text(props, tenant, configs):
+    """The user data text of a server's properties ('' for none;
+    ``configs``: the plugin's ``services.software_configs``)."""
     value = props.get("user_data") or ""
     fmt = props.get("user_data_format")
     if not value and fmt != "SOFTWARE_CONFIG":
         return ""
     if fmt in ("RAW", "SOFTWARE_CONFIG"):
-        value = cloud_config.stored_config(
-            software_config.SoftwareConfig.store, value, tenant
-        )
+        value = cloud_config.stored_config(configs, value, tenant)
     if fmt == "SOFTWARE_CONFIG":
         return software_config_message(value)
     return value

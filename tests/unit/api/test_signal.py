@@ -39,7 +39,7 @@ def engine(tmp_path_factory):
         tmp_path_factory.mktemp("signal"),
         types={"Test::Signalled": Signalled},
     ) as proc:
-        yield endpoints.Engine(proc.ops)
+        yield endpoints.Engine(proc.ops, proc.services)
 
 
 def test_signal_reaches_the_plugin(engine):

@@ -22,7 +22,7 @@ def engine(tmp_path_factory):
     with inprocess.engine_process(
         "sqlite", tmp_path_factory.mktemp("aborted")
     ) as proc:
-        yield endpoints.Engine(proc.ops)
+        yield endpoints.Engine(proc.ops, proc.services)
 
 
 def _create(engine, resources, environment=None):

@@ -133,7 +133,7 @@ def test_refusals_travel_back_typed(api):
 
 def test_an_existing_stack_is_adopted_by_name(api, engine):
     ctxt = _ctxt()
-    ident = service.EngineService(engine.ops).create_stack(
+    ident = service.EngineService(engine.ops, engine.services).create_stack(
         ctxt, "shop-prod", copy.deepcopy(TEMPLATE), {}, {}, None, None, {}
     )
     app = api.create_app(ctxt, _body(stacks={"main": "shop-prod"}))
@@ -143,7 +143,7 @@ def test_an_existing_stack_is_adopted_by_name(api, engine):
     with pytest.raises(exception.InvalidApp):
         api.update_app(ctxt, "shop", {"stacks": {"main": "nonesuch"}})
     # An adopted stack gone since does not block other changes.
-    service.EngineService(engine.ops).delete_stack(
+    service.EngineService(engine.ops, engine.services).delete_stack(
         ctxt, {"stack_id": ident["stack_id"]}
     )
     polling.until(

@@ -40,7 +40,7 @@ def _ctxt(prefix):
 def test_marks_move_with_their_part_only(engine):
     ctxt, other = _ctxt("c"), _ctxt("o")
     ends = changes.ChangesEndpoint()
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     other_before = ends.project_changes(other)
     empty = ends.project_changes(ctxt)
     ident = svc.create_stack(ctxt, "watched", TEMPLATE, {}, {}, None, None, {})
@@ -59,7 +59,7 @@ def test_marks_move_with_their_part_only(engine):
     assert ends.project_changes(other) == other_before
 
     # A record written (and its event), the stack row untouched.
-    resources.ResourceEndpoint().resource_mark_unhealthy(
+    resources.ResourceEndpoint(engine.services).resource_mark_unhealthy(
         ctxt, ident, "front", True, "broken"
     )
     marked = ends.stack_changes(ctxt, ident)
@@ -101,7 +101,7 @@ def _statements(fn):
 
 def test_a_poll_is_one_statement(engine):
     ctxt = _ctxt("q")
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     ident = svc.create_stack(ctxt, "cheap", TEMPLATE, {}, {}, None, None, {})
     _wait(lambda: _stack_status(ident["stack_id"]) == "CREATE_COMPLETE")
     ends = changes.ChangesEndpoint()
@@ -111,7 +111,7 @@ def test_a_poll_is_one_statement(engine):
     _marks, counted = _statements(lambda: ends.project_changes(ctxt))
     assert len(counted) == 1, counted
     # What the page read on every tick before: many more.
-    reads = reads_mod.ReadEndpoint()
+    reads = reads_mod.ReadEndpoint(engine.services)
     _all, counted = _statements(
         lambda: (
             reads.show_stack(ctxt, ident),
@@ -132,7 +132,7 @@ def test_the_stack_mark_moves_when_a_promotion_into_it_completes(engine):
     """The header names the stack's newest COMPLETE promotion, which may
     finish after the stack's own last write."""
     ctxt = _ctxt("m")
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     ident = svc.create_stack(ctxt, "target", TEMPLATE, {}, {}, None, None, {})
     _wait(lambda: _stack_status(ident["stack_id"]) == "CREATE_COMPLETE")
     ends = changes.ChangesEndpoint()

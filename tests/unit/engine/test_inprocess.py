@@ -56,9 +56,9 @@ def test_lost_messages_are_redriven(engine):
                 "b": {"type": "OS::Heat::None", "depends_on": "a"},
             },
         }
-        ident = service.EngineService(engine.ops).create_stack(
-            ctxt, "lost", tmpl, {}, {}, None, None, {}
-        )
+        ident = service.EngineService(
+            engine.ops, engine.services
+        ).create_stack(ctxt, "lost", tmpl, {}, {}, None, None, {})
         started = time.time()
         polling.stack_reaches(ident["stack_id"], "CREATE_COMPLETE")
         assert losing.lost, "the first cast was not lost"
@@ -110,7 +110,7 @@ def _as_caller():
 
 def _create(engine, name, resources, **args):
     tmpl = {"heat_template_version": "2018-08-31", "resources": resources}
-    return service.EngineService(engine.ops).create_stack(
+    return service.EngineService(engine.ops, engine.services).create_stack(
         _as_caller(), name, tmpl, {}, {}, None, None, args
     )["stack_id"]
 
@@ -481,7 +481,7 @@ def test_an_orphaned_update_in_place_is_made_again(engine, monkeypatch):
     polling.stack_reaches(stack_id, "CREATE_COMPLETE")
     resources["lost"]["properties"]["value"] = "v2"
     tmpl = {"heat_template_version": "2018-08-31", "resources": resources}
-    service.EngineService(engine.ops).update_stack(
+    service.EngineService(engine.ops, engine.services).update_stack(
         _as_caller(), {"stack_id": stack_id}, tmpl, {}, {}, None, None, {}
     )
     try:
@@ -666,7 +666,7 @@ def test_a_create_cut_short_before_its_id_was_stored_is_deleted(
             engine, monkeypatch, tmp_path, "gone"
         )
         try:
-            service.EngineService(engine.ops).delete_stack(
+            service.EngineService(engine.ops, engine.services).delete_stack(
                 _as_caller(), {"stack_id": stack_id}
             )
             polling.until(

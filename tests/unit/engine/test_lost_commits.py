@@ -36,7 +36,7 @@ def engine(tmp_path_factory):
         {"heartbeat_interval": 0.2, "stall_timeout": 1.0},
     ) as proc:
         inprocess.first_watchdog_pass(proc)
-        yield endpoints.Engine(proc.ops)
+        yield endpoints.Engine(proc.ops, proc.services)
 
 
 def _chain(names):

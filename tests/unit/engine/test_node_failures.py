@@ -93,7 +93,7 @@ def engine(tmp_path_factory):
         "sqlite", tmp_path_factory.mktemp("faults"), OVERRIDES, types=TYPES
     ) as proc:
         with workers.losing(proc, when=_lost_stack) as losing:
-            yield endpoints.Engine(proc.ops), losing
+            yield endpoints.Engine(proc.ops, proc.services), losing
 
 
 CTXT = context.RequestContext(project_id="p", user_id="u")

@@ -43,7 +43,7 @@ def projects():
 
 
 def _create(engine, ctxt, name, params=None):
-    ident = service.EngineService(engine.ops).create_stack(
+    ident = service.EngineService(engine.ops, engine.services).create_stack(
         ctxt, name, app_template(), params or {}, {}, None, None, {}
     )
     _wait(lambda: _stack_status(ident["stack_id"]) == "CREATE_COMPLETE")
@@ -110,7 +110,9 @@ def test_promote_into_a_new_stack_of_another_project(engine, projects):
     assert endpoint.list_promotions(_ctxt("other", "admin")) == []
     # Provenance on the target.
     ident = {"stack_id": target["id"]}
-    shown = service.endpoints(engine.ops)[1].show_stack(prod_ctxt, ident)
+    shown = service.endpoints(engine.ops, engine.services)[1].show_stack(
+        prod_ctxt, ident
+    )
     assert shown["promoted_from"]["promotion_id"] == made["id"]
     assert shown["promoted_from"]["stack_name"] == "app1-test"
     history = endpoint.stack_promotions(prod_ctxt, ident)
@@ -135,7 +137,7 @@ def test_a_failing_gate_leaves_the_target_as_it_was(engine, projects):
     assert _stack_status(target_id) == "ROLLBACK_COMPLETE"
     assert _physical(target_id) == before
     assert _version(target_id) == OLD
-    shown = service.endpoints(engine.ops)[1].show_stack(
+    shown = service.endpoints(engine.ops, engine.services)[1].show_stack(
         prod_ctxt, {"stack_id": target_id}
     )
     assert shown["promoted_from"] is None
@@ -220,7 +222,7 @@ def test_refusals_change_nothing(engine, projects):
     # Busy target, then busy source (both with someone else's update).
     prod_ctxt = _ctxt(prod, "admin")
     target_id = _create(engine, prod_ctxt, "app5-prod")
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     slow = app_template()
     slow["resources"]["app"]["properties"] = {"value": "x", "wait_secs": 30}
     for ctxt, stack_id in ((prod_ctxt, target_id), (test, source_id)):
@@ -271,7 +273,7 @@ def test_another_engine_life_resumes_the_gate(engine, projects):
         ),
         what="resumed",
     )
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     svc.stack_verdict(prod_ctxt, {"stack_id": target_id}, "PASS")
     done = _done(endpoint, test, pid)
     assert done["status"] == "COMPLETE", done["status_reason"]
@@ -289,7 +291,7 @@ def _secret_template():
 
 
 def _create_from(engine, ctxt, name, template, params):
-    ident = service.EngineService(engine.ops).create_stack(
+    ident = service.EngineService(engine.ops, engine.services).create_stack(
         ctxt, name, template, params, {}, None, None, {}
     )
     _wait(lambda: _stack_status(ident["stack_id"]) == "CREATE_COMPLETE")

@@ -10,6 +10,7 @@ from heat_lite.common import context, exception
 from heat_lite.db import api as db_api
 from heat_lite.db import verifications
 from heat_lite.engine.endpoint import references, service
+from heat_lite.resources import services
 from tests.unit.engine.test_rollouts import _raises, _stack_status, _wait
 
 TR = "OS::Heat::TestResource"
@@ -29,7 +30,9 @@ def _template(image, fail=False):
 
 
 def _counts(ctxt):
-    found = references.ReferenceEndpoint().list_references(ctxt, TR, "value")
+    found = references.ReferenceEndpoint(services.UNAVAILABLE).list_references(
+        ctxt, TR, "value"
+    )
     return {
         r["value"]: (r["stacks"], r["current"], r["retained"]) for r in found
     }
@@ -46,7 +49,7 @@ def test_current_and_retained_across_update_and_rollback(engine):
     ctxt = context.RequestContext(
         project_id="r" + uuid.uuid4().hex[:8], user_id="u", overwrite=False
     )
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     ids = []
     for i, image in enumerate(("img-1", "img-1", "img-2")):
         ident = svc.create_stack(
@@ -60,7 +63,7 @@ def test_current_and_retained_across_update_and_rollback(engine):
     other = context.RequestContext(project_id="x", overwrite=False)
     assert _counts(other) == {}
     with _raises(exception.Forbidden):
-        references.ReferenceEndpoint().list_references(
+        references.ReferenceEndpoint(services.UNAVAILABLE).list_references(
             other, TR, "value", all_projects=True
         )
     # s0 moves to img-3, held verifying: img-1 is kept for rollback.

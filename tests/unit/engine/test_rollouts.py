@@ -93,7 +93,7 @@ def _stack_status(stack_id):
 
 def _apps(engine, ctxt, specs):
     """Create one application stack per (name, broken_on, replace)."""
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     ids = {}
     for name, broken_on, replace in specs:
         ident = svc.create_stack(
@@ -233,7 +233,7 @@ def test_busy_and_deleted_stacks_are_skipped(engine, project):
             ("app-c", "none", False),
         ],
     )
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     # app-b is busy with someone else's update (it waits for a signal).
     slow = app_template()
     slow["resources"]["app"]["properties"] = {"value": "busy", "wait_secs": 30}
@@ -446,7 +446,7 @@ def test_a_target_superseded_before_it_passed_failed(engine, project):
     for stack_id in ids.values():
         _wait(lambda s=stack_id: _verifying(s), what="verifying")
     engine.ops.verifier.signal(db_api.stack_get(ids["app-s0"]), "PASS", "ok")
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     svc.update_stack(
         project,
         {"stack_id": ids["app-s1"]},
@@ -502,7 +502,7 @@ def test_a_rollout_runs_in_one_flow_however_often_it_is_launched(
     rid = rollout["id"]
     assert engine.rollouts.launch(rid) is None  # already running
     assert engine.rollouts.take_over() == []
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     for stack_id in ids.values():
         _wait(lambda s=stack_id: _verifying(s), what="verifying")
         svc.stack_verdict(project, {"stack_id": stack_id}, "PASS")
@@ -617,7 +617,7 @@ def test_a_batch_shares_one_look_and_reads_outcomes_on_changes(
     assert 3 <= len(looks) <= 15, len(looks)
     assert all(set(ids.values()) <= look for look in looks)
     assert outcomes == []
-    svc = service.EngineService(engine.ops)
+    svc = service.EngineService(engine.ops, engine.services)
     for stack_id in ids.values():
         svc.stack_verdict(project, {"stack_id": stack_id}, "PASS")
     done = _finished(endpoint, project, rid)

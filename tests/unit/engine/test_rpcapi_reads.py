@@ -10,6 +10,7 @@ from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
 from heat_lite.engine.fleet.rollout import endpoint as fleet_endpoint
+from heat_lite.resources import services
 
 # Calls that start or change something: never asked twice.
 WRITES = {
@@ -53,7 +54,7 @@ def test_every_call_is_a_read_or_a_write():
 
 
 def test_every_read_is_served_by_an_endpoint():
-    endpoints = service.endpoints(stack_ops=None) + [
+    endpoints = service.endpoints(None, services.UNAVAILABLE) + [
         fleet_endpoint.RolloutEndpoint,
         promotion_endpoint.PromotionEndpoint,
     ]

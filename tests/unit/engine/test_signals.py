@@ -24,7 +24,7 @@ def engine(tmp_path_factory):
     with inprocess.engine_process(
         "sqlite", tmp_path_factory.mktemp("signals")
     ) as proc:
-        yield endpoints.Engine(proc.ops)
+        yield endpoints.Engine(proc.ops, proc.services)
 
 
 def _waiting(engine, count, timeout=600):

@@ -26,7 +26,7 @@ TEMPLATE = {
 
 
 def _completed(engine, project, name, args=None):
-    ident = service.EngineService(engine.ops).create_stack(
+    ident = service.EngineService(engine.ops, engine.services).create_stack(
         project, name, TEMPLATE, {}, {}, None, None, args or {}
     )
     return polling.stack_reaches(ident["stack_id"], "CREATE_COMPLETE")

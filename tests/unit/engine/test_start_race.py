@@ -21,6 +21,7 @@ from heat_lite.db import api as db_api
 from heat_lite.db import traversals as db_traversals
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.traversal import ops, planner
+from heat_lite.resources import services
 
 CONF = conf.CONF
 TEMPLATE = {"heat_template_version": "2018-08-31"}
@@ -237,7 +238,7 @@ def test_cancel_that_loses_to_a_delete_is_refused(database):
     stack = _complete_stack()
     _update(ops.StackOps(RecordingDispatcher()), stack)
     canceller = PausingOps()
-    endpoint = service.EngineService(canceller)
+    endpoint = service.EngineService(canceller, services.UNAVAILABLE)
     ctxt = context.RequestContext(project_id="p", user_id="u")
     ident = {"stack_id": stack["id"], "stack_name": stack["name"]}
     cancel = Racer(lambda: endpoint.stack_cancel_update(ctxt, ident))

@@ -208,7 +208,7 @@ def engine(request, tmp_path_factory):
         request.param, tmp_path_factory.mktemp("costs"), OVERRIDES
     ) as proc:
         inprocess.first_watchdog_pass(proc)
-        svc = endpoints.Engine(proc.ops)
+        svc = endpoints.Engine(proc.ops, proc.services)
         # The first operation of a process reads what later ones find
         # cached.
         _costs(svc, 1, False, TEST)

@@ -65,7 +65,7 @@ def _update(proc, stack_id, value, fail=False, rollback=False):
 def _created(proc, name):
     """(context, engine service, identity) of a new COMPLETE stack."""
     ctxt = context.RequestContext(project_id="p", user_id="u")
-    api = service.EngineService(proc.ops)
+    api = service.EngineService(proc.ops, proc.services)
     ident = api.create_stack(ctxt, name, TMPL, {}, {}, None, None, {})
     polling.stack_reaches(ident["stack_id"], "CREATE_COMPLETE")
     return ctxt, api, ident

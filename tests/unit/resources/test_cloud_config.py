@@ -2,25 +2,20 @@
 
 import email
 
-import pytest
-
-from heat_lite.resources import cloud_config
-from heat_lite.resources import software_config as sc
+from heat_lite.resources import cloud_config, services
 from tests.unit.resources.test_software_config import STACK, FakeStore
 
 PATH = "resources.c.properties"
 
 
-@pytest.fixture(autouse=True)
-def store(monkeypatch):
-    fake = FakeStore()
-    monkeypatch.setattr(sc.SoftwareConfig, "store", fake)
-    return fake
+CONFIGS = services.Services(software_configs=FakeStore())
 
 
 def _make(cls, **values):
     props = cls.validate_properties(values, PATH)
-    plugin = cls("c", "OS::Heat::X", props, stack=dict(STACK))
+    plugin = cls(
+        "c", "OS::Heat::X", props, stack=dict(STACK), services=CONFIGS
+    )
     plugin.handle_create()
     return plugin
 
@@ -90,6 +85,7 @@ def test_software_config_user_data_wraps_a_multipart_config_part_by_part():
     built = sud.text(
         {"user_data": mime.resource_id, "user_data_format": "SOFTWARE_CONFIG"},
         STACK["tenant"],
+        CONFIGS.software_configs,
     )
     parts = _parts(built)
     assert [p[:2] for p in parts] == [
@@ -117,11 +113,22 @@ def test_software_config_user_data_of_plain_text_is_one_part():
                 "user_data_format": "SOFTWARE_CONFIG",
             },
             STACK["tenant"],
+            CONFIGS.software_configs,
         )
     )
     assert parts[2] == ("text/plain", None, "#!/bin/sh\n")
     assert len(parts) == 4
     # RAW is the text as it is; no user data, nothing.
     raw = {"user_data": "#!/bin/sh\n", "user_data_format": "RAW"}
-    assert sud.text(raw, STACK["tenant"]) == "#!/bin/sh\n"
-    assert sud.text({"user_data_format": "RAW"}, STACK["tenant"]) == ""
+    assert (
+        sud.text(raw, STACK["tenant"], CONFIGS.software_configs)
+        == "#!/bin/sh\n"
+    )
+    assert (
+        sud.text(
+            {"user_data_format": "RAW"},
+            STACK["tenant"],
+            CONFIGS.software_configs,
+        )
+        == ""
+    )

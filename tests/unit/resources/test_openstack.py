@@ -10,7 +10,7 @@ from openstack import exceptions as sdk_exc
 
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.resources import base, registry
+from heat_lite.resources import base, registry, services
 from heat_lite.resources.openstack import (
     client,
     cloud_constraints,
@@ -26,6 +26,25 @@ from heat_lite.resources.openstack import (
 
 CONF = conf.CONF
 PATH = "resources.r.properties"
+
+
+class _Trusts:
+    """``services.Identity`` of a test: a stack dict's ``trust``, logged
+    in with ``session_for`` (the engine's are ``engine.trusts``)."""
+
+    def __init__(self, session_for=None):
+        self.session_for = session_for
+
+    @staticmethod
+    def trust_id(stack):
+        return stack.get("trust")
+
+    def trusted_session(self, trust_id):
+        return self.session_for(trust_id)
+
+
+def _trusting(session_for=None):
+    return services.Services(identity=_Trusts(session_for))
 
 
 @pytest.fixture(autouse=True)
@@ -230,8 +249,13 @@ def test_keystone_mode_refuses_a_stack_without_a_trust():
     with pytest.raises(client.CloudUnavailable) as err:
         client.connection()
     assert "trust" in str(err.value)
-    net = neutron.Net("r", "OS::Neutron::Net", {}, stack={"id": "nowhere"})
-    client.use_trusts(lambda plugin: None, None)
+    net = neutron.Net(
+        "r",
+        "OS::Neutron::Net",
+        {},
+        stack={"id": "nowhere"},
+        services=_trusting(),
+    )
     with pytest.raises(client.CloudUnavailable):
         client.connection(net)
 
@@ -246,9 +270,13 @@ def test_keystone_mode_acts_through_the_stacks_trust():
         sessions.append(trust)
         return keystone_session.Session()
 
-    client.use_trusts(lambda plugin: plugin.stack.get("trust"), session_for)
-    one = neutron.Net("a", "OS::Neutron::Net", {}, stack={"trust": "t1"})
-    two = neutron.Net("b", "OS::Neutron::Net", {}, stack={"trust": "t2"})
+    trusting = _trusting(session_for)
+    one = neutron.Net(
+        "a", "OS::Neutron::Net", {}, stack={"trust": "t1"}, services=trusting
+    )
+    two = neutron.Net(
+        "b", "OS::Neutron::Net", {}, stack={"trust": "t2"}, services=trusting
+    )
     assert client.identity(one) == ("trust", "t1")
     assert client.connection(one) is client.connection(one)
     assert client.connection(one) is not client.connection(two)
@@ -367,10 +395,7 @@ def test_keystone_mode_constraints_ask_as_the_caller_cached_per_project(
     from heat_lite.common import context
 
     CONF.set_override("auth_strategy", "keystone", group="api")
-    client.use_trusts(
-        lambda plugin: plugin.stack.get("trust"),
-        lambda trust: keystone_session.Session(),
-    )
+    trusting = _trusting(lambda trust: keystone_session.Session())
     cloud_constraints.forget()
     asked = []
     monkeypatch.setattr(
@@ -392,7 +417,9 @@ def test_keystone_mode_constraints_ask_as_the_caller_cached_per_project(
         assert not check("n")
     with client.acting_as(request=caller("p2")):
         assert not check("n")
-    with client.acting_as(stack={"trust": "t1", "tenant": "p1"}):
+    with client.acting_as(
+        stack={"trust": "t1", "tenant": "p1"}, services=trusting
+    ):
         assert not check("n")
     assert asked == [("project", "p1"), ("project", "p2")]
     cloud_constraints.forget()
@@ -483,13 +510,16 @@ def test_web_image_update_is_a_json_patch():
 def test_idle_trust_connections_age_out(monkeypatch):
     CONF.set_override("auth_strategy", "keystone", group="api")
     monkeypatch.setattr(client, "MAX_CONNECTIONS", 2)
-    client.use_trusts(
-        lambda plugin: plugin.stack.get("trust"),
-        lambda trust: keystone_session.Session(),
-    )
+    trusting = _trusting(lambda trust: keystone_session.Session())
 
     def net(trust):
-        return neutron.Net("n", "OS::Neutron::Net", {}, stack={"trust": trust})
+        return neutron.Net(
+            "n",
+            "OS::Neutron::Net",
+            {},
+            stack={"trust": trust},
+            services=trusting,
+        )
 
     first = client.connection(net("t1"))
     client.connection(net("t2"))

@@ -63,8 +63,11 @@ def test_the_engine_gives_the_plugin_the_callers_context():
         "http://far/v1/%(project_id)s",
         group="remote_stack",
     )
-    plugin.request_context = context.RequestContext(
-        project_id="p", auth_token="tok"
+    plugin.services = plugin.services.for_action(
+        "stack-id",
+        request_context=context.RequestContext(
+            project_id="p", auth_token="tok"
+        ),
     )
     client = plugin._client()
     assert plugin._client() is client  # polls reuse its session

@@ -5,6 +5,7 @@ import uuid
 import pytest
 
 from heat_lite.common import exception
+from heat_lite.resources import services
 from heat_lite.resources import software_config as sc
 
 PATH = "resources.c.properties"
@@ -38,18 +39,22 @@ class FakeStore:
         del self.rows[(tenant, config_id)]
 
 
-@pytest.fixture(autouse=True)
-def store(monkeypatch):
-    fake = FakeStore()
-    monkeypatch.setattr(sc.SoftwareConfig, "store", fake)
-    return fake
+@pytest.fixture
+def store():
+    return FakeStore()
+
+
+@pytest.fixture
+def configs(store):
+    """The services a plugin is given, with the fake store."""
+    return services.Services(software_configs=store)
 
 
 def _props(**values):
     return sc.SoftwareConfig.validate_properties(values, PATH)
 
 
-def test_create_stores_the_config_with_defaults():
+def test_create_stores_the_config_with_defaults(configs):
     props = _props(
         config="#!/bin/sh\necho hi",
         options={"a": 1},
@@ -57,7 +62,7 @@ def test_create_stores_the_config_with_defaults():
         outputs=[{"name": "y"}],
     )
     plugin = sc.SoftwareConfig(
-        "c", "OS::Heat::SoftwareConfig", props, stack=STACK
+        "c", "OS::Heat::SoftwareConfig", props, stack=STACK, services=configs
     )
     plugin.handle_create()
     uuid.UUID(plugin.resource_id)
@@ -90,9 +95,13 @@ def test_create_stores_the_config_with_defaults():
     assert plugin.get_attribute("config") == "#!/bin/sh\necho hi"
 
 
-def test_empty_config_and_attribute_before_create():
+def test_empty_config_and_attribute_before_create(configs):
     plugin = sc.SoftwareConfig(
-        "c", "OS::Heat::SoftwareConfig", _props(), stack=STACK
+        "c",
+        "OS::Heat::SoftwareConfig",
+        _props(),
+        stack=STACK,
+        services=configs,
     )
     assert plugin.get_attribute("config") is None
     plugin.handle_create()
@@ -100,9 +109,13 @@ def test_empty_config_and_attribute_before_create():
     assert plugin.get_attribute("config") is None
 
 
-def test_delete_removes_the_row_and_tolerates_its_absence(store):
+def test_delete_removes_the_row_and_tolerates_its_absence(store, configs):
     plugin = sc.SoftwareConfig(
-        "c", "OS::Heat::SoftwareConfig", _props(config="a"), stack=STACK
+        "c",
+        "OS::Heat::SoftwareConfig",
+        _props(config="a"),
+        stack=STACK,
+        services=configs,
     )
     plugin.handle_create()
     assert list(store.rows) == [("p1", plugin.resource_id)]
@@ -112,9 +125,13 @@ def test_delete_removes_the_row_and_tolerates_its_absence(store):
     plugin.handle_delete()
 
 
-def test_every_change_replaces():
+def test_every_change_replaces(configs):
     plugin = sc.SoftwareConfig(
-        "c", "OS::Heat::SoftwareConfig", _props(config="a"), stack=STACK
+        "c",
+        "OS::Heat::SoftwareConfig",
+        _props(config="a"),
+        stack=STACK,
+        services=configs,
     )
     for key in sc.SoftwareConfig.properties_schema:
         assert plugin.needs_replace(_props(config="b"), {key})

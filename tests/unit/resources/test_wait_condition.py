@@ -3,8 +3,8 @@
 Signals go through the handle's ``signal_entry`` into a map kept beside
 it (what the engine keeps in ``resource_signal`` rows, ``db.signals``),
 and the wait condition reads the handle's data with those signals
-through ``lookup_resource_data`` the way the engine provides it, so the
-whole exchange runs here with real plugin objects.
+through its services' ``resource_data`` the way the engine provides it,
+so the whole exchange runs here with real plugin objects.
 """
 
 import json
@@ -13,7 +13,7 @@ import pytest
 
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.resources import base
+from heat_lite.resources import base, services
 from heat_lite.resources import wait_condition as wc
 from heat_lite.resources import wait_condition_handle as wch
 
@@ -56,7 +56,7 @@ def _signal(handle, details):
 
 
 def _data(handle):
-    """The handle's data as ``lookup_resource_data`` gives it."""
+    """The handle's data as the services' ``resource_data`` gives it."""
     return dict(handle.data(), signals=dict(handle.kept))
 
 
@@ -73,10 +73,19 @@ def _condition(handle, count=1, timeout=60):
         "w", "OS::Heat::WaitCondition", props, stack=dict(STACK)
     )
     store = {handle.name: handle}
-    cond.lookup_resource_data = lambda name: (
-        _data(store[name]) if name in store else None
-    )
+    _looks_up(cond, lambda name: _data(store[name]) if name in store else None)
     return cond
+
+
+def _looks_up(cond, lookup):
+    """Bind ``cond`` to an action whose resource data ``lookup`` gives,
+    as the engine's services do (None: outside an action)."""
+    if lookup is None:
+        cond.services = services.UNAVAILABLE
+        return
+    cond.services = services.Services(
+        resource_data=lambda stack_id, name: lookup(name)
+    ).for_action(STACK["id"])
 
 
 def test_token_handle_attributes(server_url):
@@ -249,7 +258,7 @@ def test_wait_polls_until_enough_signals_then_exposes_data():
         "1": "first",
         "b": {"k": 2},
     }
-    cond.lookup_resource_data = None  # as the API resolves it
+    _looks_up(cond, None)  # as the API resolves it
     assert json.loads(cond.get_attribute("data")) == {
         "1": "first",
         "b": {"k": 2},
@@ -306,7 +315,7 @@ def test_wrong_handles_fail_at_once():
     with pytest.raises(wc.HandleNotFound):
         cond.handle_create()
     other = wch.WaitConditionHandle("other", "x", {}, stack=dict(STACK))
-    cond.lookup_resource_data = lambda name: {"value": 1}
+    _looks_up(cond, lambda name: {"value": 1})
     cond.properties = dict(cond.properties, handle=other.name)
     with pytest.raises(ValueError) as err:
         cond.handle_create()
@@ -315,6 +324,6 @@ def test_wrong_handles_fail_at_once():
 
 def test_lookup_needs_the_engine():
     cond = _condition(_handle())
-    cond.lookup_resource_data = None
+    _looks_up(cond, None)
     with pytest.raises(RuntimeError):
         cond.handle_create()

@@ -26,6 +26,7 @@ from heat_lite.apps import scratch, source
 from heat_lite.common import exception
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import builds as db_builds
+from heat_lite.db import image_refs
 from heat_lite.engine.fleet import keeper
 from heat_lite.engine.fleet.app import run as run_mod
 
@@ -42,11 +43,13 @@ def load_store(name):
     ).driver
 
 
-def on_behalf(app):
+def on_behalf(app, services=None):
     """Whom the cloud sees acting for ``app``'s builds: what an image
-    store (and the cloud client) reads as a plugin's stack."""
+    store (and the cloud client) reads as a plugin's ``stack`` and
+    ``services`` (keystone mode: the app's trust, when it has one)."""
     return types.SimpleNamespace(
-        stack={"id": app["id"], "trust": app.get("trust_id")}
+        stack={"id": app["id"], "trust": app.get("trust_id")},
+        services=services,
     )
 
 
@@ -54,13 +57,15 @@ class BuildDriver:
     """Runs builds for one engine process.
 
     :param deployer: the ``deploy.Deployer``.
+    :param services: the engine's plugin services (the acting identity).
     :param store: the image store, or None to load ``[apps] image_store``
         on first use.
     :param poll: seconds between two looks at an upload.
     """
 
-    def __init__(self, deployer, store=None, poll=1.0):
+    def __init__(self, deployer, services=None, store=None, poll=1.0):
         self.deployer = deployer
+        self.services = services
         self._store = store
         self._lock = threading.Lock()
         self.poll = poll
@@ -111,7 +116,7 @@ class BuildDriver:
         if not image_id:
             return
         try:
-            self.store.delete(on_behalf(run.app), image_id)
+            self.store.delete(on_behalf(run.app, self.services), image_id)
             run.log("image %s deleted" % image_id)
         except Exception as exc:  # noqa: BLE001 - logged on the build
             if not keep_going:
@@ -155,7 +160,8 @@ class BuildDriver:
         run.move(B.DEPLOYING)
 
     def _upload(self, run, artifact):
-        row, store, acting = run.row, self.store, on_behalf(run.app)
+        row, store = run.row, self.store
+        acting = on_behalf(run.app, self.services)
         properties = {
             "heat_lite_app": run.app["id"],
             "heat_lite_build": row["id"],
@@ -165,6 +171,17 @@ class BuildDriver:
         name = "%s-%s" % (run.app["name"], row["commit"][:12])
         image_id = store.create(acting, name, artifact, properties)
         run.record(image_id=image_id)
+        # Held by this build until it is final (image retention).
+        image_refs.image_add(
+            {
+                "id": image_id,
+                "tenant": row["tenant"],
+                "app_id": run.app["id"],
+                "branch": row["branch"],
+                "build_id": row["id"],
+                "name": name,
+            }
+        )
         run.log("image %s: uploading" % image_id)
         store.upload(acting, image_id, artifact)
         deadline = time.monotonic() + CONF.apps.build_timeout

@@ -51,12 +51,14 @@ class PromotionEndpoint:
     """Promotion requests from the API (or any RPC client).
 
     :param runner: the process's ``promotion_runner.PromotionRunner``.
+    :param services: the plugins' services (a preview resolves with them).
     """
 
     target = messaging.Target(version=rpcapi.RPC_API_VERSION)
 
-    def __init__(self, runner):
+    def __init__(self, runner, services):
         self.runner = runner
+        self.services = services
 
     @staticmethod
     def _request(ctxt, body, target_scope):
@@ -77,7 +79,7 @@ class PromotionEndpoint:
         """What ``create_promotion`` with ``body`` would change; nothing
         is stored or started (``promotion_preview``)."""
         spec, tctxt = self._request(ctxt, body, target_scope)
-        return promotion_preview.preview(ctxt, tctxt, spec)
+        return promotion_preview.preview(ctxt, tctxt, spec, self.services)
 
     @expected
     def create_promotion(self, ctxt, body, target_scope=None):

@@ -35,8 +35,9 @@ _SECTIONS = (
 )
 
 
-def preview(ctxt, target_ctxt, spec):
-    """The dry run of a checked request (``promotion_spec.parse``).
+def preview(ctxt, target_ctxt, spec, services):
+    """The dry run of a checked request (``promotion_spec.parse``;
+    ``services``: the plugins', see ``definitions.plugin_for``).
 
     :returns: {"source", "target", "template_changed", "parameters",
         "dropped", "resources", "verify"} (``client.preview`` shows it).
@@ -67,7 +68,7 @@ def preview(ctxt, target_ctxt, spec):
         "dropped": _dropped(
             previous.get("environment") or {}, new_env, _hidden(present)
         ),
-        "resources": _resources(target, goal, present),
+        "resources": _resources(target, goal, present, services),
         "verify": spec["verify"],
     }
 
@@ -125,13 +126,13 @@ def _dropped(old_env, new_env, hidden):
     return dropped
 
 
-def _resources(target, goal, present):
+def _resources(target, goal, present, services):
     if target is None:
         names = {kind: [] for kind in stack_preview.CHANGE_KINDS}
         names["added"] = sorted(goal.resources)
         return names
     changes = stack_preview.update_changes(
-        target, goal, present, records_by_name(target)
+        target, goal, present, records_by_name(target), services
     )
     return {
         kind: sorted(entry["resource_name"] for entry in entries)

@@ -28,6 +28,7 @@ from heat_lite.common.states import Action, Status
 from heat_lite.db import finish as db_finish
 from heat_lite.db import records as db_records
 from heat_lite.db import sync_points as db_sync_points
+from heat_lite.engine import plugin_services
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.recovery import fencing
 from heat_lite.engine.traversal import graph_cache, ops
@@ -94,7 +95,10 @@ def _stack(template=TEMPLATE):
     """A new stack whose traversal is started and whose nodes wait:
     {name: record} and the traversal."""
     ctxt = context.RequestContext(project_id="p", user_id="u")
-    ident = service.EngineService(ops.StackOps(Dispatcher())).create_stack(
+    stack_ops = ops.StackOps(Dispatcher())
+    ident = service.EngineService(
+        stack_ops, plugin_services.EngineServices(stack_ops)
+    ).create_stack(
         ctxt, "lease-" + uuid.uuid4().hex[:8], template, {}, {}, {}, [], {}
     )
     records = {
