@@ -30,35 +30,52 @@ class Counter(base.Resource):
 
     properties_schema = {
         "directory": p.Schema(
-            p.STRING, "Existing directory that holds the counter file. "
-            "Changing it makes a new counter there.", required=True),
+            p.STRING,
+            "Existing directory that holds the counter file. "
+            "Changing it makes a new counter there.",
+            required=True,
+        ),
         "start": p.Schema(
-            p.INTEGER, "First value. Raising it sets the counter to it in "
+            p.INTEGER,
+            "First value. Raising it sets the counter to it in "
             "place; lowering it replaces the counter, which never goes "
-            "backwards.", default=0, update_allowed=True),
+            "backwards.",
+            default=0,
+            update_allowed=True,
+        ),
         "step": p.Schema(
-            p.INTEGER, "Amount added by each other in-place update.",
-            default=1, update_allowed=True,
-            constraints=[constraints.Range(min=1, max=1000)]),
+            p.INTEGER,
+            "Amount added by each other in-place update.",
+            default=1,
+            update_allowed=True,
+            constraints=[constraints.Range(min=1, max=1000)],
+        ),
         "ready_after": p.Schema(
-            p.NUMBER, "Seconds the counter takes to become ready after it "
-            "is made.", default=0, update_allowed=True,
-            constraints=[constraints.Range(min=0, max=60)]),
+            p.NUMBER,
+            "Seconds the counter takes to become ready after it is made.",
+            default=0,
+            update_allowed=True,
+            constraints=[constraints.Range(min=0, max=60)],
+        ),
         "owner": p.Schema(
-            p.STRING, "Who the counter belongs to; it may never change.",
-            default="nobody", immutable=True),
+            p.STRING,
+            "Who the counter belongs to; it may never change.",
+            default="nobody",
+            immutable=True,
+        ),
     }
     attributes_schema = {
         "value": p.Attribute("The current value.", type="integer"),
-        "updates": p.Attribute("Number of in-place updates so far.",
-                               type="integer"),
-        "path": p.Attribute("The file holding the counter.",
-                            type="string"),
+        "updates": p.Attribute(
+            "Number of in-place updates so far.", type="integer"
+        ),
+        "path": p.Attribute("The file holding the counter.", type="string"),
     }
 
     def _path(self, directory=None):
-        return os.path.join(directory or self.properties["directory"],
-                            self.resource_id)
+        return os.path.join(
+            directory or self.properties["directory"], self.resource_id
+        )
 
     def _write(self, value):
         with open(self._path(), "w") as f:
@@ -105,8 +122,10 @@ class Counter(base.Resource):
         with open(self._path()) as f:
             stored = int(f.read())
         if stored != self._data["value"]:
-            raise ValueError("counter file holds %d, expected %d" % (
-                stored, self._data["value"]))
+            raise ValueError(
+                "counter file holds %d, expected %d"
+                % (stored, self._data["value"])
+            )
 
     def _resolve_attribute(self, name):
         if name == "path":
