@@ -8,18 +8,19 @@ does the same against the real one). Everything else is real: the
 claim, the converge-on-newest, the verified update and its rollback.
 """
 
+import threading
 import uuid
 
 import pytest
 
 from harness import git_repo, image_store, inprocess, polling
 from heat_lite import conf
-from heat_lite.common import app_spec
+from heat_lite.common import app_spec, context
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import apps as db_apps
 from heat_lite.db import builds as db_builds
 from heat_lite.db import stacks as db_stacks
-from heat_lite.engine.fleet import keeper
+from heat_lite.engine.fleet.app import builder_rpcapi
 
 CONF = conf.CONF
 TEMPLATE = {
@@ -247,11 +248,18 @@ def test_a_dead_engines_build_is_taken_over_and_its_image_deleted(
     assert done["status"] == B.DEPLOYED, done
     assert half in STORE.deleted and done["image_id"] != half
     assert done["engine_id"] == engine.engine_id
-    with pytest.raises(keeper.OwnershipLost):
-        raise keeper.OwnershipLost("the dead engine's writes are fenced")
     assert not db_builds.build_transition(build["id"], dead, B.FAILED)
 
 
 class _Formats:
     disk_format = "qcow2"
     container_format = "bare"
+
+
+def test_a_wake_cast_reaches_the_builder_workers(engine, monkeypatch):
+    woken = threading.Event()
+    monkeypatch.setattr(engine.builds, "poke", woken.set)
+    builder_rpcapi.BuildWorkerAPI().wake(
+        context.RequestContext(project_id="p", overwrite=False)
+    )
+    polling.until(woken.is_set, 30, "the builder workers woken")
