@@ -16,6 +16,7 @@ previous image; ten queued pushes deploy only the newest.
 import functools
 import http.server
 import os
+import signal
 import subprocess
 import threading
 import uuid
@@ -96,14 +97,22 @@ def heat(cloud, tmp_path_factory):
     work = tmp_path_factory.mktemp("cloud-apps")
     repos = work / "repos"
     repos.mkdir()
+    go = work / "go"
+    # The command builder waits for ``go``: a test holds a build in
+    # BUILDING (no clock raced).
+    command = (
+        "sh -c 'while [ ! -e %s ]; do sleep 0.2; done; "
+        'exec qemu-img create -q -f qcow2 "$$HEAT_LITE_OUTPUT" 16M\'' % go
+    )
     extra = cloud.heat_conf("demo") + (
         "\n[apps]\nallowed_sources = file://%s/*\n"
         "allowed_artifact_urls = http://127.0.0.1:*/*\n"
-        "build_poll_interval = 0.2\n" % repos
+        "build_poll_interval = 0.2\ncommand_builder = %s\n" % (repos, command)
     )
     dep = deployment_mod.Deployment("sqlite", work / "dep", extra_conf=extra)
     os.makedirs(dep.workdir)
     dep.repos = repos
+    dep.go = go
     try:
         dep.start()
         url = "sqlite:///%s/heat_lite.sqlite" % dep.workdir
@@ -282,4 +291,40 @@ def test_artifact_build_is_imported_by_glance(
         assert image.properties["source_commit"] == build["commit"]
         assert _server_image(heat, cloud_sdk, "artapp-main") == image.id
     finally:
+        _cleanup(heat, cloud_sdk, app, [build])
+
+
+def test_kill_9_of_the_engine_mid_build_finishes_it_once(
+    heat, cloud, cloud_sdk, repo
+):
+    app = _app(heat, cloud, repo, "killed", {"name": "command"}, None)
+    build = git_repo.queue_build(app, repo.push({"a": "1\n"}))
+    try:
+        polling.until(
+            lambda: "command: sh" in db_builds.build_log_read(build["id"])[0],
+            120,
+            "the command builder running",
+        )
+        proc = heat.procs["all"]
+        os.killpg(proc.pid, signal.SIGKILL)  # the engine and its command
+        proc.wait()
+        before = db_builds.build_get(PROJECT, app["id"], build["id"])
+        assert before["status"] == B.BUILDING, before
+        heat._spawn("all", "heat-lite-all")
+        heat._wait_for_api()
+        heat.go.touch()
+        done = _finished(build)
+        assert done["status"] == B.DEPLOYED, done
+        assert done["epoch"] > before["epoch"]
+        made = [
+            i.id
+            for i in cloud_sdk.image.images()
+            if i.properties.get("heat_lite_build") == build["id"]
+        ]
+        assert made == [done["image_id"]]
+        log = db_builds.build_log_read(build["id"])[0]
+        assert log.count("command: sh") == 2  # built again, once
+        assert log.count("DEPLOYED") == 1
+    finally:
+        heat.go.unlink(missing_ok=True)
         _cleanup(heat, cloud_sdk, app, [build])

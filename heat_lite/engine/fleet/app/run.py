@@ -55,6 +55,7 @@ class BuildRun:
         self._lines = []
         self._flushed = time.monotonic()
         self._lock = threading.Lock()
+        self._timer = None
 
     # Ownership and cancel ------------------------------------------------
     def check(self, force=False):
@@ -118,19 +119,34 @@ class BuildRun:
 
     # The log ------------------------------------------------------------
     def log(self, line):
-        """Add a line to the build's log (written in batches: ``flush``)."""
+        """Add a line to the build's log: written in batches of at most
+        ``LOG_LINES`` lines, and at most ``LOG_SECONDS`` after it came
+        (a quiet command's last lines are readable while it runs)."""
         with self._lock:
             self._lines.append(str(line).rstrip("\n") + "\n")
             due = (
                 len(self._lines) >= LOG_LINES
                 or time.monotonic() - self._flushed >= LOG_SECONDS
             )
+            if not due and self._timer is None:
+                self._timer = threading.Timer(LOG_SECONDS, self._flush_later)
+                self._timer.daemon = True
+                self._timer.start()
         if due:
             self.flush()
+
+    def _flush_later(self):
+        try:
+            self.flush()
+        except Exception:  # noqa: BLE001 - the next line flushes again
+            LOG.exception("Build %s: could not write its log", self.id)
 
     def flush(self):
         with self._lock:
             lines, self._lines = self._lines, []
             self._flushed = time.monotonic()
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
         if lines:
             db_builds.build_log_append(self.id, "".join(lines))
