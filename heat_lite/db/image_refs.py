@@ -18,6 +18,8 @@ step here; every other holder (``KINDS``) removes its own rows with
 ``release`` when it can no longer bring the image back.
 """
 
+import re
+
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
@@ -32,6 +34,10 @@ REFERENCE = models.ImageReference.__table__
 RESOURCE = models.Resource.__table__
 # Holders other than resource records.
 KINDS = ("snapshot", "rollout", "promotion", "build", "app")
+_UUID = re.compile(
+    r"\A[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?"
+    r"[0-9a-fA-F]{12}\Z"
+)
 _USABLE_NOT_HIDDEN = tuple(s for s in st.IMAGE.USABLE if s != st.IMAGE.HIDDEN)
 
 
@@ -108,7 +114,7 @@ def use_in(conn, tenant, image_ids, record_id=None, kind=None, holder=None):
     if kind is not None and kind not in KINDS:
         raise ValueError("unknown holder kind %r" % kind)
     revived, managed = [], []
-    for image_id in dict.fromkeys(image_ids):
+    for image_id in _ids(conn, tenant, image_ids):
         bump = IMAGE.update().where(IMAGE.c.id == image_id)
         values = {
             "state": st.IMAGE.NEEDED,
@@ -148,6 +154,27 @@ def use_in(conn, tenant, image_ids, record_id=None, kind=None, holder=None):
             )
         _insert_once(conn, insert)
     return revived
+
+
+def _ids(conn, tenant, refs):
+    """Image ids for ``refs`` (ids, or names: a name counts for every
+    image of the project heat_lite built under it that a use could take,
+    the way a plugin's lookup by name would find one of them)."""
+    ids = [r for r in dict.fromkeys(refs) if _UUID.match(r)]
+    names = [r for r in dict.fromkeys(refs) if not _UUID.match(r)]
+    if names:
+        ids.extend(
+            conn.execute(
+                sa.select(IMAGE.c.id)
+                .where(
+                    IMAGE.c.tenant == tenant,
+                    IMAGE.c.name.in_(names),
+                    IMAGE.c.state.in_(st.IMAGE.USABLE),
+                )
+                .order_by(IMAGE.c.id)
+            ).scalars()
+        )
+    return ids
 
 
 def _insert_once(conn, insert):

@@ -243,6 +243,15 @@ class Resource:
         """
         return failed_action != Action.UPDATE
 
+    def image_references(self):
+        """The images this resource's properties name (ids or names: the
+        values of properties constrained to ``glance.image``), for image
+        retention (``db.image_refs``): while a record names an image,
+        heat_lite does not retire it."""
+        return properties.constrained_values(
+            self.properties_schema, self.properties, "glance.image"
+        )
+
     def immutable_changes(self, prop_diff):
         """The changed properties that may never change."""
         schema = self.properties_schema or {}

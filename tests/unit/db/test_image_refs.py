@@ -25,7 +25,7 @@ def tenant(database):
     return "t" + uuid.uuid4().hex[:8]
 
 
-def _image(tenant, app="app", branch="main", **values):
+def _image(tenant, app="app", branch="main", name="img", **values):
     """An image a build made; the build is over (its hold released)."""
     image_id, build = str(uuid.uuid4()), str(uuid.uuid4())
     image_refs.image_add(
@@ -36,7 +36,7 @@ def _image(tenant, app="app", branch="main", **values):
                 "app_id": app,
                 "branch": branch,
                 "build_id": build,
-                "name": "img",
+                "name": name,
             },
             **values,
         )
@@ -297,3 +297,14 @@ def test_race_a_pass_holding_the_row_makes_the_use_fail(database, tenant):
     assert outcome == ["retired"]
     assert _row(tenant, image_id)["state"] == IMAGE.DELETING
     assert _references(image_id) == 0
+
+
+def test_an_image_named_by_name_is_used_by_id(tenant):
+    named = _image(tenant, name="shop-v2")
+    other_project = _image("o" + tenant, name="shop-v2")
+    _, record = rows.stack()
+    image_refs.use(tenant, ["shop-v2", "not-ours"], record_id=record)
+    assert [r["kind"] for r in image_refs.needed([named], never)[named]] == [
+        "record"
+    ]
+    assert image_refs.needed([other_project], never)[other_project] == []
