@@ -2,6 +2,7 @@
 identity headers keystonemiddleware sets after validating a token."""
 
 import re
+import urllib.parse
 
 from heat_lite import conf
 from heat_lite.api import faults
@@ -13,6 +14,20 @@ _TENANT_RE = re.compile(r"^/v1(?:\.0)?/([^/]+)")
 _SIGNAL_RE = re.compile(
     r"^/v1(?:\.0)?/[^/]+/stacks/[^/]+/[^/]+/resources/[^/]+/signal/?$"
 )
+
+# Routes that take no token (``request.no_token``): (method, path). A git
+# server's push delivery carries its own credential, the signature the
+# engine checks.
+NO_TOKEN_ROUTES = (
+    ("POST", re.compile(r"^/v1(?:\.0)?/[^/]+/apps/[^/]+/webhook/?$")),
+)
+
+
+def no_token_route(environ):
+    """Whether the request is for one of ``NO_TOKEN_ROUTES``."""
+    path = environ.get("PATH_INFO", "")
+    method = environ.get("REQUEST_METHOD")
+    return any(m == method and r.match(path) for m, r in NO_TOKEN_ROUTES)
 
 
 def url_tenant(path):
@@ -99,7 +114,10 @@ class HandleTokens:
     token does) skips keystonemiddleware and carries a context with no
     user and no roles, scoped to the URL's project, and the token; the
     engine delivers the signal only if the token is that very resource's
-    (``resource_signal``). Any other request with such a token goes to
+    (``resource_signal``). A POST without the header may carry the
+    token in the URL instead (``?token=``: a software deployment's
+    CFN_SIGNAL URL, which its agent POSTs to as it is, as it would to
+    Heat's pre-signed URL). Any other request with such a token goes to
     keystonemiddleware, which refuses it. The token lives in the
     handle's data: it dies with the handle (its stack's delete, or an
     UpdateWaitConditionHandle's replacement).
@@ -110,7 +128,7 @@ class HandleTokens:
         self.keystone_app = keystone_app
 
     def __call__(self, environ, start_response):
-        token = environ.get("HTTP_X_AUTH_TOKEN") or ""
+        token = environ.get("HTTP_X_AUTH_TOKEN") or _query_token(environ)
         path = environ.get("PATH_INFO", "")
         if (
             token.startswith(context.HANDLE_TOKEN_PREFIX)
@@ -128,15 +146,48 @@ class HandleTokens:
         return self.keystone_app(environ, start_response)
 
 
+class NoTokenRoutes:
+    """The routes of ``NO_TOKEN_ROUTES`` skip authentication (noauth's
+    and keystone's alike) and get a context with no user and no roles,
+    scoped to the URL's project: whatever the request's headers say, it
+    can do nothing but what its route does, and that route's handler
+    checks no policy (``request.no_token``). Everything else goes to
+    ``authenticated``."""
+
+    def __init__(self, app, authenticated):
+        self.app = app
+        self.authenticated = authenticated
+
+    def __call__(self, environ, start_response):
+        if no_token_route(environ):
+            environ[ENV_KEY] = context.RequestContext(
+                user_id=None,
+                project_id=url_tenant(environ.get("PATH_INFO", "")),
+                roles=[],
+                request_id=environ.get("openstack.request_id"),
+            )
+            return self.app(environ, start_response)
+        return self.authenticated(environ, start_response)
+
+
+def _query_token(environ):
+    """The signal token of the query string, or ''."""
+    query = urllib.parse.parse_qs(environ.get("QUERY_STRING") or "")
+    return query.get(context.SIGNAL_TOKEN_PARAM, [""])[0]
+
+
 def wrap(app):
     """Wrap ``app`` with the authentication chosen by configuration."""
     if CONF.api.auth_strategy == "keystone":
         from keystonemiddleware import auth_token
 
-        return HandleTokens(
+        return NoTokenRoutes(
             app,
-            auth_token.AuthProtocol(
-                KeystoneContext(app), {"oslo_config_config": CONF}
+            HandleTokens(
+                app,
+                auth_token.AuthProtocol(
+                    KeystoneContext(app), {"oslo_config_config": CONF}
+                ),
             ),
         )
-    return NoAuthContext(app)
+    return NoTokenRoutes(app, NoAuthContext(app))

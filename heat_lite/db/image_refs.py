@@ -14,8 +14,10 @@ conditional write whose row count says who won, on every dialect.
 
 References of resource records live in ``record_image`` and count only
 while the record row exists, so trimming or purging records needs no
-step here; every other holder (``KINDS``) removes its own rows with
-``release`` when it can no longer bring the image back.
+step here; a snapshot's count only while the snapshot row exists
+(deleted with its stack, or by the user). Every other holder (``KINDS``)
+removes its own rows with ``release`` when it can no longer bring the
+image back.
 """
 
 import re
@@ -32,6 +34,7 @@ IMAGE = models.ManagedImage.__table__
 RECORD_IMAGE = models.RecordImage.__table__
 REFERENCE = models.ImageReference.__table__
 RESOURCE = models.Resource.__table__
+SNAPSHOT = models.Snapshot.__table__
 # Holders other than resource records.
 KINDS = ("snapshot", "rollout", "promotion", "build", "app")
 _UUID = re.compile(
@@ -194,6 +197,35 @@ def use(tenant, image_ids, record_id=None, kind=None, holder=None):
 
 
 @retry_write
+def hold_stack_images(tenant, stack_ids, kind, holder):
+    """``holder`` (a snapshot, a promotion) keeps the images the current
+    records of ``stack_ids`` name (the caller passes nested stacks too):
+    what restoring or rolling back to it would use again. Images already
+    being retired are left out (nothing can bring them back).
+
+    :returns: the ids now held.
+    """
+    with transaction() as conn:
+        ids = list(
+            conn.execute(
+                sa.select(RECORD_IMAGE.c.image_id)
+                .join(RESOURCE, RESOURCE.c.id == RECORD_IMAGE.c.resource_id)
+                .join(IMAGE, IMAGE.c.id == RECORD_IMAGE.c.image_id)
+                .where(
+                    RESOURCE.c.stack_id.in_(list(stack_ids)),
+                    RESOURCE.c.role == "current",
+                    IMAGE.c.state.in_(st.IMAGE.USABLE),
+                )
+                .distinct()
+                .order_by(RECORD_IMAGE.c.image_id)
+            ).scalars()
+        )
+        if ids:
+            use_in(conn, tenant, ids, kind=kind, holder=holder)
+    return ids
+
+
+@retry_write
 def unhidden(image_id):
     """Glance shows the revived image again: forget when it was hidden."""
     with transaction(single=True) as conn:
@@ -294,13 +326,22 @@ def needed(image_ids, keep_last):
             sa.select(
                 REFERENCE.c.image_id, REFERENCE.c.kind, REFERENCE.c.holder
             )
-            .where(REFERENCE.c.image_id.in_(ids))
+            .where(REFERENCE.c.image_id.in_(ids), _holder_exists())
             .order_by(REFERENCE.c.kind, REFERENCE.c.holder)
         ):
             why[row.image_id].append({"kind": row.kind, "holder": row.holder})
         for image_id, rank in _ranks(conn, ids, keep_last):
             why[image_id].append({"kind": "keep_last", "rank": rank})
     return why
+
+
+def _holder_exists():
+    """A reference counts while its holder row exists (snapshots: their
+    rows go with their stack, without a step of their own here)."""
+    return sa.or_(
+        REFERENCE.c.kind != "snapshot",
+        sa.exists().where(SNAPSHOT.c.id == REFERENCE.c.holder),
+    )
 
 
 def _ranks(conn, ids, keep_last):

@@ -101,6 +101,15 @@ class Resource:
     # (plugin class or None, definition)} of the stack's other resources,
     # ``param(name)`` a parameter's value. None: no such dependencies.
     implicit_depends = None
+    # ``check_request(values, files, path)`` (a classmethod): a check of a
+    # create or update request that asks another service, run before the
+    # request is accepted (its typed errors are the request's 400s).
+    # ``values`` are the properties that depend on no resource, resolved;
+    # ``files`` the request's files map. None: no such check.
+    check_request = None
+    # A type Heat keeps under an old name for old templates (its HIDDEN
+    # support status): it works but the resource type list leaves it out.
+    hidden_type = False
 
     def __init__(
         self,

@@ -270,6 +270,7 @@ class ActionRunner:
         try:
             stopped = self._abandoned(job)
             if stopped is not None:
+                _cancel(job)
                 return self.job_failed(job, stopped)
             self._write_progress(job)
         except exception.ConcurrentTransaction as exc:
@@ -615,4 +616,23 @@ class ActionRunner:
             reason,
             job.record["type"],
             when=when,
+        )
+
+
+def _cancel(job):
+    """Tell a plugin whose action is stopped half-way (the operation
+    timed out or failed elsewhere, or a delete overtook it) through its
+    ``handle_<action>_cancel()``, as Heat does: a software deployment
+    marks its deployment FAILED. A failure there is logged, not raised:
+    the action fails anyway."""
+    cancel = getattr(job.plugin, "handle_%s_cancel" % job.action.lower(), None)
+    if cancel is None:
+        return
+    try:
+        cancel()
+    except Exception:  # noqa: BLE001 - a plugin's failure
+        LOG.exception(
+            "Cancelling %s of resource %s failed",
+            job.action,
+            job.record["name"],
         )
