@@ -163,6 +163,11 @@ def _finished(build, timeout=300):
     )
 
 
+def _log_with(build, text):
+    log = db_builds.build_log_read(build["id"])[0]
+    return log if text in log else None
+
+
 def _stack(heat, name):
     return requests.get(
         heat.endpoint(PROJECT) + "/stacks/" + name,
@@ -322,9 +327,12 @@ def test_kill_9_of_the_engine_mid_build_finishes_it_once(
             if i.properties.get("heat_lite_build") == build["id"]
         ]
         assert made == [done["image_id"]]
-        log = db_builds.build_log_read(build["id"])[0]
+        # The final line is written just after the final state.
+        log = polling.until(
+            lambda: _log_with(build, "build DEPLOYED"), 30, "the final line"
+        )
         assert log.count("command: sh") == 2  # built again, once
-        assert log.count("DEPLOYED") == 1
+        assert log.count("build DEPLOYED") == 1
     finally:
         heat.go.unlink(missing_ok=True)
         _cleanup(heat, cloud_sdk, app, [build])

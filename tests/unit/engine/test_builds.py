@@ -126,6 +126,11 @@ def _finished(engine, build, timeout=60):
     )
 
 
+def _log_with(build, text):
+    log = db_builds.build_log_read(build["id"])[0]
+    return log if text in log else None
+
+
 def _stack_params(build):
     from heat_lite.db import templates
 
@@ -154,9 +159,12 @@ def test_push_build_image_stack_verified_then_an_update(engine, repo):
     assert params["image"] == done["image_id"]
     assert params["source_commit"] == first["commit"]
     assert params["heat_lite_build"] == first["id"]
-    log, _ = db_builds.build_log_read(first["id"])
+    # The final line is written just after the final state.
+    log = polling.until(
+        lambda: _log_with(first, "build DEPLOYED"), 10, "the final line"
+    )
     assert "fetching %s" % first["commit"] in log
-    assert "filesystem: ext4" in log and "DEPLOYED" in log
+    assert "filesystem: ext4" in log
 
     second = _push(app, repo.push({"index.html": "v2\n"}))
     done2 = _finished(engine, second)
