@@ -39,6 +39,23 @@ def private_database(kind, tmp_path):
             drop()
 
 
+@contextlib.contextmanager
+def attached(url):
+    """heat_lite.db uses the existing database ``url`` (a deployment's)
+    until the block ends: a test writes the rows a request would."""
+    engine = engines.create_engine(pre_ping.url(url, False))
+    factory = enginefacade._TestTransactionFactory(
+        engine, orm.get_maker(engine), apply_global=True
+    )
+    session.reset()
+    try:
+        yield url
+    finally:
+        factory.dispose_global()
+        engine.dispose()
+        session.reset()
+
+
 def lock_waits(engine, kind):
     """How many sessions of ``engine``'s database wait for a row lock now
     (other tests share the server, so only this database counts): a

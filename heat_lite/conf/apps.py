@@ -80,20 +80,34 @@ opts = [
     cfg.StrOpt(
         "builder_topic",
         default="heat_lite-builder",
-        help="RPC topic of the builder workers, so that a slow build never "
-        "delays a graph node. Not used yet.",
+        help="RPC topic of the builder workers (threads of heat-lite-engine "
+        "of their own), so that a slow build never delays a graph node.",
     ),
     cfg.IntOpt(
         "max_builds_per_engine",
         default=2,
         min=1,
-        help="Builds one engine runs at a time. Not enforced yet.",
+        help="Builds one engine runs at a time.",
     ),
     cfg.IntOpt(
         "max_builds_per_app",
         default=1,
         min=1,
-        help="Builds of one app that run at a time. Not enforced yet.",
+        help="Builds of one app that run at a time, across all engines (one "
+        "per branch at most in any case).",
+    ),
+    cfg.StrOpt(
+        "image_store",
+        default="glance",
+        help="Where builds put their images: a plugin of the "
+        "heat_lite.image_stores entry point namespace.",
+    ),
+    cfg.FloatOpt(
+        "build_poll_interval",
+        default=1.0,
+        min=0.01,
+        help="Seconds between two looks of a build at its image upload and "
+        "at its stack's operation.",
     ),
     cfg.IntOpt(
         "max_webhook_size",

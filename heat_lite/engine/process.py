@@ -11,6 +11,9 @@ from heat_lite.common import crypt, rpc
 from heat_lite.db import services as db_services
 from heat_lite.engine import plugin_services, rpcapi
 from heat_lite.engine.endpoint import goals, service, snapshots
+from heat_lite.engine.fleet.app import deploy as app_deploy
+from heat_lite.engine.fleet.app import driver as build_driver
+from heat_lite.engine.fleet.app import runner as build_runner
 from heat_lite.engine.fleet.promotion import driver as promotion_driver
 from heat_lite.engine.fleet.promotion import runner as promotion_runner
 from heat_lite.engine.fleet.rollout import runner as rollout_runner
@@ -82,6 +85,15 @@ class EngineProcess:
             self.fence,
             promotion_driver.PromotionDriver(self.ops, update_goals),
         )
+        poll = CONF.apps.build_poll_interval
+        self.builds = build_runner.BuildRunner(
+            self.fence,
+            build_driver.BuildDriver(
+                app_deploy.Deployer(self.ops, update_goals, poll=poll),
+                services=self.services,
+                poll=poll,
+            ),
+        )
         self._servers = []
 
     @property
@@ -117,6 +129,11 @@ class EngineProcess:
                 self.engine_id,
                 [worker_endpoint.WorkerEndpoint(self.dispatcher)],
             ),
+            rpc.get_server(
+                CONF.apps.builder_topic,
+                self.engine_id,
+                [build_runner.BuilderEndpoint(self.builds)],
+            ),
         ]
         for server in self._servers:
             server.start()
@@ -124,6 +141,7 @@ class EngineProcess:
         self.watchdog.start()
         self.rollouts.start()
         self.promotions.start()
+        self.builds.start()
 
     def stop(self):
         """Stop gracefully: take no new work (nodes received or made ready
@@ -145,8 +163,12 @@ class EngineProcess:
         while self.runner.active_records() and time.monotonic() < deadline:
             time.sleep(0.1)
         self.watchdog.stop()
+        builder_server = self._servers[2]
+        builder_server.stop()
+        builder_server.wait()
         self.rollouts.stop()
         self.promotions.stop()
+        self.builds.stop()
         self.fence.retire()
         self.runner.drop_all()
         try:

@@ -55,9 +55,10 @@ class Keeper:
     :param claim: ``claim(id, seen, owner)`` -> True if claimed.
     :param run: ``run(id)`` runs one flow to its end, in the caller's
         thread; raises ``OwnershipLost`` once no longer owned.
+    :param max_running: flows that run at once (the others wait).
     """
 
-    def __init__(self, fence, label, to_run, claim, run):
+    def __init__(self, fence, label, to_run, claim, run, max_running=None):
         self.fence = fence
         self.label = label
         self._to_run = to_run
@@ -65,7 +66,7 @@ class Keeper:
         self._run = run
         self._running = {}
         self._lock = threading.Lock()
-        self._slots = threading.BoundedSemaphore(MAX_RUNNING)
+        self._slots = threading.BoundedSemaphore(max_running or MAX_RUNNING)
         self._stop = threading.Event()
 
     def start(self):
@@ -104,6 +105,12 @@ class Keeper:
                 )
                 resumed.append(row["id"])
         return resumed
+
+    def active(self):
+        """How many flows have a live thread here (running or waiting
+        for a slot)."""
+        with self._lock:
+            return sum(t.is_alive() for t in self._running.values())
 
     def running(self, row_id):
         thread = self.thread(row_id)

@@ -9,25 +9,7 @@ import threading
 import pytest
 
 from harness import polling
-
-GIT_ENV = {
-    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-    "HOME": "/nonexistent",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "dev",
-    "GIT_AUTHOR_EMAIL": "dev@example.com",
-    "GIT_COMMITTER_NAME": "dev",
-    "GIT_COMMITTER_EMAIL": "dev@example.com",
-}
-
-
-def git(cwd, *args):
-    out = subprocess.run(
-        ["git", *args], cwd=cwd, env=GIT_ENV, check=True,
-        capture_output=True, text=True,
-    )  # fmt: skip
-    return out.stdout.strip()
+from harness.git_repo import GIT_ENV, git
 
 
 class Repo:

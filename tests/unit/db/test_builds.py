@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from harness import git_repo
 from heat_lite.common import exception
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import apps as db_apps
@@ -27,19 +28,7 @@ def app(database):
 
 
 def _push(app, branch="main", delivery=None, commit="a" * 40):
-    return db_builds.build_create(
-        {
-            "id": str(uuid.uuid4()),
-            "app_id": app["id"],
-            "tenant": app["tenant"],
-            "branch": branch,
-            "ref": "refs/heads/" + branch,
-            "commit": commit,
-            "source": "webhook" if delivery else "push",
-            "delivery_id": delivery,
-            "builder": "artifact",
-        }
-    )
+    return git_repo.queue_build(app, commit, branch, delivery, "artifact")
 
 
 def _status(app, build):

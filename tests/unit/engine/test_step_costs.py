@@ -33,6 +33,7 @@ BACKGROUND = (
     "heat-lite-counters",
     "heat-lite-rollouts",
     "heat-lite-promotions",
+    "heat-lite-builds",
 )
 GRAPH_READ = "SELECT traversal.id,"
 NONE, TEST = "OS::Heat::None", "OS::Heat::TestResource"

@@ -1,0 +1,140 @@
+"""The builder workers of one engine process (``[apps] builder_topic``).
+
+Builds run on threads of their own, never on the engine's RPC or graph
+threads, at most ``[apps] max_builds_per_engine`` at once here and
+``max_builds_per_app`` of one app anywhere (``db.builds.build_claim``:
+one running build per branch, a bounded number per app, by the
+database's unique keys). A worker claims QUEUED builds when woken
+(``BuildWorkerAPI.wake``, cast after a push) and every
+``heartbeat_interval``; a ``Keeper`` takes over the running builds of
+engine lives that are gone, and the build resumes from its last durable
+step (``driver``).
+"""
+
+import logging
+import threading
+
+import oslo_messaging as messaging
+
+from heat_lite import conf
+from heat_lite.common import exception
+from heat_lite.common.states import BuildStatus as B
+from heat_lite.db import api as db_api
+from heat_lite.db import apps as db_apps
+from heat_lite.db import builds as db_builds
+from heat_lite.engine.fleet import keeper
+from heat_lite.engine.fleet.app import builder_rpcapi
+from heat_lite.engine.fleet.app import run as run_mod
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+
+
+class BuildRunner:
+    """The builds one engine process runs.
+
+    :param fence: the engine's ``fencing.Fence``.
+    :param driver: the ``driver.BuildDriver``.
+    """
+
+    label = "build"
+
+    def __init__(self, fence, driver):
+        self.fence = fence
+        self.driver = driver
+        self.keeper = keeper.Keeper(
+            fence,
+            self.label,
+            db_builds.builds_to_take_over,
+            db_builds.build_take_over,
+            self.run,
+            max_running=CONF.apps.max_builds_per_engine,
+        )
+        self.take_over = self.keeper.take_over
+        self.running = self.keeper.running
+        self.thread = self.keeper.thread
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._claiming = threading.Lock()
+
+    def start(self):
+        self.keeper.start()
+        threading.Thread(
+            target=self._loop, daemon=True, name="heat-lite-builds"
+        ).start()
+
+    def stop(self):
+        self._stop.set()
+        self._wake.set()
+        self.keeper.stop()
+
+    def poke(self):
+        """Look for QUEUED builds now (a push, or a build that ended)."""
+        self._wake.set()
+
+    def _loop(self):
+        while not self._stop.is_set():
+            self._wake.wait(CONF.engine.heartbeat_interval)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self.claim_queued()
+            except Exception as exc:  # noqa: BLE001 - keep it alive
+                if not db_api.is_unavailable(exc):
+                    LOG.exception("Build worker pass failed")
+
+    def claim_queued(self):
+        """Claim and start QUEUED builds while this engine has room;
+        returns their ids (for tests)."""
+        if not self.fence.lease_valid():
+            return []
+        started = []
+        with self._claiming:
+            free = CONF.apps.max_builds_per_engine - self.keeper.active()
+            if free <= 0:
+                return started
+            for build in db_builds.builds_queued(limit=100):
+                if db_builds.build_claim(
+                    build, self.fence.owner, CONF.apps.max_builds_per_app
+                ):
+                    self.keeper.launch(build["id"])
+                    started.append(build["id"])
+                    free -= 1
+                    if free <= 0:
+                        break
+        return started
+
+    def run(self, build_id):
+        """Run one build this engine owns to a final state."""
+        try:
+            row = db_builds.build_get_by_id(build_id)
+            if row is None or row["status"] not in B.RUNNING:
+                return
+            try:
+                app = db_apps.app_get(row["tenant"], row["app_id"])
+            except exception.AppNotFound:
+                app = None
+            build = run_mod.BuildRun(
+                row, app or {"username": None}, self.fence
+            )
+            if app is None:
+                build.move(B.FAILED, "The app was deleted")
+                return
+            self.driver.run(build)
+        finally:
+            # Its lane and slot are free: the next build may start.
+            self.poke()
+
+
+class BuilderEndpoint:
+    """The builder topic's RPC methods."""
+
+    target = messaging.Target(version=builder_rpcapi.BUILDER_API_VERSION)
+
+    def __init__(self, runner):
+        self.runner = runner
+
+    def wake(self, ctxt):
+        """Look for QUEUED builds now (idempotent)."""
+        self.runner.poke()

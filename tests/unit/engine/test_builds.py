@@ -1,0 +1,273 @@
+"""Builds in one engine process (SQLite file, fake:// transport), from a
+real git repository on disk through the real ``filesystem`` builder
+(mkfs.ext4, qemu-img) to the branch's stack as a verified update.
+
+The image store is ``harness.image_store.MemoryImageStore``: Glance
+cannot run here without the test cloud (tests/functional/test_cloud_apps.py
+does the same against the real one). Everything else is real: the
+claim, the converge-on-newest, the verified update and its rollback.
+"""
+
+import threading
+import uuid
+
+import pytest
+
+from harness import git_repo, image_store, inprocess, polling
+from heat_lite import conf
+from heat_lite.common import app_spec, context
+from heat_lite.common.states import BuildStatus as B
+from heat_lite.db import apps as db_apps
+from heat_lite.db import builds as db_builds
+from heat_lite.db import stacks as db_stacks
+from heat_lite.engine.fleet.app import builder_rpcapi
+
+CONF = conf.CONF
+TEMPLATE = {
+    "heat_template_version": "2021-04-16",
+    "parameters": {
+        "image": {"type": "string"},
+        "source_commit": {"type": "string", "default": ""},
+        "broken_commit": {"type": "string", "default": "none"},
+    },
+    "conditions": {
+        "broken": {
+            "equals": [
+                {"get_param": "source_commit"},
+                {"get_param": "broken_commit"},
+            ]
+        }
+    },
+    "resources": {
+        "server": {
+            "type": "OS::Heat::TestResource",
+            "properties": {"value": {"get_param": "image"}},
+        }
+    },
+    "outputs": {
+        "image": {"value": {"get_attr": ["server", "output"]}},
+        "healthy": {"value": {"if": ["broken", False, True]}},
+    },
+}
+# An output check waits for its value until the timeout: a broken
+# commit's verification fails after it.
+VERIFY = {"timeout": 3, "checks": [{"type": "output", "output": "healthy",
+                                     "equals": True}]}  # fmt: skip
+STORE = image_store.MemoryImageStore()
+
+
+def _prepare(proc):
+    proc.builds.driver._store = STORE
+    proc.builds.driver.poll = 0.05
+    proc.builds.driver.deployer.poll = 0.05
+    # The test drives claims and takeovers itself.
+    proc.builds.start = proc.builds.keeper.stop
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    with inprocess.engine_process(
+        "sqlite",
+        tmp_path_factory.mktemp("builds"),
+        {"heartbeat_interval": 0.2, "engine_life_check_timeout": 3.0},
+        prepare=_prepare,
+        binary="test-builds",
+    ) as proc:
+        yield proc
+
+
+@pytest.fixture
+def repo(tmp_path):
+    CONF.set_override(
+        "allowed_sources", ["file://%s/*" % tmp_path], group="apps"
+    )
+    yield git_repo.BareRepo(tmp_path)
+    CONF.clear_override("allowed_sources", group="apps")
+
+
+def _app(repo, name="shop", verify=VERIFY, environment=None):
+    spec = app_spec.parse(
+        {
+            "name": name,
+            "source": {"url": repo.url, "branches": ["main", "dev"]},
+            "builder": {"name": "filesystem", "options": {}},
+            "template": TEMPLATE,
+            "environment": environment or {},
+            "image_parameter": "image",
+            "verify": verify,
+        }
+    )
+    spec.pop("webhook_secret")
+    spec.pop("name")
+    tenant = "p" + uuid.uuid4().hex[:8]
+    return db_apps.app_create(
+        {"id": str(uuid.uuid4()), "tenant": tenant, "name": name,
+         "username": "dev"},
+        spec,
+    )  # fmt: skip
+
+
+def _push(app, commit, branch="main"):
+    return git_repo.queue_build(app, commit, branch)
+
+
+def _get(build):
+    return db_builds.build_get(build["tenant"], build["app_id"], build["id"])
+
+
+def _finished(engine, build, timeout=60):
+    def done():
+        engine.builds.claim_queued()
+        row = _get(build)
+        return row if row["status"] in B.FINISHED else None
+
+    return polling.until(
+        done, timeout, lambda: "build finished: %s" % (_get(build),), 0.1
+    )
+
+
+def _log_with(build, text):
+    log = db_builds.build_log_read(build["id"])[0]
+    return log if text in log else None
+
+
+def _stack_params(build):
+    from heat_lite.db import templates
+
+    stack = db_stacks.stack_get(_get(build)["stack_id"])
+    raw = templates.raw_template_get(stack["raw_template_id"])
+    return stack, raw["environment"]["parameters"]
+
+
+def test_push_build_image_stack_verified_then_an_update(engine, repo):
+    app = _app(repo)
+    first = _push(app, repo.push({"index.html": "v1\n"}))
+    done = _finished(engine, first)
+    assert done["status"] == B.DEPLOYED, done
+    assert done["verification"]["status"] == "SUCCEEDED"
+    image = STORE.images[done["image_id"]]
+    assert image["status"] == "active" and image["size"] > 0
+    assert image["properties"] == {
+        "heat_lite_app": app["id"],
+        "heat_lite_build": first["id"],
+        "source_ref": "refs/heads/main",
+        "source_commit": first["commit"],
+    }
+    stack, params = _stack_params(first)
+    assert stack["name"] == "shop-main"
+    assert stack["action"] == "CREATE" and stack["status"] == "COMPLETE"
+    assert params["image"] == done["image_id"]
+    assert params["source_commit"] == first["commit"]
+    assert params["heat_lite_build"] == first["id"]
+    # The final line is written just after the final state.
+    log = polling.until(
+        lambda: _log_with(first, "build DEPLOYED"), 10, "the final line"
+    )
+    assert "fetching %s" % first["commit"] in log
+    assert "filesystem: ext4" in log
+
+    second = _push(app, repo.push({"index.html": "v2\n"}))
+    done2 = _finished(engine, second)
+    assert done2["status"] == B.DEPLOYED, done2
+    stack, params = _stack_params(second)
+    assert stack["id"] == done["stack_id"]
+    assert stack["action"] == "UPDATE" and stack["status"] == "COMPLETE"
+    assert params["image"] == done2["image_id"] != done["image_id"]
+
+
+def test_a_failed_verification_rejects_and_rolls_back(engine, repo):
+    good = repo.push({"index.html": "good\n"})
+    app = _app(repo, name="brk")
+    deployed = _finished(engine, _push(app, good))
+    assert deployed["status"] == B.DEPLOYED, deployed
+    bad = repo.push({"index.html": "bad\n"})
+    env = {"parameters": {"broken_commit": bad}}
+    spec = dict(app["spec"], environment=env)
+    db_apps.app_update(app["tenant"], app["id"], 1, spec)
+    rejected = _finished(engine, _push(app, bad))
+    assert rejected["status"] == B.REJECTED, rejected
+    assert rejected["verification"]["status"] == "ROLLED_BACK"
+    assert "healthy" in rejected["status_reason"]
+    stack, params = _stack_params(deployed)
+    assert stack["status"] == "COMPLETE"
+    assert params["image"] == deployed["image_id"]
+    assert params["source_commit"] == good
+
+
+def test_ten_queued_pushes_deploy_only_the_newest(engine, repo):
+    app = _app(repo, name="burst", verify=None)
+    builds = [_push(app, repo.push({"n": "%d\n" % i})) for i in range(10)]
+    newest = _finished(engine, builds[-1])
+    assert newest["status"] == B.DEPLOYED, newest
+    statuses = [_get(b)["status"] for b in builds[:-1]]
+    assert statuses == [B.SUPERSEDED] * 9
+    _stack, params = _stack_params(builds[-1])
+    assert params["source_commit"] == builds[-1]["commit"]
+
+
+def test_a_build_that_sees_a_newer_push_before_deploying_stops(engine, repo):
+    app = _app(repo, name="race", verify=None)
+    first = _push(app, repo.push({"a": "1\n"}))
+    STORE.gate.clear()  # the upload waits
+    try:
+        assert first["id"] in engine.builds.claim_queued()
+        polling.until(
+            lambda: _get(first)["status"] == B.UPLOADING, 60, "uploading"
+        )
+        second = _push(app, repo.push({"a": "2\n"}))
+    finally:
+        STORE.gate.set()
+    stopped = _finished(engine, first)
+    assert stopped["status"] == B.SUPERSEDED, stopped
+    assert stopped["image_id"] is None
+    assert _finished(engine, second)["status"] == B.DEPLOYED
+    assert stopped["stack_id"] is None
+
+
+def test_cancel_of_a_running_build(engine, repo):
+    app = _app(repo, name="cnl", verify=None)
+    build = _push(app, repo.push({"a": "1\n"}))
+    STORE.gate.clear()
+    try:
+        engine.builds.claim_queued()
+        polling.until(
+            lambda: _get(build)["status"] == B.UPLOADING, 60, "uploading"
+        )
+        db_builds.build_cancel(app["tenant"], app["id"], build["id"])
+    finally:
+        STORE.gate.set()
+    done = _finished(engine, build)
+    assert done["status"] == B.CANCELLED, done
+    assert done["image_id"] is None and done["stack_id"] is None
+
+
+def test_a_dead_engines_build_is_taken_over_and_its_image_deleted(
+    engine, repo
+):
+    app = _app(repo, name="orphan", verify=None)
+    build = _push(app, repo.push({"a": "1\n"}))
+    dead = ("dead-engine", 7)  # no live service row
+    assert db_builds.build_claim(build, dead, 1)
+    db_builds.build_transition(build["id"], dead, B.UPLOADING)
+    half = STORE.create(None, "half", _Formats, {})
+    db_builds.build_record(build["id"], dead, image_id=half)
+    assert build["id"] in engine.builds.take_over()
+    done = _finished(engine, build)
+    assert done["status"] == B.DEPLOYED, done
+    assert half in STORE.deleted and done["image_id"] != half
+    assert done["engine_id"] == engine.engine_id
+    assert not db_builds.build_transition(build["id"], dead, B.FAILED)
+
+
+class _Formats:
+    disk_format = "qcow2"
+    container_format = "bare"
+
+
+def test_a_wake_cast_reaches_the_builder_workers(engine, monkeypatch):
+    woken = threading.Event()
+    monkeypatch.setattr(engine.builds, "poke", woken.set)
+    builder_rpcapi.BuildWorkerAPI().wake(
+        context.RequestContext(project_id="p", overwrite=False)
+    )
+    polling.until(woken.is_set, 30, "the builder workers woken")
