@@ -30,6 +30,7 @@ from heat_lite.db import builds as db_builds
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint.base import expected
 from heat_lite.engine.endpoint.views import timestamp
+from heat_lite.engine.fleet.app import builder_rpcapi
 from heat_lite.engine.fleet.app import endpoint as app_endpoint
 
 CONF = conf.CONF
@@ -176,25 +177,15 @@ class BuildEndpoint:
 
 
 class _WakeBuilders:
-    """WAKE BUILDERS: tell the builder workers a build is queued, by the
-    cast ``engine.fleet.app.builder_rpcapi.BuildWorkerAPI().wake(ctxt)``
-    (the builder topic's client, issue 29.3, from the builds' branch).
-
-    Imported at the first wake, so that this endpoint works before that
-    client is merged: until then nothing is sent and a queued build
-    waits for the builder workers' own look at the queue. Once both are
-    merged, the import can move to the top of the module.
-    """
+    """Tell the builder workers a build is queued: a cast on the builder
+    topic (``builder_rpcapi``); its client is made at the first wake,
+    once the process's transport exists."""
 
     def __init__(self):
         self._api = None
 
     def __call__(self, ctxt):
         if self._api is None:
-            try:
-                from heat_lite.engine.fleet.app import builder_rpcapi
-            except ImportError:
-                return
             self._api = builder_rpcapi.BuildWorkerAPI()
         self._api.wake(ctxt)
 
