@@ -51,7 +51,7 @@ class EngineProcess:
         self.dispatcher = dispatch.Dispatcher(
             rpcapi.WorkerAPI(), self.scheduler
         )
-        self.ops = ops.StackOps(self.dispatcher)
+        self.ops = ops.StackOps(self.dispatcher, snapshots.Snapshots())
         # What plugins may ask of the engine: one object, given to
         # everything that makes plugin instances.
         self.services = plugin_services.EngineServices(self.ops)
@@ -66,7 +66,6 @@ class EngineProcess:
         self.ops.verifier = verify.Verifier(
             self.ops, self.runner.graphs, self.dispatcher, self.services
         )
-        self.ops.snapshots = snapshots.Snapshots()
         self.watchdog = watchdog.Watchdog(
             self.fence, self.ops, self.dispatcher
         )

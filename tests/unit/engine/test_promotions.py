@@ -51,7 +51,9 @@ def _create(engine, ctxt, name, params=None):
 
 
 def _endpoint(engine):
-    return promotion_endpoint.PromotionEndpoint(engine.promotions)
+    return promotion_endpoint.PromotionEndpoint(
+        engine.promotions, engine.services
+    )
 
 
 def _done(endpoint, ctxt, promotion_id):
