@@ -62,6 +62,9 @@ class EngineProcess:
             self.dispatcher,
             self.services,
         )
+        # The two cycles left: the dispatcher runs nodes with the runner,
+        # which schedules its polls through the dispatcher; StackOps asks
+        # the verifier to hold a cleanup, the verifier resumes it there.
         self.dispatcher.runner = self.runner
         self.ops.verifier = verify.Verifier(
             self.ops, self.runner.graphs, self.dispatcher, self.services
