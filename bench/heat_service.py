@@ -21,14 +21,13 @@ groups) at the end, even when the run failed.
 """
 
 import os
-import signal
 import subprocess
 import time
 import uuid
 
 import requests
 
-from harness import backends
+from harness import backends, process_group
 from harness.deployment import free_port
 from harness.procs import children
 
@@ -76,24 +75,24 @@ enforce_scope = false
 """
 
 
-class Heat:
+class Heat(process_group.ProcessGroup):
     """A standalone Heat under ``workdir``, from the venv ``bin_dir``."""
 
+    STOP_TIMEOUT = 20
+
     def __init__(self, bin_dir, workdir, workers=2):
+        super().__init__(workdir, log_prefix="heat-")
         self.bin_dir = bin_dir
-        self.workdir = workdir
         self.workers = workers
         self.port = free_port()
         self.config = os.path.join(workdir, "heat.conf")
-        self.procs = {}
-        self._cleanups = []
 
     def start(self):
         os.makedirs(self.workdir, exist_ok=True)
         db_url, drop = backends.create_database("postgresql")
-        self._cleanups.append(drop)
+        self.add_cleanup(drop)
         transport, drop_vhost = backends.create_vhost()
-        self._cleanups.append(drop_vhost)
+        self.add_cleanup(drop_vhost)
         venv = os.path.dirname(self.bin_dir)
         with open(self.config, "w") as f:
             f.write(
@@ -135,13 +134,7 @@ class Heat:
         )
 
     def _spawn(self, key, binary, *args):
-        log = open(os.path.join(self.workdir, "heat-%s.log" % key), "ab")
-        self.procs[key] = subprocess.Popen(
-            [os.path.join(self.bin_dir, binary), *args],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        self.spawn(key, [os.path.join(self.bin_dir, binary), *args])
 
     def _write_pids(self):
         with open(os.path.join(self.workdir, "pids"), "w") as f:
@@ -174,27 +167,6 @@ class Heat:
         out = self.manage("service", "list")
         return sum(1 for line in out.splitlines() if " up " in line)
 
-    def stop(self):
-        """Stop heat-api and heat-engine by their recorded PIDs (process
-        groups), then drop the database and the vhost."""
-        try:
-            for proc in self.procs.values():
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGTERM)
-            for proc in self.procs.values():
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-        finally:
-            for cleanup in reversed(self._cleanups):
-                try:
-                    cleanup()
-                except Exception:  # noqa: BLE001 - drop what we can
-                    pass
-            self._cleanups = []
-
     def manage(self, *args):
         result = subprocess.run(
             [
@@ -213,11 +185,6 @@ class Heat:
                 % (" ".join(args), result.stdout, result.stderr[-3000:])
             )
         return result.stdout
-
-    def log(self, key):
-        path = os.path.join(self.workdir, "heat-%s.log" % key)
-        with open(path, errors="replace") as f:
-            return f.read()[-20000:]
 
     @property
     def url(self):

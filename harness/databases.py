@@ -37,3 +37,24 @@ def private_database(kind, tmp_path):
         session.reset()
         if drop is not None:
             drop()
+
+
+def lock_waits(engine, kind):
+    """How many sessions of ``engine``'s database wait for a row lock now
+    (other tests share the server, so only this database counts): a
+    test that holds a transaction open waits on this, not on a clock,
+    to know its racer reached the lock."""
+    if kind == "postgresql":
+        sql = (
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+    else:
+        sql = (
+            "SELECT count(*) FROM information_schema.innodb_trx AS t "
+            "JOIN information_schema.processlist AS p "
+            "ON p.id = t.trx_mysql_thread_id "
+            "WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()"
+        )
+    with engine.connect() as conn:
+        return conn.exec_driver_sql(sql).scalar()

@@ -8,7 +8,6 @@ Two shapes, as operators run it:
 """
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import requests
 from heatclient import client as heat_client
 from keystoneauth1 import noauth, session
 
-from harness import backends, polling
+from harness import backends, polling, process_group
 from harness.procs import children
 
 BIN = os.path.dirname(sys.executable)
@@ -45,7 +44,7 @@ def running(kind, workdir, **kwargs):
         dep.stop()
 
 
-class Deployment:
+class Deployment(process_group.ProcessGroup):
     """A running heat_lite of one ``kind`` under ``workdir``."""
 
     def __init__(
@@ -61,17 +60,15 @@ class Deployment:
         database and that every process connects as (default: the
         superuser of ``backends.PG_URL``).
         :param env: extra environment of its processes."""
+        super().__init__(workdir)
         self.kind = kind
         self.db_owner = db_owner
-        self.workdir = str(workdir)
         self.engine_workers = engine_workers
         self.extra_conf = extra_conf
         self.extra_env = dict(env or {})
         self.port = free_port()
         self.ledger = os.path.join(self.workdir, "ledger")
         self.config = os.path.join(self.workdir, "heat_lite.conf")
-        self.procs = {}
-        self._cleanups = []
 
     # Life cycle ----------------------------------------------------------
     def start(self):
@@ -82,9 +79,9 @@ class Deployment:
             db_url, drop = backends.create_database(
                 self.kind, owner=self.db_owner
             )
-            self._cleanups.append(drop)
+            self.add_cleanup(drop)
             transport, drop_vhost = backends.create_vhost()
-            self._cleanups.append(drop_vhost)
+            self.add_cleanup(drop_vhost)
         suffix = uuid.uuid4().hex[:8]
         with open(self.config, "w") as f:
             f.write(
@@ -111,14 +108,13 @@ class Deployment:
         self._wait_for_api()
         return self
 
-    def _spawn(self, key, binary, *args):
-        log = open(os.path.join(self.workdir, "%s.log" % key), "ab")
-        self.procs[key] = subprocess.Popen(
-            [command(binary), "--config-file", self.config, *args],
-            stdout=log,
-            stderr=subprocess.STDOUT,
+    def _spawn(self, key, binary, *args, prefix=()):
+        """Start heat_lite's ``binary`` with this deployment's config
+        (``prefix``: a command it runs under, ``ip netns exec ...``)."""
+        self.spawn(
+            key,
+            [*prefix, command(binary), "--config-file", self.config, *args],
             env=self.env(),
-            start_new_session=True,
         )
 
     def env(self):
@@ -162,19 +158,6 @@ class Deployment:
         out = self.manage("service", "list")
         return sum(1 for line in out.splitlines()[1:] if " up " in line)
 
-    def stop(self):
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        for cleanup in reversed(self._cleanups):
-            cleanup()
-
     # Helpers -------------------------------------------------------------
     def manage(self, *args):
         result = subprocess.run(
@@ -190,11 +173,6 @@ class Deployment:
                 % (" ".join(args), result.stdout, result.stderr)
             )
         return result.stdout
-
-    def log(self, key):
-        path = os.path.join(self.workdir, "%s.log" % key)
-        with open(path, errors="replace") as f:
-            return f.read()[-20000:]
 
     @property
     def url(self):

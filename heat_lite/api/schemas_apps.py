@@ -20,6 +20,14 @@ _SOURCE = obj(
 _BUILDER = obj(("name",), additional=False, name=STRING, options=ANY_OBJECT)
 _STACKS = {"type": "object", "additionalProperties": STRING}
 _TEMPLATE = {"oneOf": [ANY_OBJECT, STRING]}
+_RETENTION_PROPS = dict(
+    keep_last={"type": "integer", "minimum": 0},
+    grace={"type": "integer", "minimum": 0},
+    mode={"type": "string", "enum": ["report", "hide", "delete"]},
+)
+_RETENTION = obj(
+    ("keep_last", "grace", "mode"), additional=False, **_RETENTION_PROPS
+)
 APP = obj(
     (
         "id",
@@ -40,6 +48,7 @@ APP = obj(
     image_parameter=STRING,
     stacks=_STACKS,
     verify=nullable(ANY_OBJECT),
+    retention=_RETENTION,
     webhook=BOOLEAN,
     version=INTEGER,
     user=nullable(STRING),
@@ -60,6 +69,7 @@ _PROPS = dict(
     image_parameter=STRING,
     stacks=_STACKS,
     verify=nullable(VERIFY),
+    retention=nullable(obj((), additional=False, **_RETENTION_PROPS)),
     webhook_secret=nullable({"type": "string", "minLength": 16}),
 )
 RESPONSES = {

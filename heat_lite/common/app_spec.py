@@ -13,6 +13,8 @@ engine encrypts before storing and never returns)::
      "image_parameter": "image",
      "stacks": {"main": "shop-prod"},     # adopted stacks, by branch
      "verify": {...} or None,             # common.verify_spec
+     "retention": {"keep_last": 3, "grace": 86400, "mode": "delete"}
+                  or None,                # [retention] defaults
      "webhook_secret": "..." or None}
 
 An update (PATCH) is the stored app with the given keys laid over it,
@@ -29,6 +31,7 @@ from heat_lite import builders, conf
 from heat_lite.apps import refs, sources
 from heat_lite.builders import base as builder_base
 from heat_lite.common import crypt, exception, template_format, verify_spec
+from heat_lite.conf import retention as retention_conf
 
 CONF = conf.CONF
 KEYS = (
@@ -41,6 +44,7 @@ KEYS = (
     "image_parameter",
     "stacks",
     "verify",
+    "retention",
     "webhook_secret",
 )
 REQUIRED = ("name", "source", "builder", "template", "image_parameter")
@@ -213,6 +217,50 @@ def _secret(value):
     return value
 
 
+def _retention(value):
+    """An app's image retention (doc/specs/image_retention.md): any of
+    keep_last, grace (seconds), mode; what it leaves out follows the
+    ``[retention]`` defaults when the pass runs."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _invalid("retention must be a map")
+    unknown = sorted(
+        str(k) for k in set(value) - {"keep_last", "grace", "mode"}
+    )
+    if unknown:
+        raise _invalid("retention: unknown key %s" % ", ".join(unknown))
+    checked = {}
+    for key in ("keep_last", "grace"):
+        if key in value:
+            number = value[key]
+            if (
+                isinstance(number, bool)
+                or not isinstance(number, int)
+                or number < 0
+            ):
+                raise _invalid("retention.%s must be an integer >= 0" % key)
+            checked[key] = number
+    if "mode" in value:
+        if value["mode"] not in retention_conf.MODES:
+            raise _invalid(
+                "retention.mode must be one of %s"
+                % ", ".join(retention_conf.MODES)
+            )
+        checked["mode"] = value["mode"]
+    return checked
+
+
+def retention(spec):
+    """The app's retention with the ``[retention]`` defaults filled in."""
+    own = spec.get("retention") or {}
+    return {
+        "keep_last": own.get("keep_last", CONF.retention.keep_last),
+        "grace": own.get("grace", CONF.retention.grace),
+        "mode": own.get("mode", CONF.retention.mode),
+    }
+
+
 def parse(body):
     """The checked, normalised app.
 
@@ -254,6 +302,7 @@ def parse(body):
         "image_parameter": image_parameter,
         "stacks": _stacks(body.get("stacks"), source["branches"]),
         "verify": verify_spec.parse(verify) if verify is not None else None,
+        "retention": _retention(body.get("retention")),
         "webhook_secret": _secret(body.get("webhook_secret")),
     }
 

@@ -270,6 +270,14 @@ class AppNotFound(NotFound):
     msg_fmt = "The App (%(app)s) could not be found."
 
 
+class ImageNotFound(NotFound):
+    msg_fmt = "The Image (%(image)s) could not be found."
+
+
+class BuildNotFound(NotFound):
+    msg_fmt = "The Build (%(build)s) could not be found."
+
+
 # 409 ----------------------------------------------------------------------
 class Conflict(HeatLiteException):
     code = 409
@@ -300,6 +308,25 @@ class AppExists(Conflict):
 
 class AppChanged(Conflict):
     msg_fmt = "The App (%(app)s) was changed meanwhile: read it again."
+
+
+class ImageRetired(Conflict):
+    msg_fmt = (
+        "The Image (%(image)s) was retired by heat_lite's image retention "
+        "and is being deleted; it cannot be used again."
+    )
+
+
+class DuplicateDelivery(Conflict):
+    msg_fmt = "Push %(delivery)s: delivery already received."
+
+
+class BuildFinished(Conflict):
+    msg_fmt = "Build %(build)s is %(status)s: it has finished."
+
+
+class ImageStoreRefused(Conflict):
+    msg_fmt = "The image service refused to delete %(image)s: %(reason)s"
 
 
 # 413 ----------------------------------------------------------------------

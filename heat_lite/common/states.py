@@ -7,8 +7,9 @@ engine consults it in ``traversal.ops.check_start``). The record roles.
 
 Then one ``Vocabulary`` per kind of row with a ``status`` of its own:
 rollouts, rollout targets, promotions, verifications (the outcome of a
-verified update) and snapshots -- its states in display order, its named
-groups (what a query filters by), and which state may follow which. The
+verified update), snapshots and app builds -- its states in display
+order, its named groups (what a query filters by), and which state may
+follow which. The
 engine, the API's schemas and the db queries use these; the API serves
 them as ``GET /v1/states.json`` (``as_dict``) for the dashboard and the
 OSC plugin, so no client keeps a copy.
@@ -281,6 +282,69 @@ SNAPSHOT = Vocabulary(
     },
 )
 
+# An image heat_lite built, under retention (doc/specs/image_retention.md):
+# NEEDED while anything names it; UNNEEDED once nothing does (``report``
+# mode stops there); HIDDEN in Glance during the grace; DELETING once the
+# pass decided (a use can no longer revive it), DELETED when Glance
+# confirmed. A use revives an UNNEEDED or HIDDEN image.
+IMAGE = Vocabulary(
+    "image",
+    {
+        "NEEDED": ("UNNEEDED",),
+        "UNNEEDED": ("NEEDED", "HIDDEN", "DELETING"),
+        "HIDDEN": ("NEEDED", "DELETING"),
+        "DELETING": ("DELETED",),
+        "DELETED": (),
+    },
+    # A use may take these (straight, or after un-hiding in Glance).
+    USABLE=("NEEDED", "UNNEEDED", "HIDDEN"),
+    GONE=("DELETING", "DELETED"),
+)
+
+
+# A build of an app (doc/specs/apps.md, ``engine.fleet.app``): a push
+# becomes an image (BUILDING, UPLOADING) and then the branch's stack is
+# updated to it as a verified update (DEPLOYING, VERIFYING). Per (app,
+# branch) at most one build is past QUEUED and not final.
+BuildStatus = Vocabulary(
+    "build",
+    {
+        # waiting for a builder worker; a newer push of the branch
+        # supersedes it, a user cancels it at once
+        "QUEUED": ("BUILDING", "SUPERSEDED", "CANCELLED", "FAILED"),
+        # fetching the commit and running the builder plugin; a newer push
+        # may stop it early (nothing of it was deployed)
+        "BUILDING": ("UPLOADING", "SUPERSEDED", "CANCELLED", "FAILED"),
+        # the image goes to Glance until active; a newer build of the
+        # branch found before deploying stops it (its image deleted)
+        "UPLOADING": ("DEPLOYING", "SUPERSEDED", "CANCELLED", "FAILED"),
+        # the branch's stack created or updated to the new image; an app
+        # without checks is DEPLOYED once the update completes, a failed
+        # update that rolled the stack back is REJECTED
+        "DEPLOYING": (
+            "VERIFYING",
+            "DEPLOYED",
+            "REJECTED",
+            "CANCELLED",
+            "FAILED",
+        ),
+        # the app's checks run on the updated stack: pass -> DEPLOYED,
+        # fail -> REJECTED (the stack rolled back onto the previous image)
+        "VERIFYING": ("DEPLOYED", "REJECTED", "CANCELLED", "FAILED"),
+        "DEPLOYED": (),
+        "FAILED": (),
+        "REJECTED": (),
+        "SUPERSEDED": (),
+        "CANCELLED": (),
+    },
+    FINISHED=("DEPLOYED", "FAILED", "REJECTED", "SUPERSEDED", "CANCELLED"),
+    # owned by a builder worker (a fenced claim)
+    RUNNING=("BUILDING", "UPLOADING", "DEPLOYING", "VERIFYING"),
+    # not final
+    ACTIVE=("QUEUED", "BUILDING", "UPLOADING", "DEPLOYING", "VERIFYING"),
+)
+BUILD = BuildStatus
+
 VOCABULARIES = (
     STACK,
     ROLLOUT,
@@ -288,6 +352,8 @@ VOCABULARIES = (
     PROMOTION,
     VERIFICATION,
     SNAPSHOT,
+    IMAGE,
+    BuildStatus,
 )
 
 

@@ -14,6 +14,7 @@ from heat_lite.conf import (
     openstack,
     remote_stack,
     resources,
+    retention,
     trustee,
 )
 
@@ -31,6 +32,7 @@ MODULES = (
     openstack,
     remote_stack,
     resources,
+    retention,
     trustee,
 )
 

@@ -538,6 +538,147 @@ class App(BASE):
     deleted_at = sa.Column(DateTime, nullable=True)
 
 
+class ManagedImage(BASE):
+    """An image heat_lite built, under retention
+    (doc/specs/image_retention.md; states ``common.states.IMAGE``).
+
+    ``generation`` is bumped by every use (``db.image_refs``): the
+    retirement pass moves an image only if the generation it read is
+    still the row's, so a use committed meanwhile keeps the image.
+    """
+
+    __tablename__ = "managed_image"
+    __table_args__ = (
+        sa.Index("ix_managed_image_app", "app_id", "branch", "deployed_at"),
+        sa.Index("ix_managed_image_tenant", "tenant", "state"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    app_id = sa.Column(sa.String(36), nullable=True)
+    branch = sa.Column(sa.String(255), nullable=True)
+    build_id = sa.Column(sa.String(36), nullable=True)
+    name = sa.Column(sa.String(255), nullable=True)
+    state = sa.Column(sa.String(16), nullable=False)
+    generation = sa.Column(sa.Integer, nullable=False, default=0)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    # When its build reached DEPLOYED: the order of ``keep_last``.
+    deployed_at = sa.Column(DateTime, nullable=True)
+    unneeded_at = sa.Column(DateTime, nullable=True)
+    hidden_at = sa.Column(DateTime, nullable=True)
+    delete_after = sa.Column(DateTime, nullable=True)
+    deleted_at = sa.Column(DateTime, nullable=True)
+    # Glance's last refusal (in use, protected): the next pass retries.
+    last_error = sa.Column(sa.Text, nullable=True)
+
+
+class RecordImage(BASE):
+    """An image a resource record's properties name (any role and
+    version). Counts only while the record row exists: deleting a record
+    (history trim, purge) needs no step of its own here."""
+
+    __tablename__ = "record_image"
+    __table_args__ = (
+        sa.PrimaryKeyConstraint("image_id", "resource_id"),
+        sa.Index("ix_record_image_resource", "resource_id"),
+    )
+
+    image_id = sa.Column(sa.String(36), nullable=False)
+    resource_id = sa.Column(sa.Integer, nullable=False)
+
+
+class ImageReference(BASE):
+    """An image another holder names: a snapshot, a rollout or promotion
+    that can still roll back, a build in flight, an app's template.
+    The holder removes its rows when it no longer can use the image."""
+
+    __tablename__ = "image_reference"
+    __table_args__ = (
+        sa.PrimaryKeyConstraint("image_id", "kind", "holder"),
+        sa.Index("ix_image_reference_holder", "kind", "holder"),
+    )
+
+    image_id = sa.Column(sa.String(36), nullable=False)
+    kind = sa.Column(sa.String(16), nullable=False)
+    holder = sa.Column(sa.String(64), nullable=False)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+
+
+class AppBuild(BASE):
+    """One build of an app (doc/specs/apps.md): a push of a branch made
+    into an image and deployed to the branch's stack.
+
+    ``delivery_id`` is the git server's delivery id of a webhook (NULL
+    for an authenticated push): (app_id, delivery_id) is unique, so a
+    replayed delivery is refused by the database. ``engine_id`` +
+    ``epoch`` name the engine life running the build (a fenced claim, as
+    a rollout's). ``lane`` is the branch while the build runs (NULL when
+    queued or final) and ``slot`` its place among the app's running
+    builds: the unique keys (app_id, lane) and (app_id, slot) let at most
+    one build of a branch, and at most ``max_builds_per_app`` builds of an
+    app, run at once whatever the timing (NULLs never collide).
+    """
+
+    __tablename__ = "app_build"
+    __table_args__ = (
+        sa.UniqueConstraint(
+            "app_id", "delivery_id", name="uniq_app_build0app_id0delivery_id"
+        ),
+        sa.UniqueConstraint(
+            "app_id", "lane", name="uniq_app_build0app_id0lane"
+        ),
+        sa.UniqueConstraint(
+            "app_id", "slot", name="uniq_app_build0app_id0slot"
+        ),
+        sa.Index("ix_app_build_app_created", "app_id", "created_at"),
+        sa.Index("ix_app_build_app_branch", "app_id", "branch", "status"),
+        sa.Index("ix_app_build_status", "status"),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    app_id = sa.Column(sa.String(36), nullable=False)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    branch = sa.Column(ExactKey(), nullable=False)
+    ref = sa.Column(sa.String(255), nullable=False)
+    commit = sa.Column(sa.String(64), nullable=False)
+    # "push" (an authenticated POST .../pushes) or "webhook"
+    source = sa.Column(sa.String(16), nullable=False)
+    delivery_id = sa.Column(sa.String(255), nullable=True)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    builder = sa.Column(sa.String(64), nullable=True)
+    cancel_requested = sa.Column(sa.Boolean, nullable=False, default=False)
+    engine_id = sa.Column(sa.String(36), nullable=True)
+    epoch = sa.Column(sa.Integer, nullable=True)
+    lane = sa.Column(ExactKey(), nullable=True)
+    slot = sa.Column(sa.Integer, nullable=True)
+    image_id = sa.Column(sa.String(64), nullable=True)
+    # the raw template deployed (the app's with the image parameter set)
+    template_id = sa.Column(sa.Integer, nullable=True)
+    stack_id = sa.Column(sa.String(36), nullable=True)
+    traversal = sa.Column(sa.String(36), nullable=True)
+    # the verified update's outcome, JSON {"status", "reason"}
+    verification = sa.Column(sa.Text, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    updated_at = sa.Column(DateTime, nullable=True)
+    started_at = sa.Column(DateTime, nullable=True)
+    finished_at = sa.Column(DateTime, nullable=True)
+
+
+class AppBuildLog(BASE):
+    """A chunk of a build's log: ``position`` is the offset (in
+    characters) of its first character in the whole log, so a reader
+    asks for the log from an offset and gets whole chunks back."""
+
+    __tablename__ = "app_build_log"
+
+    build_id = sa.Column(sa.String(36), primary_key=True)
+    seq = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+    position = sa.Column(sa.BigInteger, nullable=False)
+    text = sa.Column(sa.Text, nullable=False)
+
+
 _TASKFLOW_LOCK = threading.Lock()
 _TASKFLOW_TABLES = []
 

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from heat_lite import conf
 from heat_lite.common.states import Action, Role, Status
 from heat_lite.db import apps as db_apps
+from heat_lite.db import builds as db_builds
 from heat_lite.db import models
 from heat_lite.db.session import retry_write, transaction
 
@@ -44,6 +45,7 @@ PURGED = (
     "sync_points",
     "services",
     "apps",
+    "builds",
 )
 
 
@@ -163,7 +165,7 @@ def purge_deleted(older_than, tenant=None, batch_size=20):
     the stacks nested in them (at any depth) that are soft-deleted too,
     and with their records, events, sync points, traversals and
     templates. Engine service rows and apps deleted before ``older_than``
-    go too.
+    go too, with the apps' builds and build logs.
 
     :param tenant: only the stacks of this project.
     :returns: {name: rows deleted} for each name of ``PURGED``
@@ -176,6 +178,8 @@ def purge_deleted(older_than, tenant=None, batch_size=20):
             break
         totals.update(batch)
     totals["services"] = _purge_services(older_than)
+    # an app's builds and their logs first: they name the app
+    totals["builds"] = db_builds.purge_of_deleted_apps(older_than, tenant)
     totals["apps"] = db_apps.purge_deleted(older_than, tenant)
     return {key: totals[key] for key in PURGED}
 

@@ -14,6 +14,8 @@ KINDS = (
     "promotion",
     "verification",
     "snapshot",
+    "image",
+    "build",
 )
 
 

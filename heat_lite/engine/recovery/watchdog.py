@@ -61,6 +61,16 @@ def watcher(stack_id, engine_ids):
     )
 
 
+def live_members(services, dead_before):
+    """(engine id, epoch) of the engines whose heartbeat is newer than
+    ``dead_before``, sorted."""
+    return sorted(
+        (s["engine_id"], s["epoch"])
+        for s in services
+        if s["updated_at"] >= dead_before
+    )
+
+
 class Watchdog:
     """Periodic recovery for one engine process."""
 
@@ -121,11 +131,7 @@ class Watchdog:
             dead_before, services
         ):
             services = db_services.service_get_all()
-        members = sorted(
-            (s["engine_id"], s["epoch"])
-            for s in services
-            if s["updated_at"] >= dead_before
-        )
+        members = live_members(services, dead_before)
         engines = sorted({e for e, _ in members} | {self.engine_id})
         changed = members != self._members
         if changed and self._members is not None:

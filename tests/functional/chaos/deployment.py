@@ -6,8 +6,6 @@ host alone. Every process reaches the database and the broker at the
 host end of the veth, where the private servers listen.
 """
 
-import os
-import subprocess
 import uuid
 
 from harness import deployment as base
@@ -52,32 +50,16 @@ class ChaosDeployment(base.Deployment):
         self.db_url = db_url
         self.manage("db", "sync")
         self._spawn("engine_a", "heat-lite-engine", "--workers", "1")
-        self._spawn_in(
-            self.namespace.prefix(),
+        self._spawn(
             "engine_b",
             "heat-lite-engine",
             "--workers",
             "1",
+            prefix=self.namespace.prefix(),
         )
         self._spawn("api", "heat-lite-api")
         self._wait_for_api()
         return self
-
-    def _spawn_in(self, prefix, key, binary, *args):
-        log = open(os.path.join(self.workdir, "%s.log" % key), "ab")
-        self.procs[key] = subprocess.Popen(
-            [
-                *prefix,
-                base.command(binary),
-                "--config-file",
-                self.config,
-                *args,
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=self.env(),
-            start_new_session=True,
-        )
 
     def engine_pid(self, key):
         """PID of engine ``key`` (``--workers 1`` runs the engine in the

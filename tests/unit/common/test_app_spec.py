@@ -52,7 +52,12 @@ def test_a_minimal_app_is_normalised():
     ).validate_options({})
     assert app["files"] == {} and app["environment"] == {}
     assert app["stacks"] == {} and app["verify"] is None
-    assert app["webhook_secret"] is None
+    assert app["webhook_secret"] is None and app["retention"] is None
+    assert app_spec.retention(app) == {
+        "keep_last": CONF.retention.keep_last,
+        "grace": CONF.retention.grace,
+        "mode": CONF.retention.mode,
+    }
 
 
 def test_everything_optional_is_kept():
@@ -64,9 +69,16 @@ def test_everything_optional_is_kept():
             environment="parameters: {image: cirros}\n",
             stacks={"main": "shop-prod", "release/1.0": "shop-r1"},
             verify={"checks": [{"type": "signal"}]},
+            retention={"keep_last": 10, "mode": "hide"},
             webhook_secret="s" * 16,
         )
     )
+    assert app["retention"] == {"keep_last": 10, "mode": "hide"}
+    assert app_spec.retention(app) == {
+        "keep_last": 10,
+        "grace": CONF.retention.grace,
+        "mode": "hide",
+    }
     assert app["template"]["parameters"] == {"image": {"type": "string"}}
     assert app["environment"] == {"parameters": {"image": "cirros"}}
     assert app["stacks"] == {"main": "shop-prod", "release/1.0": "shop-r1"}
@@ -193,6 +205,13 @@ def test_everything_optional_is_kept():
         (body(stacks={"release/*": "shop-r"}), exception.InvalidApp),
         # verify
         (body(verify={"checks": []}), exception.InvalidVerify),
+        # retention
+        (body(retention=3), exception.InvalidApp),
+        (body(retention={"keep": 3}), exception.InvalidApp),
+        (body(retention={"keep_last": -1}), exception.InvalidApp),
+        (body(retention={"keep_last": True}), exception.InvalidApp),
+        (body(retention={"grace": "1d"}), exception.InvalidApp),
+        (body(retention={"mode": "shred"}), exception.InvalidApp),
         # webhook_secret
         (body(webhook_secret="short"), exception.InvalidApp),
         (body(webhook_secret=1234567890123456789), exception.InvalidApp),

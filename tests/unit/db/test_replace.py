@@ -15,7 +15,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from harness import polling
+from harness import databases, polling
 from heat_lite.db import models, session, statements
 from heat_lite.db import records as db_records
 from tests.unit.db import rows
@@ -133,25 +133,6 @@ def _open_replacement(conn, stack_id, name, template):
     assert result.rowcount == 1
 
 
-def _lock_waits(engine, kind):
-    """How many sessions of this test's database wait for a lock now
-    (other tests share the server)."""
-    if kind == "postgresql":
-        sql = (
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
-    else:
-        sql = (
-            "SELECT count(*) FROM information_schema.innodb_trx AS t "
-            "JOIN information_schema.processlist AS p "
-            "ON p.id = t.trx_mysql_thread_id "
-            "WHERE t.trx_state = 'LOCK WAIT' AND p.db = DATABASE()"
-        )
-    with engine.connect() as conn:
-        return conn.exec_driver_sql(sql).scalar()
-
-
 def _timed_out(exc):
     text = str(exc)
     return "lock timeout" in text or "Lock wait timeout" in text
@@ -227,7 +208,9 @@ def test_a_replacement_racing_another_of_the_same_record_is_refused(
         # The racer waits on the version the holder inserted (had it come
         # after the commit, it would number version 3 and succeed).
         polling.until(
-            lambda: _lock_waits(engine, kind), 30, "the racer's lock wait"
+            lambda: databases.lock_waits(engine, kind),
+            30,
+            "the racer's lock wait",
         )
         assert racer.is_alive()
         holder.commit()

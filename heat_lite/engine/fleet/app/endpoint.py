@@ -138,6 +138,8 @@ def view(row, detail=False):
         "image_parameter": spec["image_parameter"],
         "stacks": spec["stacks"],
         "verify": spec["verify"],
+        # With the [retention] defaults filled in: what the pass applies.
+        "retention": app_spec.retention(spec),
         "webhook": row["webhook_secret"] is not None,
         "version": row["version"],
         "user": row["username"],

@@ -1,0 +1,363 @@
+"""Image retention by reference: which images heat_lite built, who still
+names them, and the writes that order a use against a retirement
+(doc/specs/image_retention.md).
+
+Two writers meet on the ``managed_image`` row, never on the references
+alone. A use (``use``) bumps the row's ``generation`` and makes it
+NEEDED before it writes its reference, in one transaction; the
+retirement pass reads (id, generation) and moves an image only with a
+write conditional on both (``move``). So a use committed while the pass
+decided makes the pass's write match nothing, and a use that comes after
+the pass moved the image to DELETING matches nothing itself and is
+refused (``ImageRetired``). Neither reads under a lock: each is one
+conditional write whose row count says who won, on every dialect.
+
+References of resource records live in ``record_image`` and count only
+while the record row exists, so trimming or purging records needs no
+step here; every other holder (``KINDS``) removes its own rows with
+``release`` when it can no longer bring the image back.
+"""
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from heat_lite.common import exception
+from heat_lite.common import states as st
+from heat_lite.db import models
+from heat_lite.db.session import retry_read, retry_write, transaction
+
+IMAGE = models.ManagedImage.__table__
+RECORD_IMAGE = models.RecordImage.__table__
+REFERENCE = models.ImageReference.__table__
+RESOURCE = models.Resource.__table__
+# Holders other than resource records.
+KINDS = ("snapshot", "rollout", "promotion", "build", "app")
+_USABLE_NOT_HIDDEN = tuple(s for s in st.IMAGE.USABLE if s != st.IMAGE.HIDDEN)
+
+
+def _dicts(rows):
+    return [dict(r._mapping) for r in rows]
+
+
+@retry_write
+def image_add(values):
+    """Record an image heat_lite built, NEEDED and held by its build (a
+    ``build`` reference the build releases once it is final: deployed,
+    a record then names the image).
+
+    :param values: id (Glance's), tenant, app_id, branch, build_id, name.
+    """
+    row = dict(values, state=st.IMAGE.NEEDED, generation=0)
+    row.setdefault("created_at", models.utcnow())
+    try:
+        with transaction() as conn:
+            conn.execute(IMAGE.insert().values(row))
+            if row.get("build_id"):
+                conn.execute(
+                    REFERENCE.insert().values(
+                        image_id=row["id"],
+                        kind="build",
+                        holder=row["build_id"],
+                        tenant=row["tenant"],
+                        created_at=row["created_at"],
+                    )
+                )
+    except db_exc.DBDuplicateEntry:
+        pass  # a build resumed after its upload was recorded
+    return image_get(values["tenant"], values["id"])
+
+
+@retry_read
+def image_get(tenant, image_id):
+    """:raises ImageNotFound: unless ``tenant`` has that managed image."""
+    with transaction(writer=False) as conn:
+        row = conn.execute(
+            IMAGE.select().where(
+                IMAGE.c.id == image_id, IMAGE.c.tenant == tenant
+            )
+        ).first()
+    if row is None:
+        raise exception.ImageNotFound(image=image_id)
+    return dict(row._mapping)
+
+
+@retry_write
+def image_deployed(image_id, when=None):
+    """Its build reached DEPLOYED: it counts for ``keep_last`` from now."""
+    with transaction(single=True) as conn:
+        conn.execute(
+            IMAGE.update()
+            .where(IMAGE.c.id == image_id, IMAGE.c.deployed_at.is_(None))
+            .values(deployed_at=when or models.utcnow())
+        )
+
+
+def use_in(conn, tenant, image_ids, record_id=None, kind=None, holder=None):
+    """In the caller's transaction ``conn``: make each managed image of
+    ``image_ids`` NEEDED (bumping its generation) and write the
+    reference of the holder (a record id, or ``kind`` + ``holder``).
+    Images heat_lite did not build are left alone: nothing retires them.
+
+    :returns: the ids that were HIDDEN (revived here; the caller un-hides
+        them in Glance, then calls ``unhidden``).
+    :raises ImageRetired: if one is DELETING or DELETED; nothing of the
+        use is then kept (the caller's transaction rolls back).
+    """
+    if (record_id is None) == (kind is None):
+        raise ValueError("a use names a record or a kind of holder")
+    if kind is not None and kind not in KINDS:
+        raise ValueError("unknown holder kind %r" % kind)
+    revived, managed = [], []
+    for image_id in dict.fromkeys(image_ids):
+        bump = IMAGE.update().where(IMAGE.c.id == image_id)
+        values = {
+            "state": st.IMAGE.NEEDED,
+            "generation": IMAGE.c.generation + 1,
+            "unneeded_at": None,
+        }
+        if conn.execute(
+            bump.where(IMAGE.c.state == st.IMAGE.HIDDEN).values(
+                dict(values, delete_after=None)
+            )
+        ).rowcount:
+            revived.append(image_id)
+            managed.append(image_id)
+            continue
+        if conn.execute(
+            bump.where(IMAGE.c.state.in_(_USABLE_NOT_HIDDEN)).values(values)
+        ).rowcount:
+            managed.append(image_id)
+            continue
+        state = conn.execute(
+            sa.select(IMAGE.c.state).where(IMAGE.c.id == image_id)
+        ).scalar()
+        if state is not None:
+            raise exception.ImageRetired(image=image_id)
+    for image_id in managed:
+        if record_id is not None:
+            insert = RECORD_IMAGE.insert().values(
+                image_id=image_id, resource_id=record_id
+            )
+        else:
+            insert = REFERENCE.insert().values(
+                image_id=image_id,
+                kind=kind,
+                holder=str(holder),
+                tenant=tenant,
+                created_at=models.utcnow(),
+            )
+        _insert_once(conn, insert)
+    return revived
+
+
+def _insert_once(conn, insert):
+    """Insert, a row already there being as good (a use repeated)."""
+    try:
+        with conn.begin_nested():
+            conn.execute(insert)
+    except db_exc.DBDuplicateEntry:
+        pass
+
+
+@retry_write
+def use(tenant, image_ids, record_id=None, kind=None, holder=None):
+    """``use_in`` in a transaction of its own."""
+    with transaction() as conn:
+        return use_in(conn, tenant, image_ids, record_id, kind, holder)
+
+
+@retry_write
+def unhidden(image_id):
+    """Glance shows the revived image again: forget when it was hidden."""
+    with transaction(single=True) as conn:
+        conn.execute(
+            IMAGE.update()
+            .where(
+                IMAGE.c.id == image_id,
+                IMAGE.c.state == st.IMAGE.NEEDED,
+            )
+            .values(hidden_at=None)
+        )
+
+
+@retry_write
+def hidden(image_id, when=None):
+    """Glance confirmed the image hidden. Also when a use revived it
+    meanwhile (NEEDED): the next pass then shows it again."""
+    with transaction(single=True) as conn:
+        conn.execute(
+            IMAGE.update()
+            .where(
+                IMAGE.c.id == image_id,
+                IMAGE.c.state.in_((st.IMAGE.HIDDEN, st.IMAGE.NEEDED)),
+                IMAGE.c.hidden_at.is_(None),
+            )
+            .values(hidden_at=when or models.utcnow())
+        )
+
+
+@retry_write
+def deleted(image_id, when=None):
+    """Glance confirmed the DELETING image gone (no use can name it any
+    more, so no generation is needed)."""
+    with transaction(single=True) as conn:
+        conn.execute(
+            IMAGE.update()
+            .where(IMAGE.c.id == image_id, IMAGE.c.state == st.IMAGE.DELETING)
+            .values(
+                state=st.IMAGE.DELETED,
+                deleted_at=when or models.utcnow(),
+                last_error=None,
+            )
+        )
+
+
+@retry_write
+def release(kind, holder):
+    """``holder`` of ``kind`` can no longer bring its images back."""
+    with transaction(single=True) as conn:
+        return conn.execute(
+            REFERENCE.delete().where(
+                REFERENCE.c.kind == kind, REFERENCE.c.holder == str(holder)
+            )
+        ).rowcount
+
+
+@retry_read
+def needed(image_ids, keep_last):
+    """Why each of ``image_ids`` is needed: {image id: [reason, ...]},
+    an image that nothing keeps mapped to []. The one answer to "may
+    this image go" (the pass, the API's ``why`` and the benchmark's
+    cross-check all ask it).
+
+    A reason is a dict with ``kind``: ``record`` (``resource_id``,
+    ``stack_id``, ``name``, ``role``: a record of any role or version
+    whose properties name it), one of ``KINDS`` (``holder``), or
+    ``keep_last`` (``rank``: 1 is the newest deployed image of its app
+    and branch).
+
+    :param keep_last: ``keep_last(app_id) -> int``, the app's policy.
+    """
+    ids = list(dict.fromkeys(image_ids))
+    why = {image_id: [] for image_id in ids}
+    if not ids:
+        return why
+    with transaction(writer=False) as conn:
+        for row in conn.execute(
+            sa.select(
+                RECORD_IMAGE.c.image_id,
+                RESOURCE.c.id,
+                RESOURCE.c.stack_id,
+                RESOURCE.c.name,
+                RESOURCE.c.role,
+            )
+            .join(RESOURCE, RESOURCE.c.id == RECORD_IMAGE.c.resource_id)
+            .where(RECORD_IMAGE.c.image_id.in_(ids))
+        ):
+            why[row.image_id].append(
+                {
+                    "kind": "record",
+                    "resource_id": row.id,
+                    "stack_id": row.stack_id,
+                    "name": row.name,
+                    "role": row.role,
+                }
+            )
+        for row in conn.execute(
+            sa.select(
+                REFERENCE.c.image_id, REFERENCE.c.kind, REFERENCE.c.holder
+            )
+            .where(REFERENCE.c.image_id.in_(ids))
+            .order_by(REFERENCE.c.kind, REFERENCE.c.holder)
+        ):
+            why[row.image_id].append({"kind": row.kind, "holder": row.holder})
+        for image_id, rank in _ranks(conn, ids, keep_last):
+            why[image_id].append({"kind": "keep_last", "rank": rank})
+    return why
+
+
+def _ranks(conn, ids, keep_last):
+    """(image id, rank) of those of ``ids`` that are among the newest
+    ``keep_last(app)`` deployed images of their app and branch."""
+    groups = conn.execute(
+        sa.select(IMAGE.c.app_id, IMAGE.c.branch)
+        .where(
+            IMAGE.c.id.in_(ids),
+            IMAGE.c.app_id.is_not(None),
+            IMAGE.c.deployed_at.is_not(None),
+        )
+        .distinct()
+    ).all()
+    wanted = set(ids)
+    for app_id, branch in groups:
+        limit = keep_last(app_id)
+        if limit <= 0:
+            continue
+        newest = conn.execute(
+            sa.select(IMAGE.c.id)
+            .where(
+                IMAGE.c.app_id == app_id,
+                IMAGE.c.branch == branch,
+                IMAGE.c.deployed_at.is_not(None),
+                IMAGE.c.state.not_in(st.IMAGE.GONE),
+            )
+            .order_by(IMAGE.c.deployed_at.desc(), IMAGE.c.id.desc())
+            .limit(limit)
+        ).scalars()
+        for rank, image_id in enumerate(newest, 1):
+            if image_id in wanted:
+                yield image_id, rank
+
+
+@retry_read
+def candidates(after_id=None, limit=500, tenant=None):
+    """A page of managed images not yet DELETED, by id (the pass walks
+    them in pages: bounded memory at any count)."""
+    query = IMAGE.select().where(IMAGE.c.state != st.IMAGE.DELETED)
+    if after_id is not None:
+        query = query.where(IMAGE.c.id > after_id)
+    if tenant is not None:
+        query = query.where(IMAGE.c.tenant == tenant)
+    with transaction(writer=False) as conn:
+        return _dicts(conn.execute(query.order_by(IMAGE.c.id).limit(limit)))
+
+
+def move_in(conn, image_id, generation, from_state, to_state, **values):
+    """``move`` in the caller's transaction ``conn``."""
+    if not st.IMAGE.may_follow(from_state, to_state):
+        raise ValueError("image %s -> %s" % (from_state, to_state))
+    return bool(
+        conn.execute(
+            IMAGE.update()
+            .where(
+                IMAGE.c.id == image_id,
+                IMAGE.c.generation == generation,
+                IMAGE.c.state == from_state,
+            )
+            .values(dict(values, state=to_state))
+        ).rowcount
+    )
+
+
+@retry_write
+def move(image_id, generation, from_state, to_state, **values):
+    """Move an image the pass read at ``generation`` in ``from_state``
+    to ``to_state`` (with ``values``: timestamps, ``last_error``).
+
+    :returns: False if a use (or another pass) changed it meanwhile.
+    """
+    with transaction(single=True) as conn:
+        return move_in(
+            conn, image_id, generation, from_state, to_state, **values
+        )
+
+
+@retry_write
+def delete_failed(image_id, error):
+    """Glance refused to delete a DELETING image: keep why, retry later."""
+    with transaction(single=True) as conn:
+        conn.execute(
+            IMAGE.update()
+            .where(IMAGE.c.id == image_id, IMAGE.c.state == st.IMAGE.DELETING)
+            .values(last_error=str(error)[:2000])
+        )

@@ -1,0 +1,206 @@
+"""One retention pass over the images heat_lite built.
+
+For each image the pass reads its row (state, generation), asks
+``image_refs.needed`` why it is kept, and decides one step (``decide``,
+pure): mark it unneeded, hide it, delete it after the grace, or bring it
+back when something names it again. Every step is a database move
+conditional on the generation the pass read, made *before* the Glance
+call it stands for, so a use that comes meanwhile wins (see
+``db.image_refs``); every Glance call is idempotent, so a pass killed
+half-way is finished by the next one:
+
+* hidden in the database but maybe not in Glance (``hidden_at`` unset:
+  the call did not confirm) -> hidden again;
+* NEEDED again but still hidden in Glance (``hidden_at`` set) -> shown;
+* DELETING (the pass decided, Glance did not confirm, or refused: in use,
+  protected) -> deleted again; a refusal is kept as ``last_error``.
+
+Glance is reached through an ``ImageStore`` given to the pass (the
+engine never imports a cloud plugin).
+"""
+
+import collections
+import dataclasses
+import datetime
+import functools
+import logging
+import typing
+
+from heat_lite import conf
+from heat_lite.common import app_spec, exception
+from heat_lite.common import states as st
+from heat_lite.db import apps as db_apps
+from heat_lite.db import image_refs, models
+from heat_lite.db import session as db_session
+
+CONF = conf.CONF
+LOG = logging.getLogger(__name__)
+IMAGE = st.IMAGE
+
+
+class ImageStore(typing.Protocol):
+    """What the pass asks of the image service, per project. Each call
+    is idempotent; an image already gone counts as hidden, shown or
+    deleted. A refusal to delete raises ``exception.ImageStoreRefused``."""
+
+    def hide(self, tenant: str, image_id: str) -> None: ...
+
+    def unhide(self, tenant: str, image_id: str) -> None: ...
+
+    def delete(self, tenant: str, image_id: str) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One decided step: a move (``to`` set) and/or a Glance call."""
+
+    image_id: str
+    tenant: str
+    frm: str
+    to: str | None = None
+    call: str | None = None  # "hide" | "unhide" | "delete"
+    why: str = ""
+
+
+def decide(row, reasons, policy, now):
+    """The step for image ``row`` kept by ``reasons`` under the app's
+    ``policy`` (``app_spec.retention``), or None."""
+    state, needed = row["state"], bool(reasons)
+
+    def step(to=None, call=None, why=""):
+        return Step(row["id"], row["tenant"], state, to, call, why)
+
+    if state == IMAGE.NEEDED:
+        if needed:
+            return step(call="unhide") if row["hidden_at"] else None
+        return step(IMAGE.UNNEEDED, why="nothing names it")
+    if state == IMAGE.UNNEEDED:
+        if needed:
+            return step(IMAGE.NEEDED, why="named again")
+        if policy["mode"] == "report":
+            return None
+        return step(IMAGE.HIDDEN, call="hide", why="unneeded")
+    if state == IMAGE.HIDDEN:
+        if needed:
+            return step(IMAGE.NEEDED, call="unhide", why="named again")
+        if row["hidden_at"] is None:
+            return step(call="hide", why="hide not confirmed")
+        due = row["hidden_at"] + datetime.timedelta(seconds=policy["grace"])
+        if policy["mode"] == "delete" and now >= due:
+            return step(IMAGE.DELETING, call="delete", why="grace over")
+        return None
+    if state == IMAGE.DELETING:
+        return step(call="delete", why="delete not confirmed")
+    return None
+
+
+class Sweep:
+    """Runs passes; ``store`` reaches Glance, ``clock`` says now."""
+
+    def __init__(self, store: ImageStore, clock=models.utcnow):
+        self.store = store
+        self.clock = clock
+
+    def run(self, dry_run=False, tenant=None):
+        """One pass over every image (of ``tenant``), a page at a time.
+
+        :returns: {"decided": [Step, ...]} (dry run), else counts by what
+            was done: unneeded, hidden, deleted, revived, shown, lost (a
+            use came first), refused (Glance: in use, protected), failed
+            (any other error of that image; the next pass retries)
+        """
+        now = self.clock()
+        policies = {}
+        done = collections.Counter()
+        decided = []
+        after = None
+        while True:
+            page = image_refs.candidates(
+                after, limit=CONF.retention.page_size, tenant=tenant
+            )
+            if not page:
+                break
+            after = page[-1]["id"]
+            tenants = {r["app_id"]: r["tenant"] for r in page}
+            why = image_refs.needed(
+                [r["id"] for r in page],
+                functools.partial(self._keep_last, policies, tenants),
+            )
+            for row in page:
+                policy = self._policy(policies, tenants, row["app_id"])
+                step = decide(row, why[row["id"]], policy, now)
+                if step is None:
+                    continue
+                if dry_run:
+                    decided.append(step)
+                    continue
+                try:
+                    done[self._apply(row, step, policy, now)] += 1
+                except Exception as exc:  # noqa: BLE001 - the next pass retries
+                    if db_session.is_unavailable(exc):
+                        raise
+                    LOG.warning(
+                        "Image %s: %s failed: %s", row["id"], step, exc
+                    )
+                    done["failed"] += 1
+        return {"decided": decided} if dry_run else dict(done)
+
+    def _keep_last(self, cache, tenants, app_id):
+        return self._policy(cache, tenants, app_id)["keep_last"]
+
+    @staticmethod
+    def _policy(cache, tenants, app_id):
+        """The retention of ``app_id`` (read once per pass)."""
+        if app_id not in cache:
+            spec = {}
+            if app_id is not None:
+                try:
+                    spec = db_apps.app_get(tenants[app_id], app_id)["spec"]
+                except exception.AppNotFound:
+                    spec = {}  # deleted: its images follow the defaults
+            cache[app_id] = app_spec.retention(spec)
+        return cache[app_id]
+
+    def _apply(self, row, step, policy, now):
+        image_id, tenant, gen = row["id"], row["tenant"], row["generation"]
+        if step.to is not None:
+            values = {}
+            if step.to == IMAGE.UNNEEDED:
+                values["unneeded_at"] = now
+            elif step.to == IMAGE.HIDDEN:
+                values["hidden_at"] = None
+                if policy["mode"] == "delete":
+                    values["delete_after"] = now + datetime.timedelta(
+                        seconds=policy["grace"]
+                    )
+            elif step.to == IMAGE.NEEDED:
+                values["unneeded_at"] = None
+                values["delete_after"] = None
+            if not image_refs.move(image_id, gen, step.frm, step.to, **values):
+                return "lost"
+            LOG.info(
+                "Image %s of project %s: %s -> %s (%s)",
+                image_id,
+                tenant,
+                step.frm,
+                step.to,
+                step.why,
+            )
+            if step.call is None:
+                return "revived" if step.to == IMAGE.NEEDED else "unneeded"
+        if step.call == "hide":
+            self.store.hide(tenant, image_id)
+            image_refs.hidden(image_id, now)
+            return "hidden"
+        if step.call == "unhide":
+            self.store.unhide(tenant, image_id)
+            image_refs.unhidden(image_id)
+            return "revived" if step.to == IMAGE.NEEDED else "shown"
+        try:
+            self.store.delete(tenant, image_id)
+        except exception.ImageStoreRefused as exc:
+            LOG.warning("Image %s not deleted yet: %s", image_id, exc)
+            image_refs.delete_failed(image_id, exc)
+            return "refused"
+        image_refs.deleted(image_id, now)
+        return "deleted"

@@ -1,0 +1,299 @@
+"""Image retention's records (``db.image_refs``) on SQLite, PostgreSQL
+and MariaDB: what keeps an image, the use that revives or is refused,
+and the race between a use and the retirement pass, in both orders."""
+
+import threading
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from harness import databases, polling
+from heat_lite.common import exception
+from heat_lite.common import states as st
+from heat_lite.db import image_refs, models, session
+from tests.unit.db import rows
+
+IMAGE = st.IMAGE
+RECORD_IMAGE = models.RecordImage.__table__
+REFERENCE = models.ImageReference.__table__
+RESOURCE = models.Resource.__table__
+
+
+@pytest.fixture
+def tenant(database):
+    return "t" + uuid.uuid4().hex[:8]
+
+
+def _image(tenant, app="app", branch="main", **values):
+    """An image a build made; the build is over (its hold released)."""
+    image_id, build = str(uuid.uuid4()), str(uuid.uuid4())
+    image_refs.image_add(
+        dict(
+            {
+                "id": image_id,
+                "tenant": tenant,
+                "app_id": app,
+                "branch": branch,
+                "build_id": build,
+                "name": "img",
+            },
+            **values,
+        )
+    )
+    assert image_refs.release("build", build) == 1
+    return image_id
+
+
+def _row(tenant, image_id):
+    return image_refs.image_get(tenant, image_id)
+
+
+def _release_build(image_id, tenant):
+    """The build's own hold ends: only references keep it now."""
+    row = _row(tenant, image_id)
+    assert image_refs.move(
+        image_id, row["generation"], IMAGE.NEEDED, IMAGE.UNNEEDED
+    )
+
+
+def _references(image_id):
+    with session.transaction(writer=False) as conn:
+        return (
+            conn.execute(
+                sa.select(sa.func.count())
+                .select_from(REFERENCE)
+                .where(REFERENCE.c.image_id == image_id)
+            ).scalar()
+            + conn.execute(
+                sa.select(sa.func.count())
+                .select_from(RECORD_IMAGE)
+                .where(RECORD_IMAGE.c.image_id == image_id)
+            ).scalar()
+        )
+
+
+def never(app_id):
+    return 0
+
+
+def test_an_image_heat_lite_did_not_build_is_left_alone(tenant):
+    foreign = str(uuid.uuid4())
+    assert image_refs.use(tenant, [foreign], kind="app", holder="a") == []
+    assert _references(foreign) == 0
+    assert image_refs.needed([foreign], never) == {foreign: []}
+
+
+def test_a_record_keeps_its_image_while_the_record_row_exists(tenant):
+    image_id = _image(tenant)
+    stack_id, record = rows.stack()
+    assert image_refs.use(tenant, [image_id, image_id], record_id=record) == []
+    # Used twice (a node run again): one reference.
+    image_refs.use(tenant, [image_id], record_id=record)
+    assert _references(image_id) == 1
+    [why] = image_refs.needed([image_id], never)[image_id]
+    assert why == {
+        "kind": "record",
+        "resource_id": record,
+        "stack_id": stack_id,
+        "name": "r0",
+        "role": "current",
+    }
+    with session.transaction() as conn:
+        conn.execute(RESOURCE.delete().where(RESOURCE.c.id == record))
+    assert image_refs.needed([image_id], never) == {image_id: []}
+
+
+def test_other_holders_keep_it_until_they_release_it(tenant):
+    image_id = _image(tenant)
+    for kind in image_refs.KINDS:
+        image_refs.use(tenant, [image_id], kind=kind, holder=kind + "-1")
+    why = image_refs.needed([image_id], never)[image_id]
+    assert sorted(r["kind"] for r in why) == sorted(image_refs.KINDS)
+    for kind in image_refs.KINDS:
+        assert image_refs.release(kind, kind + "-1") == 1
+    assert image_refs.needed([image_id], never) == {image_id: []}
+    with pytest.raises(ValueError):
+        image_refs.use(tenant, [image_id], kind="nonsense", holder="x")
+    with pytest.raises(ValueError):
+        image_refs.use(tenant, [image_id])
+
+
+def test_keep_last_counts_deployed_images_of_the_app_and_branch(tenant):
+    app = "app-" + tenant
+    deployed = []
+    for day in range(1, 6):
+        image_id = _image(tenant, app=app)
+        image_refs.image_deployed(
+            image_id, models.utcnow().replace(year=2026, month=1, day=day)
+        )
+        deployed.append(image_id)
+    never_deployed = _image(tenant, app=app)
+    other_branch = _image(tenant, app=app, branch="dev")
+    image_refs.image_deployed(other_branch)
+    ids = deployed + [never_deployed, other_branch]
+    why = image_refs.needed(ids, lambda app_id: 3)
+    ranks = {
+        i: [r["rank"] for r in why[i] if r["kind"] == "keep_last"] for i in ids
+    }
+    assert [ranks[i] for i in deployed] == [[], [], [3], [2], [1]]
+    assert ranks[never_deployed] == [] and ranks[other_branch] == [1]
+    # An image on its way out counts no more: the next one moves up.
+    newest = _row(tenant, deployed[-1])
+    _release_build(deployed[-1], tenant)
+    newest = _row(tenant, deployed[-1])
+    assert image_refs.move(
+        deployed[-1], newest["generation"], IMAGE.UNNEEDED, IMAGE.DELETING
+    )
+    why = image_refs.needed(deployed, lambda app_id: 3)
+    assert [r["rank"] for r in why[deployed[1]]] == [3]
+
+
+def test_a_use_bumps_the_generation_so_a_pass_that_read_before_loses(tenant):
+    image_id = _image(tenant)
+    _release_build(image_id, tenant)
+    seen = _row(tenant, image_id)
+    image_refs.use(tenant, [image_id], kind="snapshot", holder="s1")
+    assert not image_refs.move(
+        image_id, seen["generation"], IMAGE.UNNEEDED, IMAGE.HIDDEN
+    )
+    row = _row(tenant, image_id)
+    assert row["state"] == IMAGE.NEEDED
+    assert row["generation"] == seen["generation"] + 1
+
+
+def test_a_use_revives_a_hidden_image(tenant):
+    image_id = _image(tenant)
+    _release_build(image_id, tenant)
+    row = _row(tenant, image_id)
+    now = models.utcnow()
+    assert image_refs.move(
+        image_id,
+        row["generation"],
+        IMAGE.UNNEEDED,
+        IMAGE.HIDDEN,
+        hidden_at=now,
+        delete_after=now,
+    )
+    assert image_refs.use(tenant, [image_id], kind="rollout", holder="r") == [
+        image_id
+    ]
+    row = _row(tenant, image_id)
+    assert (row["state"], row["delete_after"]) == (IMAGE.NEEDED, None)
+    assert row["hidden_at"] is not None  # until Glance shows it again
+    image_refs.unhidden(image_id)
+    assert _row(tenant, image_id)["hidden_at"] is None
+
+
+def test_a_use_of_a_retired_image_is_refused_and_leaves_nothing(tenant):
+    kept, retired = _image(tenant), _image(tenant)
+    _release_build(retired, tenant)
+    row = _row(tenant, retired)
+    assert image_refs.move(
+        retired, row["generation"], IMAGE.UNNEEDED, IMAGE.DELETING
+    )
+    with pytest.raises(exception.ImageRetired):
+        image_refs.use(tenant, [kept, retired], kind="promotion", holder="p")
+    assert _references(kept) == _references(retired) == 0
+    assert _row(tenant, kept)["generation"] == 0
+
+
+def test_only_the_vocabulary_s_moves_are_made(tenant):
+    image_id = _image(tenant)
+    with pytest.raises(ValueError):
+        image_refs.move(image_id, 0, IMAGE.NEEDED, IMAGE.DELETED)
+
+
+def test_candidates_page_through_images_not_deleted(tenant):
+    made = sorted(_image(tenant) for _ in range(5))
+    seen, after = [], None
+    while True:
+        page = image_refs.candidates(after, limit=2, tenant=tenant)
+        if not page:
+            break
+        seen.extend(r["id"] for r in page)
+        after = page[-1]["id"]
+    assert seen == made
+
+
+def _unneeded(tenant):
+    image_id = _image(tenant)
+    _release_build(image_id, tenant)
+    return image_id, _row(tenant, image_id)["generation"]
+
+
+def _skip_sqlite(kind):
+    if kind == "sqlite":
+        pytest.skip("SQLite serialises its writers: no interleaving")
+
+
+def test_race_a_use_holding_the_row_makes_the_pass_s_move_fail(
+    database, tenant
+):
+    """The pass read the image unneeded; a use then holds the row (not
+    committed) when the pass writes DELETING: the pass waits, sees the
+    bumped generation and moves nothing; the image stays, NEEDED."""
+    kind, engine = database
+    _skip_sqlite(kind)
+    image_id, seen = _unneeded(tenant)
+    user = engine.connect()
+    outcome = []
+    try:
+        user.begin()
+        image_refs.use_in(user, tenant, [image_id], kind="build", holder="b")
+        passer = threading.Thread(
+            target=lambda: outcome.append(
+                image_refs.move(image_id, seen, IMAGE.UNNEEDED, IMAGE.DELETING)
+            )
+        )
+        passer.start()
+        polling.until(
+            lambda: databases.lock_waits(engine, kind),
+            30,
+            "the pass's lock wait",
+        )
+        user.commit()
+        passer.join(30)
+    finally:
+        user.close()
+    assert outcome == [False]
+    assert _row(tenant, image_id)["state"] == IMAGE.NEEDED
+    assert _references(image_id) == 1
+
+
+def test_race_a_pass_holding_the_row_makes_the_use_fail(database, tenant):
+    """The pass moved the image to DELETING (not committed) when a use
+    comes: the use waits, then finds it retired and is refused, writing
+    no reference; the pass goes on to delete it."""
+    kind, engine = database
+    _skip_sqlite(kind)
+    image_id, seen = _unneeded(tenant)
+    passer = engine.connect()
+    outcome = []
+
+    def use():
+        try:
+            image_refs.use(tenant, [image_id], kind="promotion", holder="p")
+            outcome.append("used")
+        except exception.ImageRetired:
+            outcome.append("retired")
+
+    try:
+        passer.begin()
+        assert image_refs.move_in(
+            passer, image_id, seen, IMAGE.UNNEEDED, IMAGE.DELETING
+        )
+        user = threading.Thread(target=use)
+        user.start()
+        polling.until(
+            lambda: databases.lock_waits(engine, kind),
+            30,
+            "the use's lock wait",
+        )
+        passer.commit()
+        user.join(30)
+    finally:
+        passer.close()
+    assert outcome == ["retired"]
+    assert _row(tenant, image_id)["state"] == IMAGE.DELETING
+    assert _references(image_id) == 0

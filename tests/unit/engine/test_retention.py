@@ -1,0 +1,318 @@
+"""The retention pass (``engine.fleet.retention``): each decision, and
+whole passes over real rows on SQLite and PostgreSQL.
+
+Glance is stood in for by ``Images`` below, an in-memory image service
+that records each call: these tests are about the decisions and their
+order against the database. The passes against the test cloud's real
+Glance are in tests/functional (with the builds' image store).
+"""
+
+import datetime
+import uuid
+
+import pytest
+
+from harness import databases
+from heat_lite import conf
+from heat_lite.common import exception
+from heat_lite.common import states as st
+from heat_lite.db import image_refs, models
+from heat_lite.engine.fleet.retention import sweep
+from tests.unit.db import rows
+
+CONF = conf.CONF
+IMAGE = st.IMAGE
+T0 = datetime.datetime(2026, 12, 1, 12, 0, 0)
+DELETE = {"keep_last": 0, "grace": 3600, "mode": "delete"}
+
+
+class Images:
+    """An image service in memory: what is hidden, what was deleted, and
+    which deletes it refuses (an image in use, protected)."""
+
+    def __init__(self):
+        self.calls = []
+        self.hidden = set()
+        self.deleted = set()
+        self.refuse = set()
+        self.fail = set()
+
+    def hide(self, tenant, image_id):
+        self.calls.append(("hide", image_id))
+        if image_id in self.fail:
+            raise RuntimeError("connection reset")
+        self.hidden.add(image_id)
+
+    def unhide(self, tenant, image_id):
+        self.calls.append(("unhide", image_id))
+        self.hidden.discard(image_id)
+
+    def delete(self, tenant, image_id):
+        self.calls.append(("delete", image_id))
+        if image_id in self.refuse:
+            raise exception.ImageStoreRefused(image=image_id, reason="in use")
+        self.deleted.add(image_id)
+
+
+# decide() ---------------------------------------------------------------
+def _row(state, hidden_at=None):
+    return {"id": "i", "tenant": "t", "state": state, "hidden_at": hidden_at}
+
+
+@pytest.mark.parametrize(
+    "state, hidden_at, needed, policy, now, expected",
+    [
+        (IMAGE.NEEDED, None, True, DELETE, T0, None),
+        (IMAGE.NEEDED, T0, True, DELETE, T0, (None, "unhide")),
+        (IMAGE.NEEDED, None, False, DELETE, T0, (IMAGE.UNNEEDED, None)),
+        (IMAGE.UNNEEDED, None, True, DELETE, T0, (IMAGE.NEEDED, None)),
+        (IMAGE.UNNEEDED, None, False, DELETE, T0, (IMAGE.HIDDEN, "hide")),
+        (IMAGE.UNNEEDED, None, False, dict(DELETE, mode="report"), T0, None),
+        (
+            IMAGE.UNNEEDED,
+            None,
+            False,
+            dict(DELETE, mode="hide"),
+            T0,
+            (IMAGE.HIDDEN, "hide"),
+        ),
+        (IMAGE.HIDDEN, T0, True, DELETE, T0, (IMAGE.NEEDED, "unhide")),
+        (IMAGE.HIDDEN, None, False, DELETE, T0, (None, "hide")),
+        (IMAGE.HIDDEN, T0, False, DELETE, T0, None),
+        (
+            IMAGE.HIDDEN,
+            T0,
+            False,
+            DELETE,
+            T0 + datetime.timedelta(hours=1),
+            (IMAGE.DELETING, "delete"),
+        ),
+        (
+            IMAGE.HIDDEN,
+            T0,
+            False,
+            dict(DELETE, mode="hide"),
+            T0 + datetime.timedelta(days=9),
+            None,
+        ),
+        (IMAGE.DELETING, None, False, DELETE, T0, (None, "delete")),
+        (IMAGE.DELETED, None, False, DELETE, T0, None),
+    ],
+)
+def test_decide(state, hidden_at, needed, policy, now, expected):
+    step = sweep.decide(
+        _row(state, hidden_at),
+        [{"kind": "app"}] if needed else [],
+        policy,
+        now,
+    )
+    assert (step and (step.to, step.call)) == expected
+
+
+# Whole passes -------------------------------------------------------------
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def database(request, tmp_path_factory):
+    conf.CONF([], project="heat_lite")
+    with databases.private_database(
+        request.param, tmp_path_factory.mktemp("retention")
+    ):
+        yield request.param
+
+
+class Clock:
+    def __init__(self):
+        self.now = T0
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, seconds):
+        self.now += datetime.timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def world(database):
+    """A project's images, an in-memory Glance and a pass on a clock."""
+    tenant = "t" + uuid.uuid4().hex[:8]
+    images, clock = Images(), Clock()
+    CONF.set_override("grace", 3600, group="retention")
+    CONF.set_override("keep_last", 0, group="retention")
+    yield tenant, images, clock, sweep.Sweep(images, clock)
+    CONF.clear_override("grace", group="retention")
+    CONF.clear_override("keep_last", group="retention")
+
+
+def _built(tenant, deployed=False):
+    """An image a build made, its build since finished (released)."""
+    image_id = str(uuid.uuid4())
+    build = str(uuid.uuid4())
+    image_refs.image_add(
+        {
+            "id": image_id,
+            "tenant": tenant,
+            "app_id": "app-" + tenant,
+            "branch": "main",
+            "build_id": build,
+            "name": "img",
+        }
+    )
+    if deployed:
+        image_refs.image_deployed(image_id)
+    image_refs.release("build", build)
+    return image_id
+
+
+def _state(tenant, image_id):
+    return image_refs.image_get(tenant, image_id)["state"]
+
+
+def _passes(world, count, seconds=0):
+    tenant, _, clock, pass_ = world
+    results = []
+    for _ in range(count):
+        results.append(pass_.run(tenant=tenant))
+        clock.advance(seconds)
+    return results
+
+
+def test_an_image_nothing_names_goes_hidden_then_deleted(world):
+    tenant, images, clock, pass_ = world
+    _, record = rows.stack()
+    used, spare = _built(tenant), _built(tenant)
+    image_refs.use(tenant, [used], record_id=record)
+    assert pass_.run(tenant=tenant) == {"unneeded": 1}
+    assert _state(tenant, spare) == IMAGE.UNNEEDED
+    assert pass_.run(tenant=tenant) == {"hidden": 1}
+    assert images.hidden == {spare}
+    # Within the grace nothing more happens.
+    clock.advance(3599)
+    assert pass_.run(tenant=tenant) == {}
+    clock.advance(1)
+    assert pass_.run(tenant=tenant) == {"deleted": 1}
+    assert images.deleted == {spare}
+    row = image_refs.image_get(tenant, spare)
+    assert (row["state"], row["deleted_at"]) == (IMAGE.DELETED, clock.now)
+    assert _state(tenant, used) == IMAGE.NEEDED
+    assert ("hide", used) not in images.calls
+    # Deleted images are read no more.
+    assert pass_.run(tenant=tenant) == {}
+
+
+def test_keep_last_keeps_the_newest_deployed_images(world):
+    tenant, images, _, pass_ = world
+    CONF.set_override("keep_last", 2, group="retention")
+    old, mid, new = (_built(tenant, deployed=True) for _ in range(3))
+    _passes(world, 2)
+    assert [_state(tenant, i) for i in (old, mid, new)] == [
+        IMAGE.HIDDEN,
+        IMAGE.NEEDED,
+        IMAGE.NEEDED,
+    ]
+
+
+def test_report_mode_only_marks_and_hide_mode_never_deletes(world):
+    tenant, images, clock, pass_ = world
+    CONF.set_override("mode", "report", group="retention")
+    try:
+        image_id = _built(tenant)
+        _passes(world, 3, seconds=7200)
+        assert _state(tenant, image_id) == IMAGE.UNNEEDED
+        assert images.calls == []
+        CONF.set_override("mode", "hide", group="retention")
+        _passes(world, 3, seconds=7200)
+        assert _state(tenant, image_id) == IMAGE.HIDDEN
+        assert images.deleted == set()
+    finally:
+        CONF.clear_override("mode", group="retention")
+
+
+def test_a_use_revives_a_hidden_image_and_the_pass_shows_it(world):
+    tenant, images, _, pass_ = world
+    image_id = _built(tenant)
+    _passes(world, 2)
+    assert images.hidden == {image_id}
+    assert image_refs.use(
+        tenant, [image_id], kind="promotion", holder="p"
+    ) == [image_id]
+    # The use's caller would show it now; if it did not, the pass does.
+    assert pass_.run(tenant=tenant) == {"shown": 1}
+    assert images.hidden == set()
+    row = image_refs.image_get(tenant, image_id)
+    assert (row["state"], row["hidden_at"]) == (IMAGE.NEEDED, None)
+
+
+def test_an_image_named_again_before_deletion_is_brought_back(world):
+    tenant, images, _, pass_ = world
+    CONF.set_override("keep_last", 0, group="retention")
+    image_id = _built(tenant, deployed=True)
+    _passes(world, 2)
+    assert _state(tenant, image_id) == IMAGE.HIDDEN
+    # The app's policy changed: keep_last counts it again.
+    CONF.set_override("keep_last", 1, group="retention")
+    assert pass_.run(tenant=tenant) == {"revived": 1}
+    assert _state(tenant, image_id) == IMAGE.NEEDED
+    assert images.hidden == set()
+
+
+def test_a_refused_delete_is_retried_by_the_next_pass(world):
+    tenant, images, clock, pass_ = world
+    image_id = _built(tenant)
+    _passes(world, 2, seconds=3600)
+    images.refuse.add(image_id)
+    assert pass_.run(tenant=tenant) == {"refused": 1}
+    row = image_refs.image_get(tenant, image_id)
+    assert row["state"] == IMAGE.DELETING and "in use" in row["last_error"]
+    images.refuse.clear()
+    assert pass_.run(tenant=tenant) == {"deleted": 1}
+    assert image_refs.image_get(tenant, image_id)["last_error"] is None
+
+
+def test_a_pass_cut_short_is_finished_by_the_next(world):
+    """The hide call fails after the move (as if the engine died between
+    the two): the row says HIDDEN, unconfirmed; the next pass hides it
+    again, and deletes it only a grace after that."""
+    tenant, images, clock, pass_ = world
+    image_id = _built(tenant)
+    _passes(world, 1)
+    images.fail.add(image_id)
+    assert pass_.run(tenant=tenant) == {"failed": 1}
+    row = image_refs.image_get(tenant, image_id)
+    assert (row["state"], row["hidden_at"]) == (IMAGE.HIDDEN, None)
+    images.fail.clear()
+    clock.advance(7200)
+    assert pass_.run(tenant=tenant) == {"hidden": 1}
+    assert pass_.run(tenant=tenant) == {}
+    clock.advance(3600)
+    assert pass_.run(tenant=tenant) == {"deleted": 1}
+
+
+def test_a_dry_run_changes_nothing(world):
+    tenant, images, _, pass_ = world
+    image_id = _built(tenant)
+    [step] = pass_.run(dry_run=True, tenant=tenant)["decided"]
+    assert (step.image_id, step.to) == (image_id, IMAGE.UNNEEDED)
+    assert _state(tenant, image_id) == IMAGE.NEEDED
+    assert images.calls == []
+
+
+def test_an_image_of_a_build_in_flight_is_kept(world):
+    tenant, images, _, pass_ = world
+    image_id, build = str(uuid.uuid4()), str(uuid.uuid4())
+    image_refs.image_add({"id": image_id, "tenant": tenant, "build_id": build})
+    _passes(world, 3, seconds=7200)
+    assert _state(tenant, image_id) == IMAGE.NEEDED
+    assert image_refs.needed([image_id], lambda a: 0)[image_id] == [
+        {"kind": "build", "holder": build}
+    ]
+
+
+def test_pages_cover_every_image(world):
+    tenant, images, _, pass_ = world
+    CONF.set_override("page_size", 2, group="retention")
+    try:
+        made = [_built(tenant) for _ in range(5)]
+        assert pass_.run(tenant=tenant) == {"unneeded": 5}
+        assert {_state(tenant, i) for i in made} == {IMAGE.UNNEEDED}
+    finally:
+        CONF.clear_override("page_size", group="retention")
+    assert models.utcnow()  # (the pass read its own clock, not this one)
