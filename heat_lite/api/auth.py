@@ -2,6 +2,7 @@
 identity headers keystonemiddleware sets after validating a token."""
 
 import re
+import urllib.parse
 
 from heat_lite import conf
 from heat_lite.api import faults
@@ -99,7 +100,10 @@ class HandleTokens:
     token does) skips keystonemiddleware and carries a context with no
     user and no roles, scoped to the URL's project, and the token; the
     engine delivers the signal only if the token is that very resource's
-    (``resource_signal``). Any other request with such a token goes to
+    (``resource_signal``). A POST without the header may carry the
+    token in the URL instead (``?token=``: a software deployment's
+    CFN_SIGNAL URL, which its agent POSTs to as it is, as it would to
+    Heat's pre-signed URL). Any other request with such a token goes to
     keystonemiddleware, which refuses it. The token lives in the
     handle's data: it dies with the handle (its stack's delete, or an
     UpdateWaitConditionHandle's replacement).
@@ -110,7 +114,7 @@ class HandleTokens:
         self.keystone_app = keystone_app
 
     def __call__(self, environ, start_response):
-        token = environ.get("HTTP_X_AUTH_TOKEN") or ""
+        token = environ.get("HTTP_X_AUTH_TOKEN") or _query_token(environ)
         path = environ.get("PATH_INFO", "")
         if (
             token.startswith(context.HANDLE_TOKEN_PREFIX)
@@ -126,6 +130,12 @@ class HandleTokens:
             )
             return self.app(environ, start_response)
         return self.keystone_app(environ, start_response)
+
+
+def _query_token(environ):
+    """The signal token of the query string, or ''."""
+    query = urllib.parse.parse_qs(environ.get("QUERY_STRING") or "")
+    return query.get(context.SIGNAL_TOKEN_PARAM, [""])[0]
 
 
 def wrap(app):

@@ -6,6 +6,10 @@ from oslo_context import context
 # in keystone mode such a token may signal its handle, and nothing else
 # (see api.auth.HandleTokens).
 HANDLE_TOKEN_PREFIX = "hlwc-"
+# The query parameter of a signal URL that carries such a token instead
+# of the X-Auth-Token header (a software deployment's CFN_SIGNAL URL: the
+# agent POSTs to it as it is).
+SIGNAL_TOKEN_PARAM = "token"
 
 
 class RequestContext(context.RequestContext):

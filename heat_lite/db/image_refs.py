@@ -14,9 +14,13 @@ conditional write whose row count says who won, on every dialect.
 
 References of resource records live in ``record_image`` and count only
 while the record row exists, so trimming or purging records needs no
-step here; every other holder (``KINDS``) removes its own rows with
-``release`` when it can no longer bring the image back.
+step here; a snapshot's count only while the snapshot row exists
+(deleted with its stack, or by the user). Every other holder (``KINDS``)
+removes its own rows with ``release`` when it can no longer bring the
+image back.
 """
+
+import re
 
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
@@ -30,8 +34,13 @@ IMAGE = models.ManagedImage.__table__
 RECORD_IMAGE = models.RecordImage.__table__
 REFERENCE = models.ImageReference.__table__
 RESOURCE = models.Resource.__table__
+SNAPSHOT = models.Snapshot.__table__
 # Holders other than resource records.
 KINDS = ("snapshot", "rollout", "promotion", "build", "app")
+_UUID = re.compile(
+    r"\A[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?"
+    r"[0-9a-fA-F]{12}\Z"
+)
 _USABLE_NOT_HIDDEN = tuple(s for s in st.IMAGE.USABLE if s != st.IMAGE.HIDDEN)
 
 
@@ -108,7 +117,7 @@ def use_in(conn, tenant, image_ids, record_id=None, kind=None, holder=None):
     if kind is not None and kind not in KINDS:
         raise ValueError("unknown holder kind %r" % kind)
     revived, managed = [], []
-    for image_id in dict.fromkeys(image_ids):
+    for image_id in _ids(conn, tenant, image_ids):
         bump = IMAGE.update().where(IMAGE.c.id == image_id)
         values = {
             "state": st.IMAGE.NEEDED,
@@ -150,6 +159,27 @@ def use_in(conn, tenant, image_ids, record_id=None, kind=None, holder=None):
     return revived
 
 
+def _ids(conn, tenant, refs):
+    """Image ids for ``refs`` (ids, or names: a name counts for every
+    image of the project heat_lite built under it that a use could take,
+    the way a plugin's lookup by name would find one of them)."""
+    ids = [r for r in dict.fromkeys(refs) if _UUID.match(r)]
+    names = [r for r in dict.fromkeys(refs) if not _UUID.match(r)]
+    if names:
+        ids.extend(
+            conn.execute(
+                sa.select(IMAGE.c.id)
+                .where(
+                    IMAGE.c.tenant == tenant,
+                    IMAGE.c.name.in_(names),
+                    IMAGE.c.state.in_(st.IMAGE.USABLE),
+                )
+                .order_by(IMAGE.c.id)
+            ).scalars()
+        )
+    return ids
+
+
 def _insert_once(conn, insert):
     """Insert, a row already there being as good (a use repeated)."""
     try:
@@ -164,6 +194,35 @@ def use(tenant, image_ids, record_id=None, kind=None, holder=None):
     """``use_in`` in a transaction of its own."""
     with transaction() as conn:
         return use_in(conn, tenant, image_ids, record_id, kind, holder)
+
+
+@retry_write
+def hold_stack_images(tenant, stack_ids, kind, holder):
+    """``holder`` (a snapshot, a promotion) keeps the images the current
+    records of ``stack_ids`` name (the caller passes nested stacks too):
+    what restoring or rolling back to it would use again. Images already
+    being retired are left out (nothing can bring them back).
+
+    :returns: the ids now held.
+    """
+    with transaction() as conn:
+        ids = list(
+            conn.execute(
+                sa.select(RECORD_IMAGE.c.image_id)
+                .join(RESOURCE, RESOURCE.c.id == RECORD_IMAGE.c.resource_id)
+                .join(IMAGE, IMAGE.c.id == RECORD_IMAGE.c.image_id)
+                .where(
+                    RESOURCE.c.stack_id.in_(list(stack_ids)),
+                    RESOURCE.c.role == "current",
+                    IMAGE.c.state.in_(st.IMAGE.USABLE),
+                )
+                .distinct()
+                .order_by(RECORD_IMAGE.c.image_id)
+            ).scalars()
+        )
+        if ids:
+            use_in(conn, tenant, ids, kind=kind, holder=holder)
+    return ids
 
 
 @retry_write
@@ -267,13 +326,22 @@ def needed(image_ids, keep_last):
             sa.select(
                 REFERENCE.c.image_id, REFERENCE.c.kind, REFERENCE.c.holder
             )
-            .where(REFERENCE.c.image_id.in_(ids))
+            .where(REFERENCE.c.image_id.in_(ids), _holder_exists())
             .order_by(REFERENCE.c.kind, REFERENCE.c.holder)
         ):
             why[row.image_id].append({"kind": row.kind, "holder": row.holder})
         for image_id, rank in _ranks(conn, ids, keep_last):
             why[image_id].append({"kind": "keep_last", "rank": rank})
     return why
+
+
+def _holder_exists():
+    """A reference counts while its holder row exists (snapshots: their
+    rows go with their stack, without a step of their own here)."""
+    return sa.or_(
+        REFERENCE.c.kind != "snapshot",
+        sa.exists().where(SNAPSHOT.c.id == REFERENCE.c.holder),
+    )
 
 
 def _ranks(conn, ids, keep_last):

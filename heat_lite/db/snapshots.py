@@ -85,6 +85,17 @@ def snapshot_finish(stack_id, traversal, status, reason, data=None):
         return result.rowcount == 1
 
 
+def snapshot_of_traversal(stack_id, traversal):
+    """The id of the snapshot ``traversal`` filled (None if none)."""
+    with transaction(writer=False) as session:
+        return session.execute(
+            sa.select(SNAPSHOT.c.id).where(
+                SNAPSHOT.c.stack_id == stack_id,
+                SNAPSHOT.c.traversal == traversal,
+            )
+        ).scalar()
+
+
 def snapshot_delete(stack_id, snapshot_id):
     """Remove the row; :returns: False if it was already gone."""
     with transaction() as session:

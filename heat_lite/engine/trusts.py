@@ -14,6 +14,15 @@ verifications -- logs in as the trustee with that trust, so none depends
 on the caller's token still being valid. The root stack's delete (or
 abandon) deletes the trust.
 
+A caller whose own token is trust-scoped (another heat_lite or a Heat
+creating an ``OS::Heat::Stack`` here, acting through its stack's trust)
+cannot make a trust: Keystone chains trusts only from one that allows
+redelegation. When that trust's trustee is heat_lite's own trustee (the
+same service user: one Keystone), the stack borrows it instead, as Heat
+does (``create_trust_context`` keeps a context's trust): it is stored
+marked as borrowed and never deleted here; its owner deletes it with the
+stack that made it, after deleting this one.
+
 A trust id with the trustee's password is a credential: it is never
 logged, returned over the API or put in an event, and the requests that
 carry it are sent with keystoneauth's logging off.
@@ -38,6 +47,9 @@ LOG = logging.getLogger(__name__)
 GROUP = trustee_conf.GROUP
 # Marks a stored trust id encrypted under auth_encryption_key.
 _ENCRYPTED = "fernet:"
+# Marks a trust the caller's token was scoped to (see the docstring): it
+# comes before the rest of the stored form.
+_BORROWED = "borrowed:"
 _IDENTITY = {
     "service_type": "identity",
     "interface": ks_plugin.AUTH_INTERFACE,
@@ -134,10 +146,38 @@ def create(ctxt):
             headers={"X-Auth-Token": token},
             log=False,
         )
+    except ks_exc.Forbidden as exc:
+        borrowed = _callers_trust(trustee, token, ctxt.project_id)
+        if borrowed is None:
+            raise _failure("create", exc, roles) from None
+        return _BORROWED + _store(borrowed)
     except ks_exc.ClientException as exc:
         raise _failure("create", exc, roles) from None
     trust_id = response.json()["trust"]["id"]
     return _store(trust_id)
+
+
+def _callers_trust(trustee, token, project_id):
+    """The id of the trust ``token`` is scoped to, when heat_lite's
+    trustee is that trust's trustee on ``project_id``; else None."""
+    try:
+        body = trustee.get(
+            "/auth/tokens",
+            endpoint_filter=_IDENTITY,
+            headers={"X-Subject-Token": token},
+            log=False,
+        ).json()["token"]
+    except (ks_exc.ClientException, ValueError, KeyError):
+        return None
+    trust = body.get("OS-TRUST:trust") or {}
+    trustee_id = (trust.get("trustee_user") or {}).get("id")
+    if (
+        not trust.get("id")
+        or trustee_id != _trustee_id(trustee)
+        or (body.get("project") or {}).get("id") != project_id
+    ):
+        return None
+    return trust["id"]
 
 
 def delete(stored):
@@ -146,6 +186,8 @@ def delete(stored):
 
     :raises TrustFailed, Forbidden: the trust may still exist.
     """
+    if stored and stored.startswith(_BORROWED):
+        return  # the caller's trust: its owner deletes it
     trust_id = read(stored)
     if trust_id is None:
         return
@@ -184,6 +226,8 @@ def read(stored):
     """
     if not stored:
         return None
+    if stored.startswith(_BORROWED):
+        stored = stored[len(_BORROWED) :]
     if stored.startswith(_ENCRYPTED):
         return crypt.decrypt(stored[len(_ENCRYPTED) :])
     return stored

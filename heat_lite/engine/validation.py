@@ -6,6 +6,7 @@ import re
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.engine import definitions, limits
+from heat_lite.engine.template import base as tmpl_base
 from heat_lite.engine.template import environment as env_mod
 from heat_lite.engine.template import functions, hot
 from heat_lite.engine.template import merge as env_merge
@@ -107,6 +108,9 @@ def bind(template, env, files, stack_info, depth=0, authorize=None):
     _check_duplicate_names(bound)
     for name, defn in bound.resources.items():
         _check_literal_properties(bound, defn, classes[name])
+    if authorize is not None:
+        for name, defn in bound.resources.items():
+            _check_request(bound, defn, classes[name])
     return bound
 
 
@@ -136,6 +140,18 @@ def _check_literal_properties(bound, defn, cls):
     unresolved = [k for k in props if k not in literal]
     values = functions.resolve(literal, ValidationScope(bound))
     cls.validate_properties(values, path, unresolved)
+
+
+def _check_request(bound, defn, cls):
+    """A caller's create or update (``authorize`` given): the plugin's
+    ``check_request`` with the properties that depend on no resource."""
+    check = getattr(cls, "check_request", None)
+    props = defn.properties
+    if check is None or not isinstance(props, dict):
+        return
+    static = {k: v for k, v in props.items() if not tmpl_base.references(v)}
+    values = functions.resolve(static, ValidationScope(bound))
+    check(values, bound.files or {}, "resources.%s" % defn.name)
 
 
 def has_function(value):

@@ -101,6 +101,15 @@ class Resource:
     # (plugin class or None, definition)} of the stack's other resources,
     # ``param(name)`` a parameter's value. None: no such dependencies.
     implicit_depends = None
+    # ``check_request(values, files, path)`` (a classmethod): a check of a
+    # create or update request that asks another service, run before the
+    # request is accepted (its typed errors are the request's 400s).
+    # ``values`` are the properties that depend on no resource, resolved;
+    # ``files`` the request's files map. None: no such check.
+    check_request = None
+    # A type Heat keeps under an old name for old templates (its HIDDEN
+    # support status): it works but the resource type list leaves it out.
+    hidden_type = False
 
     def __init__(
         self,
@@ -242,6 +251,15 @@ class Resource:
         rollback) tries it in place and keeps its physical ID.
         """
         return failed_action != Action.UPDATE
+
+    def image_references(self):
+        """The images this resource's properties name (ids or names: the
+        values of properties constrained to ``glance.image``), for image
+        retention (``db.image_refs``): while a record names an image,
+        heat_lite does not retire it."""
+        return properties.constrained_values(
+            self.properties_schema, self.properties, "glance.image"
+        )
 
     def immutable_changes(self, prop_diff):
         """The changed properties that may never change."""

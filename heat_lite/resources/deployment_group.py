@@ -107,3 +107,17 @@ class StructuredDeploymentGroup(SoftwareDeploymentGroup):
 
     member_type = "OS::Heat::StructuredDeployment"
     properties_schema = _schema(structured_config.StructuredDeployment)
+
+
+class SoftwareDeployments(SoftwareDeploymentGroup):
+    """``OS::Heat::SoftwareDeployments``: Heat's deprecated name of
+    ``OS::Heat::SoftwareDeploymentGroup``, accepted and not listed."""
+
+    hidden_type = True
+
+
+class StructuredDeployments(StructuredDeploymentGroup):
+    """``OS::Heat::StructuredDeployments``: Heat's deprecated name of
+    ``OS::Heat::StructuredDeploymentGroup``, accepted and not listed."""
+
+    hidden_type = True

@@ -95,6 +95,48 @@ class Schema:
         return result
 
 
+def constrained_values(schema, values, name):
+    """The string values of ``values`` (a resource's properties, by
+    ``schema``: {key: Schema}) whose schema carries the custom constraint
+    ``name`` (``"glance.image"``), at any depth of maps and lists."""
+    found = []
+    _collect(schema or {}, values or {}, name, found)
+    return found
+
+
+def _names(schema):
+    return {
+        getattr(c, "name", None) for c in getattr(schema, "constraints", ())
+    }
+
+
+def _collect(schema, values, name, found):
+    for key, sub in schema.items():
+        _collect_one(sub, values.get(key), name, found)
+
+
+def _collect_one(sub, value, name, found):
+    if value is None:
+        return
+    if isinstance(value, str):
+        if name in _names(sub):
+            found.append(value)
+        return
+    if sub.type == MAP and isinstance(sub.schema, dict):
+        if isinstance(value, dict):
+            _collect(sub.schema, value, name, found)
+    elif (
+        sub.type == LIST and sub.schema is not None and isinstance(value, list)
+    ):
+        item = (
+            sub.schema
+            if isinstance(sub.schema, Schema)
+            else Schema(MAP, schema=sub.schema)
+        )
+        for member in value:
+            _collect_one(item, member, name, found)
+
+
 class Attribute:
     """The schema of one attribute."""
 

@@ -7,7 +7,10 @@ Which identity the calls are made with, first that applies:
   stack's own context. The endpoint comes from the catalog of
   the trust-scoped token, and every action -- polls, a delete long
   after the user's token was revoked -- works;
-* the token of the caller who started the operation, when it was kept;
+* the token of the caller who started the operation, when it was kept
+  (and at a create's or update's validation, the token of the request),
+  re-scoped at ``[remote_stack] token_auth_url`` (else, with no
+  ``endpoint_override``, at ``[trustee] auth_url``) to get a catalog;
 * the credentials configured in ``[remote_stack]``.
 
 The session options come from ``[remote_stack]`` and the resource's
@@ -66,9 +69,10 @@ def _auth(request_context):
     group = CONF[remote_conf.GROUP]
     token = getattr(request_context, "auth_token", None)
     if token:
-        if group.token_auth_url:
+        auth_url = group.token_auth_url or _trustee_auth_url()
+        if auth_url:
             return v3.Token(
-                auth_url=group.token_auth_url,
+                auth_url=auth_url,
                 token=token,
                 project_id=request_context.project_id,
             )
@@ -86,6 +90,18 @@ def _auth(request_context):
             "authentication)"
         )
     return auth
+
+
+def _trustee_auth_url():
+    """The Keystone of ``[trustee]`` when the catalog gives the endpoint
+    (no ``endpoint_override``), else None."""
+    if CONF[remote_conf.GROUP].endpoint_override:
+        return None
+    try:
+        trustee = loading.load_auth_from_conf_options(CONF, "trustee")
+    except ks_exc.ClientException:
+        return None
+    return getattr(trustee, "auth_url", None)
 
 
 def _verify(context_prop):
@@ -177,13 +193,36 @@ class RemoteHeat:
                 % _error_text(response)
             )
         if response.status_code >= 400:
-            raise RemoteError(message=_error_text(response))
+            raise RemoteError(
+                message=_error_text(response),
+                remote_message=_error_message(response),
+            )
         if not response.content:
             return {}
         return response.json()
 
-    def create(self, name, template, parameters, timeout_mins):
-        """Start creating a stack; return its id."""
+    def endpoint(self):
+        """The remote endpoint's URL.
+
+        :raises keystoneauth1.exceptions.ClientException: none found
+            (``EndpointNotFound`` names the interface and region).
+        """
+        return self._api.get_endpoint()
+
+    def validate(self, template, files, parameters):
+        """Ask the remote endpoint to validate a template.
+
+        :raises RemoteError: with the remote error's text.
+        """
+        self._request(
+            "POST",
+            "/validate",
+            {"template": template, "files": files, "parameters": parameters},
+        )
+
+    def create(self, name, template, parameters, timeout_mins, files=None):
+        """Start creating a stack; return its id. ``files`` is the
+        ``files`` map its template (or its nested templates) read."""
         body = self._request(
             "POST",
             "/stacks",
@@ -191,13 +230,16 @@ class RemoteHeat:
                 "stack_name": name,
                 "template": template,
                 "parameters": parameters,
+                "files": files or {},
                 "timeout_mins": timeout_mins,
                 "disable_rollback": True,
             },
         )
         return body["stack"]["id"]
 
-    def update(self, name, stack_id, template, parameters, timeout_mins):
+    def update(
+        self, name, stack_id, template, parameters, timeout_mins, files=None
+    ):
         """Start converging the stack onto a new template/parameters."""
         self._request(
             "PUT",
@@ -205,6 +247,7 @@ class RemoteHeat:
             {
                 "template": template,
                 "parameters": parameters,
+                "files": files or {},
                 "timeout_mins": timeout_mins,
                 "disable_rollback": True,
             },
@@ -231,6 +274,14 @@ class RemoteHeat:
             "GET", "/stacks/%s/%s" % (name, stack_id), missing_ok=True
         )
         return body["stack"] if body is not None else None
+
+
+def _error_message(response):
+    """The ``message`` of Heat's JSON error body, or None."""
+    try:
+        return response.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _error_text(response):

@@ -7,7 +7,16 @@ worker thread waits on the other cloud. A remote stack that ends FAILED
 fails the resource with the remote status reason. The physical ID is the
 remote stack's id; its name (``physical_resource_name()``) is kept in the
 resource data because the remote API addresses stacks by name and id.
+
+The remote stack gets the ``files`` map of the stack holding the resource
+(its template's ``get_file`` and template resources are read there). A
+create or update request is checked against the remote endpoint before it
+is accepted (``check_request``, Heat's ``RemoteStack.validate``): a region
+without an orchestration endpoint, or a template the remote endpoint
+refuses, is a 400 of the request instead of a failed resource.
 """
+
+from keystoneauth1 import exceptions as ks_exc
 
 from heat_lite import conf
 from heat_lite.common import exception, template_format
@@ -91,6 +100,47 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
             )
         return props
 
+    @classmethod
+    def check_request(cls, values, files, path):
+        """Ask the remote endpoint to validate the template (see
+        ``base.Resource.check_request``), as the requesting user.
+
+        :raises StackValidationFailed: Heat's messages for an endpoint
+            that cannot be found and a template it refuses.
+        """
+        template = values.get("template")
+        if not isinstance(template, str):
+            return  # made by another resource: checked when created
+        context = values.get("context")
+        context = context if isinstance(context, dict) else {}
+        region = context.get("region_name")
+        try:
+            remote = remote_client.RemoteHeat(
+                context, cloud_client.acting().request
+            )
+            remote.endpoint()
+        except remote_client.RemoteError:
+            return  # no credentials here: the create says so later
+        except ks_exc.ClientException as exc:
+            raise exception.StackValidationFailed(
+                message="Cannot establish connection to Heat endpoint at "
+                'region "%s" due to "%s"' % (region, exc)
+            ) from None
+        try:
+            parsed = template_format.loads(template)
+            remote.validate(
+                parsed,
+                files or {},
+                _literal(values.get("parameters")),
+            )
+        except (ValueError, remote_client.RemoteError) as exc:
+            detail = getattr(exc, "kwargs", {}).get("remote_message")
+            raise exception.StackValidationFailed(
+                message="Failed validating stack template using Heat "
+                'endpoint at region "%s" due to "%s"'
+                % (region, "ERROR: %s" % detail if detail else exc)
+            ) from None
+
     @property
     def default_poll_interval(self):
         return CONF.remote_stack.poll_interval
@@ -119,6 +169,14 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
             )
         return template
 
+    def _files(self):
+        """The ``files`` map of the stack holding this resource."""
+        nested = self.services.nested_stacks
+        template_id = self.stack.get("template_id")
+        if nested is None or template_id is None:
+            return {}
+        return nested.files(template_id)
+
     def _remote_name(self):
         return self.data().get("stack_name") or self.physical_resource_name()
 
@@ -131,6 +189,7 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
             self._template(),
             self.properties.get("parameters") or {},
             self.properties.get("timeout"),
+            self._files(),
         )
         self.resource_id_set(stack_id)
         return Action.CREATE
@@ -143,6 +202,7 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
             self._template(),
             new_props.get("parameters") or {},
             new_props.get("timeout"),
+            self._files(),
         )
         return Action.UPDATE
 
@@ -213,3 +273,8 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
 
     def _show_resource(self):
         return self._remote_stack()
+
+
+def _literal(parameters):
+    """The parameters given as plain values (a map), else none."""
+    return parameters if isinstance(parameters, dict) else {}

@@ -8,7 +8,8 @@ place making plugin instances (``heat_lite.engine.definitions``) passes
 to each plugin's constructor:
 
 * ``nested_stacks`` (``NestedStacks``): start and poll the operations of
-  a child stack, read its outputs and members (``StackResource``);
+  a child stack, read its outputs and members (``StackResource``), and
+  a stored template's files map (``OS::Heat::Stack`` hands it on);
 * ``software_configs`` / ``software_deployments`` (``ConfigStore`` /
   ``DeploymentStore``): the rows that ``/software_configs`` and
   ``/software_deployments`` serve;
@@ -57,6 +58,7 @@ class NestedStacks(Protocol):
     def outputs(self, child_id) -> dict: ...
     def output_error(self, child_id, key) -> str | None: ...
     def members(self, child_id) -> dict: ...
+    def files(self, template_id) -> dict: ...
 
 
 class ConfigStore(Protocol):

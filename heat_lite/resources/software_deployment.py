@@ -25,16 +25,26 @@ are its attributes: ``deploy_stdout``, ``deploy_stderr``,
 
 ``CFN_SIGNAL`` (Heat's default) gives the agent ``deploy_signal_id``, the
 resource's signal URL on the heat_lite API (``heat-config-notify`` POSTs
-its outputs there; heat_lite has no CloudFormation API to sign a URL
-for, so with ``auth_strategy = keystone`` that POST needs a token);
+its outputs there, with no credentials). Heat's is a URL of its
+CloudFormation API signed with a stack user's EC2 key; heat_lite's, with
+``auth_strategy = keystone``, carries a random token of the deployment
+(``?token=``, ``context.SIGNAL_TOKEN_PARAM``) that lets the POST through
+without a Keystone token (``api.auth.HandleTokens``); the engine accepts
+it for this resource only, and only while the deployment's current
+config holds that very URL (``signal_token_matches``): it dies with the
+deployment;
 ``HEAT_SIGNAL`` gives ``deploy_project_id`` for the resource-signal API
 (heat_lite makes no stack users, so no credentials go with it);
 ``TEMP_URL_SIGNAL`` and ``ZAQAR_SIGNAL`` are refused.
 """
 
+import hmac
+import secrets
+import urllib.parse
 import uuid
 
-from heat_lite.common import exception
+from heat_lite import conf
+from heat_lite.common import context, exception
 from heat_lite.resources import (
     base,
     wait_condition_handle,
@@ -48,6 +58,7 @@ IN_PROGRESS, COMPLETE, FAILED = "IN_PROGRESS", "COMPLETE", "FAILED"
 # Output values every deployment has.
 STANDARD_OUTPUTS = ("deploy_stdout", "deploy_stderr", "deploy_status_code")
 POLL = 0.5
+CONF = conf.CONF
 
 
 class DeploymentFailed(Exception):
@@ -187,7 +198,7 @@ class SoftwareDeployment(base.Resource):
             inputs += [
                 _deploy_input(
                     "deploy_signal_id",
-                    wait_condition_handle.signal_url(self.stack, self.name),
+                    self._signal_url(),
                     "ID of signal to use for signaling output values",
                 ),
                 _deploy_input(
@@ -214,6 +225,44 @@ class SoftwareDeployment(base.Resource):
             or source.get("name")
             or self.physical_resource_name(),
         }
+
+    def _signal_url(self):
+        """The resource's signal URL; in keystone mode with the token
+        that lets it through (kept in the data: the same in each of the
+        deployment's configs)."""
+        url = wait_condition_handle.signal_url(self.stack, self.name)
+        if CONF.api.auth_strategy != "keystone":
+            return url
+        token = self._data.get("signal_token")
+        if not token:
+            token = context.HANDLE_TOKEN_PREFIX + secrets.token_urlsafe(32)
+            self.data_set("signal_token", token)
+        return "%s?%s" % (
+            url,
+            urllib.parse.urlencode({context.SIGNAL_TOKEN_PARAM: token}),
+        )
+
+    def signal_token_matches(self, token):
+        """True when ``token`` is the one of the signal URL in this
+        deployment's current config (the API let a POST with it through
+        without a Keystone token)."""
+        deployment = self._deployment()
+        if deployment is None:
+            return False
+        try:
+            config = self._configs().software_config_get(
+                deployment["config_id"], self._tenant()
+            )
+        except exception.NotFound:
+            return False
+        for item in config.get("inputs") or []:
+            if item.get("name") == "deploy_signal_id":
+                query = urllib.parse.urlparse(item.get("value") or "").query
+                mine = urllib.parse.parse_qs(query).get(
+                    context.SIGNAL_TOKEN_PARAM, [""]
+                )[0]
+                return bool(mine) and hmac.compare_digest(mine, token)
+        return False
 
     def _store_derived(self, action):
         config = self.derived_config(action, self._source())
@@ -327,6 +376,25 @@ class SoftwareDeployment(base.Resource):
 
     def handle_resume(self):
         return self._deploy("RESUME")
+
+    def _cancel(self):
+        """The action was stopped (the stack timed out, or failed
+        elsewhere): a deployment still waiting for its signal is FAILED,
+        so that the agent and the API see it will not complete."""
+        deployment = self._deployment()
+        if deployment is None or deployment["status"] != IN_PROGRESS:
+            return
+        self.deployments.software_deployment_update(
+            self.resource_id,
+            self._tenant(),
+            {"status": FAILED, "status_reason": "Deployment cancelled."},
+        )
+
+    handle_create_cancel = _cancel
+    handle_update_cancel = _cancel
+    handle_delete_cancel = _cancel
+    handle_suspend_cancel = _cancel
+    handle_resume_cancel = _cancel
 
     check_create_complete = _check
     check_update_complete = _check

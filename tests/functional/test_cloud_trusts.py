@@ -21,6 +21,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 from heatclient import client as heat_client
+from heatclient import exc as heat_exc
 from keystoneauth1 import session as ks_session
 from keystoneauth1 import token_endpoint
 from keystoneauth1.identity import v3
@@ -569,6 +570,149 @@ def test_remote_stack_acts_through_the_trust_via_the_catalog(
     assert _trusts(admin_sdk, user.id) == []
 
 
+@pytest.fixture
+def self_in_catalog(cloud, keystone_heat):
+    """The module's heat_lite listed as the catalog's orchestration
+    service: its OS::Heat::Stack makes the remote stack in itself, as
+    heat-tempest-plugin's remote stack tests do."""
+    before = cloud.layout.orchestration_url
+    cloud.register_orchestration(keystone_heat.url)
+    try:
+        yield keystone_heat
+    finally:
+        if before:
+            cloud.register_orchestration(before)
+
+
+def _self_remote_template(region="RegionOne"):
+    return helpers.template(
+        {
+            "far": {
+                "type": "OS::Heat::Stack",
+                "properties": {
+                    "template": {"get_file": "far.yaml"},
+                    "parameters": {"length": 12},
+                    "context": {"region_name": region},
+                },
+            },
+        },
+        outputs={"far": {"value": {"get_attr": ["far", "outputs"]}}},
+    )
+
+
+SELF_FAR = {
+    "heat_template_version": "2018-08-31",
+    "parameters": {"length": {"type": "number"}},
+    "resources": {
+        "inner": {"type": "inner.yaml", "properties": {"length": 5}},
+        "secret": {
+            "type": "OS::Heat::RandomString",
+            "properties": {"length": {"get_param": "length"}},
+        },
+    },
+    "outputs": {
+        "secret": {"value": {"get_attr": ["secret", "value"]}},
+        "inner": {"value": {"get_attr": ["inner", "secret"]}},
+    },
+}
+
+
+def _self_files(far=SELF_FAR):
+    inner = dict(FAR, parameters={"length": {"type": "number"}})
+    return {"far.yaml": json.dumps(far), "inner.yaml": json.dumps(inner)}
+
+
+def test_remote_stack_in_the_same_heat_lite_borrows_the_trust(
+    self_in_catalog, admin_sdk, trustor
+):
+    """heat_lite creating its remote stack in itself (the remote create
+    comes with a trust-scoped token, from which Keystone makes no trust):
+    the remote stack borrows the local stack's trust, so it is made,
+    updated, suspended, resumed and deleted with the requests' tokens
+    revoked, with the local files map; and deleting it leaves the trust
+    to its owner, which deletes it last."""
+    user = trustor
+    token = user.token()
+    stack_id = user.heat(token).stacks.create(
+        stack_name="near",
+        template=_self_remote_template(),
+        files=_self_files(),
+    )["stack"]["id"]
+    _revoke(admin_sdk, token)
+    heat = user.heat(user.token())
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=120)
+    far_id = cloud_mod.physical(heat, stack_id)["far"]
+    outputs = cloud_mod.outputs(heat, stack_id)["far"]
+    assert (len(outputs["secret"]), len(outputs["inner"])) == (12, 5)
+    (trust,) = _trusts(admin_sdk, user.id)
+    stored = _stored_trusts(self_in_catalog)
+    assert stored[far_id].startswith("borrowed:")
+    assert trust["id"] not in stored[far_id]  # encrypted there too
+
+    for verb, status in (
+        ("update", "UPDATE_COMPLETE"),
+        ("suspend", "SUSPEND_COMPLETE"),
+        ("resume", "RESUME_COMPLETE"),
+    ):
+        token = user.token()
+        client = user.heat(token)
+        if verb == "update":
+            far = dict(SELF_FAR, resources=dict(SELF_FAR["resources"]))
+            far["resources"]["more"] = {"type": "OS::Heat::RandomString"}
+            client.stacks.update(
+                stack_id,
+                template=_self_remote_template(),
+                files=_self_files(far),
+            )
+        else:
+            getattr(client.actions, verb)(stack_id)
+        _revoke(admin_sdk, token)
+        helpers.wait_for_status(heat, stack_id, status, timeout=120)
+        assert heat.stacks.get(far_id).stack_status == status
+    assert "more" in cloud_mod.physical(heat, far_id)
+
+    token = user.token()
+    user.heat(token).stacks.delete(stack_id)
+    _revoke(admin_sdk, token)
+    heat = user.heat(user.token())
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=120)
+    assert list(heat.stacks.list()) == []
+    assert _trusts(admin_sdk, user.id) == []
+
+
+def test_remote_stack_refuses_a_bad_region_or_template_at_create(
+    self_in_catalog, trustor
+):
+    """Heat's 400s at create: no orchestration endpoint in the region,
+    and a template the remote endpoint refuses (asked as the caller)."""
+    heat = trustor.heat(trustor.token())
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        heat.stacks.create(
+            stack_name="dark",
+            template=_self_remote_template("DARKHOLE"),
+            files=_self_files(),
+        )
+    assert str(refused.value) == (
+        "ERROR: Cannot establish connection to Heat endpoint at region "
+        '"DARKHOLE" due to "public endpoint for orchestration service in '
+        'DARKHOLE region not found"'
+    )
+    bad = dict(SELF_FAR, resource=SELF_FAR["resources"])
+    del bad["resources"]
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        heat.stacks.create(
+            stack_name="bad",
+            template=_self_remote_template(),
+            files=_self_files(bad),
+        )
+    assert str(refused.value) == (
+        "ERROR: Failed validating stack template using Heat endpoint at "
+        'region "RegionOne" due to "ERROR: The template section is '
+        'invalid: resource"'
+    )
+    assert list(heat.stacks.list()) == []
+
+
 def test_a_handle_token_signals_its_handle_and_nothing_else(
     keystone_heat, trustor
 ):
@@ -650,6 +794,94 @@ def test_a_handle_token_signals_its_handle_and_nothing_else(
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
     assert post(mine["endpoint"], mine["token"]).status_code == 404
+
+
+def test_a_deployment_signal_url_needs_no_token_and_only_works_for_it(
+    keystone_heat, trustor
+):
+    """keystone mode: each software deployment's CFN_SIGNAL URL (Heat's
+    is a pre-signed URL) is POSTed to as it is, with no token, as
+    heat-config-notify does, and works for that deployment only; when
+    the stack times out, the deployments still waiting are FAILED (Heat's
+    create-cancel); after the delete the URL is refused. The deprecated
+    OS::Heat::SoftwareDeployments name works."""
+    heat = trustor.heat(trustor.token())
+    server = str(uuid.uuid4())  # deployments need no real server
+    tmpl = helpers.template(
+        {
+            "config": {
+                "type": "OS::Heat::SoftwareConfig",
+                "properties": {"config": "true"},
+            },
+            "deps": {
+                "type": "OS::Heat::SoftwareDeployments",
+                "properties": {
+                    "config": {"get_resource": "config"},
+                    "servers": {"0": server, "1": server, "2": server},
+                },
+            },
+        }
+    )
+    stack_id = heat.stacks.create(
+        stack_name="deploying", template=tmpl, timeout_mins=1
+    )["stack"]["id"]
+
+    def urls():
+        return [
+            {i["name"]: i["value"] for i in d["inputs"]}["deploy_signal_id"]
+            for d in heat.software_deployments.metadata(server_id=server)
+        ]
+
+    polling.until(lambda: len(urls()) == 3, 60, "three deployments", 0.2)
+    first, second, _third = urls()
+    assert "?token=hlwc-" in first
+
+    def post(url, **kwargs):
+        return requests.post(
+            url,
+            data="{}",
+            headers={"Content-Type": "application/json"},
+            timeout=30,
+            **kwargs,
+        )
+
+    base, token = first.split("?token=")
+    wrong = second.split("?token=")[1]
+    assert post(base).status_code == 401  # no token at all
+    assert post(base + "?token=" + wrong).status_code == 403
+    assert post(base + "?token=hlwc-guess").status_code == 403
+    assert post(first).status_code == 200
+
+    def statuses():
+        return sorted(
+            (d.status, d.status_reason)
+            for d in heat.software_deployments.list(server_id=server)
+        )
+
+    polling.until(
+        lambda: [s for s, _r in statuses()].count("COMPLETE") == 1,
+        30,
+        "the signalled deployment complete",
+        0.2,
+    )
+    # The other two never signal: the stack times out after a minute.
+    helpers.wait_for_status(heat, stack_id, "CREATE_FAILED", timeout=150)
+    polling.until(
+        lambda: (
+            statuses()
+            == [
+                ("COMPLETE", "Outputs received"),
+                ("FAILED", "Deployment cancelled."),
+                ("FAILED", "Deployment cancelled."),
+            ]
+        ),
+        30,
+        "the waiting deployments failed",
+        0.2,
+    )
+    heat.stacks.delete(stack_id)
+    helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=60)
+    assert post(second).status_code in (403, 404)
 
 
 def test_constraints_ask_the_cloud_as_the_requesting_user(

@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 import requests
+from heatclient import exc as heat_exc
 
 from harness import deployment as deployment_mod
 from harness import helpers
@@ -141,15 +142,47 @@ def test_remote_failure_fails_the_resource(local, remote):
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")
 
 
-def test_remote_template_error_is_the_reason(local):
+def test_a_template_the_remote_refuses_refuses_the_create(local):
+    """The remote endpoint validates the template before the create is
+    accepted (Heat's RemoteStack.validate): a 400 with Heat's message,
+    and no stack is left."""
     heat = local.client()
     broken = helpers.template({"x": {"type": "No::Such::Type"}})
     tmpl = _local_template()
     tmpl["resources"]["far"]["properties"]["template"] = json.dumps(broken)
-    stack_id = helpers.create(heat, "re" + uuid.uuid4().hex[:6], tmpl)
-    with pytest.raises(AssertionError, match="CREATE_FAILED"):
-        helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
-    reason = heat.resources.get(stack_id, "far").resource_status_reason
-    assert "No::Such::Type" in reason
+    name = "re" + uuid.uuid4().hex[:6]
+    with pytest.raises(heat_exc.HTTPBadRequest) as refused:
+        helpers.create(heat, name, tmpl)
+    assert str(refused.value).startswith(
+        "ERROR: Failed validating stack template using Heat endpoint at "
+        'region "None" due to "ERROR: '
+    )
+    assert "No::Such::Type" in str(refused.value)
+    assert name not in [s.stack_name for s in heat.stacks.list()]
+
+
+def test_the_remote_stack_gets_the_files_map(local, remote):
+    """A template resource of the remote template is read from the files
+    map of the local stack's create."""
+    heat = local.client()
+    inner = helpers.template(
+        {"r": {"type": "OS::Heat::RandomString", "properties": {"length": 9}}},
+        outputs={"v": {"value": {"get_attr": ["r", "value"]}}},
+    )
+    far = helpers.template(
+        {"i": {"type": "inner.yaml"}},
+        outputs={"out": {"value": {"get_attr": ["i", "v"]}}},
+    )
+    tmpl = _local_template()
+    props = tmpl["resources"]["far"]["properties"]
+    props["template"] = {"get_file": "far.yaml"}
+    del props["parameters"]
+    stack_id = heat.stacks.create(
+        stack_name="rf" + uuid.uuid4().hex[:6],
+        template=tmpl,
+        files={"far.yaml": json.dumps(far), "inner.yaml": json.dumps(inner)},
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    assert len(_outputs(heat, stack_id)["out"]) == 9
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE")

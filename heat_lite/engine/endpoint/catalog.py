@@ -224,7 +224,10 @@ class CatalogEndpoint:
             return []
         types = registry.load()
         names = [
-            n for n in sorted(types) if pattern is None or pattern.match(n)
+            n
+            for n in sorted(types)
+            if (pattern is None or pattern.match(n))
+            and not types[n].hidden_type
         ]
         if with_description:
             return [

@@ -61,8 +61,10 @@ def _token_may_signal(stack, resource_name, token, services):
     :raises Forbidden: another resource's token, or a resource that has
         none (not a TOKEN_SIGNAL handle).
     """
+    record = find_record(stack, resource_name)
+    # The plugin may look in its project (a deployment reads its own).
     plugin = definitions.plugin_for(
-        find_record(stack, resource_name), services
+        dict(record, stack_tenant=stack["tenant"]), services
     )
     matches = getattr(plugin, "signal_token_matches", None)
     if matches is None or not matches(token):

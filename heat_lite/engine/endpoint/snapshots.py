@@ -29,6 +29,7 @@ import uuid
 from heat_lite.common import exception, policy
 from heat_lite.common.states import SNAPSHOT as S
 from heat_lite.common.states import Status
+from heat_lite.db import image_refs
 from heat_lite.db import snapshots as db_snapshots
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, trusts, validation
@@ -133,9 +134,20 @@ class Snapshots:
         data = abandon.export(stack) if status == S.COMPLETE else None
         if data is not None:
             data.update(action="SNAPSHOT", status=status)
-        db_snapshots.snapshot_finish(
+        finished = db_snapshots.snapshot_finish(
             stack["id"], traversal, status, reason, data
         )
+        if finished and data is not None:
+            # Restoring it boots from the images it names: keep them.
+            snapshot = db_snapshots.snapshot_of_traversal(
+                stack["id"], traversal
+            )
+            nested = [
+                s["id"] for _, s in db_stacks.stack_descendants([stack["id"]])
+            ]
+            image_refs.hold_stack_images(
+                stack["tenant"], [stack["id"], *nested], "snapshot", snapshot
+            )
 
 
 class SnapshotEndpoint:

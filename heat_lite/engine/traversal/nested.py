@@ -17,6 +17,7 @@ from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
 from heat_lite.db import records as db_records
 from heat_lite.db import stacks as db_stacks
+from heat_lite.db import templates as db_templates
 from heat_lite.engine import definitions, limits, validation
 from heat_lite.engine.template import registry as type_registry
 from heat_lite.engine.traversal import ops
@@ -91,6 +92,12 @@ class NestedStacks:
             child_env["resource_registry"], default=str
         )
         return child_env, referenced_files(bound.files or {}, text)
+
+    @staticmethod
+    def files(template_id):
+        """The ``files`` map stored with the template ``template_id``
+        (for OS::Heat::Stack, which hands it to the remote stack)."""
+        return db_templates.raw_template_get(template_id)["files"] or {}
 
     def create(
         self,

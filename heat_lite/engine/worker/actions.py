@@ -15,8 +15,8 @@ from typing import Any
 from heat_lite.common import exception, notify
 from heat_lite.common.states import Action, Status
 from heat_lite.db import events as db_events
+from heat_lite.db import image_refs, models
 from heat_lite.db import locks as db_locks
-from heat_lite.db import models
 from heat_lite.db import records as db_records
 from heat_lite.db import session as db_session
 from heat_lite.db import stacks as db_stacks
@@ -108,6 +108,11 @@ class Job:
         return self.node.phase
 
 
+# The actions whose properties a plugin makes real (and so the images
+# they name are used).
+_USES_IMAGES = (Action.CREATE, Action.UPDATE)
+
+
 def job_for(record, node, action, plugin, values=None, lease=None):
     """A job of ``action`` that polls the plugin's
     ``check_<action>_complete`` (if it has one), started now."""
@@ -183,6 +188,8 @@ class ActionRunner:
         )
         job.plugin.services = bound
         try:
+            if job.action in _USES_IMAGES:
+                self._use_images(job)
             if job.plugin.needs_caller_token:
                 bound.request_context = caller.request_context(
                     job.record, job.traversal
@@ -200,6 +207,21 @@ class ActionRunner:
         # the finish, or by the progress write before the first wait.
         bound.write_physical_id = write_now
         return self._poll(job)
+
+    @staticmethod
+    def _use_images(job):
+        """Before the cloud is asked to use them: the images the
+        properties name are marked in use by this record, so image
+        retention keeps them (``db.image_refs``); an image retention
+        already retires fails the action here (``ImageRetired``). No
+        statement for a resource that names no image."""
+        images = job.plugin.image_references()
+        if images:
+            image_refs.use(
+                job.record.get("stack_tenant"),
+                images,
+                record_id=job.record["id"],
+            )
 
     def instant(self, job, handle):
         """Run a side-effect-free plugin's action without the lock.
@@ -248,6 +270,7 @@ class ActionRunner:
         try:
             stopped = self._abandoned(job)
             if stopped is not None:
+                _cancel(job)
                 return self.job_failed(job, stopped)
             self._write_progress(job)
         except exception.ConcurrentTransaction as exc:
@@ -593,4 +616,23 @@ class ActionRunner:
             reason,
             job.record["type"],
             when=when,
+        )
+
+
+def _cancel(job):
+    """Tell a plugin whose action is stopped half-way (the operation
+    timed out or failed elsewhere, or a delete overtook it) through its
+    ``handle_<action>_cancel()``, as Heat does: a software deployment
+    marks its deployment FAILED. A failure there is logged, not raised:
+    the action fails anyway."""
+    cancel = getattr(job.plugin, "handle_%s_cancel" % job.action.lower(), None)
+    if cancel is None:
+        return
+    try:
+        cancel()
+    except Exception:  # noqa: BLE001 - a plugin's failure
+        LOG.exception(
+            "Cancelling %s of resource %s failed",
+            job.action,
+            job.record["name"],
         )

@@ -18,7 +18,9 @@ the parsed properties before anything is resolved:
   ``floating_network``, and on the router interfaces of the subnet its
   ``port_id``'s port (a port of this stack) is on -- without a router on
   that subnet its address is unreachable, and Neutron refuses to
-  associate it.
+  associate it;
+* an extra route set depends on the router interfaces of its router (a
+  next hop must be on a subnet the router is connected to).
 
 Two references are "the same network" when both are ``get_resource`` of
 the same resource, or the same literal name or ID (``get_param`` is
@@ -179,3 +181,18 @@ def floating_ip(defn, others, param):
         ):
             found.add(name)
     return found
+
+
+def extra_route_set(defn, others, param):
+    """The interfaces of its router an extra route set waits for (its
+    next hops are on their subnets)."""
+    key = network_key((defn.properties or {}).get("router"), param)
+    if key is UNKNOWN:
+        return set()
+    return {
+        name
+        for name, iface in _of_kind(
+            others, "neutron_router", "RouterInterface"
+        ).items()
+        if network_key(_either(iface, "router", "router_id"), param) == key
+    }

@@ -28,13 +28,14 @@ def _pool_schema():
     )
 
 
-def _route_schema():
+def route_schema(destination="The destination for static route."):
+    """A route's schema (a subnet's host route, an extra route)."""
     return p.Schema(
         p.MAP,
         schema={
             "destination": p.Schema(
                 p.STRING,
-                "The destination for static route.",
+                destination,
                 required=True,
                 constraints=[constraints.CustomConstraint("net_cidr")],
             ),
@@ -136,7 +137,7 @@ class Subnet(neutron.NeutronResource):
         "host_routes": p.Schema(
             p.LIST,
             "A list of host route dictionaries for the subnet.",
-            schema=_route_schema(),
+            schema=route_schema(),
             update_allowed=True,
         ),
         "ipv6_ra_mode": p.Schema(

@@ -30,6 +30,7 @@ from heat_lite.common import exception
 from heat_lite.resources import base, transient
 from heat_lite.resources.openstack import (
     client,
+    server_networks,
     server_schema,
     server_snapshot,
     server_update,
@@ -84,51 +85,22 @@ class Server(base.Resource):
     def validate_properties(cls, values, path, unresolved=()):
         props = super().validate_properties(values, path, unresolved)
         for i, net in enumerate(props.get("networks") or []):
-            where = "%s.networks[%d]" % (path, i)
-            given = {k for k, v in net.items() if v is not None}
-            if "allocate_network" in given and given - {"allocate_network"}:
-                raise exception.StackValidationFailed(
-                    path=where,
-                    msg="Can not specify 'allocate_network' "
-                    "with other keys of networks at the same time.",
-                )
-            for key in ("subnet", "floating_ip"):
-                if key in given:
-                    raise exception.StackValidationFailed(
-                        path="%s.%s" % (where, key),
-                        msg="%s is not supported yet" % key,
-                    )
+            _validate_network(net, "%s.networks[%d]" % (path, i))
         return props
 
     def _conn(self):
         return client.connection(self)
 
     # Create --------------------------------------------------------------
-    def _nics(self, networks):
-        """Nova's ``networks`` request value for the property."""
-        if not networks:
-            return "auto"
-        if len(networks) == 1 and networks[0].get("allocate_network"):
-            return networks[0]["allocate_network"]
-        nics = []
-        for net in networks:
-            nic = {}
-            if net.get("port"):
-                nic["port"] = net["port"]
-            else:
-                name = net.get("network") or net.get("uuid")
-                if name:
-                    nic["uuid"] = (
-                        self._conn()
-                        .network.find_network(name, ignore_missing=False)
-                        .id
-                    )
-                if net.get("fixed_ip"):
-                    nic["fixed_ip"] = net["fixed_ip"]
-            if net.get("tag"):
-                nic["tag"] = net["tag"]
-            nics.append(nic)
-        return nics
+    def _internal_ports(self):
+        return list(self.data().get(server_networks.INTERNAL) or ())
+
+    def _set_internal_ports(self, port_ids):
+        if port_ids != self._internal_ports():
+            self.data_set(server_networks.INTERNAL, list(port_ids))
+
+    def _add_internal_port(self, port_id):
+        self._set_internal_ports(self._internal_ports() + [port_id])
 
     def _server_name(self, props=None):
         return (props or self.properties).get(
@@ -143,7 +115,13 @@ class Server(base.Resource):
             "flavor_id": conn.compute.find_flavor(
                 props["flavor"], ignore_missing=False
             ).id,
-            "networks": self._nics(props.get("networks")),
+            "networks": server_networks.create_nics(
+                conn,
+                props.get("networks"),
+                self.name,
+                props.get("security_groups"),
+                self._add_internal_port,
+            ),
             "metadata": serialize_metadata(props.get("metadata") or {}),
         }
         if props.get("image"):
@@ -216,9 +194,14 @@ class Server(base.Resource):
             server.set_tags(compute, list(new_props.get("tags") or []))
         interfaces = None
         if "networks" in prop_diff:
-            interfaces = server_update.interfaces_step(
-                self._nics(self.properties.get("networks")),
-                self._nics(new_props.get("networks")),
+            interfaces = server_networks.interfaces_step(
+                self._conn(),
+                self.resource_id,
+                self.properties.get("networks") or [],
+                new_props.get("networks") or [],
+                server=self.name,
+                security_groups=new_props.get("security_groups"),
+                internal=self._internal_ports(),
             )
         steps = server_update.plan(
             self._conn(),
@@ -233,12 +216,27 @@ class Server(base.Resource):
 
     @transient.polled
     def check_update_complete(self, cookie):
-        done = server_update.advance(
-            self._conn().compute, self.resource_id, cookie["steps"]
-        )
+        steps = list(cookie["steps"])
+        try:
+            done = server_update.advance(
+                self._conn(), self.resource_id, cookie["steps"]
+            )
+        finally:
+            self._record_port_changes(steps)
         if done:
             self._live = None
         return done
+
+    def _record_port_changes(self, steps):
+        """Keep the internal ports of the data in step with what the
+        interface steps made and deleted."""
+        ports = self._internal_ports()
+        for step in steps:
+            if step["kind"] == "interfaces":
+                if step["phase"] in ("attaching", "attached"):
+                    ports = [p for p in ports if p not in step["delete"]]
+                ports += [p for p in step["made"] if p not in ports]
+        self._set_internal_ports(ports)
 
     # Suspend, resume, check --------------------------------------------
     def _existing(self, action):
@@ -317,6 +315,7 @@ class Server(base.Resource):
     # Delete --------------------------------------------------------------
     def handle_delete(self):
         if not self.resource_id:
+            self._delete_internal_ports()
             return False
         try:
             self._conn().compute.delete_server(self.resource_id)
@@ -327,9 +326,11 @@ class Server(base.Resource):
     @transient.polled
     def check_delete_complete(self, deleting):
         if not deleting:
+            self._delete_internal_ports()
             return True
         server = self._get()
         if server is None or server.status == "DELETED":
+            self._delete_internal_ports()
             return True
         if server.status == "SOFT_DELETED":
             self._conn().compute.delete_server(self.resource_id, force=True)
@@ -345,6 +346,13 @@ class Server(base.Resource):
                 ),
             )
         return False
+
+    def _delete_internal_ports(self):
+        """The server's own ports go with it (once it is gone: a port
+        still bound would only be unbound)."""
+        if self._internal_ports():
+            server_networks.delete_ports(self._conn(), self._internal_ports())
+            self.data_delete(server_networks.INTERNAL)
 
     # Attributes ----------------------------------------------------------
     def _get(self):
@@ -439,6 +447,35 @@ class Server(base.Resource):
     def _show_resource(self):
         server = self._server()
         return server.to_dict() if server is not None else None
+
+
+def _validate_network(net, where):
+    """Heat's checks of one entry of ``networks``."""
+    given = {k for k, v in net.items() if v is not None}
+    if "allocate_network" in given and given - {"allocate_network"}:
+        raise exception.StackValidationFailed(
+            path=where,
+            msg="Can not specify 'allocate_network' "
+            "with other keys of networks at the same time.",
+        )
+    if not given & {"network", "uuid", "port", "subnet", "allocate_network"}:
+        raise exception.StackValidationFailed(
+            path=where,
+            msg='One of the properties "network", "port", '
+            '"allocate_network" or "subnet" should be set for the '
+            "specified network of server.",
+        )
+    if "fixed_ip" in given and "port" in given:
+        raise exception.StackValidationFailed(
+            path=where,
+            msg="Cannot define the following properties at the same "
+            'time: "networks/fixed_ip", "networks/port".',
+        )
+    if "floating_ip" in given:
+        raise exception.StackValidationFailed(
+            path="%s.floating_ip" % where,
+            msg="floating_ip is not supported yet",
+        )
 
 
 def serialize_metadata(metadata):

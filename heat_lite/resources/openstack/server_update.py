@@ -3,7 +3,8 @@ interface changes.
 
 ``plan`` turns the changed properties into steps (a change of
 ``networks`` between two lists of nics detaches and attaches
-interfaces); ``advance`` runs them one after the other from
+interfaces: ``server_networks.interfaces_step``); ``advance`` runs
+them one after the other from
 ``check_update_complete``: each call starts the next Nova task or looks
 at the one running and returns at once, so no worker waits. A step is a
 small dict (it lives in the update's cookie) that records how far it
@@ -14,7 +15,12 @@ is applied in place.
 
 import base64
 
-from heat_lite.resources.openstack import client, server_user_data
+from heat_lite.resources.openstack import (
+    client,
+    server_networks,
+    server_user_data,
+)
+from heat_lite.resources.openstack.client import sdk_exc
 
 
 def _explicit(networks):
@@ -43,28 +49,6 @@ def replaces(old_props, new_props, prop_diff):
     ):
         changed.discard("networks")
     return changed
-
-
-def _nic_key(nic):
-    return (nic.get("port"), nic.get("uuid"), nic.get("fixed_ip"))
-
-
-def interfaces_step(old_nics, new_nics):
-    """The step that detaches the nics only in ``old_nics`` and attaches
-    those only in ``new_nics`` (Nova's request form, see _nics), or
-    None when they are the same."""
-    old = {_nic_key(n): n for n in old_nics}
-    new = {_nic_key(n): n for n in new_nics}
-    detach = [n for k, n in old.items() if k not in new]
-    attach = [n for k, n in new.items() if k not in old]
-    if not detach and not attach:
-        return None
-    return {
-        "kind": "interfaces",
-        "detach": detach,
-        "attach": attach,
-        "phase": "start",
-    }
 
 
 def plan(conn, new_props, prop_diff, interfaces=None, tenant="", configs=None):
@@ -108,10 +92,12 @@ def plan(conn, new_props, prop_diff, interfaces=None, tenant="", configs=None):
     return steps
 
 
-def advance(compute, server_id, steps):
+def advance(conn, server_id, steps):
     """Move the first unfinished step on; True once all are done."""
     while steps:
-        if not _STEPS[steps[0]["kind"]](compute, server_id, steps[0]):
+        kind = steps[0]["kind"]
+        target = conn if kind == "interfaces" else conn.compute
+        if not _STEPS[kind](target, server_id, steps[0]):
             return False
         steps.pop(0)
     return True
@@ -177,44 +163,49 @@ def _rebuild(compute, server_id, step):
     return True
 
 
-def _matching(interfaces, nic, taken):
-    """The port of the server interface that ``nic`` made."""
-    for iface in interfaces:
-        if iface.port_id in taken:
-            continue
-        ips = [f.get("ip_address") for f in iface.fixed_ips or ()]
+def _attached(compute, server_id):
+    return {i.port_id for i in compute.server_interfaces(server_id)}
+
+
+def _attach(conn, server_id, step):
+    """Attach the step's nics not attached yet (making each internal
+    port first; ``step["made"]`` lists them for the server's data)."""
+    while len(step["attached"]) < len(step["attach"]):
+        nic = step["attach"][len(step["attached"])]
+        if "create" in nic and "port" not in nic:
+            nic["port"] = conn.network.create_port(**nic["create"]).id
+            step["made"].append(nic["port"])
         if nic.get("port"):
-            if iface.port_id == nic["port"]:
-                return iface.port_id
-        elif iface.net_id == nic.get("uuid") and (
-            not nic.get("fixed_ip") or nic["fixed_ip"] in ips
-        ):
-            return iface.port_id
-    return None
-
-
-def _interfaces(compute, server_id, step):
-    if step["phase"] == "start":
-        current = list(compute.server_interfaces(server_id))
-        gone = []
-        for nic in step["detach"]:
-            port_id = _matching(current, nic, gone)
-            if port_id:
-                compute.delete_server_interface(port_id, server=server_id)
-                gone.append(port_id)
-        for nic in step["attach"]:
-            args = (
-                {"port_id": nic["port"]}
-                if nic.get("port")
-                else {"net_id": nic["uuid"]}
-            )
+            args = {"port_id": nic["port"]}
+        else:
+            args = {"net_id": nic["uuid"]}
             if nic.get("fixed_ip"):
                 args["fixed_ips"] = [{"ip_address": nic["fixed_ip"]}]
-            compute.create_server_interface(server_id, **args)
-        step.update(phase="detaching", gone=gone)
+        iface = conn.compute.create_server_interface(server_id, **args)
+        step["attached"].append(iface.port_id)
+
+
+def _interfaces(conn, server_id, step):
+    """Detach, wait until detached, delete the detached internal ports,
+    attach, wait until attached."""
+    compute = conn.compute
+    if step["phase"] == "start":
+        for port_id in step["detach"]:
+            try:
+                compute.delete_server_interface(port_id, server=server_id)
+            except sdk_exc.NotFoundException:
+                pass  # detached (or deleted) already
+        step["phase"] = "detaching"
         return False
-    attached = {i.port_id for i in compute.server_interfaces(server_id)}
-    return not attached.intersection(step["gone"])
+    if step["phase"] == "detaching":
+        if _attached(compute, server_id).intersection(step["detach"]):
+            return False
+        server_networks.delete_ports(conn, step["delete"])
+        step["phase"] = "attaching"
+    if step["phase"] == "attaching":
+        _attach(conn, server_id, step)
+        step["phase"] = "attached"
+    return _attached(compute, server_id).issuperset(step["attached"])
 
 
 _STEPS = {"resize": _resize, "rebuild": _rebuild, "interfaces": _interfaces}

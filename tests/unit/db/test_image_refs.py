@@ -12,6 +12,7 @@ from harness import databases, polling
 from heat_lite.common import exception
 from heat_lite.common import states as st
 from heat_lite.db import image_refs, models, session
+from heat_lite.db import snapshots as db_snapshots
 from tests.unit.db import rows
 
 IMAGE = st.IMAGE
@@ -25,7 +26,7 @@ def tenant(database):
     return "t" + uuid.uuid4().hex[:8]
 
 
-def _image(tenant, app="app", branch="main", **values):
+def _image(tenant, app="app", branch="main", name="img", **values):
     """An image a build made; the build is over (its hold released)."""
     image_id, build = str(uuid.uuid4()), str(uuid.uuid4())
     image_refs.image_add(
@@ -36,7 +37,7 @@ def _image(tenant, app="app", branch="main", **values):
                 "app_id": app,
                 "branch": branch,
                 "build_id": build,
-                "name": "img",
+                "name": name,
             },
             **values,
         )
@@ -106,11 +107,12 @@ def test_a_record_keeps_its_image_while_the_record_row_exists(tenant):
 
 def test_other_holders_keep_it_until_they_release_it(tenant):
     image_id = _image(tenant)
-    for kind in image_refs.KINDS:
+    kinds = [k for k in image_refs.KINDS if k != "snapshot"]
+    for kind in kinds:
         image_refs.use(tenant, [image_id], kind=kind, holder=kind + "-1")
     why = image_refs.needed([image_id], never)[image_id]
-    assert sorted(r["kind"] for r in why) == sorted(image_refs.KINDS)
-    for kind in image_refs.KINDS:
+    assert sorted(r["kind"] for r in why) == sorted(kinds)
+    for kind in kinds:
         assert image_refs.release(kind, kind + "-1") == 1
     assert image_refs.needed([image_id], never) == {image_id: []}
     with pytest.raises(ValueError):
@@ -297,3 +299,42 @@ def test_race_a_pass_holding_the_row_makes_the_use_fail(database, tenant):
     assert outcome == ["retired"]
     assert _row(tenant, image_id)["state"] == IMAGE.DELETING
     assert _references(image_id) == 0
+
+
+def test_an_image_named_by_name_is_used_by_id(tenant):
+    named = _image(tenant, name="shop-v2")
+    other_project = _image("o" + tenant, name="shop-v2")
+    _, record = rows.stack()
+    image_refs.use(tenant, ["shop-v2", "not-ours"], record_id=record)
+    assert [r["kind"] for r in image_refs.needed([named], never)[named]] == [
+        "record"
+    ]
+    assert image_refs.needed([other_project], never)[other_project] == []
+
+
+def test_a_snapshot_keeps_the_images_of_its_stack_while_it_exists(tenant):
+    image_id, gone = _image(tenant), _image(tenant)
+    stack_id, record = rows.stack()
+    image_refs.use(tenant, [image_id], record_id=record)
+    snapshot_id = str(uuid.uuid4())
+    db_snapshots.snapshot_create(
+        {
+            "id": snapshot_id,
+            "stack_id": stack_id,
+            "tenant": tenant,
+            "name": "s",
+            "traversal": "trav",
+            "status": "COMPLETE",
+        }
+    )
+    assert image_refs.hold_stack_images(
+        tenant, [stack_id], "snapshot", snapshot_id
+    ) == [image_id]
+    assert image_refs.needed([gone], never)[gone] == []
+    with session.transaction() as conn:
+        conn.execute(RESOURCE.delete().where(RESOURCE.c.id == record))
+    assert image_refs.needed([image_id], never)[image_id] == [
+        {"kind": "snapshot", "holder": snapshot_id}
+    ]
+    assert db_snapshots.snapshot_delete(stack_id, snapshot_id)
+    assert image_refs.needed([image_id], never)[image_id] == []

@@ -10,6 +10,7 @@ import pytest
 from harness import endpoints, inprocess, polling
 from heat_lite.common import context
 from heat_lite.db import records as conv
+from heat_lite.db import software_deployments as db_deployments
 
 CTXT = context.RequestContext(project_id="p", user_id="u")
 TEST = "OS::Heat::TestResource"
@@ -93,4 +94,40 @@ def test_a_cancel_is_still_a_user_triggered_cancel(engine):
     polling.stack_reaches(ident["stack_id"], "CREATE_FAILED")
     assert _stopped(ident, "slow") == (
         "ActionAborted: resources.slow: CREATE aborted (user triggered cancel)"
+    )
+
+
+def test_a_deployment_stopped_half_way_is_failed_by_its_cancel(engine):
+    """The deployment still waiting for its agent when the operation
+    fails elsewhere is marked FAILED (Heat's create-cancel), so that the
+    agent and the API see it will not complete."""
+    hook = {
+        "resource_registry": {"resources": {"bad": {"hooks": "pre-create"}}}
+    }
+    server = str(uuid.uuid4())
+    ident = _create(
+        engine,
+        {
+            "bad": {"type": TEST, "properties": {"fail": True}},
+            "dep": {
+                "type": "OS::Heat::SoftwareDeployment",
+                "properties": {"server": server},
+            },
+        },
+        hook,
+    )
+    _running(ident, "dep")
+    engine.resource_signal(CTXT, ident, "bad", {"unset_hook": "pre-create"})
+    _stopped(ident, "dep")
+    (record,) = [
+        r
+        for r in conv.resource_get_all(ident["stack_id"])
+        if r["name"] == "dep"
+    ]
+    deployment = db_deployments.software_deployment_get(
+        record["physical_resource_id"], "p"
+    )
+    assert (deployment["status"], deployment["status_reason"]) == (
+        "FAILED",
+        "Deployment cancelled.",
     )

@@ -140,3 +140,27 @@ def test_routers_and_floating_ips_wait_for_what_makes_them_work():
     assert deps["fip"] == ["iface", "port", "router"]
     # A port without fixed IPs is on any subnet of its network.
     assert deps["bare_fip"] == ["bare_port", "other_iface"]
+
+
+def test_an_extra_route_set_waits_for_the_interfaces_of_its_router():
+    def iface(router, subnet):
+        return {
+            "type": "OS::Neutron::RouterInterface",
+            "properties": {"router": router, "subnet": subnet},
+        }
+
+    deps = _depends(
+        {
+            "net": {"type": "OS::Neutron::Net"},
+            "sub": _subnet({"get_resource": "net"}),
+            "r0": {"type": "OS::Neutron::Router"},
+            "r1": {"type": "OS::Neutron::Router"},
+            "i0": iface({"get_resource": "r0"}, {"get_resource": "sub"}),
+            "i1": iface({"get_resource": "r1"}, {"get_resource": "sub"}),
+            "routes": {
+                "type": "OS::Neutron::ExtraRouteSet",
+                "properties": {"router": {"get_resource": "r0"}},
+            },
+        }
+    )
+    assert deps["routes"] == ["i0", "r0"]

@@ -22,6 +22,7 @@ from heat_lite.resources.openstack import (
     neutron_security_group,
     neutron_subnet,
     nova,
+    server_networks,
 )
 
 CONF = conf.CONF
@@ -140,13 +141,21 @@ def test_allocate_network_is_alone():
 
 
 def test_nics_without_networks_ask_nova_for_auto():
-    assert _server()._nics(None) == "auto"
+    # No cloud is asked for these (conn None).
+    assert server_networks.create_nics(None, None, "r", [], None) == "auto"
     none = _server(networks=[{"allocate_network": "none"}])
-    assert none._nics(none.properties["networks"]) == "none"
-    port = _server(networks=[{"port": "p1", "tag": "t"}])
-    assert port._nics(port.properties["networks"]) == [
-        {"port": "p1", "tag": "t"}
-    ]
+    nets = none.properties["networks"]
+    assert server_networks.create_nics(None, nets, "r", [], None) == "none"
+
+
+def test_a_network_entry_needs_a_target_and_no_fixed_ip_with_a_port():
+    with pytest.raises(exception.StackValidationFailed) as err:
+        _server(networks=[{"fixed_ip": "10.0.0.3"}])
+    assert "should be set" in str(err.value)
+    with pytest.raises(exception.StackValidationFailed) as err:
+        _server(networks=[{"port": "p", "fixed_ip": "10.0.0.3"}])
+    assert "networks/fixed_ip" in str(err.value)
+    _server(networks=[{"subnet": "s", "fixed_ip": "10.0.0.3"}])
 
 
 def test_metadata_values_are_strings_for_nova():
@@ -437,20 +446,6 @@ def test_cloud_constraints_accept_what_the_cloud_cannot_answer(monkeypatch):
     with client.acting_as(request=ctxt):
         assert cloud_constraints.checker("nova.flavor")("f")
     assert cloud_constraints._CACHE == {}
-
-
-def test_interfaces_step_detaches_and_attaches_the_difference():
-    from heat_lite.resources.openstack import server_update
-
-    step = server_update.interfaces_step(
-        [{"uuid": "a"}, {"port": "p1", "tag": "x"}],
-        [{"port": "p1"}, {"uuid": "b", "fixed_ip": "10.0.0.9"}],
-    )
-    assert step["detach"] == [{"uuid": "a"}]
-    assert step["attach"] == [{"uuid": "b", "fixed_ip": "10.0.0.9"}]
-    assert (
-        server_update.interfaces_step([{"uuid": "a"}], [{"uuid": "a"}]) is None
-    )
 
 
 def test_a_conflicting_delete_is_tried_again_until_the_deadline():
