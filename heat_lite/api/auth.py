@@ -15,6 +15,20 @@ _SIGNAL_RE = re.compile(
     r"^/v1(?:\.0)?/[^/]+/stacks/[^/]+/[^/]+/resources/[^/]+/signal/?$"
 )
 
+# Routes that take no token (``request.no_token``): (method, path). A git
+# server's push delivery carries its own credential, the signature the
+# engine checks.
+NO_TOKEN_ROUTES = (
+    ("POST", re.compile(r"^/v1(?:\.0)?/[^/]+/apps/[^/]+/webhook/?$")),
+)
+
+
+def no_token_route(environ):
+    """Whether the request is for one of ``NO_TOKEN_ROUTES``."""
+    path = environ.get("PATH_INFO", "")
+    method = environ.get("REQUEST_METHOD")
+    return any(m == method and r.match(path) for m, r in NO_TOKEN_ROUTES)
+
 
 def url_tenant(path):
     match = _TENANT_RE.match(path)
@@ -132,6 +146,30 @@ class HandleTokens:
         return self.keystone_app(environ, start_response)
 
 
+class NoTokenRoutes:
+    """The routes of ``NO_TOKEN_ROUTES`` skip authentication (noauth's
+    and keystone's alike) and get a context with no user and no roles,
+    scoped to the URL's project: whatever the request's headers say, it
+    can do nothing but what its route does, and that route's handler
+    checks no policy (``request.no_token``). Everything else goes to
+    ``authenticated``."""
+
+    def __init__(self, app, authenticated):
+        self.app = app
+        self.authenticated = authenticated
+
+    def __call__(self, environ, start_response):
+        if no_token_route(environ):
+            environ[ENV_KEY] = context.RequestContext(
+                user_id=None,
+                project_id=url_tenant(environ.get("PATH_INFO", "")),
+                roles=[],
+                request_id=environ.get("openstack.request_id"),
+            )
+            return self.app(environ, start_response)
+        return self.authenticated(environ, start_response)
+
+
 def _query_token(environ):
     """The signal token of the query string, or ''."""
     query = urllib.parse.parse_qs(environ.get("QUERY_STRING") or "")
@@ -143,10 +181,13 @@ def wrap(app):
     if CONF.api.auth_strategy == "keystone":
         from keystonemiddleware import auth_token
 
-        return HandleTokens(
+        return NoTokenRoutes(
             app,
-            auth_token.AuthProtocol(
-                KeystoneContext(app), {"oslo_config_config": CONF}
+            HandleTokens(
+                app,
+                auth_token.AuthProtocol(
+                    KeystoneContext(app), {"oslo_config_config": CONF}
+                ),
             ),
         )
-    return NoAuthContext(app)
+    return NoTokenRoutes(app, NoAuthContext(app))

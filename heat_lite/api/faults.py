@@ -107,7 +107,9 @@ def exception_response(exc):
             error_type = error_type[: -len(_REMOTE)]
         message = exc.args[0] if exc.args else exc.message
         return json_response(
-            exc.code, error_body(exc.code, error_type, message)
+            exc.code,
+            error_body(exc.code, error_type, message),
+            getattr(exc, "headers", None),
         )
     if isinstance(exc, messaging.MessagingTimeout):
         return json_response(

@@ -12,7 +12,7 @@ import collections
 import re
 
 from heat_lite import version
-from heat_lite.api import schemas, schemas_apps, schemas_fleet
+from heat_lite.api import origin, request, schemas, schemas_apps, schemas_fleet
 from heat_lite.api.controllers import base, root
 from heat_lite.api.controllers.v1 import changes
 
@@ -50,7 +50,14 @@ def _operation(method, path, handler, operation_id):
     if status == 302:
         success["headers"] = {"Location": {"schema": schemas.STRING}}
     responses = {str(status): success}
-    for code, text in _ERRORS.items():
+    if name in schemas_apps.OTHER_RESPONSES:
+        code, schema = schemas_apps.OTHER_RESPONSES[name]
+        responses[str(code)] = {
+            "description": success["description"],
+            "content": {"application/json": {"schema": schema}},
+        }
+    errors = {**_ERRORS, **schemas_apps.OTHER_ERRORS.get(name, {})}
+    for code, text in sorted(errors.items()):
         responses[str(code)] = {
             "description": text,
             "content": {"application/json": {"schema": schemas.ERROR}},
@@ -73,9 +80,21 @@ def _operation(method, path, handler, operation_id):
         "summary": success["description"],
         "parameters": params,
         "responses": responses,
-        "x-policy-rule": handler.policy_rule,
     }
-    if name in REQUESTS:
+    if handler.policy_rule is request.NO_TOKEN:
+        # The request carries its own credential (a webhook's signature).
+        op["security"] = []
+        del responses["403"]
+    else:
+        op["x-policy-rule"] = handler.policy_rule
+    if name == "webhook":
+        op["requestBody"] = {
+            "required": True,
+            "content": {
+                t: {"schema": schemas.ANY_OBJECT} for t in origin.WEBHOOK_TYPES
+            },
+        }
+    elif name in REQUESTS:
         op["requestBody"] = {
             "required": name not in ("signal", "validate"),
             "content": {"application/json": {"schema": REQUESTS[name]}},

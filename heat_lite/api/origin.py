@@ -17,7 +17,13 @@ so without these checks any web page could drive a local heat_lite.
   nor one of ``[api] allowed_origins`` (403);
 * a body that is not ``application/json`` (415): browsers send that type
   to another origin only after a CORS preflight, which this API never
-  grants (it sends no ``Access-Control-*`` header).
+  grants (it sends no ``Access-Control-*`` header). The one exception is
+  a webhook (``auth.NO_TOKEN_ROUTES``), which also takes
+  ``application/x-www-form-urlencoded`` (GitHub's and Gitea's
+  ``payload=`` form): a page can make a browser post such a form, but
+  not with the signature header the engine requires, so it gets 401 and
+  nothing is stored; the Host and Origin checks apply to it as to any
+  other request.
 
 Clients that are not browsers send no ``Origin``, python-heatclient and
 the dashboard send JSON, and a request without a body needs no type.
@@ -30,12 +36,14 @@ import socket
 from urllib import parse
 
 from heat_lite import conf
-from heat_lite.api import faults
+from heat_lite.api import auth, faults
 from heat_lite.common import exception
 
 CONF = conf.CONF
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 JSON = "application/json"
+# What git servers send to a webhook (``auth.NO_TOKEN_ROUTES``).
+WEBHOOK_TYPES = (JSON, "application/x-www-form-urlencoded")
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
 _WILDCARD = ("", "0.0.0.0", "::")
 _ANY_PORT = "*"
@@ -146,7 +154,8 @@ class Guard:
             and not self._own_origin(origin, host)
         ):
             raise exception.CrossOriginRefused(origin=origin)
-        if _has_body(environ) and _media_type(environ) != JSON:
+        allowed = WEBHOOK_TYPES if auth.no_token_route(environ) else (JSON,)
+        if _has_body(environ) and _media_type(environ) not in allowed:
             raise exception.UnsupportedMediaType(
                 content_type=environ.get("CONTENT_TYPE") or "none"
             )

@@ -25,6 +25,20 @@ def rule(name):
     return wrap
 
 
+# The "rule" of a route that takes no token (``no_token``): no policy is
+# checked, the engine authenticates the request by what it carries.
+NO_TOKEN = "(no token)"
+
+
+def no_token(handler):
+    """Declare a handler that runs without a token and without a policy
+    check: the request carries its own credential, which the engine
+    checks (a webhook's signature). ``auth`` must let its URL through
+    (``auth.NO_TOKEN_ROUTES``)."""
+    handler.policy_rule = NO_TOKEN
+    return handler
+
+
 def query(**params):
     """Declare the query parameters a handler reads: {name: JSON schema}.
 
@@ -101,7 +115,8 @@ class Request:
 
     def authorize(self, rule_name, project_id):
         """:raises Forbidden: if policy denies ``rule_name``."""
-        policy.authorize(self.context, rule_name, project_id)
+        if rule_name is not NO_TOKEN:
+            policy.authorize(self.context, rule_name, project_id)
 
     def list_param(self, name):
         """Values of a repeatable or comma-separated query parameter."""
@@ -150,11 +165,20 @@ class Request:
             )
         return body
 
-    def _read_body(self, limit):
+    def raw_body(self, limit):
+        """The body's bytes as sent, at most ``limit`` of them (at most
+        one byte more is read).
+
+        :raises RequestTooLarge: above ``limit``.
+        :raises BadRequest: if it did not arrive in full.
+        """
+        return self._read_body(limit, "Request body")
+
+    def _read_body(self, limit, what="JSON body"):
         length = self.raw.content_length or 0
         if length > limit:
             self._close_connection()
-            raise _too_large(length, limit)
+            raise _too_large(length, limit, what)
         try:
             raw = self.raw.body_file_raw.read(limit + 1)
         except OSError:
@@ -166,7 +190,7 @@ class Request:
             ) from None
         if len(raw) > limit:
             self._close_connection()
-            raise _too_large(None, limit)
+            raise _too_large(None, limit, what)
         return raw
 
     def _close_connection(self):
@@ -207,11 +231,11 @@ class Request:
         return number
 
 
-def _too_large(length, limit):
+def _too_large(length, limit, what):
     return exception.RequestTooLarge(
-        message="JSON body size (%s bytes) exceeds maximum allowed size "
+        message="%s size (%s bytes) exceeds maximum allowed size "
         "(%d bytes)."
-        % ("more than %d" % limit if length is None else length, limit)
+        % (what, "more than %d" % limit if length is None else length, limit)
     )
 
 

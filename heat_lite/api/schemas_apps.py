@@ -13,6 +13,7 @@ from heat_lite.api.schemas import (
     nullable,
     obj,
 )
+from heat_lite.common import states
 
 _SOURCE = obj(
     ("url", "branches"), additional=False, url=STRING, branches=STRINGS
@@ -72,12 +73,66 @@ _PROPS = dict(
     retention=nullable(obj((), additional=False, **_RETENTION_PROPS)),
     webhook_secret=nullable({"type": "string", "minLength": 16}),
 )
+BUILD = obj(
+    (
+        "id",
+        "app_id",
+        "branch",
+        "ref",
+        "commit",
+        "source",
+        "status",
+        "created_at",
+    ),
+    id=STRING,
+    app_id=STRING,
+    app_name=STRING,
+    project=STRING,
+    branch=STRING,
+    ref=STRING,
+    commit=STRING,
+    source={"type": "string", "enum": ["webhook", "push"]},
+    delivery_id=nullable(STRING),
+    status={"type": "string", "enum": list(states.BuildStatus)},
+    status_reason=nullable(STRING),
+    cancel_requested=BOOLEAN,
+    builder=nullable(STRING),
+    image_id=nullable(STRING),
+    template_id=nullable(INTEGER),
+    stack_id=nullable(STRING),
+    stack_name=nullable(STRING),
+    traversal=nullable(STRING),
+    verification=nullable(ANY_OBJECT),
+    log_tail=STRING,
+    created_at=TIME,
+    updated_at=TIME,
+    started_at=TIME,
+    finished_at=TIME,
+)
+_BUILD = obj(("build",), build=BUILD)
+_IGNORED = obj(("ignored",), ignored=STRING)
 RESPONSES = {
+    "webhook": (202, _BUILD),
+    "push": (202, _BUILD),
+    "list_builds": (200, obj(("builds",), builds=array(BUILD))),
+    "show_build": (200, _BUILD),
+    "build_log": (
+        200,
+        obj(("log", "next_offset"), log=STRING, next_offset=INTEGER),
+    ),
+    "build_action": (200, _BUILD),
     "create_app": (201, _ONE),
     "list_apps": (200, obj(("apps",), apps=array(APP))),
     "show_app": (200, _ONE),
     "update_app": (200, _ONE),
     "delete_app": (204, None),
+}
+# A second success of a handler (openapi): a delivery that is authentic
+# but builds nothing (a ping, a branch not followed, a branch deleted).
+OTHER_RESPONSES = {"webhook": (200, _IGNORED), "push": (200, _IGNORED)}
+# Refusals beyond openapi's usual ones.
+OTHER_ERRORS = {
+    "webhook": {415: "Not a git server's content type", 429: "Rate-limited"}
 }
 REQUESTS = {
     "create_app": obj(
@@ -86,4 +141,11 @@ REQUESTS = {
         **_PROPS,
     ),
     "update_app": dict(obj((), additional=False, **_PROPS), minProperties=1),
+    "push": obj(
+        ("ref", "commit"), additional=False, ref=STRING, commit=STRING
+    ),
+    "build_action": dict(
+        obj((), additional=False, cancel={"nullable": True}),
+        minProperties=1,
+    ),
 }

@@ -113,6 +113,15 @@ _GITLAB_DELIVERIES = ("idempotency-key", "x-gitlab-event-uuid")
 # GitLab sends "System Hook" for pushes reported by system hooks.
 _GITLAB_PUSH_EVENTS = ("Push Hook", "System Hook")
 
+# Every header parse_delivery reads: what the API forwards to the engine.
+HEADERS = (
+    ("content-type", _PREFIXED_SIGNATURE, _GITLAB_TOKEN, _GITLAB_EVENT)
+    + _HUB_EVENTS
+    + _HUB_DELIVERIES
+    + _BARE_SIGNATURES
+    + _GITLAB_DELIVERIES
+)
+
 _HEX_SHA256 = re.compile(r"\A[0-9a-fA-F]{64}\Z")
 _DELIVERY_ID = re.compile(r"\A[A-Za-z0-9._:-]{1,128}\Z")
 _MAX_URLS = 8
@@ -143,6 +152,18 @@ def parse_delivery(headers, body, secret, max_size):
         return _read_gitlab(headers, body)
     _check_signatures(headers, body, key)
     return _read_hub(headers, body)
+
+
+def has_credential(headers):
+    """Whether the request carries a signature or a token at all (the
+    API refuses one without, 401, before asking the engine).
+
+    :param headers: a mapping whose names are lowercase.
+    """
+    return any(
+        h in headers
+        for h in (_PREFIXED_SIGNATURE, _GITLAB_TOKEN) + _BARE_SIGNATURES
+    )
 
 
 def push_from_request(ref, commit, delivery_id, pusher=None):
@@ -300,13 +321,22 @@ def _push(payload, event, delivery, forge, urls, pusher):
     )
 
 
+def check_delivery_id(value, name="the delivery id"):
+    """``value`` if it is a well formed delivery id (1 to 128 letters,
+    digits and ``._:-``).
+
+    :raises WebhookMalformed: otherwise.
+    """
+    if not isinstance(value, str) or not _DELIVERY_ID.match(value):
+        raise WebhookMalformed(reason="%s is not a delivery id" % name)
+    return value
+
+
 def _delivery_id(headers, names, body):
     for name in names:
         value = headers.get(name, "").strip()
         if value:
-            if not _DELIVERY_ID.match(value):
-                raise WebhookMalformed(reason="%s is not a delivery id" % name)
-            return value
+            return check_delivery_id(value, name)
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 

@@ -355,6 +355,20 @@ class UnsupportedMediaType(HeatLiteException):
     )
 
 
+# 429 ----------------------------------------------------------------------
+class TooManyRequests(HeatLiteException):
+    """Past a rate limit; ``retry_after`` (whole seconds) is sent as the
+    answer's ``Retry-After``."""
+
+    code = 429
+    msg_fmt = "Too many requests: %(reason)s"
+
+    def __init__(self, retry_after=1, **kwargs):
+        super().__init__(**kwargs)
+        self.retry_after = retry_after
+        self.headers = {"Retry-After": str(retry_after)}
+
+
 # 503 ----------------------------------------------------------------------
 class ServiceUnavailable(HeatLiteException):
     code = 503

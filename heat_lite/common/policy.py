@@ -483,6 +483,35 @@ _OPERATIONS = [
         "/v1/{tenant_id}/apps/{app}",
     ),
     (
+        "apps:push",
+        _WRITE,
+        "Push a branch's commit to an app, making a build (git hooks and "
+        "CI jobs; git servers post to the webhook, which takes no token).",
+        "POST",
+        "/v1/{tenant_id}/apps/{app}/pushes",
+    ),
+    (
+        "apps:builds",
+        _READ,
+        "List and show an app's builds.",
+        "GET",
+        "/v1/{tenant_id}/apps/{app}/builds",
+    ),
+    (
+        "apps:build_log",
+        _READ,
+        "Read a build's log.",
+        "GET",
+        "/v1/{tenant_id}/apps/{app}/builds/{build}/log",
+    ),
+    (
+        "apps:cancel",
+        _WRITE,
+        "Cancel a build.",
+        "POST",
+        "/v1/{tenant_id}/apps/{app}/builds/{build}/actions",
+    ),
+    (
         "references:index",
         _READ,
         "Count the stacks using each value of a resource property.",

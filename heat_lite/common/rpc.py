@@ -13,7 +13,8 @@ from heat_lite import conf
 from heat_lite.common import context, counters
 
 CONF = conf.CONF
-ALLOWED_EXMODS = ["heat_lite.common.exception"]
+# The webhook's refusals (401, 400, 413) are typed in ``apps.webhook``.
+ALLOWED_EXMODS = ["heat_lite.common.exception", "heat_lite.apps.webhook"]
 MessagingTimeout = messaging.MessagingTimeout
 
 _STATE = {"transport": None}

@@ -102,6 +102,23 @@ opts = [
         help="Largest webhook delivery accepted, in bytes; a larger one "
         "is refused (HTTP 413).",
     ),
+    cfg.FloatOpt(
+        "webhook_rate",
+        default=2.0,
+        min=0,
+        help="Webhook deliveries per second each app accepts, on average "
+        "(a token bucket per app URL in each API process, so N API "
+        "processes accept up to N times as many); a delivery past it is "
+        "refused (HTTP 429 with Retry-After), forged ones included, before "
+        "the engine is asked. 0: no limit.",
+    ),
+    cfg.IntOpt(
+        "webhook_burst",
+        default=20,
+        min=1,
+        help="Webhook deliveries an app accepts at once before "
+        "webhook_rate applies (the token bucket's size).",
+    ),
 ]
 
 

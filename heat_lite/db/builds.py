@@ -274,6 +274,20 @@ def build_log_read(build_id, offset=0, limit=65536):
     return text, max(offset, first) + len(text)
 
 
+@retry_read
+def build_log_tail(build_id, limit=4096):
+    """The last ``limit`` characters (about: whole chunks, cut) of the
+    build's log, read from its last chunks (a build's show)."""
+    with transaction(writer=False) as session:
+        rows = session.execute(
+            sa.select(LOG.c.text)
+            .where(LOG.c.build_id == build_id)
+            .order_by(LOG.c.seq.desc())
+            .limit(limit // _CHUNK + 2)
+        ).all()
+    return "".join(r.text for r in reversed(rows))[-limit:] if rows else ""
+
+
 # The runner -----------------------------------------------------------------
 @retry_read
 def builds_queued(limit=None):

@@ -41,6 +41,8 @@ History of ``RPC_API_VERSION``:
   show_software_deployment, update_software_deployment,
   delete_software_deployment, metadata_software_deployments.
 * 1.11 - create_app, list_apps, show_app, update_app, delete_app.
+* 1.12 - app_webhook, app_push, list_builds, show_build, build_log,
+  cancel_build (an app's pushes and builds; ``engine.fleet.app``).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -51,7 +53,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.11"
+RPC_API_VERSION = "1.12"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -70,6 +72,8 @@ READS = frozenset(
         "get_template",
         "identify_stack",
         "list_apps",
+        "list_builds",
+        "build_log",
         "list_events",
         "list_outputs",
         "list_promotions",
@@ -94,6 +98,7 @@ READS = frozenset(
         "resource_schema",
         "resource_versions",
         "show_app",
+        "show_build",
         "show_event",
         "show_output",
         "show_promotion",
@@ -1005,6 +1010,88 @@ class EngineAPI:
     def delete_app(self, ctxt, app):
         """Soft-delete the app (call)."""
         return self._call(ctxt, "delete_app", version="1.11", app=app)
+
+    # 1.12 --------------------------------------------------------------
+    def app_webhook(self, ctxt, app, headers, body):
+        """A git server's push delivery to the app ``app`` of the URL's
+        project, authenticated by the engine (call).
+
+        :param headers: the headers ``apps.webhook`` reads, lowercase.
+        :param body: the raw body, base64.
+        :returns: {"build": ...} or {"ignored": reason}.
+        :raises WebhookUnauthenticated: (401) forged, or no such app.
+        :raises WebhookMalformed: (400). :raises DuplicateDelivery: (409).
+        """
+        return self._call(
+            ctxt,
+            "app_webhook",
+            version="1.12",
+            app=app,
+            headers=headers,
+            body=body,
+        )
+
+    def app_push(self, ctxt, app, ref, commit, delivery_id=None):
+        """A push of ``ref`` to ``commit`` by an authenticated caller
+        (call).
+
+        :returns: {"build": ...} or {"ignored": reason}.
+        :raises AppNotFound: (404). :raises WebhookMalformed: (400).
+        :raises DuplicateDelivery: (409) a repeated ``delivery_id``.
+        """
+        return self._call(
+            ctxt,
+            "app_push",
+            version="1.12",
+            app=app,
+            ref=ref,
+            commit=commit,
+            delivery_id=delivery_id,
+        )
+
+    def list_builds(
+        self, ctxt, app, branch=None, status=None, limit=None, marker=None
+    ):
+        """The app's builds, newest first (call)."""
+        return self._call(
+            ctxt,
+            "list_builds",
+            version="1.12",
+            app=app,
+            branch=branch,
+            status=status,
+            limit=limit,
+            marker=marker,
+        )
+
+    def show_build(self, ctxt, app, build):
+        """The build with its whole chain (call).
+
+        :raises AppNotFound, BuildNotFound: (404).
+        """
+        return self._call(
+            ctxt, "show_build", version="1.12", app=app, build=build
+        )
+
+    def build_log(self, ctxt, app, build, offset=0):
+        """{"log", "next_offset"}: the build's log from ``offset`` (call)."""
+        return self._call(
+            ctxt,
+            "build_log",
+            version="1.12",
+            app=app,
+            build=build,
+            offset=offset,
+        )
+
+    def cancel_build(self, ctxt, app, build):
+        """Cancel the build (call).
+
+        :raises BuildFinished: (409) if it has finished.
+        """
+        return self._call(
+            ctxt, "cancel_build", version="1.12", app=app, build=build
+        )
 
 
 class WorkerAPI:

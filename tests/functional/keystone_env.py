@@ -59,6 +59,8 @@ auth_encryption_key = {key}
 [remote_stack]
 endpoint_override = {url}/v1/%(project_id)s
 poll_interval = 0.2
+[apps]
+allowed_sources = file:///srv/git/*
 """
 ENCRYPTION_KEY = "functional-tests-encryption-key-0123456789"
 

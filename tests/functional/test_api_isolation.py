@@ -68,6 +68,7 @@ PROMOTION_MATRIX = [
     ("GET", "/promotions/{promotion}", None),
     ("POST", "/promotions/{promotion}/actions", {"rollback": None}),
 ]
+_PUSH = {"ref": "refs/heads/main", "commit": "1" * 40}
 # (method, path under /v1/<project>, body) of another project's app
 # (named "secret", as the stack).
 APP_MATRIX = [
@@ -78,6 +79,13 @@ APP_MATRIX = [
     ("DELETE", "/apps/{app}", None),
     ("DELETE", "/apps/secret", None),
     ("GET", "/apps?marker={app}", None),
+    ("POST", "/apps/{app}/pushes", _PUSH),
+    ("POST", "/apps/secret/pushes", _PUSH),
+    ("GET", "/apps/{app}/builds", None),
+    ("GET", "/apps/secret/builds", None),
+    ("GET", "/apps/{app}/builds/{build}", None),
+    ("GET", "/apps/{app}/builds/{build}/log", None),
+    ("POST", "/apps/{app}/builds/{build}/actions", {"cancel": None}),
 ]
 APP = {
     "name": "secret",
@@ -105,6 +113,7 @@ def check_matrix(
     rollout_id=None,
     promotion_id=None,
     app_id=None,
+    build_id=None,
 ):
     """Run every MATRIX route (and, given ``config_id``, every
     CONFIG_MATRIX route) as the caller of ``endpoint``/``headers``
@@ -129,6 +138,7 @@ def check_matrix(
             rollout=rollout_id,
             promotion=promotion_id,
             app=app_id,
+            build=build_id,
         )
         response = requests.request(
             method,
@@ -201,6 +211,14 @@ def test_project_b_never_sees_project_a(deployment, request):
     )
     assert app.status_code == 201, app.text
     app_id = app.json()["app"]["id"]
+    pushed = requests.post(
+        deployment.endpoint(owner) + "/apps/secret/pushes",
+        json=_PUSH,
+        headers={"X-Auth-User": "alice"},
+        timeout=60,
+    )
+    assert pushed.status_code == 202, pushed.text
+    build_id = pushed.json()["build"]["id"]
     failures = check_matrix(
         deployment.endpoint(other),
         owner,
@@ -212,8 +230,22 @@ def test_project_b_never_sees_project_a(deployment, request):
         rollout_id,
         promotion_id,
         app_id,
+        build_id,
     )
     assert failures == []
+    # B's URL naming A's app: the webhook says only "no" (401).
+    for app_ref in (app_id, "secret"):
+        hooked = requests.post(
+            deployment.endpoint(other) + "/apps/%s/webhook" % app_ref,
+            data=b"{}",
+            headers={
+                "Content-Type": "application/json",
+                "X-GitHub-Event": "push",
+                "X-Hub-Signature-256": "sha256=" + "0" * 64,
+            },
+            timeout=60,
+        )
+        assert hooked.status_code == 401, hooked.text
     for path, key in (
         ("/promotions", "promotions"),
         (_REFS, "references"),
@@ -288,6 +320,14 @@ def test_project_b_never_sees_project_a(deployment, request):
         timeout=60,
     )
     assert mine.status_code == 200 and mine.json()["app"]["version"] == 1
+    builds = requests.get(
+        deployment.endpoint(owner) + "/apps/secret/builds",
+        headers={"X-Auth-User": "alice"},
+        timeout=60,
+    ).json()["builds"]
+    assert [b["id"] for b in builds] == [build_id]
+    assert builds[0]["cancel_requested"] is False
+    assert builds[0]["status"] != "CANCELLED"
     copy = requests.get(
         deployment.endpoint(owner) + "/promotions/" + promotion_id,
         headers={"X-Auth-User": "alice"},

@@ -68,10 +68,22 @@ def test_document_covers_the_route_table(allinone):
         ("/v1/{tenant}/promotions/{promotion_id}/actions", "post"),
         ("/v1/{tenant}/stacks/{name}/{stack_id}/promotions", "get"),
         ("/v1/{tenant}/references", "get"),
+        ("/v1/{tenant}/apps/{app}/pushes", "post"),
+        ("/v1/{tenant}/apps/{app}/builds", "get"),
+        ("/v1/{tenant}/apps/{app}/builds/{build}/log", "get"),
+        ("/v1/{tenant}/apps/{app}/builds/{build}/actions", "post"),
     ):
         operation = paths[path][method]
         assert operation["x-policy-rule"]
         assert "500" not in operation["responses"]
+    # The webhook: no token, no policy; the git servers' content types.
+    webhook = paths["/v1/{tenant}/apps/{app}/webhook"]["post"]
+    assert webhook["security"] == [] and "x-policy-rule" not in webhook
+    assert {"202", "200", "401", "413", "429"} <= set(webhook["responses"])
+    assert set(webhook["requestBody"]["content"]) == {
+        "application/json",
+        "application/x-www-form-urlencoded",
+    }
 
 
 def test_document_validates(allinone):

@@ -6,6 +6,8 @@ roles, and project B never reaches project A's stacks. OS::Heat::Stack,
 with no credentials of its own, acts in the remote cloud as the user who
 started the operation, on every backend."""
 
+import hashlib
+import hmac
 import json
 import os
 import subprocess
@@ -358,3 +360,74 @@ def test_cross_project_promotion_needs_the_role_in_both(cloud):
     helpers.wait_for_status(bob, prod.id, "DELETE_COMPLETE")
     alice.stacks.delete(stack_id)
     helpers.wait_for_status(alice, stack_id, "DELETE_COMPLETE")
+
+
+def test_the_webhook_is_the_one_route_without_a_token(cloud):
+    """A git server posts without a token: the signature is checked, a
+    token (even a bad one) changes nothing; every other app route still
+    needs a token of the URL's project, and its policy."""
+    keystone, dep, projects = cloud
+    alpha = "%s/v1/%s/apps" % (dep.url, projects["alpha"])
+    alice = {"X-Auth-Token": _token(keystone, "ua", "alpha")}
+    secret = "the webhook secret of ks-shop"
+    made = requests.post(
+        alpha,
+        json={
+            "name": "ks-shop",
+            "source": {"url": "file:///srv/git/ks-shop", "branches": ["main"]},
+            "builder": {"name": "artifact"},
+            "template": {
+                "heat_template_version": "2021-04-16",
+                "parameters": {"image": {"type": "string"}},
+            },
+            "image_parameter": "image",
+            "webhook_secret": secret,
+        },
+        headers=alice,
+        timeout=60,
+    )
+    assert made.status_code == 201, made.text
+    body = json.dumps(
+        {"ref": "refs/heads/main", "before": "0" * 40, "after": "a" * 40}
+    ).encode()
+    signature = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    delivery = {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": "push",
+        "X-Hub-Signature-256": "sha256=" + signature,
+    }
+    hook = alpha + "/ks-shop/webhook"
+    for n, extra in enumerate(({}, {"X-Auth-Token": "garbage"})):
+        headers = dict(delivery, **extra)
+        headers["X-GitHub-Delivery"] = "ks-%d" % n
+        answer = requests.post(hook, data=body, headers=headers, timeout=60)
+        assert answer.status_code == 202, answer.text
+    forged = dict(delivery, **{"X-Hub-Signature-256": "sha256=" + "0" * 64})
+    answer = requests.post(hook, data=body, headers=forged, timeout=60)
+    assert answer.status_code == 401 and "error" in answer.json()
+    # Every other route of the app: a token, of the URL's project.
+    for method, path in (
+        ("GET", "/ks-shop/builds"),
+        ("POST", "/ks-shop/pushes"),
+        ("GET", "/ks-shop/webhook"),
+    ):
+        refused = requests.request(method, alpha + path, timeout=60)
+        assert refused.status_code == 401, (method, path, refused.text)
+    bob = {"X-Auth-Token": _token(keystone, "ub", "beta")}
+    answer = requests.get(alpha + "/ks-shop/builds", headers=bob, timeout=60)
+    assert answer.status_code == 403
+    reader = {"X-Auth-Token": _token(keystone, "ur", "alpha")}
+    push = {"ref": "refs/heads/main", "commit": "b" * 40}
+    answer = requests.post(
+        alpha + "/ks-shop/pushes", json=push, headers=reader, timeout=60
+    )
+    assert answer.status_code == 403
+    answer = requests.post(
+        alpha + "/ks-shop/pushes", json=push, headers=alice, timeout=60
+    )
+    assert answer.status_code == 202, answer.text
+    listed = requests.get(
+        alpha + "/ks-shop/builds", headers=alice, timeout=60
+    ).json()["builds"]
+    sources = sorted(b["source"] for b in listed)
+    assert sources == ["push", "webhook", "webhook"]

@@ -149,8 +149,14 @@ def _operation_lines(path, method, op):
     if summary and not _IDENTIFIER.match(summary):
         lines += [_prose(summary), ""]
     success = sorted(c for c in op["responses"] if c < "400")
+    rule = op.get("x-policy-rule")
     lines += [
-        ":Policy rule: ``%s``" % op["x-policy-rule"],
+        (
+            ":Policy rule: ``%s``" % rule
+            if rule
+            else ":Policy rule: none (no token: the request carries its "
+            "own credential)"
+        ),
         ":Success: %s" % ", ".join(success),
         ":Operation: ``%s``" % op["operationId"],
     ]

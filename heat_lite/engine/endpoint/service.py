@@ -39,6 +39,7 @@ from heat_lite.engine.endpoint.software_configs import SoftwareConfigEndpoint
 from heat_lite.engine.endpoint.software_deployments import (
     SoftwareDeploymentEndpoint,
 )
+from heat_lite.engine.fleet.app import builds as builds_endpoint
 from heat_lite.engine.fleet.app import endpoint as app_endpoint
 from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
 from heat_lite.engine.fleet.rollout import endpoint as rollout_endpoint
@@ -85,6 +86,7 @@ def endpoints(
         ChangesEndpoint(),
         snapshots.SnapshotEndpoint(stack_ops, services),
         app_endpoint.AppEndpoint(),
+        builds_endpoint.BuildEndpoint(),
     ]
     if rollouts is not None:
         found.append(rollout_endpoint.RolloutEndpoint(rollouts))

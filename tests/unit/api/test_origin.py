@@ -219,3 +219,43 @@ def test_a_chunked_body_is_a_body(settings):
     assert json.loads(response.body)["error"]["type"] == (
         "UnsupportedMediaType"
     )
+
+
+WEBHOOK = "/v1/p/apps/shop/webhook"
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json", "application/x-www-form-urlencoded; charset=UTF-8"],
+)
+def test_a_webhook_takes_what_git_servers_send(settings, content_type):
+    """A browser can post such a form too, but not with the signature
+    header the engine requires (the handler answers 401 without one)."""
+    response = _send(
+        WEBHOOK, method="POST", body=b"payload=x", Content_Type=content_type
+    )
+    assert response.status_int == 200
+
+
+@pytest.mark.parametrize(
+    "path,content_type,headers",
+    [
+        (WEBHOOK, "text/plain", {}),
+        (WEBHOOK, "multipart/form-data; boundary=x", {}),
+        (WEBHOOK, None, {}),
+        # The form type, only at the webhook.
+        ("/v1/p/apps/shop/pushes", "application/x-www-form-urlencoded", {}),
+        ("/v1/p/stacks", "application/x-www-form-urlencoded", {}),
+        # The Origin and Host checks hold at the webhook too.
+        (WEBHOOK, "application/json", {"Origin": "http://evil.example"}),
+        (WEBHOOK, "application/json", {"Host": "evil.example:8004"}),
+    ],
+)
+def test_a_webhook_is_guarded_like_any_route(
+    settings, path, content_type, headers
+):
+    if content_type:
+        headers = dict(headers, Content_Type=content_type)
+    response = _send(path, method="POST", body=b"payload=x", **headers)
+    assert response.status_int in (403, 415), response.body
+    assert response.headers["Connection"] == "close"

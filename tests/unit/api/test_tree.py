@@ -15,7 +15,7 @@ import pytest
 import webob
 
 from heat_lite import conf
-from heat_lite.api import app, auth, faults, openapi
+from heat_lite.api import app, auth, faults, openapi, request
 from heat_lite.api.controllers import base
 from heat_lite.common import context, policy
 
@@ -128,6 +128,12 @@ ROUTED = [
     "GET /apps/x show_app",
     "PATCH /apps/x update_app",
     "DELETE /apps/x delete_app",
+    "POST /apps/x/webhook webhook",
+    "POST /apps/x/pushes push",
+    "GET /apps/x/builds list_builds",
+    "GET /apps/x/builds/b show_build",
+    "GET /apps/x/builds/b/log build_log",
+    "POST /apps/x/builds/b/actions build_action",
     "GET /references list_references",
     "GET /changes project_changes",
     "GET /stacks/n/i/changes stack_changes",
@@ -169,8 +175,13 @@ def _call(method, path, query=""):
 def _routed(method, path, query=""):
     response, route, _environ = _call(method, path, query)
     assert route is not None, (method, path, response.status)
-    assert response.status_int == 403, response.body
     handler, params = route
+    if handler.policy_rule is request.NO_TOKEN:
+        # No policy: a delivery without a signature is refused (401)
+        # before the engine is asked.
+        assert response.status_int == 401, response.body
+    else:
+        assert response.status_int == 403, response.body
     return handler.__name__, params
 
 
@@ -373,3 +384,15 @@ def test_a_handler_without_a_rule_cannot_be_routed():
 
     with pytest.raises(ValueError, match="no policy rule"):
         base.verb(handler)
+
+
+def test_a_no_token_handler_is_exactly_a_no_token_route():
+    """A handler that checks no policy is routed only where ``auth``
+    lets requests through without a token, and only such handlers are."""
+    for path, handlers in openapi._paths().items():
+        url = re.sub(r"{(\w+)}", r"\1-x", path)
+        for method, handler in handlers.items():
+            environ = {"PATH_INFO": url, "REQUEST_METHOD": method}
+            assert auth.no_token_route(environ) == (
+                handler.policy_rule is request.NO_TOKEN
+            ), (method, path)

@@ -42,9 +42,14 @@ def test_round_trip(exc):
 def test_every_exception_has_an_http_code():
     for _, cls in inspect.getmembers(exception, inspect.isclass):
         if issubclass(cls, exception.HeatLiteException):
-            assert cls.code in (400, 401, 403, 404, 409, 413, 415, 500, 503), (
-                cls
-            )
+            codes = (400, 401, 403, 404, 409, 413, 415, 429, 500, 503)
+            assert cls.code in codes, cls
+
+
+def test_too_many_requests_says_when_to_retry():
+    exc = exception.TooManyRequests(retry_after=3, reason="slow down")
+    assert exc.code == 429 and exc.headers == {"Retry-After": "3"}
+    assert str(exc) == "Too many requests: slow down"
 
 
 def test_messages():

@@ -37,6 +37,16 @@ def engine(tmp_path_factory):
 
 
 @pytest.fixture
+def apps_conf(engine):
+    """Apps may fetch from file:///srv/git/*; secrets can be sealed."""
+    CONF.set_override("allowed_sources", ["file:///srv/git/*"], group="apps")
+    CONF.set_override("auth_encryption_key", "k" * 32)
+    yield
+    CONF.clear_override("allowed_sources", group="apps")
+    CONF.clear_override("auth_encryption_key")
+
+
+@pytest.fixture
 def project():
     return context.RequestContext(
         project_id="p" + uuid.uuid4().hex[:8], user_id="u"

@@ -25,13 +25,7 @@ TEMPLATE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _conf(engine):
-    CONF.set_override("allowed_sources", ["file:///srv/git/*"], group="apps")
-    CONF.set_override("auth_encryption_key", "k" * 32)
-    yield
-    CONF.clear_override("allowed_sources", group="apps")
-    CONF.clear_override("auth_encryption_key")
+pytestmark = pytest.mark.usefixtures("apps_conf")
 
 
 def _ctxt():

@@ -15,6 +15,9 @@ from heat_lite.resources import services
 # Calls that start or change something: never asked twice.
 WRITES = {
     "abandon_stack",
+    "app_push",
+    "app_webhook",
+    "cancel_build",
     "create_app",
     "create_promotion",
     "create_rollout",

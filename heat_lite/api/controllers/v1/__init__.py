@@ -19,6 +19,7 @@ import pecan
 from heat_lite.api.controllers.base import Branch, Node, leaf, verb
 from heat_lite.api.controllers.v1 import (
     apps,
+    builds,
     changes,
     events,
     promotions,
@@ -234,10 +235,28 @@ class Promotion(Node):
     _children = {"actions": leaf(post=promotions.promotion_action)}
 
 
+class Build(Node):
+    get_all = verb(builds.show_build)
+    _children = {
+        "log": leaf(get=builds.build_log),
+        "actions": leaf(post=builds.build_action),
+    }
+
+
+class Builds(Node):
+    get_all = verb(builds.list_builds)
+    _param = ("build", Build)
+
+
 class App(Node):
     get_all = verb(apps.show_app)
     patch = verb(apps.update_app)
     delete = verb(apps.delete_app)
+    _children = {
+        "builds": Builds,
+        "pushes": leaf(post=builds.push),
+        "webhook": leaf(post=builds.webhook),
+    }
 
 
 class Apps(Node):

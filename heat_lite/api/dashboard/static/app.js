@@ -3,10 +3,11 @@
 //
 // Routes: #/<project>/stacks[?name=&status=&tag=&marker=],
 // #/<project>/stacks/<name>/<id>, #/<project>/new,
-// #/<project>/rollouts[/<id>], #/<project>/promotions[/<id>], #/login,
-// #/ (start).
+// #/<project>/rollouts[/<id>], #/<project>/promotions[/<id>],
+// #/<project>/apps[/<app>[/builds/<id>]], #/login, #/ (start).
 
 import { on, own, session } from "./api.js";
+import * as apps from "./apps.js";
 import { errorBox, h, replace } from "./dom.js";
 import * as promotions from "./promotions.js";
 import * as rollouts from "./rollouts.js";
@@ -131,6 +132,7 @@ async function probeSections() {
   const sections = [
     ["nav-rollouts", "rollouts", rollouts.available],
     ["nav-promotions", "promotions", promotions.available],
+    ["nav-apps", "apps", apps.available],
   ];
   await Promise.all(sections.map(async ([id, page, available]) => {
     const link = document.getElementById(id);
@@ -170,6 +172,9 @@ function route() {
   else if (page === "rollouts") current = rollouts.rolloutsPage(main);
   else if (page === "promotions" && rest.length) current = promotions.promotionPage(main, rest[0]);
   else if (page === "promotions") current = promotions.promotionsPage(main);
+  else if (page === "apps" && rest.length >= 3 && rest[1] === "builds") current = apps.buildPage(main, rest[0], rest[2]);
+  else if (page === "apps" && rest.length) current = apps.appPage(main, rest[0]);
+  else if (page === "apps") current = apps.appsPage(main);
   else current = stacksPage(main, query);
   main.focus({ preventScroll: true });
 }

@@ -41,12 +41,13 @@ export function replace(el, ...children) {
   return el;
 }
 
-const SYMBOLS = { COMPLETE: "✓", SUCCEEDED: "✓", FAILED: "✗", IN_PROGRESS: "⟳", PAUSED: "⏸", CANCELLED: "⊘", ROLLED_BACK: "↶", ROLLBACK_COMPLETE: "↶", SKIPPED: "–", PENDING: "…" };
+const SYMBOLS = { COMPLETE: "✓", SUCCEEDED: "✓", DEPLOYED: "✓", REJECTED: "↶", SUPERSEDED: "–", FAILED: "✗", IN_PROGRESS: "⟳", PAUSED: "⏸", CANCELLED: "⊘", ROLLED_BACK: "↶", ROLLBACK_COMPLETE: "↶", SKIPPED: "–", PENDING: "…" };
 // Rollout and promotion targets' words for "running", and for a change
 // undone: the stack is back where it was (Heat's ROLLBACK_*, a rollout
 // target's or a promotion's ROLLING_BACK / ROLLED_BACK): the server's
 // groups (states.js).
-const running = (status) => group("rollout_target", "RUNNING").includes(status);
+// A build on its way (the server's "build" ACTIVE group) runs too.
+const running = (status) => group("rollout_target", "RUNNING").includes(status) || group("build", "ACTIVE").includes(status);
 const undone = (status) => group("rollout_target", "ROLLBACK").includes(status);
 
 // "CREATE_COMPLETE" → "complete", "FAILED", "IN_PROGRESS" → css class.
@@ -61,7 +62,9 @@ export function statusKind(status) {
   if (status.startsWith("ROLLBACK_") || undone(status)) return "rollback";
   if (status.endsWith("IN_PROGRESS") || running(status)) return "progress";
   if (status.startsWith("DELETE_")) return "deleted";
-  if (status.endsWith("COMPLETE") || status === "SUCCEEDED") return "complete";
+  if (status.endsWith("COMPLETE") || status === "SUCCEEDED" || status === "DEPLOYED") return "complete";
+  // A build whose verification failed: the stack is back on its image.
+  if (status === "REJECTED") return "rollback";
   return "other";
 }
 

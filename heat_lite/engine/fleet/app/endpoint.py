@@ -39,6 +39,21 @@ def _check_stacks(ctxt, spec, before=None):
             ) from None
 
 
+def check_limit(limit):
+    """``limit`` (None: no limit) if it is an integer from 0 to
+    MAX_LIMIT.
+
+    :raises Invalid: otherwise.
+    """
+    if limit is not None and (
+        type(limit) is not int or not 0 <= limit <= MAX_LIMIT
+    ):
+        raise exception.Invalid(
+            message="limit must be an integer from 0 to %d" % MAX_LIMIT
+        )
+    return limit
+
+
 def _seal(secret):
     return crypt.encrypt(secret) if secret is not None else None
 
@@ -72,14 +87,7 @@ class AppEndpoint:
     def list_apps(
         self, ctxt, limit=None, marker=None, sort_key=None, sort_dir=None
     ):
-        if limit is not None and (
-            isinstance(limit, bool)
-            or not isinstance(limit, int)
-            or not 0 <= limit <= MAX_LIMIT
-        ):
-            raise exception.Invalid(
-                message="limit must be an integer from 0 to %d" % MAX_LIMIT
-            )
+        check_limit(limit)
         if sort_key is not None and sort_key not in app_spec.SORT_KEYS:
             raise exception.Invalid(
                 message="sort_key must be one of %s"
