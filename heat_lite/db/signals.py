@@ -177,7 +177,7 @@ def resource_data_by_name(stack_id, name):
     """The stored plugin data of a stack's resource, with the signals it
     keeps as ``data["signals"]`` (a handle's data holds that key, empty).
 
-    Backs ``Resource.lookup_resource_data``: a wait condition reads its
+    Backs the plugins' ``services.resource_data``: a wait condition reads its
     handle's signals through it.
 
     :returns: the data of the newest current record of that name ({} if

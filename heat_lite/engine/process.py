@@ -54,7 +54,7 @@ class EngineProcess:
         self.dispatcher = dispatch.Dispatcher(
             rpcapi.WorkerAPI(), self.scheduler
         )
-        self.ops = ops.StackOps(self.dispatcher)
+        self.ops = ops.StackOps(self.dispatcher, snapshots.Snapshots())
         # What plugins may ask of the engine: one object, given to
         # everything that makes plugin instances.
         self.services = plugin_services.EngineServices(self.ops)
@@ -65,11 +65,13 @@ class EngineProcess:
             self.dispatcher,
             self.services,
         )
+        # The two cycles left: the dispatcher runs nodes with the runner,
+        # which schedules its polls through the dispatcher; StackOps asks
+        # the verifier to hold a cleanup, the verifier resumes it there.
         self.dispatcher.runner = self.runner
         self.ops.verifier = verify.Verifier(
             self.ops, self.runner.graphs, self.dispatcher, self.services
         )
-        self.ops.snapshots = snapshots.Snapshots()
         self.watchdog = watchdog.Watchdog(
             self.fence, self.ops, self.dispatcher
         )

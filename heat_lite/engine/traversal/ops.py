@@ -101,16 +101,19 @@ def stack_event(stack, action, status, reason):
 
 
 class StackOps:
-    """Traversal lifecycle; ``dispatcher`` sends the first nodes."""
+    """Traversal lifecycle; ``dispatcher`` sends the first nodes.
 
-    def __init__(self, dispatcher):
+    :param snapshots: ``endpoint.snapshots.Snapshots``: the end of a
+        SNAPSHOT walk fills (or fails) its snapshot (None: no snapshots).
+    """
+
+    def __init__(self, dispatcher, snapshots=None):
         self.dispatcher = dispatcher
-        # traversal.verify.Verifier, set by the process: holds the cleanup
-        # phase of a verified traversal until its checks pass.
+        # traversal.verify.Verifier, set by the process (it needs this
+        # object, and this one asks it): holds the cleanup phase of a
+        # verified traversal until its checks pass.
         self.verifier = None
-        # endpoint.snapshots.Snapshots, set by the process: the end of a
-        # SNAPSHOT walk fills (or fails) its snapshot.
-        self.snapshots = None
+        self.snapshots = snapshots
 
     # Starting ------------------------------------------------------------
     def start(

@@ -12,7 +12,10 @@ from heat_lite.common.states import Action, Status
 from heat_lite.db import events as db_events
 from heat_lite.db import locks as db_locks
 from heat_lite.db import records as db_records
-from heat_lite.engine.worker import actions, adopt, hooks
+from heat_lite.engine.traversal import ops
+from heat_lite.engine.worker import actions, adopt, hooks, lease
+from heat_lite.engine.worker import actions as actions_mod
+from heat_lite.engine.worker import successors as successors_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -28,10 +31,10 @@ class Changes:
     """
 
     def __init__(self, actions, locks, stacks, successors):
-        self.actions = actions
-        self.locks = locks
-        self.stacks = stacks
-        self.successors = successors
+        self.actions: actions_mod.ActionRunner = actions
+        self.locks: lease.LockTable = locks
+        self.stacks: ops.StackOps = stacks
+        self.successors: successors_mod.Successors = successors
 
     def _locked_job(self, node, record, action, cls, props, values, policy):
         """A job of a create-like action under the record's lease (the

@@ -10,7 +10,9 @@ from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
 from heat_lite.db import records as db_records
 from heat_lite.engine import definitions
-from heat_lite.engine.worker import actions
+from heat_lite.engine.worker import actions, lease, prelock
+from heat_lite.engine.worker import actions as actions_mod
+from heat_lite.engine.worker import successors as successors_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -25,12 +27,12 @@ class CleanupPhase:
     """
 
     def __init__(self, actions, locks, successors, simple, prelocks=None):
-        self.actions = actions
-        self.locks = locks
-        self.successors = successors
-        self.simple = simple
-        # prelock.Prelocks: records read (and locked) ahead for a node.
-        self.prelocks = prelocks
+        self.actions: actions_mod.ActionRunner = actions
+        self.locks: lease.LockTable = locks
+        self.successors: successors_mod.Successors = successors
+        self.simple: SimpleActions = simple
+        # Records read (and locked) ahead for a node.
+        self.prelocks: prelock.Prelocks | None = prelocks
 
     def run(self, node):
         """Delete a record that is not part of the goal.
@@ -161,9 +163,9 @@ class SimpleActions:
     """
 
     def __init__(self, actions, locks, successors):
-        self.actions = actions
-        self.locks = locks
-        self.successors = successors
+        self.actions: actions_mod.ActionRunner = actions
+        self.locks: lease.LockTable = locks
+        self.successors: successors_mod.Successors = successors
 
     def run(self, node, record):
         """Run the stack's action on ``record``, keeping its template and

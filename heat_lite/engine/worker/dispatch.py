@@ -14,12 +14,17 @@ import itertools
 import logging
 import threading
 import time
+import typing
 from concurrent import futures
 
 from heat_lite import conf
 from heat_lite.common import context
 from heat_lite.db import session as db_session
 from heat_lite.engine.traversal.planner import CLEANUP
+
+if typing.TYPE_CHECKING:  # the runner schedules through this module
+    from heat_lite.engine import rpcapi
+    from heat_lite.engine.worker import runner as runner_mod
 
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
@@ -81,9 +86,11 @@ class Dispatcher:
     """Runs nodes with ``runner`` and casts with ``worker_api``."""
 
     def __init__(self, worker_api, scheduler):
-        self.worker_api = worker_api
-        self.scheduler = scheduler
-        self.runner = None
+        self.worker_api: rpcapi.WorkerAPI = worker_api
+        self.scheduler: Scheduler = scheduler
+        # Set by the process once the runner, which schedules through
+        # this object, is made.
+        self.runner: runner_mod.NodeRunner | None = None
         self.casts = 0
         # Set when the engine stops: every node is cast to the other
         # engines instead of run here.

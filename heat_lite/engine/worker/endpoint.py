@@ -3,6 +3,7 @@
 import oslo_messaging as messaging
 
 from heat_lite.engine import rpcapi
+from heat_lite.engine.worker import dispatch
 
 
 class WorkerEndpoint:
@@ -11,7 +12,7 @@ class WorkerEndpoint:
     target = messaging.Target(version=rpcapi.WORKER_API_VERSION)
 
     def __init__(self, dispatcher):
-        self.dispatcher = dispatcher
+        self.dispatcher: dispatch.Dispatcher = dispatcher
 
     def check_resources(self, ctxt, stack_id, traversal, nodes):
         """Run graph ``nodes`` ([[entity_id, phase], ...]) of a traversal.

@@ -18,7 +18,9 @@ from heat_lite.common.states import Action, Status
 from heat_lite.db import events as db_events
 from heat_lite.db import records as db_records
 from heat_lite.db import stacks as db_stacks
+from heat_lite.engine.traversal import ops
 from heat_lite.engine.traversal.planner import CLEANUP, FORWARD_ONLY
+from heat_lite.engine.worker import lease
 
 LOG = logging.getLogger(__name__)
 
@@ -46,8 +48,8 @@ class NodeFailures:
     """
 
     def __init__(self, locks, stacks):
-        self.locks = locks
-        self.stacks = stacks
+        self.locks: lease.LockTable = locks
+        self.stacks: ops.StackOps = stacks
 
     def fail_node(self, stack_id, traversal, entity, phase, exc, logged=False):
         """Fail node (entity, phase) of ``traversal`` because of ``exc``.

@@ -26,6 +26,8 @@ import threading
 
 from heat_lite.common.states import Status
 from heat_lite.db import locks as db_locks
+from heat_lite.engine.recovery import fencing
+from heat_lite.engine.worker import dispatch
 
 LOG = logging.getLogger(__name__)
 
@@ -84,8 +86,8 @@ class LockTable:
     """
 
     def __init__(self, fence, scheduler):
-        self.fence = fence
-        self.scheduler = scheduler
+        self.fence: fencing.Fence = fence
+        self.scheduler: dispatch.Dispatcher = scheduler
         # {record id: (owner, generation)} of the locks this process holds
         # (or is taking) because an action of it runs.
         self._active = {}

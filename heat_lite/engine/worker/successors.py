@@ -8,7 +8,9 @@ from heat_lite.db import finish as db_finish
 from heat_lite.db import records as db_records
 from heat_lite.db import session as db_session
 from heat_lite.db import sync_points as db_sync_points
+from heat_lite.engine.traversal import graph_cache
 from heat_lite.engine.traversal.planner import UPDATE
+from heat_lite.engine.worker import dispatch, handon, prelock
 from heat_lite.engine.worker.node import Node
 
 LOG = logging.getLogger(__name__)
@@ -23,14 +25,14 @@ class Successors:
     """
 
     def __init__(self, graphs, scheduler=None, prelocks=None, handed=None):
-        self.graphs = graphs
-        self.scheduler = scheduler
-        # prelock.Prelocks: a cleanup node's finish reads (and locks) the
-        # successors it makes ready, for this worker to run next.
-        self.prelocks = prelocks
-        # handon.HandedOn: an update node's finished record, kept for
-        # the successors it depends on.
-        self.handed = handed
+        self.graphs: graph_cache.GraphCache = graphs
+        self.scheduler: dispatch.Dispatcher | None = scheduler
+        # A cleanup node's finish reads (and locks) the successors it
+        # makes ready, for this worker to run next.
+        self.prelocks: prelock.Prelocks | None = prelocks
+        # An update node's finished record, kept for the successors it
+        # depends on.
+        self.handed: handon.HandedOn | None = handed
 
     def of(self, node):
         """Successor entity ids of ``node`` in its traversal's graph."""

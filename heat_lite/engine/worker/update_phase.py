@@ -15,7 +15,10 @@ from heat_lite.db import records as db_records
 from heat_lite.engine import cloud, definitions
 from heat_lite.engine.template import registry as type_registry
 from heat_lite.engine.traversal.planner import FORWARD_ONLY
-from heat_lite.engine.worker import actions
+from heat_lite.engine.worker import actions, cleanup_phase
+from heat_lite.engine.worker import actions as actions_mod
+from heat_lite.engine.worker import changes as changes_mod
+from heat_lite.engine.worker import successors as successors_mod
 from heat_lite.resources import base
 
 
@@ -79,10 +82,10 @@ class UpdatePhase:
     """
 
     def __init__(self, actions, changes, simple, successors):
-        self.actions = actions
-        self.changes = changes
-        self.simple = simple
-        self.successors = successors
+        self.actions: actions_mod.ActionRunner = actions
+        self.changes: changes_mod.Changes = changes
+        self.simple: cleanup_phase.SimpleActions = simple
+        self.successors: successors_mod.Successors = successors
 
     def run(self, node):
         """Run update ``node``; return the next nodes.
