@@ -40,6 +40,17 @@ def _select_path(value, path, on_error):
     return value
 
 
+def _missing_message(path, name):
+    """Heat's words for a ``get_param`` of an undeclared parameter: in a
+    resource's properties they are a property error, with Heat's empty
+    fields between the colons (``Property error: : <path>: : ...``),
+    which clients and Heat's own tests match on."""
+    message = "The Parameter (%s) was not provided." % name
+    if ".properties" in str(path) and str(path).startswith("resources."):
+        return "Property error: : %s: : %s" % (path, message)
+    return "%s: %s" % (path, message)
+
+
 class GetParam(base.Function):
     """A function for resolving parameter references.
 
@@ -69,8 +80,7 @@ class GetParam(base.Function):
             and name not in PSEUDO_PARAMETERS
         ):
             raise exception.UserParameterMissing(
-                message="%s: The Parameter (%s) was not provided."
-                % (self.path, name),
+                message=_missing_message(self.path, name),
                 key=name,
                 path=self.path,
             )
