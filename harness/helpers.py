@@ -1,9 +1,13 @@
 """Stacks through the Heat API: waiting for a status, templates,
 cleaning up."""
 
+import contextlib
+import os
+
 from heatclient import exc as heat_exc
 
 from harness import polling
+from heat_lite.resources import test_resource
 
 
 def http_error(call):
@@ -13,6 +17,20 @@ def http_error(call):
     except heat_exc.HTTPException as exc:
         return exc
     raise AssertionError("no error raised")
+
+
+@contextlib.contextmanager
+def holding(ledger, name):
+    """While in the block, every action of a TestResource whose ``hold``
+    is ``name`` waits (the engine's ``test_resource_ledger`` is
+    ``ledger``): a test looks at an operation in progress for as long as
+    it needs, then lets it end, with no timer to race."""
+    path = test_resource.hold_path(ledger, name)
+    open(path, "w").close()
+    try:
+        yield
+    finally:
+        os.remove(path)
 
 
 def wait_for_status(heat, stack_id, expected, timeout=120):

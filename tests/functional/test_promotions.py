@@ -260,11 +260,12 @@ def test_refusals(dep, projects, apps):
     # A busy target: 409, nothing changed.
     heat_prod = dep.client(prod)
     slow = app_template()
-    slow["resources"]["app"]["properties"] = {"value": "x", "wait_secs": 30}
-    heat_prod.stacks.update(apps["app02-prod"], template=slow)
-    response = _api(dep, test, "POST", "/promotions", body)
-    assert response.status_code == 409, response.text
-    heat_prod.actions.cancel_update(apps["app02-prod"])
+    slow["resources"]["app"]["properties"] = {"value": "x", "hold": "busy"}
+    with helpers.holding(dep.ledger, "busy"):
+        heat_prod.stacks.update(apps["app02-prod"], template=slow)
+        response = _api(dep, test, "POST", "/promotions", body)
+        assert response.status_code == 409, response.text
+        heat_prod.actions.cancel_update(apps["app02-prod"])
     helpers.wait_for_status(heat_prod, apps["app02-prod"], "ROLLBACK_COMPLETE")
     # Nothing was stored for a refused request.
     listed = _api(dep, test, "GET", "/promotions").json()["promotions"]

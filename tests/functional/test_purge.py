@@ -10,10 +10,8 @@ parts 4 and 8, issue 12 part 7), on SQLite, PostgreSQL and MariaDB:
   what is nested in them, never a live stack's rows.
 """
 
-import contextlib
 import datetime
 import json
-import os
 import subprocess
 
 import pytest
@@ -22,7 +20,6 @@ import sqlalchemy as sa
 from harness import deployment as deployment_mod
 from harness import helpers, polling
 from heat_lite.db import models
-from heat_lite.resources import test_resource
 
 TR = "OS::Heat::TestResource"
 MAX_EVENTS, EVENT_BATCH, MAX_VERSIONS = 40, 10, 3
@@ -124,14 +121,8 @@ def _held(name):
     return {"type": TR, "properties": {"value": "v", "hold": name}}
 
 
-@contextlib.contextmanager
 def holding(dep, name):
-    path = test_resource.hold_path(dep.ledger, name)
-    open(path, "w").close()
-    try:
-        yield
-    finally:
-        os.remove(path)
+    return helpers.holding(dep.ledger, name)
 
 
 def _listed(heat, stack_id):

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from harness import inprocess
+from harness import helpers, inprocess
 from heat_lite import conf
 from heat_lite.common import context
 
@@ -51,3 +51,14 @@ def project():
     return context.RequestContext(
         project_id="p" + uuid.uuid4().hex[:8], user_id="u"
     )
+
+
+@pytest.fixture
+def hold(tmp_path):
+    """``hold(name)``: a context in which TestResources whose ``hold`` is
+    ``name`` wait in every action (the test looks at an operation in
+    progress for as long as it needs; no timer to race)."""
+    ledger = str(tmp_path / "ledger")
+    CONF.set_override("test_resource_ledger", ledger, group="engine")
+    yield lambda name: helpers.holding(ledger, name)
+    CONF.clear_override("test_resource_ledger", group="engine")

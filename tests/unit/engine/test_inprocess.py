@@ -2,9 +2,7 @@
 for what a test must break: a worker API that loses messages; and the
 caller's token the engine keeps for the length of an operation."""
 
-import contextlib
 import json
-import os
 import threading
 import time
 import uuid
@@ -150,27 +148,6 @@ def test_the_callers_token_lives_as_long_as_the_operation(
     assert db_traversals.traversal_get(traversal) is None
     assert caller_tokens.operation_token(stack_id, traversal) is None
     assert caller.request_context(record, traversal) is None
-
-
-@pytest.fixture
-def hold(tmp_path):
-    """``hold(name)``: a context in which TestResources whose ``hold`` is
-    ``name`` wait in every action (the test looks at an operation in
-    progress for as long as it needs; no timer to race)."""
-    ledger = tmp_path / "ledger"
-    CONF.set_override("test_resource_ledger", str(ledger), group="engine")
-
-    @contextlib.contextmanager
-    def holding(name):
-        path = test_resource.hold_path(str(ledger), name)
-        open(path, "w").close()
-        try:
-            yield
-        finally:
-            os.remove(path)
-
-    yield holding
-    CONF.clear_override("test_resource_ledger", group="engine")
 
 
 def test_nested_stacks_and_rollbacks_act_with_the_callers_token(

@@ -206,7 +206,7 @@ def test_rollback_and_the_newer_promotion_conflict(engine, projects):
     assert [p["id"] for p in history] == [second["id"], first["id"]]
 
 
-def test_refusals_change_nothing(engine, projects):
+def test_refusals_change_nothing(engine, projects, hold):
     test, prod = projects
     endpoint = _endpoint(engine)
     with _raises(exception.StackNotFound):
@@ -226,16 +226,17 @@ def test_refusals_change_nothing(engine, projects):
     target_id = _create(engine, prod_ctxt, "app5-prod")
     svc = service.EngineService(engine.ops, engine.services)
     slow = app_template()
-    slow["resources"]["app"]["properties"] = {"value": "x", "wait_secs": 30}
+    slow["resources"]["app"]["properties"] = {"value": "x", "hold": "busy"}
     for ctxt, stack_id in ((prod_ctxt, target_id), (test, source_id)):
-        svc.update_stack(
-            ctxt, {"stack_id": stack_id}, slow, {}, {}, None, None, {}
-        )
-        with _raises(exception.PromotionConflict, match="IN_PROGRESS"):
-            endpoint.create_promotion(
-                test, _body("app5-test", "app5-prod", prod)
+        with hold("busy"):
+            svc.update_stack(
+                ctxt, {"stack_id": stack_id}, slow, {}, {}, None, None, {}
             )
-        svc.stack_cancel_update(ctxt, {"stack_id": stack_id})
+            with _raises(exception.PromotionConflict, match="IN_PROGRESS"):
+                endpoint.create_promotion(
+                    test, _body("app5-test", "app5-prod", prod)
+                )
+            svc.stack_cancel_update(ctxt, {"stack_id": stack_id})
         _wait(lambda s=stack_id: _stack_status(s) == "ROLLBACK_COMPLETE")
     assert endpoint.list_promotions(test) == []
     assert db_promotions.promotions_of_stack(target_id) == []

@@ -223,7 +223,7 @@ def test_a_failed_canary_stops_the_rollout(engine, project):
     ]
 
 
-def test_busy_and_deleted_stacks_are_skipped(engine, project):
+def test_busy_and_deleted_stacks_are_skipped(engine, project, hold):
     ids = _apps(
         engine,
         project,
@@ -234,33 +234,34 @@ def test_busy_and_deleted_stacks_are_skipped(engine, project):
         ],
     )
     svc = service.EngineService(engine.ops, engine.services)
-    # app-b is busy with someone else's update (it waits for a signal).
+    # app-b is busy with someone else's update (held until the end).
     slow = app_template()
-    slow["resources"]["app"]["properties"] = {"value": "busy", "wait_secs": 30}
-    svc.update_stack(
-        project,
-        {"stack_id": ids["app-b"]},
-        slow,
-        {},
-        {},
-        None,
-        None,
-        {},
-    )
-    svc.delete_stack(project, {"stack_id": ids["app-c"]})
-    _wait(lambda: _stack_status(ids["app-c"]) == "DELETE_COMPLETE")
-    endpoint = _endpoint(engine)
-    body = _body({"batch_size": 3})
-    body["selector"] = {"stack_name": "app-*"}
-    rollout = endpoint.create_rollout(project, body)
-    done = _finished(endpoint, project, rollout["id"])
-    status = {t["stack_name"]: t["status"] for t in done["targets"]}
-    assert status == {"app-a": "SUCCEEDED", "app-b": "SKIPPED"}
-    reason = done["targets"][1]["status_reason"]
-    assert "UPDATE_IN_PROGRESS" in reason and "did not start" in reason
-    # The other update was not superseded.
-    assert _stack_status(ids["app-b"]) == "UPDATE_IN_PROGRESS"
-    svc.stack_cancel_update(project, {"stack_id": ids["app-b"]})
+    slow["resources"]["app"]["properties"] = {"value": "busy", "hold": "b"}
+    with hold("b"):
+        svc.update_stack(
+            project,
+            {"stack_id": ids["app-b"]},
+            slow,
+            {},
+            {},
+            None,
+            None,
+            {},
+        )
+        svc.delete_stack(project, {"stack_id": ids["app-c"]})
+        _wait(lambda: _stack_status(ids["app-c"]) == "DELETE_COMPLETE")
+        endpoint = _endpoint(engine)
+        body = _body({"batch_size": 3})
+        body["selector"] = {"stack_name": "app-*"}
+        rollout = endpoint.create_rollout(project, body)
+        done = _finished(endpoint, project, rollout["id"])
+        status = {t["stack_name"]: t["status"] for t in done["targets"]}
+        assert status == {"app-a": "SUCCEEDED", "app-b": "SKIPPED"}
+        reason = done["targets"][1]["status_reason"]
+        assert "UPDATE_IN_PROGRESS" in reason and "did not start" in reason
+        # The other update was not superseded.
+        assert _stack_status(ids["app-b"]) == "UPDATE_IN_PROGRESS"
+        svc.stack_cancel_update(project, {"stack_id": ids["app-b"]})
     _wait(lambda: _stack_status(ids["app-b"]) == "ROLLBACK_COMPLETE")
 
 
