@@ -52,6 +52,7 @@ class RolloutRun:
             project_id=rollout["tenant"], overwrite=False
         )
         self._checked = 0.0
+        self._lost = False
         self._lock = threading.Lock()
 
     # Ownership -----------------------------------------------------------
@@ -62,11 +63,23 @@ class RolloutRun:
             keeper.hold(self.fence)
             raise keeper.OwnershipLost(self.id)
         with self._lock:
+            if self._lost:
+                raise keeper.OwnershipLost(self.id)
             if time.monotonic() - self._checked < OWNER_CHECK:
                 return
             self._checked = time.monotonic()
         if not db_rollouts.rollout_owned(self.id, self.owner):
+            self.lost()
             raise keeper.OwnershipLost(self.id)
+
+    def lost(self):
+        """Once lost, every later check raises: the failure taskflow
+        records for the step that found the loss (a write the
+        rate-limited check would otherwise let through within
+        ``OWNER_CHECK``) must not reach the store, or the flow that
+        takes over finds that batch failed and reverts it."""
+        with self._lock:
+            self._lost = True
 
     # Between batches -----------------------------------------------------
     def gate(self, batch):
