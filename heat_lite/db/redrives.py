@@ -42,8 +42,9 @@ def redrive_state(traversal):
         }
 
 
-def redrive_claim(traversal, entity_id, phase, seen, now):
-    """Count one more re-drive of a node if its count is still ``seen``.
+def redrive_claim(traversal, entity_id, phase, seen, now, counted=True):
+    """Count one more re-drive of a node if its count is still ``seen``
+    (with ``counted`` False, only its time: a node waiting at a hook).
 
     :returns: True if this caller claimed it (and so re-drives it).
     """
@@ -56,6 +57,6 @@ def redrive_claim(traversal, entity_id, phase, seen, now):
                 SYNC.c.phase == phase,
                 SYNC.c.redrives == seen,
             )
-            .values(redrives=seen + 1, redriven_at=now)
+            .values(redrives=seen + int(counted), redriven_at=now)
         )
         return result.rowcount == 1

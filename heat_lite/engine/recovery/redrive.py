@@ -57,12 +57,19 @@ class RedriveLimiter:
                 seconds=backoff(count)
             ):
                 continue
-            if count >= CONF.engine.node_redrive_limit and not _at_hook(
-                hook, traversal
-            ):
+            at_hook = _at_hook(hook, traversal)
+            if count >= CONF.engine.node_redrive_limit and not at_hook:
                 admitted += self._give_up(node, count)
             elif redrives.redrive_claim(
-                traversal, node[2], node[3], count, now
+                # Waiting at a hook is no stall: counted, those re-drives
+                # failed the node at once when the hook was cleared and
+                # its next step was slow (a loaded machine).
+                traversal,
+                node[2],
+                node[3],
+                count,
+                now,
+                counted=not at_hook,
             ):
                 admitted.append(node)
         return admitted
