@@ -13,6 +13,7 @@ Deleting the app deletes that trust: the stack it made lives on with a
 trust of its own, which its own delete then deletes.
 """
 
+import os
 import uuid
 
 import pytest
@@ -65,6 +66,7 @@ def app_heat(cloud, tmp_path_factory):
         "postgresql", work / "dep", extra_conf=extra
     )
     dep.repos = repos
+    os.makedirs(dep.workdir)
     try:
         dep.start()
         with databases.attached(_db_url(dep)):
