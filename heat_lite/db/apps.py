@@ -180,6 +180,24 @@ def app_delete(tenant, app_id):
         raise exception.AppNotFound(app=app_id)
 
 
+@retry_write
+def app_trust_set(tenant, app_id, stored):
+    """Give the live app ``app_id`` the trust ``stored`` unless it has
+    one (an app created before trusts, or in noauth mode).
+
+    :returns: False if it had one or is gone (``stored`` is not kept).
+    """
+    with transaction() as session:
+        return (
+            session.execute(
+                APP.update()
+                .where(_live(tenant, app_id), APP.c.trust_id.is_(None))
+                .values(trust_id=stored)
+            ).rowcount
+            == 1
+        )
+
+
 @retry_read
 def trust_borrowers(stored):
     """The ids of the live root stacks whose trust is ``stored`` (the

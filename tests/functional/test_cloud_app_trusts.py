@@ -7,8 +7,9 @@ cloud's ``heat`` user as trustee, no ``[openstack]`` cloud), with a real
 bare git repository as the app's source. A non-admin user creates the app
 with a token that is then revoked; a push (stored as the engine topic
 stores a webhook's: no token at all) is built, uploaded to Glance and
-deployed to a new stack whose server boots -- all of it in the user's
-project, as the user, through the app's trust, which the stack borrows.
+deployed to a new stack whose server boots, and a second push updates
+it -- all of it in the user's project, as the user, through the app's
+trust, which the stack borrows.
 Deleting the app deletes that trust: the stack it made lives on with a
 trust of its own, which its own delete then deletes.
 """
@@ -24,7 +25,7 @@ from harness import databases, git_repo, helpers, polling
 from harness import deployment as deployment_mod
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import builds as db_builds
-from tests.functional.test_cloud_apps import _template
+from tests.functional.test_cloud_apps import VERIFY, _template
 from tests.functional.test_cloud_trusts import User, _conf, _revoke, _trusts
 
 pytestmark = [
@@ -119,7 +120,7 @@ def test_builds_act_as_the_apps_creator_after_its_token_is_revoked(
     user = User(cloud, app_heat, admin_sdk)
     repo = git_repo.BareRepo(app_heat.repos / uuid.uuid4().hex[:8])
     name = "trusted-app"
-    image_id = None
+    images = []
     heat = None
     try:
         first = user.token()
@@ -133,6 +134,7 @@ def test_builds_act_as_the_apps_creator_after_its_token_is_revoked(
                 "builder": {"name": "command"},
                 "template": _template(cloud),
                 "image_parameter": "image",
+                "verify": VERIFY,
             },
         )
         assert made.status_code == 201, made.text
@@ -148,6 +150,7 @@ def test_builds_act_as_the_apps_creator_after_its_token_is_revoked(
         done = _finished(user.project, build)
         assert done["status"] == B.DEPLOYED, done
         image_id = done["image_id"]
+        images.append(image_id)
         image = admin_sdk.image.get_image(image_id)
         assert image.status == "active" and image.owner == user.project
 
@@ -162,6 +165,20 @@ def test_builds_act_as_the_apps_creator_after_its_token_is_revoked(
         assert [t["id"] for t in _trusts(admin_sdk, user.id)] == [app_trust]
         stored = _stored_trust(app_heat, stack.id)
         assert stored.startswith("borrowed:") and app_trust not in stored
+
+        # A second push: a verified update of the stack, through the
+        # same trust.
+        second = git_repo.queue_build(app, repo.push({"index.html": "v2\n"}))
+        done2 = _finished(user.project, second)
+        assert done2["status"] == B.DEPLOYED, done2
+        images.append(done2["image_id"])
+        stack = heat.stacks.get(stack.id)
+        assert stack.stack_status == "UPDATE_COMPLETE"
+        server_id = heat.resources.get(stack.id, "server").physical_resource_id
+        server = admin_sdk.compute.get_server(server_id)
+        assert server.image["id"] == done2["image_id"]
+        assert server.user_id == user.id
+        assert [t["id"] for t in _trusts(admin_sdk, user.id)] == [app_trust]
 
         gone = _apps(user, "DELETE", "/" + app_id)
         assert gone.status_code == 204, gone.text
@@ -178,6 +195,6 @@ def test_builds_act_as_the_apps_creator_after_its_token_is_revoked(
         if heat is not None:
             for left_stack in heat.stacks.list():
                 heat.stacks.delete(left_stack.id)
-        if image_id:
-            admin_sdk.image.delete_image(image_id, ignore_missing=True)
+        for made_image in images:
+            admin_sdk.image.delete_image(made_image, ignore_missing=True)
         admin_sdk.identity.delete_user(user.id)

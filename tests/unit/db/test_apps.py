@@ -148,6 +148,10 @@ def test_an_apps_trust_is_kept_and_cleared_by_its_delete(tenant):
         SPEC,
     )  # fmt: skip
     assert db_apps.app_get(tenant, app["id"])["trust_id"] == "fernet:x"
+    assert not db_apps.app_trust_set(tenant, app["id"], "fernet:y")
+    bare = _create(tenant, name="bare")
+    assert db_apps.app_trust_set(tenant, bare["id"], "fernet:y")
+    assert db_apps.app_get(tenant, bare["id"])["trust_id"] == "fernet:y"
     db_apps.app_delete(tenant, app["id"])
     with session.transaction() as conn:
         row = conn.execute(

@@ -120,6 +120,7 @@ class AppEndpoint:
         """Lay ``body`` over the app and check the whole again; written
         only if nobody updated the app since it was read here (409)."""
         row = db_apps.app_get(ctxt.project_id, app)
+        _ensure_trust(ctxt, row)
         current = dict(row["spec"], name=row["name"])
         checked = app_spec.parse(app_spec.merge(current, body))
         _check_stacks(ctxt, checked, row["spec"]["stacks"])
@@ -149,6 +150,18 @@ class AppEndpoint:
         row = db_apps.app_get(ctxt.project_id, app)
         _release_trust(ctxt, row.get("trust_id"))
         db_apps.app_delete(ctxt.project_id, row["id"])
+
+
+def _ensure_trust(ctxt, row):
+    """An app without a trust (created before them) gets one from the
+    caller updating it, as ``trusts.ensure`` does for a stack."""
+    if row.get("trust_id") or not trusts.enabled():
+        return
+    stored = trusts.create(ctxt)
+    if stored and not db_apps.app_trust_set(
+        ctxt.project_id, row["id"], stored
+    ):
+        trusts.delete(stored)
 
 
 def _release_trust(ctxt, stored):
