@@ -459,7 +459,7 @@ def render(meta, figures):
         "| fixture | count |",
         "|---|---|",
     ]
-    lines += ["| %s | %s |" % (k, "{:,}".format(v)) for k, v in c.items()]
+    lines += ["| %s | %s |" % (k, f"{v:,}") for k, v in c.items()]
     lines += [
         "",
         "| measure | value |",
