@@ -235,6 +235,20 @@ def use(tenant, image_ids, record_id=None, kind=None, holder=None):
 
 
 @retry_write
+def record_images_now(tenant, record_id, refs):
+    """After an update in place: the record names exactly ``refs`` (ids
+    or names) now; its references to other images end."""
+    with transaction() as conn:
+        keep = _ids(conn, tenant, refs)
+        query = RECORD_IMAGE.delete().where(
+            RECORD_IMAGE.c.resource_id == record_id
+        )
+        if keep:
+            query = query.where(RECORD_IMAGE.c.image_id.not_in(keep))
+        conn.execute(query)
+
+
+@retry_write
 def hold_stack_images(tenant, stack_ids, kind, holder):
     """``holder`` (a snapshot, a promotion) keeps the images the current
     records of ``stack_ids`` name (the caller passes nested stacks too):

@@ -16,6 +16,9 @@ from heat_lite.engine.fleet.app import driver as build_driver
 from heat_lite.engine.fleet.app import runner as build_runner
 from heat_lite.engine.fleet.promotion import driver as promotion_driver
 from heat_lite.engine.fleet.promotion import runner as promotion_runner
+from heat_lite.engine.fleet.retention import runner as retention_runner
+from heat_lite.engine.fleet.retention import store as retention_store
+from heat_lite.engine.fleet.retention import sweep
 from heat_lite.engine.fleet.rollout import runner as rollout_runner
 from heat_lite.engine.fleet.rollout import target as rollout_target
 from heat_lite.engine.recovery import fencing, watchdog
@@ -88,12 +91,17 @@ class EngineProcess:
             promotion_driver.PromotionDriver(self.ops, update_goals),
         )
         poll = CONF.apps.build_poll_interval
-        self.builds = build_runner.BuildRunner(
+        builds = build_driver.BuildDriver(
+            app_deploy.Deployer(self.ops, update_goals, poll=poll),
+            services=self.services,
+            poll=poll,
+        )
+        self.builds = build_runner.BuildRunner(self.fence, builds)
+        # Image retention retires what builds made, through their store.
+        self.retention = retention_runner.RetentionRunner(
             self.fence,
-            build_driver.BuildDriver(
-                app_deploy.Deployer(self.ops, update_goals, poll=poll),
-                services=self.services,
-                poll=poll,
+            sweep.Sweep(
+                retention_store.AppImages(lambda: builds.store, self.services)
             ),
         )
         self._servers = []
@@ -144,6 +152,7 @@ class EngineProcess:
         self.rollouts.start()
         self.promotions.start()
         self.builds.start()
+        self.retention.start()
 
     def stop(self):
         """Stop gracefully: take no new work (nodes received or made ready
@@ -171,6 +180,7 @@ class EngineProcess:
         self.rollouts.stop()
         self.promotions.stop()
         self.builds.stop()
+        self.retention.stop()
         self.fence.retire()
         self.runner.drop_all()
         try:

@@ -252,11 +252,24 @@ class Resource:
         """
         return failed_action != Action.UPDATE
 
+    @classmethod
+    def may_name_images(cls):
+        """Whether any property of this type is an image reference."""
+        cached = cls.__dict__.get("_names_images")
+        if cached is None:
+            cached = properties.has_constraint(
+                cls.properties_schema, "glance.image"
+            )
+            cls._names_images = cached
+        return cached
+
     def image_references(self):
         """The images this resource's properties name (ids or names: the
         values of properties constrained to ``glance.image``), for image
         retention (``db.image_refs``): while a record names an image,
         heat_lite does not retire it."""
+        if not self.may_name_images():
+            return []
         return properties.constrained_values(
             self.properties_schema, self.properties, "glance.image"
         )

@@ -104,6 +104,20 @@ def constrained_values(schema, values, name):
     return found
 
 
+def has_constraint(schema, name):
+    """Whether any property of ``schema`` ({key: Schema}), at any depth,
+    carries the custom constraint ``name``."""
+    for sub in (schema or {}).values():
+        if name in _names(sub):
+            return True
+        inner = sub.schema
+        if isinstance(inner, Schema):
+            inner = {"*": inner}
+        if isinstance(inner, dict) and has_constraint(inner, name):
+            return True
+    return False
+
+
 def _names(schema):
     return {
         getattr(c, "name", None) for c in getattr(schema, "constraints", ())

@@ -223,6 +223,18 @@ class ActionRunner:
                 record_id=job.record["id"],
             )
 
+    @staticmethod
+    def _images_updated(job):
+        """An update in place done: the record names only its new images
+        now (a rollback's images are kept by the app's ``keep_last``, a
+        promotion, or a replaced record's own references)."""
+        if job.plugin.may_name_images():
+            image_refs.record_images_now(
+                job.record.get("stack_tenant"),
+                job.record["id"],
+                job.plugin.image_references(),
+            )
+
     def instant(self, job, handle):
         """Run a side-effect-free plugin's action without the lock.
 
@@ -489,6 +501,8 @@ class ActionRunner:
             self.locks.job_unlocked(job)
             return [job.node]
         self.locks.job_unlocked(job)
+        if job.action == Action.UPDATE:
+            self._images_updated(job)
         notify.resource_event(
             job.record, job.action, "end", physical_id=plugin.resource_id
         )

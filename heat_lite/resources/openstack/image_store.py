@@ -13,15 +13,24 @@ the cached openstacksdk connection of ``client``:
 * ``upload`` streams a local file (``PUT .../file``) or asks Glance to
   import a URL itself (the ``web-download`` import method);
 * ``status`` says where it is (``active``, or a failure);
-* ``delete`` removes it (an image already gone counts as deleted).
+* ``delete`` removes it (an image already gone counts as deleted; a
+  refusal, in use or protected, is ``ImageStoreRefused``);
+* ``hide`` / ``unhide`` set ``os_hidden`` (image retention hides an image
+  nothing names before it deletes it; a hidden image still boots by id).
 
 ``on_behalf`` names whom the cloud sees acting: an object whose
 ``stack`` is ``{"id", "trust"}``, as a resource plugin's is (keystone
 mode logs in with that trust; noauth mode uses the configured cloud).
 """
 
+import json
+
+from heat_lite.common import exception
 from heat_lite.resources.openstack import client
 from heat_lite.resources.openstack.client import sdk_exc
+
+# Glance v2's media type of an image update (a JSON patch).
+JSON_PATCH = "application/openstack-images-v2.1-json-patch"
 
 
 class ImageFailed(client.Error):
@@ -99,8 +108,44 @@ class GlanceImageStore:
         return status
 
     def delete(self, on_behalf, image_id):
-        """Delete the image; one that is gone counts as deleted."""
+        """Delete the image; one that is gone counts as deleted.
+
+        :raises ImageStoreRefused: if Glance refuses (in use: 409,
+            protected: 403); image retention tries again later.
+        """
         try:
             self._request(on_behalf, "DELETE", "/" + image_id)
         except sdk_exc.NotFoundException:
             pass
+        except (sdk_exc.ConflictException, sdk_exc.ForbiddenException) as exc:
+            raise exception.ImageStoreRefused(
+                image=image_id, reason=_reason(exc)
+            ) from None
+
+    def hide(self, on_behalf, image_id):
+        """Hide the image from image lists (``os_hidden``): it can still
+        be booted by id. One that is gone counts as hidden."""
+        self._set_hidden(on_behalf, image_id, True)
+
+    def unhide(self, on_behalf, image_id):
+        """Show the image in image lists again."""
+        self._set_hidden(on_behalf, image_id, False)
+
+    def _set_hidden(self, on_behalf, image_id, hidden):
+        try:
+            self._request(
+                on_behalf,
+                "PATCH",
+                "/" + image_id,
+                data=json.dumps(
+                    [{"op": "replace", "path": "/os_hidden", "value": hidden}]
+                ),
+                headers={"Content-Type": JSON_PATCH},
+            )
+        except sdk_exc.NotFoundException:
+            pass
+
+
+def _reason(exc):
+    """Glance's own words of a refusal."""
+    return getattr(exc, "details", None) or str(exc)

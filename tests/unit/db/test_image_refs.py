@@ -338,3 +338,20 @@ def test_a_snapshot_keeps_the_images_of_its_stack_while_it_exists(tenant):
     ]
     assert db_snapshots.snapshot_delete(stack_id, snapshot_id)
     assert image_refs.needed([image_id], never)[image_id] == []
+
+
+def test_an_update_in_place_ends_the_record_s_use_of_its_old_image(tenant):
+    old, new = _image(tenant), _image(tenant)
+    _, record = rows.stack()
+    image_refs.use(tenant, [old], record_id=record)
+    image_refs.use(tenant, [new], record_id=record)  # the update starts
+    assert [r["kind"] for r in image_refs.needed([old], never)[old]] == [
+        "record"
+    ]
+    image_refs.record_images_now(tenant, record, [new])  # and is done
+    assert image_refs.needed([old], never)[old] == []
+    assert [r["kind"] for r in image_refs.needed([new], never)[new]] == [
+        "record"
+    ]
+    image_refs.record_images_now(tenant, record, [])
+    assert image_refs.needed([new], never)[new] == []

@@ -39,17 +39,20 @@ class Images:
         self.refuse = set()
         self.fail = set()
 
-    def hide(self, tenant, image_id):
+    def hide(self, row):
+        image_id = row["id"]
         self.calls.append(("hide", image_id))
         if image_id in self.fail:
             raise RuntimeError("connection reset")
         self.hidden.add(image_id)
 
-    def unhide(self, tenant, image_id):
+    def unhide(self, row):
+        image_id = row["id"]
         self.calls.append(("unhide", image_id))
         self.hidden.discard(image_id)
 
-    def delete(self, tenant, image_id):
+    def delete(self, row):
+        image_id = row["id"]
         self.calls.append(("delete", image_id))
         if image_id in self.refuse:
             raise exception.ImageStoreRefused(image=image_id, reason="in use")

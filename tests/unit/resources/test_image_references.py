@@ -65,3 +65,11 @@ def test_a_server_names_its_image():
         {"image": "cirros", "flavor": "m1.tiny", "name": "web"},
         "glance.image",
     ) == ["cirros"]
+
+
+def test_which_schemas_can_name_an_image():
+    assert p.has_constraint(SCHEMA, "glance.image")
+    assert p.has_constraint({"boot": SCHEMA["boot"]}, "glance.image")
+    assert p.has_constraint({"names": SCHEMA["names"]}, "glance.image")
+    assert not p.has_constraint({"flavor": SCHEMA["flavor"]}, "glance.image")
+    assert p.has_constraint(server_schema.PROPERTIES, "glance.image")

@@ -15,11 +15,12 @@ import time
 import uuid
 
 from heat_lite.common import context, crypt, exception
+from heat_lite.common.states import PROMOTION, Action, Status
 from heat_lite.common.states import VERIFICATION as V
-from heat_lite.common.states import Action, Status
 from heat_lite.db import api as db_api
-from heat_lite.db import models, verifications
+from heat_lite.db import image_refs, models, verifications
 from heat_lite.db import promotions as db_promotions
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import trusts, validation
 from heat_lite.engine.fleet import keeper
 from heat_lite.engine.traversal import verify
@@ -79,6 +80,10 @@ class PromotionRun:
         self.write(
             status=status, status_reason=reason, finished_at=models.utcnow()
         )
+        if status in PROMOTION.UNDONE:
+            # Undone: nothing can roll back to the target's old images
+            # through it any more (its records name them again).
+            image_refs.release("promotion", self.id)
 
 
 def _plain(token):
@@ -122,8 +127,19 @@ class PromotionDriver:
         if row["created_target"]:
             self._create(run, row, traversal)
         else:
+            self._hold_previous_images(run, row)
             self._update(run, row, traversal, row["spec"]["snapshot"])
         return traversal
+
+    @staticmethod
+    def _hold_previous_images(run, row):
+        """The images the target runs now are what a rollback of this
+        promotion brings back: image retention keeps them while it can."""
+        target = row["target_stack_id"]
+        nested = [s["id"] for _, s in db_stacks.stack_descendants([target])]
+        image_refs.hold_stack_images(
+            run.context.project_id, [target, *nested], "promotion", run.id
+        )
 
     @staticmethod
     def _started(run, row, traversal, marked_at):

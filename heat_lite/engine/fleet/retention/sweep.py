@@ -39,15 +39,16 @@ IMAGE = st.IMAGE
 
 
 class ImageStore(typing.Protocol):
-    """What the pass asks of the image service, per project. Each call
-    is idempotent; an image already gone counts as hidden, shown or
-    deleted. A refusal to delete raises ``exception.ImageStoreRefused``."""
+    """What the pass asks of the image service for one image (its
+    ``managed_image`` row: id, tenant, app_id). Each call is idempotent;
+    an image already gone counts as hidden, shown or deleted. A refusal
+    to delete raises ``exception.ImageStoreRefused``."""
 
-    def hide(self, tenant: str, image_id: str) -> None: ...
+    def hide(self, row: dict) -> None: ...
 
-    def unhide(self, tenant: str, image_id: str) -> None: ...
+    def unhide(self, row: dict) -> None: ...
 
-    def delete(self, tenant: str, image_id: str) -> None: ...
+    def delete(self, row: dict) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,15 +190,15 @@ class Sweep:
             if step.call is None:
                 return "revived" if step.to == IMAGE.NEEDED else "unneeded"
         if step.call == "hide":
-            self.store.hide(tenant, image_id)
+            self.store.hide(row)
             image_refs.hidden(image_id, now)
             return "hidden"
         if step.call == "unhide":
-            self.store.unhide(tenant, image_id)
+            self.store.unhide(row)
             image_refs.unhidden(image_id)
             return "revived" if step.to == IMAGE.NEEDED else "shown"
         try:
-            self.store.delete(tenant, image_id)
+            self.store.delete(row)
         except exception.ImageStoreRefused as exc:
             LOG.warning("Image %s not deleted yet: %s", image_id, exc)
             image_refs.delete_failed(image_id, exc)

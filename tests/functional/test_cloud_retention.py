@@ -1,0 +1,148 @@
+"""Image retention against the test cloud's real Glance (issue 30.3).
+
+A heat-lite-all (noauth, SQLite) acting in the cloud as ``demo`` runs the
+retention pass every second. Images are made in Glance as a build would
+make them (with ``heat_lite_build``) and recorded in the deployment's
+database the way builds record them; then: an image an app's template
+names stays visible; an unneeded image of an app whose policy deletes at
+once is hidden, then deleted from Glance; an unneeded image under the
+default policy (hide) is hidden and stays; once something names it again
+it is shown again; an image heat_lite did not build is never touched.
+"""
+
+import io
+import os
+import uuid
+
+import pytest
+import requests
+
+from harness import databases, polling
+from harness import deployment as deployment_mod
+from heat_lite.common.states import IMAGE
+from heat_lite.db import image_refs
+from tests.functional.test_apps import _api
+
+pytestmark = [
+    pytest.mark.functional,
+    pytest.mark.cloud,
+    pytest.mark.timeout(900),
+]
+PROJECT = "demo"
+RETENTION = """
+[retention]
+interval = 1
+mode = hide
+keep_last = 0
+"""
+
+
+@pytest.fixture(scope="module")
+def heat(cloud, tmp_path_factory):
+    work = tmp_path_factory.mktemp("cloud-retention")
+    dep = deployment_mod.Deployment(
+        "sqlite",
+        work / "dep",
+        extra_conf=cloud.heat_conf("demo")
+        + "\n[apps]\nallowed_sources = file:///srv/git/*\n"
+        + RETENTION,
+    )
+    os.makedirs(dep.workdir)
+    try:
+        dep.start()
+        with databases.attached("sqlite:///%s/heat_lite.sqlite" % dep.workdir):
+            yield dep
+    finally:
+        dep.stop()
+
+
+@pytest.fixture(scope="module")
+def glance(cloud):
+    return cloud.connect("demo").image
+
+
+def _glance_image(glance, built=True):
+    properties = {"heat_lite_build": str(uuid.uuid4())} if built else {}
+    image = glance.create_image(
+        name="ret-" + uuid.uuid4().hex[:6],
+        disk_format="raw",
+        container_format="bare",
+        data=io.BytesIO(b"\0" * 1024),
+        **properties,
+    )
+    return image.id
+
+
+def _managed(image_id, app_id=None):
+    image_refs.image_add(
+        {"id": image_id, "tenant": PROJECT, "app_id": app_id, "name": "ret"}
+    )
+
+
+def _app(heat, retention):
+    made = _api(
+        heat,
+        PROJECT,
+        "POST",
+        body={
+            "name": "ret-" + uuid.uuid4().hex[:6],
+            "source": {"url": "file:///srv/git/x", "branches": ["main"]},
+            "builder": {"name": "artifact"},
+            "template": {
+                "heat_template_version": "2021-04-16",
+                "parameters": {"image": {"type": "string"}},
+            },
+            "image_parameter": "image",
+            "retention": retention,
+        },
+    )
+    assert made.status_code == 201, made.text
+    return made.json()["app"]["id"]
+
+
+def _hidden(glance, image_id):
+    return glance.get_image(image_id).is_hidden
+
+
+def _state(image_id):
+    return image_refs.image_get(PROJECT, image_id)["state"]
+
+
+def test_retention_against_glance(heat, glance):
+    app_id = _app(heat, {"mode": "delete", "grace": 0, "keep_last": 0})
+    kept = _glance_image(glance)
+    doomed = _glance_image(glance)
+    hidden = _glance_image(glance)
+    foreign = _glance_image(glance, built=False)
+    _managed(kept, app_id)
+    _managed(doomed, app_id)
+    _managed(hidden)
+    image_refs.use(PROJECT, [kept], kind="app", holder=app_id)
+
+    # The app's policy deletes at once: hidden, then gone from Glance.
+    polling.until(lambda: _state(doomed) == IMAGE.DELETED, 120, "deleted")
+    with pytest.raises(Exception) as gone:
+        glance.get_image(doomed)
+    assert "404" in str(gone.value) or "NotFound" in type(gone.value).__name__
+    # The default (hide) hides and keeps it.
+    polling.until(lambda: _state(hidden) == IMAGE.HIDDEN, 60, "hidden")
+    polling.until(lambda: _hidden(glance, hidden), 60, "hidden in Glance")
+    assert not _hidden(glance, kept) and _state(kept) == IMAGE.NEEDED
+    assert not _hidden(glance, foreign)
+    # heat_lite's view says why.
+    listed = requests.get(
+        heat.endpoint(PROJECT) + "/images",
+        headers={"X-Auth-User": "dev"},
+        timeout=60,
+    ).json()["images"]
+    by_id = {i["id"]: i for i in listed}
+    assert by_id[kept]["kept_by"] == [{"kind": "app", "holder": app_id}]
+    assert by_id[hidden]["state"] == IMAGE.HIDDEN
+    assert foreign not in by_id
+
+    # Named again (a promotion, say): shown again by the next pass.
+    assert image_refs.use(
+        PROJECT, [hidden], kind="promotion", holder="p1"
+    ) == [hidden]
+    polling.until(lambda: not _hidden(glance, hidden), 60, "shown again")
+    assert _state(hidden) == IMAGE.NEEDED
