@@ -19,6 +19,7 @@ from heat_lite.db import models, paging
 from heat_lite.db.session import retry_read, retry_write, transaction
 
 APP = models.App.__table__
+STACK = models.Stack.__table__
 # What app_update's ``webhook_secret`` defaults to: leave it as it is.
 KEEP = object()
 _SORT_KEYS = {
@@ -37,7 +38,8 @@ def _decoded(row):
 def app_create(values, spec, webhook_secret=None):
     """Store a new app.
 
-    :param values: id, tenant, name, username.
+    :param values: id, tenant, name, username, and trust_id (the stored
+        form of the trust its builds act through) if it has one.
     :param spec: the normalised app (``common.app_spec``) without secret.
     :param webhook_secret: the secret, already encrypted, or None.
     :returns: the stored app.
@@ -170,11 +172,61 @@ def app_delete(tenant, app_id):
                 deleted_at=now,
                 updated_at=now,
                 live_name=None,
+                trust_id=None,
                 version=APP.c.version + 1,
             )
         ).rowcount
     if not done:
         raise exception.AppNotFound(app=app_id)
+
+
+@retry_write
+def app_trust_set(tenant, app_id, stored):
+    """Give the live app ``app_id`` the trust ``stored`` unless it has
+    one (an app created before trusts, or in noauth mode).
+
+    :returns: False if it had one or is gone (``stored`` is not kept).
+    """
+    with transaction() as session:
+        return (
+            session.execute(
+                APP.update()
+                .where(_live(tenant, app_id), APP.c.trust_id.is_(None))
+                .values(trust_id=stored)
+            ).rowcount
+            == 1
+        )
+
+
+@retry_read
+def trust_borrowers(stored):
+    """The ids of the live root stacks whose trust is ``stored`` (the
+    borrowed form of an app's trust: stacks its builds created)."""
+    with transaction(writer=False) as session:
+        rows = session.execute(
+            sa.select(STACK.c.id).where(
+                STACK.c.trust_id == stored,
+                STACK.c.owner_id.is_(None),
+                STACK.c.deleted_at.is_(None),
+            )
+        )
+        return [r.id for r in rows]
+
+
+@retry_write
+def trust_hand_over(stored, new):
+    """Every live stack (root or nested) whose trust is ``stored`` gets
+    ``new`` instead, in one statement: a stack that borrowed an app's
+    trust gets a trust of its own before the app's is deleted.
+
+    :returns: how many stacks.
+    """
+    with transaction() as session:
+        return session.execute(
+            STACK.update()
+            .where(STACK.c.trust_id == stored, STACK.c.deleted_at.is_(None))
+            .values(trust_id=new)
+        ).rowcount
 
 
 @retry_write

@@ -514,6 +514,8 @@ class App(BASE):
     NULL once deleted: the unique key (tenant, live_name) makes two live
     apps of one name impossible, whatever the timing. ``version`` counts
     updates: an update is conditional on the version it read.
+    ``trust_id`` is the Keystone trust its builds act through (keystone
+    mode; stored as ``stack.trust_id`` is, see ``engine.trusts``).
     """
 
     __tablename__ = "app"
@@ -536,6 +538,7 @@ class App(BASE):
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
     updated_at = sa.Column(DateTime, nullable=True)
     deleted_at = sa.Column(DateTime, nullable=True)
+    trust_id = sa.Column(sa.Text, nullable=True)
 
 
 class ManagedImage(BASE):

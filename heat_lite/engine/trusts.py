@@ -23,6 +23,12 @@ does (``create_trust_context`` keeps a context's trust): it is stored
 marked as borrowed and never deleted here; its owner deletes it with the
 stack that made it, after deleting this one.
 
+An app has a trust of its own, made the same way when it is created
+(``app.trust_id``): its builds upload their images through it, and the
+stacks they create borrow it (``lent``); the app's delete deletes it,
+after giving those stacks a trust of their own
+(``engine.fleet.app.endpoint``).
+
 A trust id with the trustee's password is a credential: it is never
 logged, returned over the API or put in an event, and the requests that
 carry it are sent with keystoneauth's logging off.
@@ -178,6 +184,15 @@ def _callers_trust(trustee, token, project_id):
     ):
         return None
     return trust["id"]
+
+
+def lent(stored):
+    """The stored form of a trust ``stored`` lent to a stack (an app's
+    trust, to the stacks its builds create): the stack acts through it
+    but never deletes it; its owner does. None for None."""
+    if not stored or stored.startswith(_BORROWED):
+        return stored
+    return _BORROWED + stored
 
 
 def delete(stored):

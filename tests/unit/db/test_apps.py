@@ -7,10 +7,12 @@ import threading
 import uuid
 
 import pytest
+import sqlalchemy as sa
 
 from heat_lite.common import exception
 from heat_lite.db import apps as db_apps
-from heat_lite.db import models, purge
+from heat_lite.db import models, purge, session
+from tests.unit.db import rows
 
 SPEC = {"source": {"url": "file:///srv/git/a", "branches": ["main"]}}
 
@@ -121,3 +123,56 @@ def test_purge_deleted_removes_old_deleted_apps_only(tenant):
     assert (
         purge.purge_deleted(later - datetime.timedelta(hours=1))["apps"] == 0
     )
+
+
+def _trust(stack_id, stored, **values):
+    with session.transaction() as conn:
+        conn.execute(
+            rows.STACK.update()
+            .where(rows.STACK.c.id == stack_id)
+            .values(trust_id=stored, **values)
+        )
+
+
+def _stored(stack_id):
+    with session.transaction() as conn:
+        return conn.execute(
+            sa.select(rows.STACK.c.trust_id).where(rows.STACK.c.id == stack_id)
+        ).scalar()
+
+
+def test_an_apps_trust_is_kept_and_cleared_by_its_delete(tenant):
+    app = db_apps.app_create(
+        {"id": str(uuid.uuid4()), "tenant": tenant, "name": "t",
+         "trust_id": "fernet:x"},
+        SPEC,
+    )  # fmt: skip
+    assert db_apps.app_get(tenant, app["id"])["trust_id"] == "fernet:x"
+    assert not db_apps.app_trust_set(tenant, app["id"], "fernet:y")
+    bare = _create(tenant, name="bare")
+    assert db_apps.app_trust_set(tenant, bare["id"], "fernet:y")
+    assert db_apps.app_get(tenant, bare["id"])["trust_id"] == "fernet:y"
+    db_apps.app_delete(tenant, app["id"])
+    with session.transaction() as conn:
+        row = conn.execute(
+            db_apps.APP.select().where(db_apps.APP.c.id == app["id"])
+        ).first()
+    assert row.trust_id is None
+
+
+def test_live_stacks_borrowing_a_trust_are_handed_another(tenant):
+    root, _ = rows.stack()
+    nested, _ = rows.stack()
+    deleted, _ = rows.stack()
+    other, _ = rows.stack()
+    lent = "borrowed:fernet:app-" + tenant
+    _trust(root, lent)
+    _trust(nested, lent, owner_id=root)
+    _trust(deleted, lent, deleted_at=models.utcnow())
+    _trust(other, "fernet:own")
+    assert db_apps.trust_borrowers(lent) == [root]  # live roots only
+    assert db_apps.trust_hand_over(lent, "fernet:new") == 2
+    assert [_stored(s) for s in (root, nested, deleted, other)] == [
+        "fernet:new", "fernet:new", lent, "fernet:own"
+    ]  # fmt: skip
+    assert db_apps.trust_borrowers(lent) == []

@@ -26,7 +26,9 @@ from heat_lite.common.states import VERIFICATION as V
 from heat_lite.common.states import Action, Status
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import stacks as db_stacks
+from heat_lite.db import trusts as db_trusts
 from heat_lite.db import verifications
+from heat_lite.engine import trusts
 from heat_lite.engine.endpoint import goals as goals_mod
 from heat_lite.engine.traversal import ops as ops_mod
 from heat_lite.engine.traversal import verify
@@ -149,6 +151,8 @@ class Deployer:
             row["stack_id"],
         )
         if stack is None:
+            # It acts as the app's creator: it borrows the app's trust.
+            values["trust_id"] = trusts.lent(run.app.get("trust_id"))
             stack = db_stacks.stack_create(values, template, env, files)
         started = self.ops.start(
             stack,
@@ -175,6 +179,12 @@ class Deployer:
             args,
             False,
         )
+        if not stack.get("trust_id") and run.app.get("trust_id"):
+            # An adopted stack made without a trust (noauth mode then):
+            # the build's update acts through the app's.
+            lent = trusts.lent(run.app["trust_id"])
+            if db_trusts.stack_trust_set(stack["id"], lent):
+                stack = dict(stack, trust_id=lent)
         if stack["status"] == Status.IN_PROGRESS:
             raise DeployFailed(
                 message="stack %s is %s_IN_PROGRESS, an operation the "

@@ -14,7 +14,7 @@ import oslo_messaging as messaging
 from heat_lite.common import app_spec, crypt, exception
 from heat_lite.db import apps as db_apps
 from heat_lite.db import stacks as db_stacks
-from heat_lite.engine import rpcapi
+from heat_lite.engine import rpcapi, trusts
 from heat_lite.engine.endpoint.base import expected
 from heat_lite.engine.endpoint.views import timestamp
 
@@ -71,16 +71,23 @@ class AppEndpoint:
     def create_app(self, ctxt, body):
         checked = app_spec.parse(body)
         _check_stacks(ctxt, checked)
-        row = db_apps.app_create(
-            {
-                "id": str(uuid.uuid4()),
-                "tenant": ctxt.project_id,
-                "name": checked["name"],
-                "username": ctxt.user_id,
-            },
-            _spec_of(checked),
-            _seal(checked["webhook_secret"]),
-        )
+        # The trust first: a create Keystone refuses leaves no app.
+        trust = trusts.create(ctxt)
+        try:
+            row = db_apps.app_create(
+                {
+                    "id": str(uuid.uuid4()),
+                    "tenant": ctxt.project_id,
+                    "name": checked["name"],
+                    "username": ctxt.user_id,
+                    "trust_id": trust,
+                },
+                _spec_of(checked),
+                _seal(checked["webhook_secret"]),
+            )
+        except Exception:
+            trusts.delete(trust)
+            raise
         return view(row, detail=True)
 
     @expected
@@ -113,6 +120,7 @@ class AppEndpoint:
         """Lay ``body`` over the app and check the whole again; written
         only if nobody updated the app since it was read here (409)."""
         row = db_apps.app_get(ctxt.project_id, app)
+        _ensure_trust(ctxt, row)
         current = dict(row["spec"], name=row["name"])
         checked = app_spec.parse(app_spec.merge(current, body))
         _check_stacks(ctxt, checked, row["spec"]["stacks"])
@@ -129,8 +137,41 @@ class AppEndpoint:
 
     @expected
     def delete_app(self, ctxt, app):
+        """Delete the app and its trust (Heat's rule: a trust that may
+        still exist fails the delete, which can be asked again).
+
+        The stacks its builds created live on: they borrowed the app's
+        trust, so each first gets a trust of its own from the caller of
+        this delete, who chose to keep them (as ``trusts.ensure`` gives
+        one to a stack that has none). If Keystone refuses that trust,
+        nothing is deleted. A build still running keeps the app it read:
+        once the trust is gone its upload or stack operation fails.
+        """
         row = db_apps.app_get(ctxt.project_id, app)
+        _release_trust(ctxt, row.get("trust_id"))
         db_apps.app_delete(ctxt.project_id, row["id"])
+
+
+def _ensure_trust(ctxt, row):
+    """An app without a trust (created before them) gets one from the
+    caller updating it, as ``trusts.ensure`` does for a stack."""
+    if row.get("trust_id") or not trusts.enabled():
+        return
+    stored = trusts.create(ctxt)
+    if stored and not db_apps.app_trust_set(
+        ctxt.project_id, row["id"], stored
+    ):
+        trusts.delete(stored)
+
+
+def _release_trust(ctxt, stored):
+    if not stored:
+        return
+    lent = trusts.lent(stored)
+    if lent != stored and db_apps.trust_borrowers(lent):
+        own = trusts.create(ctxt)
+        db_apps.trust_hand_over(lent, own)
+    trusts.delete(stored)
 
 
 def view(row, detail=False):
