@@ -181,6 +181,12 @@ def parser():
         "config, an empty HOME) five times",
     )
     p.add_argument(
+        "--retention",
+        action="store_true",
+        help="run nothing else: image retention at the seed's scale "
+        "(issue 30; --quick: a small fixture)",
+    )
+    p.add_argument(
         "--repeat",
         type=int,
         help="--against-heat: repetitions of every scenario; the "
@@ -445,6 +451,10 @@ def main(argv=None):
         from bench import startup
 
         return startup.main(opts)
+    if opts.retention:
+        from bench import retention
+
+        return retention.main(opts)
     if opts.against_heat:
         from bench import against_heat
 

@@ -398,35 +398,55 @@ def _holder_exists():
 
 def _ranks(conn, ids, keep_last):
     """(image id, rank) of those of ``ids`` that are among the newest
-    ``keep_last(app)`` deployed images of their app and branch."""
-    groups = conn.execute(
-        sa.select(IMAGE.c.app_id, IMAGE.c.branch)
-        .where(
-            IMAGE.c.id.in_(ids),
-            IMAGE.c.app_id.is_not(None),
-            IMAGE.c.deployed_at.is_not(None),
-        )
-        .distinct()
-    ).all()
-    wanted = set(ids)
-    for app_id, branch in groups:
-        limit = keep_last(app_id)
-        if limit <= 0:
-            continue
-        newest = conn.execute(
-            sa.select(IMAGE.c.id)
+    ``keep_last(app)`` deployed images of their app and branch.
+
+    One statement for every group of the page (a window over the
+    groups' deployed images), not one per (app, branch): a pass's page
+    of 500 images touches hundreds of groups.
+    """
+    groups = {
+        tuple(g)
+        for g in conn.execute(
+            sa.select(IMAGE.c.app_id, IMAGE.c.branch)
             .where(
-                IMAGE.c.app_id == app_id,
-                IMAGE.c.branch == branch,
+                IMAGE.c.id.in_(ids),
+                IMAGE.c.app_id.is_not(None),
                 IMAGE.c.deployed_at.is_not(None),
-                IMAGE.c.state.not_in(st.IMAGE.GONE),
             )
-            .order_by(IMAGE.c.deployed_at.desc(), IMAGE.c.id.desc())
-            .limit(limit)
-        ).scalars()
-        for rank, image_id in enumerate(newest, 1):
-            if image_id in wanted:
-                yield image_id, rank
+            .distinct()
+        )
+    }
+    limits = {app_id: keep_last(app_id) for app_id, _ in sorted(groups)}
+    groups = sorted(g for g in groups if limits[g[0]] > 0)
+    if not groups:
+        return
+    rank = (
+        sa.func.row_number()
+        .over(
+            partition_by=(IMAGE.c.app_id, IMAGE.c.branch),
+            order_by=(IMAGE.c.deployed_at.desc(), IMAGE.c.id.desc()),
+        )
+        .label("rank")
+    )
+    newest = (
+        sa.select(IMAGE.c.id, IMAGE.c.app_id, rank)
+        .where(
+            sa.tuple_(IMAGE.c.app_id, IMAGE.c.branch).in_(groups),
+            IMAGE.c.deployed_at.is_not(None),
+            IMAGE.c.state.not_in(st.IMAGE.GONE),
+        )
+        .subquery()
+    )
+    for row in conn.execute(
+        sa.select(newest.c.id, newest.c.app_id, newest.c.rank)
+        .where(
+            newest.c.id.in_(ids),
+            newest.c.rank <= max(limits[a] for a, _ in groups),
+        )
+        .order_by(newest.c.id)
+    ):
+        if row.rank <= limits[row.app_id]:
+            yield row.id, row.rank
 
 
 @retry_read
