@@ -243,6 +243,14 @@ class Browser:
             shutil.rmtree(self.profile, ignore_errors=True)
 
     def open(self, base_url, fragment=""):
+        """Load the dashboard afresh at ``fragment``.
+
+        The blank page first: a URL that differs from the current one
+        only after ``#`` is a same-document navigation, which keeps the
+        old page and its DOM (a test would type into the old login form
+        and the page's hashchange would redraw it under the test).
+        """
+        self.driver.get("about:blank")
         self.driver.get(
             "%s/dashboard/?poll_ms=%d#%s" % (base_url, POLL_MS, fragment)
         )

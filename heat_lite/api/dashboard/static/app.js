@@ -150,7 +150,8 @@ function route() {
   if (session.auth === "keystone" && !session.who) {
     document.getElementById("nav").hidden = true;
     drawWho();
-    loginPage();
+    // A hash change while the form is up keeps what was typed into it.
+    if (!main.querySelector("form.login #user")) loginPage();
     return;
   }
   if (!parts.length || parts[0] === "login") {
