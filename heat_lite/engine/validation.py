@@ -15,6 +15,8 @@ from heat_lite.engine.template import registry as type_registry
 CONF = conf.CONF
 _NAME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_.-]{0,254}$")
 _PSEUDO_PARAMETERS = ("OS::stack_name", "OS::stack_id", "OS::project_id")
+# Functions whose value comes from a nested stack's parent resource.
+_NEEDS_PARENT = ("resource_facade", "Fn::ResourceFacade")
 
 
 # Resolves with no resource state (references give names, attributes
@@ -106,10 +108,17 @@ def bind(template, env, files, stack_info, depth=0, authorize=None):
     if tree_types:
         authorize(tree_types - types)
     _check_duplicate_names(bound)
-    for name, defn in bound.resources.items():
-        _check_literal_properties(bound, defn, classes[name])
+    # A resource taken over by ``external_id`` is someone else's: its
+    # properties are not checked as if it were to be created (as Heat).
+    created = {
+        name: defn
+        for name, defn in bound.resources.items()
+        if defn.external_id is None
+    }
+    for name, defn in created.items():
+        _check_static_properties(bound, defn, classes[name])
     if authorize is not None:
-        for name, defn in bound.resources.items():
+        for name, defn in created.items():
             _check_request(bound, defn, classes[name])
     return bound
 
@@ -126,20 +135,40 @@ def _check_duplicate_names(bound):
         )
 
 
-def _check_literal_properties(bound, defn, cls):
-    """Validate the properties whose values hold no function call.
+def _check_static_properties(bound, defn, cls):
+    """Validate the properties whose values need no resource.
 
-    Values that come from functions (a ``get_attr``, a ``map_merge``...)
-    are checked when the resource is created, once they can be resolved.
+    Literal values and what parameters and files give (``get_param``,
+    ``str_replace`` of parameters...) are checked now, custom constraints
+    included, as Heat does at create: a flavor that does not exist is a
+    400 whether it is written in the template or passed as a parameter.
+    Values that need a resource (``get_attr``, ``get_resource``) or the
+    parent of a nested stack (``resource_facade``) are checked when the
+    resource is created, once they can be resolved.
     """
     path = "resources.%s.properties" % defn.name
     props = defn.properties
     if not isinstance(props, dict):
         return
-    literal = {k: v for k, v in props.items() if not has_function(v)}
-    unresolved = [k for k in props if k not in literal]
-    values = functions.resolve(literal, ValidationScope(bound))
+    static = {k: v for k, v in props.items() if _static(v)}
+    unresolved = [k for k in props if k not in static]
+    values = functions.resolve(static, ValidationScope(bound))
     cls.validate_properties(values, path, unresolved)
+
+
+def _static(value):
+    """True if ``value`` resolves from parameters and files alone."""
+    if isinstance(value, tmpl_base.Function):
+        return (
+            value.name not in _NEEDS_PARENT
+            and not tmpl_base.references(value)
+            and _static(value.args)
+        )
+    if isinstance(value, dict):
+        return all(_static(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_static(v) for v in value)
+    return True
 
 
 def _check_request(bound, defn, cls):

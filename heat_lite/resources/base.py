@@ -46,7 +46,13 @@ from heat_lite.resources import services as plugin_services
 UpdateReplace = exception.UpdateReplace
 
 
-class AdoptFailed(Exception):
+class ActionFailed(Exception):
+    """A resource's action failed for a reason the resource states (a
+    timeout, a failure it was told of): an outcome, not a bug, so the
+    engine logs it as one line, without a traceback."""
+
+
+class AdoptFailed(ActionFailed):
     """The adopt data does not name a resource to take over."""
 
 

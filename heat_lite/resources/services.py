@@ -94,6 +94,9 @@ class CloudSide(Protocol):
         self, services, request=None, stack=None
     ) -> AbstractContextManager: ...
     def forget(self, trust_id) -> None: ...
+    def is_cloud_error(self, exc) -> bool:
+        """True if ``exc`` is an answer of the cloud (a refusal, a
+        conflict, an error state): expected, logged as one line."""
 
 
 def _missing(what):
@@ -198,3 +201,7 @@ class NoCloud:
     @staticmethod
     def forget(trust_id):
         return None
+
+    @staticmethod
+    def is_cloud_error(exc):
+        return False

@@ -61,7 +61,7 @@ POLL = 0.5
 CONF = conf.CONF
 
 
-class DeploymentFailed(Exception):
+class DeploymentFailed(base.ActionFailed):
     """The deployment reported FAILED; the message is its reason."""
 
 

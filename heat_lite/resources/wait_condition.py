@@ -28,15 +28,15 @@ FIRST_POLL, MAX_POLL = 0.2, 2.0
 CONF = conf.CONF
 
 
-class WaitConditionFailure(Exception):
+class WaitConditionFailure(base.ActionFailed):
     """A FAILURE signal arrived; the message is the failure reasons."""
 
 
-class WaitConditionTimeout(Exception):
+class WaitConditionTimeout(base.ActionFailed):
     """Not enough signals before the timeout."""
 
 
-class HandleNotFound(Exception):
+class HandleNotFound(base.ActionFailed):
     """The ``handle`` property names no wait condition handle."""
 
 

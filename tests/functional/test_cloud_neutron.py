@@ -236,6 +236,32 @@ def test_constraints_ask_the_cloud(cloud, heat_on_cloud):
     )
     assert error.code == 400
     assert '"no-such-flavor" does not validate nova.flavor' in str(error)
+    # The same from a plain string parameter (no constraint of its own):
+    # the property's constraint checks what the parameter gives, at
+    # create, as Heat does.
+    flavor_param = helpers.template(
+        {
+            "server": {
+                "type": "OS::Nova::Server",
+                "properties": {
+                    "image": cloud.image,
+                    "flavor": {"get_param": "flavor"},
+                    "networks": [{"network": cloud.network}],
+                },
+            }
+        },
+        parameters={"flavor": {"type": "string"}},
+    )
+    error = helpers.http_error(
+        lambda: heat.stacks.create(
+            stack_name="bad-flavor-param",
+            template=flavor_param,
+            parameters={"flavor": "no-such-flavor"},
+        )
+    )
+    assert error.code == 400
+    assert '"no-such-flavor" does not validate nova.flavor' in str(error)
+    assert "resources.server.properties.flavor" in str(error)
     with_param = helpers.template(
         {
             "server": {

@@ -18,9 +18,11 @@ from heat_lite.common.states import Action, Status
 from heat_lite.db import events as db_events
 from heat_lite.db import records as db_records
 from heat_lite.db import stacks as db_stacks
+from heat_lite.engine import cloud
 from heat_lite.engine.traversal import ops
 from heat_lite.engine.traversal.planner import CLEANUP, FORWARD_ONLY
 from heat_lite.engine.worker import lease
+from heat_lite.resources import base
 
 LOG = logging.getLogger(__name__)
 
@@ -30,10 +32,19 @@ def reason_for(exc, name):
     return "%s: resources.%s: %s" % (type(exc).__name__, name, exc)
 
 
+def expected(exc):
+    """True for an outcome rather than a bug: a typed error of heat_lite,
+    a resource's stated failure (a wait condition's timeout, a failed
+    deployment), an answer of the cloud."""
+    return isinstance(
+        exc, (exception.HeatLiteException, base.ActionFailed)
+    ) or cloud.side().is_cloud_error(exc)
+
+
 def log_unexpected(exc, what):
-    """One traceback per unexpected error, where it is handled; typed
-    errors (HeatLiteException) are expected and get one line."""
-    if isinstance(exc, exception.HeatLiteException):
+    """One traceback per unexpected error, where it is handled; expected
+    failures (``expected``) get one line."""
+    if expected(exc):
         LOG.info("%s failed: %s", what, exc)
     else:
         LOG.error("%s failed unexpectedly", what, exc_info=exc)

@@ -22,6 +22,23 @@ from heat_lite.engine.worker import successors as successors_mod
 from heat_lite.resources import base
 
 
+def _checked_properties(cls, defn, scope):
+    """The definition's properties, resolved and validated.
+
+    A resource taken over by ``external_id`` is someone else's: as Heat,
+    its properties are not held to what creating it would need (the
+    values that do validate keep their defaults filled in).
+    """
+    values = defn.resolve_properties(scope)
+    path = "resources.%s.properties" % defn.name
+    if defn.external_id is None:
+        return cls.validate_properties(values, path)
+    try:
+        return cls.validate_properties(values, path)
+    except exception.StackValidationFailed:
+        return values
+
+
 def runs(record, traversal):
     """Whether an update node of ``record`` has anything to do."""
     return (
@@ -142,10 +159,7 @@ class UpdatePhase:
             with cloud.side().acting_as(
                 services, stack=definitions.stack_of(record)
             ):
-                props = cls.validate_properties(
-                    defn.resolve_properties(scope),
-                    "resources.%s.properties" % defn.name,
-                )
+                props = _checked_properties(cls, defn, scope)
         except exception.HeatLiteException as exc:
             action = (
                 Action.CREATE

@@ -32,6 +32,7 @@ import collections
 import contextlib
 import contextvars
 import importlib
+import sys
 import threading
 import types
 
@@ -322,3 +323,17 @@ class Cloud:
     @staticmethod
     def forget(trust_id):
         forget(trust_id)
+
+    @staticmethod
+    def is_cloud_error(exc):
+        """openstacksdk's and keystoneauth's own errors: the cloud said
+        no. Looked up among loaded modules (an error of theirs means they
+        are), so that asking never imports openstacksdk."""
+        for module, name in (
+            ("openstack.exceptions", "SDKException"),
+            ("keystoneauth1.exceptions", "ClientException"),
+        ):
+            loaded = sys.modules.get(module)
+            if loaded is not None and isinstance(exc, getattr(loaded, name)):
+                return True
+        return False

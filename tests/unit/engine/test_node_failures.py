@@ -144,12 +144,21 @@ def test_an_error_resolving_properties_fails_the_resource(engine):
     ident = _create(
         svc,
         {
+            "a": {"type": "OS::Heat::None"},
+            # "boom" once ``a`` exists: a value that needs a resource is
+            # first resolved (and checked) by the worker.
             "b": {
                 "type": "Test::PropsBug",
-                "properties": {"x": {"get_param": "p"}},
-            }
+                "properties": {
+                    "x": {
+                        "str_replace": {
+                            "template": "boom",
+                            "params": {"@a@": {"get_resource": "a"}},
+                        }
+                    }
+                },
+            },
         },
-        parameters={"p": {"type": "string", "default": "boom"}},
     )
     stack = polling.stack_reaches(
         ident["stack_id"], "CREATE_FAILED", timeout=10
