@@ -333,7 +333,11 @@ class StackOps:
         ):
             return []
         counts = {}
-        action = db_stacks.stack_state(stack_id)[1]
+        state = db_stacks.stack_state(stack_id)
+        if state is None:
+            _not_here(stack_id, "barrier")
+            return []
+        action = state[1]
 
         def plan(records):
             if action in FORWARD_ONLY:
@@ -351,7 +355,11 @@ class StackOps:
 
     def mark_complete(self, stack_id, traversal):
         """The traversal finished: the stack is COMPLETE; purge."""
-        stack = db_stacks.stack_get(stack_id)
+        try:
+            stack = db_stacks.stack_get(stack_id)
+        except exception.StackNotFound:
+            _not_here(stack_id, "completion")
+            return
         if (
             stack["current_traversal"] != traversal
             or stack["status"] != Status.IN_PROGRESS
@@ -452,3 +460,14 @@ class StackOps:
 
     def _runner_retrigger(self, record_id):
         return self.dispatcher.runner.retrigger(record_id)
+
+
+def _not_here(stack_id, node):
+    """A message for a stack this engine's database does not hold (a
+    stack purged meanwhile, a message from another deployment on the same
+    broker): nothing to do, said once, never an error."""
+    LOG.warning(
+        "Dropped the %s node of stack %s: no such stack in this database",
+        node,
+        stack_id,
+    )
