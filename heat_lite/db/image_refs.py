@@ -327,11 +327,17 @@ def deleted(image_id, when=None):
 def release(kind, holder):
     """``holder`` of ``kind`` can no longer bring its images back."""
     with transaction(single=True) as conn:
-        return conn.execute(
-            REFERENCE.delete().where(
-                REFERENCE.c.kind == kind, REFERENCE.c.holder == str(holder)
-            )
-        ).rowcount
+        return release_in(conn, kind, holder)
+
+
+def release_in(conn, kind, holder):
+    """``release`` in the caller's transaction (the holder's own row
+    deleted in the same one)."""
+    return conn.execute(
+        REFERENCE.delete().where(
+            REFERENCE.c.kind == kind, REFERENCE.c.holder == str(holder)
+        )
+    ).rowcount
 
 
 @retry_read

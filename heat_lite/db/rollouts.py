@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from heat_lite.common import exception
 from heat_lite.common.states import ROLLOUT as R
 from heat_lite.common.states import ROLLOUT_TARGET as T
-from heat_lite.db import models, ownership
+from heat_lite.db import image_refs, models, ownership
 from heat_lite.db.session import retry_read, transaction
 
 ROLLOUT = models.Rollout.__table__
@@ -163,6 +163,8 @@ def rollout_delete(rollout_id, tenant):
                 TARGET.delete().where(TARGET.c.rollout_id == rollout_id)
             )
             _delete_flow(session, rollout_id)
+            # Gone, it can roll nothing back: its images are free.
+            image_refs.release_in(session, "rollout", rollout_id)
             return True
     rollout_get(rollout_id, tenant)
     return False

@@ -15,11 +15,11 @@ from harness import polling
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
+from heat_lite.db import image_refs, verifications
 from heat_lite.db import models as db_models
 from heat_lite.db import records as db_records
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.db import session as db_session
-from heat_lite.db import verifications
 from heat_lite.engine.endpoint import service
 from heat_lite.engine.fleet.rollout import endpoint as fleet_endpoint
 from heat_lite.engine.fleet.rollout import run as fleet_run
@@ -644,3 +644,56 @@ def test_a_batch_shares_one_look_and_reads_outcomes_on_changes(
         svc.stack_verdict(project, {"stack_id": stack_id}, "PASS")
     done = _finished(endpoint, project, rid)
     assert done["counts"]["SUCCEEDED"] == 3, done["status_reason"]
+
+
+def _image_named_by_each_app(project, ids):
+    """An image heat_lite built, named by the ``app`` record of each
+    stack (as a server's ``image`` would be)."""
+    image_id = str(uuid.uuid4())
+    build = str(uuid.uuid4())
+    image_refs.image_add(
+        {"id": image_id, "tenant": project.project_id, "build_id": build}
+    )
+    image_refs.release("build", build)
+    for stack_id in ids.values():
+        (record,) = [
+            r
+            for r in db_records.resource_get_all(stack_id)
+            if r["name"] == "app"
+        ]
+        image_refs.use(project.project_id, [image_id], record_id=record["id"])
+    return image_id
+
+
+def _holders(image_id, kind):
+    why = image_refs.needed([image_id], lambda app: 0)[image_id]
+    return [r["holder"] for r in why if r["kind"] == kind]
+
+
+def test_a_rollout_holds_the_images_it_can_roll_back_to(engine, project):
+    """Each target's images before its update are held by the rollout
+    for as long as a rollback can bring them back: after it finished,
+    until it is rolled back (or deleted)."""
+    ids = _apps(engine, project, [("app-0", "none", False)])
+    image_id = _image_named_by_each_app(project, ids)
+    endpoint = _endpoint(engine)
+    first = endpoint.create_rollout(project, _body({"batch_size": 1}))
+    assert _finished(endpoint, project, first["id"])["status"] == "COMPLETE"
+    assert _holders(image_id, "rollout") == [first["id"]]
+    endpoint.rollout_action(project, first["id"], "rollback")
+    back = _finished(endpoint, project, first["id"], keeper=engine.rollouts)
+    assert back["status"] == "CANCELLED", back["status_reason"]
+    assert _holders(image_id, "rollout") == []
+
+    second = endpoint.create_rollout(
+        project, _body({"batch_size": 1}, name="again")
+    )
+    assert _finished(endpoint, project, second["id"])["status"] == "COMPLETE"
+    assert _holders(image_id, "rollout") == [second["id"]]
+    endpoint.delete_rollout(project, second["id"])
+    assert _holders(image_id, "rollout") == []
+    # What still names it: the app records (the rollout changed values
+    # in place), never the rollouts.
+    assert {
+        r["kind"] for r in image_refs.needed([image_id], lambda a: 0)[image_id]
+    } == {"record"}

@@ -27,8 +27,9 @@ import uuid
 from heat_lite.common import exception, states
 from heat_lite.common.states import Status
 from heat_lite.db import api as db_api
-from heat_lite.db import models, verifications
+from heat_lite.db import image_refs, models, verifications
 from heat_lite.db import rollouts as db_rollouts
+from heat_lite.db import stacks as db_stacks
 from heat_lite.engine.fleet.keeper import OwnershipLost
 from heat_lite.engine.traversal import ops as traversal_ops
 from heat_lite.engine.traversal import verify
@@ -195,6 +196,7 @@ class TargetDriver:
         }
         self._write(run, target, values, (PENDING, UPDATING))
         run.check()
+        _hold_previous_images(run, target["stack_id"])
         started = self.ops.start(
             stack,
             "UPDATE",
@@ -426,4 +428,15 @@ def _busy(stack):
     return (
         "stack is %s_IN_PROGRESS, an operation the rollout did not start"
         % stack["action"]
+    )
+
+
+def _hold_previous_images(run, stack_id):
+    """The images the target runs before its update are what a rollback
+    of the rollout brings back (even long after it finished): image
+    retention keeps them while the rollout exists and is not rolled
+    back. Idempotent: a resumed flow holds them again, once."""
+    nested = [s["id"] for _, s in db_stacks.stack_descendants([stack_id])]
+    image_refs.hold_stack_images(
+        run.context.project_id, [stack_id, *nested], "rollout", run.id
     )
