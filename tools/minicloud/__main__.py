@@ -1,4 +1,5 @@
-"""``python -m tools.minicloud start|stop|status|register-orchestration``.
+"""``python -m tools.minicloud COMMAND``: start, stop, status, heat-lite,
+register-orchestration.
 
 Run from heat_lite's own venv (``pip install -e .[test]``) at the top of
 the tree; the cloud's services run from their own cached venv (see
@@ -15,6 +16,7 @@ import sys
 import time
 
 from tools.minicloud import catalog, cloud, layout, venv
+from tools.minicloud import heat_lite as heat_lite_mod
 
 DEFAULT_DIR = os.environ.get(
     "MINICLOUD_DIR", os.path.join(venv.DEFAULT_CACHE, "minicloud")
@@ -70,7 +72,42 @@ def _parser():
         "register-orchestration", help="(re)point the orchestration endpoint"
     )
     reg.add_argument("url")
+    heat = sub.add_parser(
+        "heat-lite",
+        help="start or stop a heat_lite in keystone mode for this cloud, "
+        "listed in its catalog as the orchestration service",
+    )
+    heat.add_argument("action", choices=("start", "stop"))
     return parser
+
+
+def heat_lite(lay, action):
+    """Start (and list in the catalog) or stop the cloud's heat_lite.
+
+    Its config, logs and state live in ``<dir>/heat_lite``; the endpoint
+    it replaced in the catalog is put back when it stops.
+    """
+    where = os.path.join(lay.dir, "heat_lite")
+    if action == "stop":
+        try:
+            heat = heat_lite_mod.Heat.load(where)
+        except FileNotFoundError:
+            return None
+        before = heat.state.get("replaced_orchestration", "")
+        heat.stop()
+        if before:
+            catalog.register_orchestration(lay, before)
+        else:
+            catalog.unregister_orchestration(lay)
+        return None
+    if os.path.exists(os.path.join(where, "heat.json")):
+        sys.exit("a heat_lite is already recorded in %s: stop it" % where)
+    before = lay.orchestration_url
+    heat = heat_lite_mod.Heat(where).start(lay)
+    heat.state["replaced_orchestration"] = before
+    heat.save()
+    catalog.register_orchestration(lay, heat.url)
+    return heat
 
 
 def start(args):
@@ -116,7 +153,15 @@ def main(argv=None):
         lay = layout.Layout.load(os.path.abspath(args.dir))
     except FileNotFoundError:
         sys.exit("no test cloud recorded in %s" % args.dir)
-    if args.command == "stop":
+    if args.command == "heat-lite":
+        heat = heat_lite(lay, args.action)
+        if heat is not None:
+            print(
+                "heat_lite (keystone mode) at %s is the cloud's "
+                "orchestration service; logs in %s" % (heat.url, heat.dir)
+            )
+    elif args.command == "stop":
+        heat_lite(lay, "stop")
         cloud.Cloud(lay).stop()
         print("stopped")
     elif args.command == "status":

@@ -8,6 +8,8 @@ services' endpoints, the roles Heat's deployments use, a non-admin
 """
 
 import openstack
+import openstack.config
+import openstack.connection
 import yaml
 
 from tools.minicloud import layout as layout_mod
@@ -28,9 +30,13 @@ DEMO = "demo"
 
 
 def connect(layout, user="admin", project="admin"):
-    return openstack.connect(
-        region_name=layout_mod.REGION, **layout.auth(user, project)
-    )
+    """A Connection as ``user``, from the layout alone: neither
+    ``OS_*`` variables nor a ``clouds.yaml`` of the caller's (the README
+    exports ``OS_CLOUD=minicloud-demo`` before ``minicloud stop``)."""
+    config = openstack.config.OpenStackConfig(
+        load_yaml_config=False, load_envvars=False
+    ).get_one(region_name=layout_mod.REGION, **layout.auth(user, project))
+    return openstack.connection.Connection(config=config)
 
 
 def _endpoints(conn, service, url):
@@ -75,6 +81,21 @@ def register(layout):
     if layout.orchestration_url:
         register_orchestration(layout, layout.orchestration_url, conn)
     conn.close()
+
+
+def unregister_orchestration(layout):
+    """Take the ``orchestration`` endpoints out of the catalog."""
+    conn = connect(layout)
+    try:
+        ident = conn.identity
+        for service in ident.services():
+            if service.type == "orchestration":
+                for endpoint in ident.endpoints(service_id=service.id):
+                    ident.delete_endpoint(endpoint)
+    finally:
+        conn.close()
+    layout.orchestration_url = ""
+    layout.save()
 
 
 def register_orchestration(layout, url, conn=None):

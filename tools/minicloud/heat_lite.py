@@ -1,4 +1,5 @@
-"""heat_lite in keystone mode against the test cloud, for tempest.
+"""heat_lite in keystone mode against the test cloud (tempest's, and
+``python -m tools.minicloud heat-lite start|stop`` for people).
 
 ``heat-lite-api`` behind keystonemiddleware plus ``heat-lite-engine``,
 from the venv running this tool, as operators run it with Heat's
@@ -22,6 +23,8 @@ import uuid
 
 import requests
 import sqlalchemy as sa
+
+from tools.minicloud import processes
 
 PG_URL = os.environ.get(
     "HEAT_LITE_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432"
@@ -146,7 +149,7 @@ class Heat:
             heat.state = json.load(f)
         return heat
 
-    def _save(self):
+    def save(self):
         tmp = self.state_file + ".tmp"
         with open(tmp, "w") as f:
             json.dump(self.state, f, indent=2, sort_keys=True)
@@ -165,7 +168,7 @@ class Heat:
             "port": free_port(),
             "pids": {},
         }
-        self._save()
+        self.save()
         _pg("CREATE DATABASE %s" % self.state["database"])
         _rabbitmqctl("add_vhost", self.state["vhost"])
         _rabbitmqctl(
@@ -209,7 +212,7 @@ class Heat:
                 start_new_session=True,
             )
         self.state["pids"][key] = proc.pid
-        self._save()
+        self.save()
         self._procs = getattr(self, "_procs", {})
         self._procs[key] = proc
 
@@ -254,13 +257,15 @@ class Heat:
         """Stop the recorded processes, drop the database and vhost."""
         pids = self.state.get("pids", {})
         for pid in pids.values():
-            _signal_group(pid, signal.SIGTERM)
+            processes.signal_group(pid, signal.SIGTERM)
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and any(map(_alive, pids.values())):
+        while time.monotonic() < deadline and any(
+            map(processes.alive, pids.values())
+        ):
             time.sleep(0.2)
         for pid in pids.values():
-            if _alive(pid):
-                _signal_group(pid, signal.SIGKILL)
+            if processes.alive(pid):
+                processes.signal_group(pid, signal.SIGKILL)
         for proc in getattr(self, "_procs", {}).values():
             proc.wait()
         if self.state.get("database"):
@@ -273,25 +278,3 @@ class Heat:
         self.state = {}
         if os.path.exists(self.state_file):
             os.remove(self.state_file)
-
-
-def _signal_group(pid, sig):
-    # Each process leads a session of its own (start_new_session), so its
-    # group holds it and its workers and nothing else.
-    try:
-        os.killpg(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        # A zombie child of ours counts as gone.
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == 0
-    except ChildProcessError:
-        return True

@@ -131,13 +131,13 @@ def stop_all(layout, timeout=20):
     """SIGTERM every recorded process group, SIGKILL what remains."""
     pids = [pid for pid in layout.pids.values() if _ours(layout, pid)]
     for pid in pids:
-        _signal_group(pid, signal.SIGTERM)
+        signal_group(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(map(_group_alive, pids)):
         _reap(pids)
         time.sleep(0.2)
     for pid in pids:
-        _signal_group(pid, signal.SIGKILL)
+        signal_group(pid, signal.SIGKILL)
     _reap(pids)
     layout.pids.clear()
 
@@ -169,7 +169,8 @@ def _group_alive(pgid):
     return True
 
 
-def _signal_group(pid, sig):
+def signal_group(pid, sig):
+    """Signal the process group ``pid`` leads, if it still exists."""
     try:
         os.killpg(pid, sig)
     except ProcessLookupError:

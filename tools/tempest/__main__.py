@@ -19,10 +19,10 @@ import sys
 import time
 
 from tools.minicloud import catalog
+from tools.minicloud import heat_lite as heat_mod
 from tools.minicloud import layout as layout_mod
 from tools.minicloud import venv as mc_venv
 from tools.tempest import conf, expected, summary, venv
-from tools.tempest import heat as heat_mod
 
 ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
