@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import os
+import subprocess
 
 import pytest
 import requests
@@ -17,7 +18,8 @@ import yaml
 from heatclient import client as heat_client
 from heatclient import exc as heat_exc
 
-from harness import helpers, osc, polling
+from harness import deployment as deployment_mod
+from harness import helpers, polling
 from tests.functional import conftest, keystone_env
 from tests.functional.test_api_isolation import TMPL, check_matrix
 
@@ -75,6 +77,7 @@ def _token(keystone, user, project):
 
 def _osc(keystone, user, project, *args):
     cmd = [
+        deployment_mod.command("openstack"),
         "--os-auth-url",
         keystone.url + "/v3",
         "--os-identity-api-version",
@@ -92,7 +95,9 @@ def _osc(keystone, user, project, *args):
         *args,
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
-    result = osc.run(cmd, timeout=300, env=env)
+    result = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=300, env=env
+    )
     assert result.returncode == 0, "%s\n%s%s" % (
         " ".join(args),
         result.stdout,
