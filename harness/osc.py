@@ -16,9 +16,13 @@ text=True)``.
 looks at the events; the server process polls at most once a second
 (``POLL_SECONDS``): the same requests and the same answer, sooner.
 
-The console script itself (entry point, a fresh process) is still run as
-a real process by the tests that are about it (test_openstack_cli.py,
-test_client_package.py, test_osc_plugin.py).
+For noauth commands (``--os-auth-type none --os-endpoint ...``) only:
+with keystone password auth a second user's command was seen to list
+the first user's stacks (authentication state kept between commands in
+one process), so test_keystone.py runs a process per command. The
+console script itself (entry point, a fresh process, a terminal) is run
+as a real process by the tests about it (test_client_package.py,
+test_osc_plugin.py, test_client_preview.py).
 """
 
 import atexit
