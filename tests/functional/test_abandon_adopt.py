@@ -5,12 +5,13 @@ The OS::Heat::TestResource ledger proves what exists."""
 
 import json
 import os
+import subprocess
 
 import pytest
 import yaml
 
 from harness import deployment as deployment_mod
-from harness import helpers, osc
+from harness import helpers
 from heat_lite.resources import test_resource
 from tests.functional.conftest import KINDS
 
@@ -295,7 +296,8 @@ def test_openstack_stack_abandon_and_adopt(dep, tmp_path):
             ),
             f,
         )
-    cli = [
+    osc = [
+        deployment_mod.command("openstack"),
         "--os-auth-type",
         "none",
         "--os-endpoint",
@@ -303,7 +305,9 @@ def test_openstack_stack_abandon_and_adopt(dep, tmp_path):
     ]
 
     def run(*args):
-        result = osc.run(cli + list(args), timeout=180)
+        result = subprocess.run(
+            osc + list(args), capture_output=True, text=True, timeout=180
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         return result.stdout
 
