@@ -48,6 +48,12 @@ import pytest
 
 LOCKS_ENV = "HEAT_LITE_TEST_LOCKS"
 
+# The slowest tests' seconds in a CI run (pytest --durations lines:
+# ``grep -E '^[0-9.]+s (setup|call|teardown) ' <tox log>``), by which
+# the scheduler starts the longest groups first; a test not listed
+# counts DEFAULT_SECONDS.
+DURATIONS = os.path.join(os.path.dirname(__file__), "durations.txt")
+DEFAULT_SECONDS = 1.0
 # {session fixture name: xdist group of every test that uses it}
 FIXTURE_GROUPS = {"cloud": "cloud"}
 # Fixtures of these scopes, shared by the tests of one module, make the
@@ -163,6 +169,26 @@ def pytest_collection_modifyitems(config, items):
     os.replace(part, path)
 
 
+def _durations(path=DURATIONS):
+    """{test id: seconds} from pytest's ``--durations`` lines (setup,
+    call and teardown added up); {} without the file."""
+    seconds = {}
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return seconds
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 3 and parts[0].endswith("s"):
+            try:
+                spent = float(parts[0][:-1])
+            except ValueError:
+                continue
+            seconds[parts[2]] = seconds.get(parts[2], 0.0) + spent
+    return seconds
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup``: every group on one worker, the other tests
@@ -172,10 +198,28 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class GroupScheduling(LoadScopeScheduling):
-        # LoadScopeScheduling sends a scope's tests to one worker, the
-        # largest scopes first: a group is a scope, and so is each test
-        # of no group.
+        # LoadScopeScheduling sends a scope's tests to one worker: a group
+        # is a scope, and so is each test of no group. The longest scope
+        # by the seconds of tests/durations.txt goes first, so that a
+        # long group or test does not start last and run alone at the
+        # end of the run.
         groups = None
+        seconds = None
+
+        def _assign_work_unit(self, node):
+            if self.seconds is None:  # the first one: the queue is whole
+                self.seconds = _durations()
+
+                def spent(scope):
+                    return sum(
+                        self.seconds.get(nodeid, DEFAULT_SECONDS)
+                        for nodeid in self.workqueue[scope]
+                    )
+
+                # Ties keep their order (the most tests first).
+                for scope in sorted(reversed(self.workqueue), key=spent):
+                    self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
 
         def _split_scope(self, nodeid):
             if "@" in nodeid:  # an xdist that renames grouped tests

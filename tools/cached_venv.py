@@ -8,6 +8,8 @@ reuses the cached one. A venv counts only once its install finished: a
 marker file is written last, and a half-made venv is removed and redone.
 """
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -47,6 +49,27 @@ def ensure(venv, pip_args, what, marker=".complete", log=print, timeout=None):
     """
     if ready(venv, marker):
         return 0.0
+    with _locked(venv):
+        if ready(venv, marker):  # made meanwhile by another run
+            return 0.0
+        return _install(venv, pip_args, what, marker, log, timeout)
+
+
+@contextlib.contextmanager
+def _locked(venv):
+    """One installer per venv: two runs side by side (two CI runs, two
+    xdist workers) wait for each other instead of removing each other's
+    half-made venv."""
+    os.makedirs(os.path.dirname(venv), exist_ok=True)
+    fd = os.open(venv + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _install(venv, pip_args, what, marker, log, timeout):
     started = time.monotonic()
     shutil.rmtree(venv, ignore_errors=True)
     os.makedirs(os.path.dirname(venv), exist_ok=True)

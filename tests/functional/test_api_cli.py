@@ -4,12 +4,12 @@ test_keystone.py)."""
 
 import json
 import os
-import subprocess
 
 import pytest
 import yaml
 
 from harness import deployment as deployment_mod
+from harness import osc
 
 
 @pytest.fixture(scope="module")
@@ -22,14 +22,13 @@ def dep(tmp_path_factory):
 
 def _osc(dep, *args, ok=True):
     cmd = [
-        deployment_mod.command("openstack"),
         "--os-auth-type",
         "none",
         "--os-endpoint",
         dep.endpoint("osc"),
         *args,
     ]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    result = osc.run(cmd, timeout=180)
     if ok:
         assert result.returncode == 0, "%s\n%s%s" % (
             " ".join(args),

@@ -4,16 +4,22 @@ without the server: in a fresh virtualenv holding only what ``pip install
 own dependencies), ``openstack`` lists heat_lite's commands and runs
 them, and none of the server's dependencies is there.
 
-One fresh venv, built once, from pip's cache and the local indexes:
-about a minute on two busy cores.
+One venv, built from pip's cache and the local indexes (about a minute
+on two busy cores) and kept in the venv cache (tools/cached_venv.py)
+under a digest of every file of ``client/`` and of the Python that made
+it: a change to the client (its code, its pins, its entry points) makes
+a new venv, an unchanged client reuses the one its source made.
 """
 
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
 
 import pytest
+
+from tools import cached_venv
 
 pytestmark = pytest.mark.functional
 ROOT = os.path.dirname(
@@ -63,19 +69,36 @@ def _run(*argv, **kwargs):
     return result.stdout
 
 
-def test_the_client_installs_and_runs_without_the_server(tmp_path):
-    # Build from a copy: pip builds in the source tree and would leave
-    # build/ and egg-info behind in the checkout.
+def _client_files(tmp_path):
+    """Copy ``client/`` without build leftovers (pip builds in the source
+    tree and would leave build/ and egg-info behind in the checkout);
+    return the copy and the paths of its files, sorted."""
     source = tmp_path / "client"
     shutil.copytree(
         os.path.join(ROOT, "client"),
         source,
         ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"),
     )
-    venv = tmp_path / "venv"
-    _run(sys.executable, "-m", "venv", str(venv))
-    bin_dir = venv / "bin"
-    _run(str(bin_dir / "pip"), "install", "--quiet", str(source))
+    files = sorted(
+        os.path.join(top, name)
+        for top, _dirs, names in os.walk(source)
+        for name in names
+    )
+    return source, files
+
+
+def _client_venv(tmp_path):
+    source, files = _client_files(tmp_path)
+    python = tmp_path / "python-version"
+    python.write_text(sys.version)
+    digest = cached_venv.file_digest(str(python), *files, root=str(tmp_path))
+    venv = os.path.join(cached_venv.CACHE, "client-venv-%s" % digest)
+    cached_venv.ensure(venv, [str(source)], "heat-lite-client", timeout=600)
+    return venv
+
+
+def test_the_client_installs_and_runs_without_the_server(tmp_path):
+    bin_dir = pathlib.Path(_client_venv(tmp_path), "bin")
 
     # Not importable from the client's venv (its own site-packages only:
     # no PYTHONPATH, the test's working directory elsewhere).

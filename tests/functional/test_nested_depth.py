@@ -4,13 +4,11 @@ ResourceGroup of template resources: two levels each), with Heat's
 ``parent_resource`` and ``nested``/``stack``/``root_stack`` links."""
 
 import json
-import subprocess
 
 import pytest
 import yaml
 
-from harness import deployment as deployment_mod
-from harness import helpers
+from harness import helpers, osc
 from tests.resources_ledger import assert_no_leaks
 
 OUTER = yaml.safe_dump(
@@ -156,8 +154,7 @@ def test_openstack_cli_nested_depth(deployment, make_stack):
     if deployment.kind != "sqlite":
         pytest.skip("the CLI path is the same on every backend")
     make_stack("deepcli")
-    osc = [
-        deployment_mod.command("openstack"),
+    cli = [
         "--os-auth-type",
         "none",
         "--os-endpoint",
@@ -165,9 +162,7 @@ def test_openstack_cli_nested_depth(deployment, make_stack):
     ]
 
     def run(*args):
-        result = subprocess.run(
-            osc + list(args), capture_output=True, text=True, timeout=180
-        )
+        result = osc.run(cli + list(args), timeout=180)
         assert result.returncode == 0, result.stdout + result.stderr
         return result.stdout
 

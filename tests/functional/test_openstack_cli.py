@@ -3,26 +3,25 @@ works unchanged against heat_lite, as a user would type it."""
 
 import json
 import os
-import subprocess
 
 import pytest
 import yaml
 
 from harness import deployment as deployment_mod
+from harness import osc
 
 
 def _osc(dep, *args, project="cli"):
     """Run ``openstack <args>`` (noauth) against ``dep``'s ``project``;
     return its standard output."""
     cmd = [
-        deployment_mod.command("openstack"),
         "--os-auth-type",
         "none",
         "--os-endpoint",
         dep.endpoint(project),
         *args,
     ]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    result = osc.run(cmd, timeout=180)
     assert result.returncode == 0, "%s\n%s%s" % (
         " ".join(args),
         result.stdout,

@@ -7,14 +7,12 @@ share its name with a resource."""
 
 import json
 import os
-import subprocess
 import uuid
 
 import pytest
 import yaml
 
-from harness import deployment as deployment_mod
-from harness import helpers
+from harness import helpers, osc
 
 # Previews and validation are the engine reading templates: SQLite and
 # PostgreSQL cover both deployment shapes.
@@ -25,14 +23,13 @@ BACKENDS = pytest.mark.parametrize(
 
 def _osc(dep, project, *args, ok=True):
     cmd = [
-        deployment_mod.command("openstack"),
         "--os-auth-type",
         "none",
         "--os-endpoint",
         dep.endpoint(project),
         *args,
     ]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    result = osc.run(cmd, timeout=180)
     if ok:
         assert result.returncode == 0, "%s\n%s%s" % (
             " ".join(args),

@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from harness import deployment as deployment_mod
-from harness import helpers, polling
+from harness import helpers, osc, polling
 from heat_lite.db import models
 
 TR = "OS::Heat::TestResource"
@@ -50,7 +50,6 @@ def heat(dep):
 
 def _osc_json(dep, *args):
     cmd = [
-        deployment_mod.command("openstack"),
         "--os-auth-type",
         "none",
         "--os-endpoint",
@@ -59,7 +58,7 @@ def _osc_json(dep, *args):
         "-f",
         "json",
     ]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    result = osc.run(cmd, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     return json.loads(result.stdout)
 
