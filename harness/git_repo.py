@@ -10,6 +10,13 @@ from harness import polling
 from heat_lite.common.states import BuildStatus
 from heat_lite.db import builds as db_builds
 
+# The template of an app in the functional tests: one image parameter,
+# which each deploy sets to the build's image.
+APP_TEMPLATE = {
+    "heat_template_version": "2021-04-16",
+    "parameters": {"image": {"type": "string"}},
+}
+
 GIT_ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
     "HOME": "/nonexistent",
