@@ -345,21 +345,38 @@ def _stack_row(stack, template_id, now):
 
 
 class StatementCounter:
-    """Counts the SQL statements heat_lite's engine sends."""
+    """Counts the SQL statements heat_lite's engine sends, and its
+    transactions (``begin``: reads and writes alike; ``commits``: those
+    that wrote, each a commit the database makes durable)."""
 
     def __init__(self):
         self.count = 0
+        self.transactions = 0
+        self.commits = 0
         self.engine = db_session.get_engine()
+        self._events = (
+            ("before_cursor_execute", self._one),
+            ("begin", self._begin),
+            ("commit", self._commit),
+        )
 
     def _one(self, *args):
         self.count += 1
 
+    def _begin(self, *args):
+        self.transactions += 1
+
+    def _commit(self, *args):
+        self.commits += 1
+
     def __enter__(self):
-        sa.event.listen(self.engine, "before_cursor_execute", self._one)
+        for name, fn in self._events:
+            sa.event.listen(self.engine, name, fn)
         return self
 
     def __exit__(self, *exc):
-        sa.event.remove(self.engine, "before_cursor_execute", self._one)
+        for name, fn in self._events:
+            sa.event.remove(self.engine, name, fn)
 
 
 def _states():
@@ -422,6 +439,8 @@ def run(sizes, tmp_path, now=None):
     figures["pass"] = {
         "seconds": round(seconds, 2),
         "sql_statements": counter.count,
+        "transactions": counter.transactions,
+        "commits": counter.commits,
         "peak_python_mib": round(peak / 2**20, 1),
         "done": done,
         "store_calls": dict(store.calls),
@@ -466,6 +485,9 @@ def render(meta, figures):
         "|---|---|",
         "| one pass: wall time | %.2f s |" % p["seconds"],
         "| one pass: SQL statements | {:,} |".format(p["sql_statements"]),
+        "| one pass: transactions (of which committed) | {:,} ({:,}) |".format(
+            p.get("transactions", 0), p.get("commits", 0)
+        ),
         "| one pass: Python peak memory (tracemalloc) | %.1f MiB |"
         % p["peak_python_mib"],
         "| one pass: done | %s |"

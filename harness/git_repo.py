@@ -6,6 +6,17 @@ import os
 import subprocess
 import uuid
 
+from harness import polling
+from heat_lite.common.states import BuildStatus
+from heat_lite.db import builds as db_builds
+
+# The template of an app in the functional tests: one image parameter,
+# which each deploy sets to the build's image.
+APP_TEMPLATE = {
+    "heat_template_version": "2021-04-16",
+    "parameters": {"image": {"type": "string"}},
+}
+
 GIT_ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
     "HOME": "/nonexistent",
@@ -72,4 +83,24 @@ def queue_build(app, commit, branch="main", delivery=None, builder=None):
             "delivery_id": delivery,
             "builder": builder or app["spec"]["builder"]["name"],
         }
+    )
+
+
+def finished_build(tenant, build, timeout=300):
+    """Poll heat_lite's database (attached, ``harness.databases``) until
+    ``build`` (a dict with ``id`` and ``app_id``) is finished; its row.
+    The deadline's message carries the end of the build's log."""
+
+    def done():
+        row = db_builds.build_get(tenant, build["app_id"], build["id"])
+        return row if row["status"] in BuildStatus.FINISHED else None
+
+    return polling.until(
+        done,
+        timeout,
+        lambda: (
+            "build %s finished: %s"
+            % (build["id"], db_builds.build_log_read(build["id"])[0][-2000:])
+        ),
+        0.5,
     )

@@ -468,20 +468,47 @@ def candidates(after_id=None, limit=500, tenant=None):
         return _dicts(conn.execute(query.order_by(IMAGE.c.id).limit(limit)))
 
 
-def move_in(conn, image_id, generation, from_state, to_state, **values):
-    """``move`` in the caller's transaction ``conn``."""
+def moves_in(conn, from_state, to_state, seen, **values):
+    """In the caller's transaction ``conn``: move to ``to_state`` (with
+    ``values``) every image of ``seen`` ({image id: the generation the
+    pass read}) that is still in ``from_state`` at that generation.
+
+    Two statements for any number of images, on every dialect (MariaDB
+    has no UPDATE ... RETURNING): a locking read of the rows still in
+    ``from_state``, then one UPDATE of those whose generation is the one
+    read. The lock is what makes the answer exact: a use that committed
+    first is seen (a locking read waits for it, then reads its row: the
+    bumped generation, NEEDED), and a use that comes after waits for
+    this transaction and then finds the row moved. Rows are locked by
+    id, the order every pass takes them in.
+
+    :returns: the ids moved, sorted; the others lost to a use (or to
+        another pass).
+    """
     if not st.IMAGE.may_follow(from_state, to_state):
         raise ValueError("image %s -> %s" % (from_state, to_state))
-    return bool(
+    if not seen:
+        return []
+    current = conn.execute(
+        sa.select(IMAGE.c.id, IMAGE.c.generation)
+        .where(IMAGE.c.id.in_(list(seen)), IMAGE.c.state == from_state)
+        .order_by(IMAGE.c.id)
+        .with_for_update()
+    ).all()
+    ids = [i for i, gen in current if seen[i] == gen]
+    if ids:
         conn.execute(
             IMAGE.update()
-            .where(
-                IMAGE.c.id == image_id,
-                IMAGE.c.generation == generation,
-                IMAGE.c.state == from_state,
-            )
+            .where(IMAGE.c.id.in_(ids), IMAGE.c.state == from_state)
             .values(dict(values, state=to_state))
-        ).rowcount
+        )
+    return ids
+
+
+def move_in(conn, image_id, generation, from_state, to_state, **values):
+    """``move`` in the caller's transaction ``conn``."""
+    return bool(
+        moves_in(conn, from_state, to_state, {image_id: generation}, **values)
     )
 
 
@@ -492,10 +519,25 @@ def move(image_id, generation, from_state, to_state, **values):
 
     :returns: False if a use (or another pass) changed it meanwhile.
     """
-    with transaction(single=True) as conn:
+    with transaction() as conn:
         return move_in(
             conn, image_id, generation, from_state, to_state, **values
         )
+
+
+@retry_write
+def move_page(moves):
+    """The moves a pass decided for one page, in one transaction.
+
+    :param moves: (from_state, to_state, values, {image id: generation
+        read}) each; the images of one are moved alike (``moves_in``).
+    :returns: the set of image ids moved.
+    """
+    moved = set()
+    with transaction() as conn:
+        for from_state, to_state, values, seen in moves:
+            moved.update(moves_in(conn, from_state, to_state, seen, **values))
+    return moved
 
 
 @retry_write

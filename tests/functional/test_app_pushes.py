@@ -25,6 +25,7 @@ import pytest
 import requests
 
 from harness import deployment as deployment_mod
+from harness import git_repo
 from tests.functional import test_osc_plugin as osc_plugin
 
 SECRET = "a webhook secret of the app"
@@ -62,10 +63,7 @@ def _app(dep, project, name="shop", secret=SECRET):
         "name": name,
         "source": {"url": "file:///srv/git/shop", "branches": ["main"]},
         "builder": {"name": "artifact"},
-        "template": {
-            "heat_template_version": "2021-04-16",
-            "parameters": {"image": {"type": "string"}},
-        },
+        "template": git_repo.APP_TEMPLATE,
         "image_parameter": "image",
     }
     if secret:

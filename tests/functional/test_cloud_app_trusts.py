@@ -21,10 +21,9 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from harness import databases, git_repo, helpers, polling
+from harness import databases, git_repo, helpers
 from harness import deployment as deployment_mod
 from heat_lite.common.states import BuildStatus as B
-from heat_lite.db import builds as db_builds
 from tests.functional.test_cloud_apps import VERIFY, _template
 from tests.functional.test_cloud_trusts import User, _conf, _revoke, _trusts
 
@@ -86,22 +85,6 @@ def _apps(user, method, path="", token=None, body=None):
     )
 
 
-def _finished(tenant, build, timeout=300):
-    def done():
-        row = db_builds.build_get(tenant, build["app_id"], build["id"])
-        return row if row["status"] in B.FINISHED else None
-
-    return polling.until(
-        done,
-        timeout,
-        lambda: (
-            "build %s finished: %s"
-            % (build["id"], db_builds.build_log_read(build["id"])[0][-2000:])
-        ),
-        0.5,
-    )
-
-
 def _stored_trust(dep, stack_id):
     engine = sa.create_engine(_db_url(dep))
     try:
@@ -147,7 +130,7 @@ def test_builds_act_as_the_apps_creator_after_its_token_is_revoked(
         app = {"id": app_id, "tenant": user.project,
                "spec": {"builder": {"name": "command"}}}  # fmt: skip
         build = git_repo.queue_build(app, repo.push({"index.html": "v1\n"}))
-        done = _finished(user.project, build)
+        done = git_repo.finished_build(user.project, build)
         assert done["status"] == B.DEPLOYED, done
         image_id = done["image_id"]
         images.append(image_id)
@@ -169,7 +152,7 @@ def test_builds_act_as_the_apps_creator_after_its_token_is_revoked(
         # A second push: a verified update of the stack, through the
         # same trust.
         second = git_repo.queue_build(app, repo.push({"index.html": "v2\n"}))
-        done2 = _finished(user.project, second)
+        done2 = git_repo.finished_build(user.project, second)
         assert done2["status"] == B.DEPLOYED, done2
         images.append(done2["image_id"])
         stack = heat.stacks.get(stack.id)

@@ -148,19 +148,7 @@ def _app(heat, cloud, repo, name, builder, verify=VERIFY):
 
 
 def _finished(build, timeout=300):
-    def done():
-        row = db_builds.build_get(PROJECT, build["app_id"], build["id"])
-        return row if row["status"] in B.FINISHED else None
-
-    return polling.until(
-        done,
-        timeout,
-        lambda: (
-            "build %s finished: %s"
-            % (build["id"], db_builds.build_log_read(build["id"])[0][-2000:])
-        ),
-        0.5,
-    )
+    return git_repo.finished_build(PROJECT, build, timeout)
 
 
 def _log_with(build, text):

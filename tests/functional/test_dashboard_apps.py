@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from harness import deployment as deployment_mod
+from harness import git_repo
 
 pytestmark = pytest.mark.functional
 
@@ -55,10 +56,7 @@ def _app(dep, project, name):
                 "branches": ["main", "rel/*"],
             },
             "builder": {"name": "artifact"},
-            "template": {
-                "heat_template_version": "2021-04-16",
-                "parameters": {"image": {"type": "string"}},
-            },
+            "template": git_repo.APP_TEMPLATE,
             "image_parameter": "image",
         },
     )["app"]

@@ -3,8 +3,9 @@ and ``openstack app images``: each image with what keeps it, the unused
 ones, the dry run of the next retention pass, other projects' images
 never shown, bad actions refused. On SQLite (heat-lite-all).
 
-The images' rows are written straight into the deployment's database
-(as a build would record its upload): no build, no Glance here. The
+The images' rows are written into the deployment's database with
+``db.image_refs`` (as a build would record its upload): no build, no
+Glance here. The
 pass against the test cloud's Glance is tested with the builds.
 """
 
@@ -14,14 +15,11 @@ import uuid
 
 import pytest
 import requests
-import sqlalchemy as sa
 
+from harness import databases
 from harness import deployment as deployment_mod
-from heat_lite.db import models
+from heat_lite.db import image_refs
 from tests.functional import test_osc_plugin as osc_plugin
-
-IMAGE = models.ManagedImage.__table__
-REFERENCE = models.ImageReference.__table__
 
 
 @pytest.fixture(scope="module")
@@ -31,51 +29,28 @@ def dep(tmp_path_factory):
     )
 
 
-def _write(dep, *inserts):
-    engine = sa.create_engine("sqlite:///%s/heat_lite.sqlite" % dep.workdir)
-    try:
-        with engine.begin() as conn:
-            for table, values in inserts:
-                conn.execute(table.insert().values(values))
-    finally:
-        engine.dispose()
-
-
-def _image(project, name, **values):
-    return dict(
+def _image(project, name, created_at):
+    """An image recorded as a build records its upload (no build: held
+    by nothing)."""
+    row = image_refs.image_add(
         {
             "id": str(uuid.uuid4()),
             "tenant": project,
             "name": name,
-            "state": "NEEDED",
-            "generation": 0,
-            "created_at": datetime.datetime(2026, 12, 1, 12, 0, 0),
-        },
-        **values,
+            "created_at": created_at,
+        }
     )
+    return row["id"]
 
 
 @pytest.fixture
 def images(dep):
     project = "p" + uuid.uuid4().hex[:8]
-    kept = _image(project, "kept")
-    spare = _image(project, "spare", created_at=datetime.datetime(2026, 12, 2))
-    _write(
-        dep,
-        (IMAGE, kept),
-        (IMAGE, spare),
-        (
-            REFERENCE,
-            {
-                "image_id": kept["id"],
-                "kind": "promotion",
-                "holder": "promo-1",
-                "tenant": project,
-                "created_at": datetime.datetime(2026, 12, 1),
-            },
-        ),
-    )
-    return project, kept["id"], spare["id"]
+    with databases.attached("sqlite:///%s/heat_lite.sqlite" % dep.workdir):
+        kept = _image(project, "kept", datetime.datetime(2026, 12, 1, 12))
+        spare = _image(project, "spare", datetime.datetime(2026, 12, 2))
+        image_refs.use(project, [kept], kind="promotion", holder="promo-1")
+    return project, kept, spare
 
 
 def _get(dep, project, path, code=200):

@@ -229,36 +229,53 @@ def _skip_sqlite(kind):
         pytest.skip("SQLite serialises its writers: no interleaving")
 
 
+def interleaved(database, first, second, what):
+    """``first(conn)`` writes in a transaction left open; ``second()``
+    runs in a thread meanwhile; once it waits for a row lock ``first``
+    commits. :returns: what ``second`` returned (or raised)."""
+    kind, engine = database
+    _skip_sqlite(kind)
+    holder = engine.connect()
+    outcome = []
+
+    def run():
+        try:
+            outcome.append(second())
+        except Exception as exc:  # noqa: BLE001 - the caller looks at it
+            outcome.append(exc)
+
+    try:
+        holder.begin()
+        first(holder)
+        racer = threading.Thread(target=run)
+        racer.start()
+        polling.until(lambda: databases.lock_waits(engine, kind), 30, what)
+        holder.commit()
+        racer.join(30)
+    finally:
+        holder.close()
+    [result] = outcome
+    return result
+
+
 def test_race_a_use_holding_the_row_makes_the_pass_s_move_fail(
     database, tenant
 ):
     """The pass read the image unneeded; a use then holds the row (not
     committed) when the pass writes DELETING: the pass waits, sees the
     bumped generation and moves nothing; the image stays, NEEDED."""
-    kind, engine = database
-    _skip_sqlite(kind)
     image_id, seen = _unneeded(tenant)
-    user = engine.connect()
-    outcome = []
-    try:
-        user.begin()
-        image_refs.use_in(user, tenant, [image_id], kind="build", holder="b")
-        passer = threading.Thread(
-            target=lambda: outcome.append(
-                image_refs.move(image_id, seen, IMAGE.UNNEEDED, IMAGE.DELETING)
-            )
-        )
-        passer.start()
-        polling.until(
-            lambda: databases.lock_waits(engine, kind),
-            30,
-            "the pass's lock wait",
-        )
-        user.commit()
-        passer.join(30)
-    finally:
-        user.close()
-    assert outcome == [False]
+    moved = interleaved(
+        database,
+        lambda conn: image_refs.use_in(
+            conn, tenant, [image_id], kind="build", holder="b"
+        ),
+        lambda: image_refs.move(
+            image_id, seen, IMAGE.UNNEEDED, IMAGE.DELETING
+        ),
+        "the pass's lock wait",
+    )
+    assert moved is False
     assert _row(tenant, image_id)["state"] == IMAGE.NEEDED
     assert _references(image_id) == 1
 
@@ -267,36 +284,22 @@ def test_race_a_pass_holding_the_row_makes_the_use_fail(database, tenant):
     """The pass moved the image to DELETING (not committed) when a use
     comes: the use waits, then finds it retired and is refused, writing
     no reference; the pass goes on to delete it."""
-    kind, engine = database
-    _skip_sqlite(kind)
     image_id, seen = _unneeded(tenant)
-    passer = engine.connect()
-    outcome = []
 
-    def use():
-        try:
-            image_refs.use(tenant, [image_id], kind="promotion", holder="p")
-            outcome.append("used")
-        except exception.ImageRetired:
-            outcome.append("retired")
-
-    try:
-        passer.begin()
+    def move(conn):
         assert image_refs.move_in(
-            passer, image_id, seen, IMAGE.UNNEEDED, IMAGE.DELETING
+            conn, image_id, seen, IMAGE.UNNEEDED, IMAGE.DELETING
         )
-        user = threading.Thread(target=use)
-        user.start()
-        polling.until(
-            lambda: databases.lock_waits(engine, kind),
-            30,
-            "the use's lock wait",
-        )
-        passer.commit()
-        user.join(30)
-    finally:
-        passer.close()
-    assert outcome == ["retired"]
+
+    used = interleaved(
+        database,
+        move,
+        lambda: image_refs.use(
+            tenant, [image_id], kind="promotion", holder="p"
+        ),
+        "the use's lock wait",
+    )
+    assert isinstance(used, exception.ImageRetired)
     assert _row(tenant, image_id)["state"] == IMAGE.DELETING
     assert _references(image_id) == 0
 

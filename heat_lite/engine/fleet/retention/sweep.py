@@ -6,7 +6,9 @@ pure): mark it unneeded, hide it, delete it after the grace, or bring it
 back when something names it again. Every step is a database move
 conditional on the generation the pass read, made *before* the Glance
 call it stands for, so a use that comes meanwhile wins (see
-``db.image_refs``); every Glance call is idempotent, so a pass killed
+``db.image_refs``). The moves of a page are made together, one
+transaction (``image_refs.move_page``), then its Glance calls one image
+at a time; every Glance call is idempotent, so a pass killed
 half-way is finished by the next one:
 
 * hidden in the database but maybe not in Glance (``hidden_at`` unset:
@@ -24,6 +26,8 @@ import dataclasses
 import datetime
 import functools
 import logging
+import os
+import time
 import typing
 
 from heat_lite import conf
@@ -95,6 +99,18 @@ def decide(row, reasons, policy, now):
     return None
 
 
+def _test_hold():
+    """Test deployments only (``[engine] test_resource_ledger`` set, as
+    OS::Heat::TestResource's holds): while ``<ledger>.hold-retention``
+    exists the pass waits between a page's moves (committed) and their
+    Glance calls, the window a crash test kills the engine in."""
+    ledger = CONF.engine.test_resource_ledger
+    if not ledger:
+        return
+    while os.path.exists(ledger + ".hold-retention"):
+        time.sleep(0.1)
+
+
 class Sweep:
     """Runs passes; ``store`` reaches Glance, ``clock`` says now."""
 
@@ -127,6 +143,7 @@ class Sweep:
                 [r["id"] for r in page],
                 functools.partial(self._keep_last, policies, tenants),
             )
+            steps = []
             for row in page:
                 policy = self._policy(policies, tenants, row["app_id"])
                 step = decide(row, why[row["id"]], policy, now)
@@ -135,6 +152,11 @@ class Sweep:
                 if dry_run:
                     decided.append(step)
                     continue
+                steps.append((row, step, policy))
+            made = self._move(steps, now, done)
+            if any(step.call for _, step, _ in made):
+                _test_hold()
+            for row, step, policy in made:
                 try:
                     done[self._apply(row, step, policy, now)] += 1
                 except Exception as exc:  # noqa: BLE001 - the next pass retries
@@ -162,33 +184,76 @@ class Sweep:
             cache[app_id] = app_spec.retention(spec)
         return cache[app_id]
 
+    def _move(self, steps, now, done):
+        """Make the page's moves, one transaction for the page (one
+        conditional write per kind of move, ``image_refs.move_page``),
+        before any Glance call they stand for.
+
+        :returns: the (row, step, policy) whose move was made, or that
+            have none (a Glance call only); the others lost to a use
+            (counted ``lost``), or failed with the page's transaction.
+        """
+        groups = {}
+        for row, step, policy in steps:
+            if step.to is not None:
+                values = self._values(step, policy, now)
+                key = (step.frm, step.to, tuple(sorted(values.items())))
+                groups.setdefault(key, {})[row["id"]] = row["generation"]
+        moved = set()
+        if groups:
+            try:
+                moved = image_refs.move_page(
+                    [
+                        (f, t, dict(v), seen)
+                        for (f, t, v), seen in groups.items()
+                    ]
+                )
+            except Exception as exc:  # noqa: BLE001 - the next pass retries
+                if db_session.is_unavailable(exc):
+                    raise
+                LOG.warning("Moving a page of images failed: %s", exc)
+                done["failed"] += sum(1 for _, s, _ in steps if s.to)
+                return [(r, s, p) for r, s, p in steps if s.to is None]
+        made = []
+        for row, step, policy in steps:
+            if step.to is None:
+                made.append((row, step, policy))
+            elif row["id"] not in moved:
+                done["lost"] += 1
+            else:
+                LOG.info(
+                    "Image %s of project %s: %s -> %s (%s)",
+                    row["id"],
+                    row["tenant"],
+                    step.frm,
+                    step.to,
+                    step.why,
+                )
+                made.append((row, step, policy))
+        return made
+
+    @staticmethod
+    def _values(step, policy, now):
+        """What a move to ``step.to`` sets besides the state."""
+        values = {}
+        if step.to == IMAGE.UNNEEDED:
+            values["unneeded_at"] = now
+        elif step.to == IMAGE.HIDDEN:
+            values["hidden_at"] = None
+            if policy["mode"] == "delete":
+                values["delete_after"] = now + datetime.timedelta(
+                    seconds=policy["grace"]
+                )
+        elif step.to == IMAGE.NEEDED:
+            values["unneeded_at"] = None
+            values["delete_after"] = None
+        return values
+
     def _apply(self, row, step, policy, now):
-        image_id, tenant, gen = row["id"], row["tenant"], row["generation"]
-        if step.to is not None:
-            values = {}
-            if step.to == IMAGE.UNNEEDED:
-                values["unneeded_at"] = now
-            elif step.to == IMAGE.HIDDEN:
-                values["hidden_at"] = None
-                if policy["mode"] == "delete":
-                    values["delete_after"] = now + datetime.timedelta(
-                        seconds=policy["grace"]
-                    )
-            elif step.to == IMAGE.NEEDED:
-                values["unneeded_at"] = None
-                values["delete_after"] = None
-            if not image_refs.move(image_id, gen, step.frm, step.to, **values):
-                return "lost"
-            LOG.info(
-                "Image %s of project %s: %s -> %s (%s)",
-                image_id,
-                tenant,
-                step.frm,
-                step.to,
-                step.why,
-            )
-            if step.call is None:
-                return "revived" if step.to == IMAGE.NEEDED else "unneeded"
+        """The Glance call of ``step`` (its move, if any, is made)."""
+        image_id = row["id"]
+        if step.call is None:
+            return "revived" if step.to == IMAGE.NEEDED else "unneeded"
         if step.call == "hide":
             self.store.hide(row)
             image_refs.hidden(image_id, now)
