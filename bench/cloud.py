@@ -34,6 +34,7 @@ workers with py-spy during the first create (collapsed stacks in DIR).
 """
 
 import argparse
+import collections
 import datetime
 import glob
 import json
@@ -116,20 +117,29 @@ def session_cpu(sids):
 
 class AccessLogs:
     """The cloud's access logs (one line a request, see
-    ``tools.minicloud.processes.gunicorn``): how many requests each
-    service has answered so far."""
+    ``tools.minicloud.processes.gunicorn``): how many requests of API
+    clients (openstacksdk, keystoneauth1: heat_lite's or the direct
+    client's; not the services' own to each other, nor their token
+    validations) each service has answered so far."""
+
+    CLIENTS = ('"openstacksdk/', '"keystoneauth1/')
 
     def __init__(self, lay):
         self.pattern = lay.path("log", "*-access.log")
 
     def counts(self):
-        """{service: lines so far}."""
-        counts = {}
+        """{service: requests so far, "tokens": token requests}."""
+        counts = collections.Counter()
         for path in glob.glob(self.pattern):
             service = os.path.basename(path)[: -len("-access.log")]
-            with open(path, "rb") as f:
-                counts[service] = sum(1 for _ in f)
-        return counts
+            with open(path, errors="replace") as f:
+                for line in f:
+                    if not any(c in line for c in self.CLIENTS):
+                        continue
+                    counts[service] += 1
+                    if '"POST /v3/auth/tokens ' in line:
+                        counts["tokens"] += 1
+        return dict(counts)
 
     @staticmethod
     def since(before, after):
