@@ -118,11 +118,13 @@ def session_cpu(sids):
 class AccessLogs:
     """The cloud's access logs (one line a request, see
     ``tools.minicloud.processes.gunicorn``): how many requests of API
-    clients (openstacksdk, keystoneauth1: heat_lite's or the direct
-    client's; not the services' own to each other, nor their token
+    clients (heat_lite's processes, openstacksdk, keystoneauth1: the
+    direct client's; not the services' own to each other, nor their token
     validations) each service has answered so far."""
 
-    CLIENTS = ('"openstacksdk/', '"keystoneauth1/')
+    # The user agents of heat_lite's engines and API (named after their
+    # program) and of the direct client.
+    CLIENTS = ('"heat-lite-', '"openstacksdk/', '"keystoneauth1/')
 
     def __init__(self, lay):
         self.pattern = lay.path("log", "*-access.log")

@@ -34,6 +34,7 @@ import contextvars
 import importlib
 import sys
 import threading
+import time
 import types
 
 from keystoneauth1 import loading
@@ -155,6 +156,39 @@ def connection(plugin=None):
         return conn
 
 
+#: Seconds a name or ID found by ``find_id`` is remembered for.
+FOUND_TTL = 30.0
+
+
+def find_id(conn, service, finder, value, ignore_missing=False):
+    """The ID of the ``service`` thing (``compute``, ``image``,
+    ``network``) that ``value`` (a name or an ID) names, as
+    ``conn.<service>.<finder>(value)`` finds it, or None when
+    ``ignore_missing`` and there is none.
+
+    Each find costs one to three requests (a GET by ID, then a list by
+    name; a flavor lists every flavor): a ResourceGroup of 50 servers
+    naming one flavor, image and network would otherwise make 300 of
+    them at create. Found IDs are remembered on the connection (so per
+    identity: what one project sees is not another's answer) for
+    ``FOUND_TTL`` seconds, as long as ``cloud_constraints`` trusts its
+    answers; a miss is never remembered.
+    """
+    found = conn.__dict__.setdefault("_heat_lite_found", {})
+    key = (service, finder, value)
+    now = time.monotonic()
+    hit = found.get(key)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    thing = getattr(getattr(conn, service), finder)(
+        value, ignore_missing=ignore_missing
+    )
+    if thing is None:
+        return None
+    found[key] = (now + FOUND_TTL, thing.id)
+    return thing.id
+
+
 def forget(trust):
     """Drop the connection of a deleted trust."""
     with _LOCK:
@@ -165,13 +199,39 @@ def forget(trust):
 
 def _make(key, plugin):
     if key[0] == "configured":
-        return _configured()
-    group = CONF[openstack_conf.GROUP]
-    return _sdk().connection.Connection(
-        session=plugin.services.trusted_session(key[1]),
-        region_name=group.region_name,
-        interface=group.interface,
+        conn = _configured()
+    else:
+        group = CONF[openstack_conf.GROUP]
+        conn = _sdk().connection.Connection(
+            session=plugin.services.trusted_session(key[1]),
+            region_name=group.region_name,
+            interface=group.interface,
+        )
+    _size_pool(conn.session)
+    return conn
+
+
+def pool_size():
+    """Keep-alive connections kept per cloud endpoint: as many as the
+    engine's threads can use at once (every thread may be polling)."""
+    return max(10, CONF.engine.executor_threads)
+
+
+def _size_pool(session):
+    """Give ``session`` (keystoneauth1) a connection pool per endpoint
+    as large as the actions that may use it at once: with requests'
+    default of 10, the 11th concurrent poll of one service opens a new
+    TCP connection and drops it afterwards ("Connection pool is full"),
+    which costs CPU on both sides, every poll tick. The adapter keeps
+    keystoneauth1's keep-alive socket options."""
+    http = getattr(session, "session", None)
+    if http is None or not hasattr(http, "mount"):
+        return
+    adapter = ks_session.TCPKeepAliveAdapter(
+        pool_connections=pool_size(), pool_maxsize=pool_size()
     )
+    for scheme in ("https://", "http://"):
+        http.mount(scheme, adapter)
 
 
 def reset():
