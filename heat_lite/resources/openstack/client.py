@@ -158,6 +158,8 @@ def connection(plugin=None):
 
 #: Seconds a name or ID found by ``find_id`` is remembered for.
 FOUND_TTL = 30.0
+_FINDING = threading.Lock()
+_FIND_LOCKS = {}  # {(connection, what): lock held by the one finding it}
 
 
 def find_id(conn, service, finder, value, ignore_missing=False):
@@ -166,27 +168,39 @@ def find_id(conn, service, finder, value, ignore_missing=False):
     ``conn.<service>.<finder>(value)`` finds it, or None when
     ``ignore_missing`` and there is none.
 
-    Each find costs one to three requests (a GET by ID, then a list by
-    name; a flavor lists every flavor): a ResourceGroup of 50 servers
-    naming one flavor, image and network would otherwise make 300 of
-    them at create. Found IDs are remembered on the connection (so per
-    identity: what one project sees is not another's answer) for
+    Each find costs two requests (a GET by ID, then a list by name; a
+    flavor lists every flavor), and a ResourceGroup's servers all start
+    at once: 20 servers naming one flavor, image and network made ~190
+    such requests at create (their constraint checks too, see
+    ``cloud_constraints``). So found IDs are remembered on the connection
+    (per identity: what one project sees is not another's answer) for
     ``FOUND_TTL`` seconds, as long as ``cloud_constraints`` trusts its
-    answers; a miss is never remembered.
+    answers, and concurrent finds of one value wait for the first one's
+    answer instead of asking too. A miss is never remembered.
     """
     found = conn.__dict__.setdefault("_heat_lite_found", {})
     key = (service, finder, value)
-    now = time.monotonic()
     hit = found.get(key)
-    if hit is not None and hit[0] > now:
+    if hit is not None and hit[0] > time.monotonic():
         return hit[1]
-    thing = getattr(getattr(conn, service), finder)(
-        value, ignore_missing=ignore_missing
-    )
-    if thing is None:
-        return None
-    found[key] = (now + FOUND_TTL, thing.id)
-    return thing.id
+    with _FINDING:
+        lock = _FIND_LOCKS.setdefault((id(conn), key), threading.Lock())
+    try:
+        with lock:
+            hit = found.get(key)
+            if hit is not None and hit[0] > time.monotonic():
+                return hit[1]
+            thing = getattr(getattr(conn, service), finder)(
+                value, ignore_missing=ignore_missing
+            )
+            if thing is None:
+                return None
+            found[key] = (time.monotonic() + FOUND_TTL, thing.id)
+            return thing.id
+    finally:
+        with _FINDING:
+            if _FIND_LOCKS.get((id(conn), key)) is lock and not lock.locked():
+                del _FIND_LOCKS[(id(conn), key)]
 
 
 def forget(trust):
