@@ -610,6 +610,8 @@ def main(argv=None):
         "only the JSON is written)",
     )
     args = parser.parse_args(argv)
+    if args.profile and not args.keystone:
+        parser.error("--profile needs --keystone (separate engine processes)")
     name = "cloud_keystone" if args.keystone else "cloud"
     meta = {
         "keystone": args.keystone,
