@@ -221,31 +221,7 @@ def _make(key, plugin):
             region_name=group.region_name,
             interface=group.interface,
         )
-    _size_pool(conn.session)
     return conn
-
-
-def pool_size():
-    """Keep-alive connections kept per cloud endpoint: as many as the
-    engine's threads can use at once (every thread may be polling)."""
-    return max(10, CONF.engine.executor_threads)
-
-
-def _size_pool(session):
-    """Give ``session`` (keystoneauth1) a connection pool per endpoint
-    as large as the actions that may use it at once: with requests'
-    default of 10, the 11th concurrent poll of one service opens a new
-    TCP connection and drops it afterwards ("Connection pool is full"),
-    which costs CPU on both sides, every poll tick. The adapter keeps
-    keystoneauth1's keep-alive socket options."""
-    http = getattr(session, "session", None)
-    if http is None or not hasattr(http, "mount"):
-        return
-    adapter = ks_session.TCPKeepAliveAdapter(
-        pool_connections=pool_size(), pool_maxsize=pool_size()
-    )
-    for scheme in ("https://", "http://"):
-        http.mount(scheme, adapter)
 
 
 def reset():

@@ -167,14 +167,6 @@ def test_a_forgotten_trust_logs_in_afresh(keystone):
     assert services.sessions == 2
 
 
-def test_the_pool_holds_a_connection_per_engine_thread(keystone):
-    (plugin,) = _plugins(Services(keystone), "trust-a", 1)
-    http = client.connection(plugin).session.session
-    for scheme in ("http://", "https://"):
-        assert http.adapters[scheme]._pool_maxsize == client.pool_size()
-    assert client.pool_size() >= CONF.engine.executor_threads
-
-
 class _Compute:
     def __init__(self):
         self.finds = 0
