@@ -20,18 +20,38 @@ it ended. Results go to ``doc/bench/cloud.json`` and
 
 The cloud: ``HEAT_LITE_TEST_CLOUD=<dir>`` (a cloud started by hand) or
 one started for the run and stopped at its end.
+
+``--keystone`` runs heat_lite as operators run it in keystone mode
+instead: heat-lite-api behind keystonemiddleware and ``heat-lite-engine
+--workers 2`` on PostgreSQL and RabbitMQ, acting through a Keystone trust
+from ``demo`` (who drives it with its own token), polling at its default
+``[openstack] poll_interval``. Every phase also counts the cloud API
+requests made during it, by service, from the services' access logs
+(``<cloud>/log/<service>-access.log``): in heat_lite's phases they are
+heat_lite's own (the benchmark asks nothing of the cloud meanwhile), in
+the direct ones the direct client's. ``--profile DIR`` records the engine
+workers with py-spy during the first create (collapsed stacks in DIR).
 """
 
 import argparse
+import collections
 import datetime
+import glob
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 
+from heatclient import client as heat_client
+from keystoneauth1 import session as ks_session
+from keystoneauth1.identity import v3
+
 from bench import cli, machine
 from harness import cloud as cloud_mod
+from harness import deployment as deployment_mod
 from harness import helpers, procs
 from heat_lite.resources import transient
 from tools.minicloud import cloud as mc_cloud
@@ -95,13 +115,52 @@ def session_cpu(sids):
     return total / ticks
 
 
+class AccessLogs:
+    """The cloud's access logs (one line a request, see
+    ``tools.minicloud.processes.gunicorn``): how many requests of API
+    clients (heat_lite's processes, openstacksdk, keystoneauth1: the
+    direct client's; not the services' own to each other, nor their token
+    validations) each service has answered so far."""
+
+    # The user agents of heat_lite's engines and API (named after their
+    # program) and of the direct client.
+    CLIENTS = ('"heat-lite-', '"openstacksdk/', '"keystoneauth1/')
+
+    def __init__(self, lay):
+        self.pattern = lay.path("log", "*-access.log")
+
+    def counts(self):
+        """{service: requests so far, "tokens": token requests}."""
+        counts = collections.Counter()
+        for path in glob.glob(self.pattern):
+            service = os.path.basename(path)[: -len("-access.log")]
+            with open(path, errors="replace") as f:
+                for line in f:
+                    if not any(c in line for c in self.CLIENTS):
+                        continue
+                    counts[service] += 1
+                    if '"POST /v3/auth/tokens ' in line:
+                        counts["tokens"] += 1
+        return dict(counts)
+
+    @staticmethod
+    def since(before, after):
+        return {
+            service: after[service] - before.get(service, 0)
+            for service in sorted(after)
+            if after[service] > before.get(service, 0)
+        }
+
+
 class Meter:
     """Times the phases of one round: wall seconds, CPU seconds of
-    heat_lite's and the cloud's sessions, the load average at the end."""
+    heat_lite's and the cloud's sessions, the cloud API requests by
+    service, the load average at the end."""
 
-    def __init__(self, heat_sids, cloud_sids):
+    def __init__(self, heat_sids, cloud_sids, logs=None):
         self.heat_sids = set(heat_sids)
         self.cloud_sids = set(cloud_sids)
+        self.logs = logs
         self.record = {}
 
     def start(self):
@@ -109,10 +168,11 @@ class Meter:
             time.monotonic(),
             session_cpu(self.heat_sids),
             session_cpu(self.cloud_sids),
+            self.logs.counts() if self.logs else {},
         )
 
     def stop(self, phase):
-        wall, heat_cpu, cloud_cpu = self._began
+        wall, heat_cpu, cloud_cpu, requests_before = self._began
         self.record[phase] = {
             "wall_s": round(time.monotonic() - wall, 2),
             "heat_lite_cpu_s": round(
@@ -121,17 +181,70 @@ class Meter:
             "cloud_cpu_s": round(session_cpu(self.cloud_sids) - cloud_cpu, 2),
             "load_average": machine.load_average(),
         }
+        if self.logs:
+            self.record[phase]["requests"] = AccessLogs.since(
+                requests_before, self.logs.counts()
+            )
 
 
-def heat_round(dep, cloud, conn, count, meter):
+class Profiler:
+    """py-spy recording the engine workers (collapsed stacks, one file
+    a worker) while a phase runs; nothing when no directory is given."""
+
+    def __init__(self, out_dir, pids):
+        self.out_dir = out_dir
+        self.pids = list(pids)
+        self.procs = []
+
+    def __enter__(self):
+        if not self.out_dir:
+            return self
+        spy = shutil.which("py-spy") or os.path.join(
+            os.path.dirname(os.path.abspath(os.sys.executable)), "py-spy"
+        )
+        os.makedirs(self.out_dir, exist_ok=True)
+        for pid in self.pids:
+            out = os.path.join(self.out_dir, "engine-%d.txt" % pid)
+            self.procs.append(
+                subprocess.Popen(
+                    [
+                        spy,
+                        "record",
+                        "--pid",
+                        str(pid),
+                        "--format",
+                        "raw",
+                        "--rate",
+                        "100",
+                        "--nonblocking",
+                        "--output",
+                        out,
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        time.sleep(1)  # attached before the phase starts
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.procs:
+            proc.send_signal(2)  # SIGINT: py-spy writes what it has
+        for proc in self.procs:
+            proc.wait(timeout=60)
+        self.out_dir = None
+
+
+def heat_round(dep, cloud, conn, count, meter, heat=None, profile=None):
     """{phase: measures} for one ResourceGroup through heat_lite."""
-    heat = dep.client()
+    heat = heat or dep.client()
     meter.start()
-    stack_id = heat.stacks.create(
-        stack_name="bench-cloud",
-        template=_template(cloud, count, seed.FLAVOR),
-    )["stack"]["id"]
-    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=900)
+    with Profiler(profile, dep.engine_pids() if profile else ()):
+        stack_id = heat.stacks.create(
+            stack_name="bench-cloud",
+            template=_template(cloud, count, seed.FLAVOR),
+        )["stack"]["id"]
+        helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=900)
     meter.stop("create")
     meter.start()
     heat.stacks.update(
@@ -224,7 +337,69 @@ def _quota(cloud, count):
         admin.close()
 
 
-def run(count, rounds, workdir, on_round=lambda results: None):
+_KEYSTONE_CONF = """
+[DEFAULT]
+auth_encryption_key = bench-cloud-encryption-key-0123456789abcdef
+[api]
+auth_strategy = keystone
+[keystone_authtoken]
+www_authenticate_uri = {auth_url}
+auth_url = {auth_url}
+auth_type = password
+username = heat
+password = {password}
+project_name = service
+user_domain_id = default
+project_domain_id = default
+[trustee]
+auth_type = password
+auth_url = {auth_url}
+username = heat
+password = {password}
+user_domain_id = default
+[openstack]
+region_name = RegionOne
+"""
+
+
+def keystone_deployment(cloud, workdir):
+    """heat-lite-api + heat-lite-engine (2 workers, PostgreSQL) in
+    keystone mode with trusts, and a python-heatclient of ``demo`` with
+    its own password session: the body of a fixture."""
+    lay = cloud.layout
+    dep = deployment_mod.Deployment(
+        "postgresql",
+        workdir,
+        extra_conf=_KEYSTONE_CONF.format(
+            auth_url=lay.auth_url, password=lay.password
+        ),
+    )
+    try:
+        dep.start()
+        sess = ks_session.Session(auth=v3.Password(**lay.auth("demo", "demo")))
+        project = sess.get_project_id()
+        heat = heat_client.Client(
+            "1", session=sess, endpoint_override=dep.endpoint(project)
+        )
+        yield dep, heat
+    finally:
+        dep.stop()
+
+
+def _noauth_deployment(cloud, workdir):
+    for dep in cloud_mod.heat_deployment(cloud, workdir, "demo"):
+        yield dep, None
+
+
+def run(
+    count,
+    rounds,
+    workdir,
+    on_round=lambda results: None,
+    keystone=False,
+    profile=None,
+    heat_only=False,
+):
     """{"heat_lite": [round], "direct": [round]}; ``on_round(results)``
     after each round (the outputs are written as the run goes: a run
     stopped early still leaves its finished rounds)."""
@@ -233,22 +408,33 @@ def run(count, rounds, workdir, on_round=lambda results: None):
     conn = cloud.connect("demo")
     results = {"heat_lite": [], "direct": []}
     cloud_sids = cloud.layout.pids.values()
+    logs = AccessLogs(cloud.layout)
     try:
         heat_dir = os.path.join(workdir, "heat")
         os.makedirs(heat_dir)
-        deps = cloud_mod.heat_deployment(cloud, heat_dir, "demo")
-        dep = next(deps)
+        make = keystone_deployment if keystone else _noauth_deployment
+        deps = make(cloud, heat_dir)
+        dep, heat = next(deps)
         heat_sids = [proc.pid for proc in dep.procs.values()]
         try:
-            for _ in range(rounds):
+            for n in range(rounds):
                 results["heat_lite"].append(
                     heat_round(
-                        dep, cloud, conn, count, Meter(heat_sids, cloud_sids)
+                        dep,
+                        cloud,
+                        conn,
+                        count,
+                        Meter(heat_sids, cloud_sids, logs),
+                        heat=heat,
+                        profile=profile if n == 0 else None,
                     )
                 )
-                results["direct"].append(
-                    direct_round(cloud, conn, count, Meter((), cloud_sids))
-                )
+                if not heat_only:
+                    results["direct"].append(
+                        direct_round(
+                            cloud, conn, count, Meter((), cloud_sids, logs)
+                        )
+                    )
                 on_round(results)
         finally:
             deps.close()
@@ -263,9 +449,31 @@ def _median(results, kind, phase, key):
     return statistics.median(r[phase][key] for r in results[kind])
 
 
+def _requests(results, kind, phase, count):
+    """{service: median requests per server} (rounds without counts are
+    left out; none: {})."""
+    rounds = [
+        r[phase]["requests"] for r in results[kind] if "requests" in r[phase]
+    ]
+    services = sorted({s for r in rounds for s in r})
+    return {
+        s: round(statistics.median(r.get(s, 0) for r in rounds) / count, 1)
+        for s in services
+    }
+
+
+def _requests_text(per_service):
+    if not per_service:
+        return "-"
+    return " ".join(
+        "%s %g" % (service, n) for service, n in per_service.items()
+    ) + " (%g)" % round(sum(per_service.values()), 1)
+
+
 def summarize(results, count):
     """Medians per phase; per server, what heat_lite adds to the
-    cloud's own time (wall) and the CPU it and the cloud spend."""
+    cloud's own time (wall), the CPU it and the cloud spend and the
+    cloud API requests by service."""
     summary = {}
     for phase in PHASES:
         heat = _median(results, "heat_lite", phase, "wall_s")
@@ -285,24 +493,34 @@ def summarize(results, count):
                 "heat_lite": round(heat_cloud_cpu / count, 3),
                 "direct": round(direct_cloud_cpu / count, 3),
             },
+            "requests_per_server": {
+                kind: _requests(results, kind, phase, count)
+                for kind in ("heat_lite", "direct")
+            },
         }
     return summary
 
 
 def markdown(summary, count, rounds, meta):
+    how = (
+        "heat-lite-api + heat-lite-engine (keystone mode, trusts, "
+        "PostgreSQL, RabbitMQ, 2 engine workers, default poll interval)"
+        if meta.get("keystone")
+        else "heat-lite-all (SQLite, 2 engine workers)"
+    )
     lines = [
         "# heat_lite on a real cloud: a ResourceGroup of %d servers" % count,
         "",
         machine.caption(meta) + ".",
         "",
-        "Made by `python -m bench.cloud` (see its docstring): the test "
+        "Made by `python -m bench.cloud%s` (see its docstring): the test "
         "cloud (`tools/minicloud`: Nova with its fake driver, Neutron ML2 "
-        "without agents) and heat-lite-all (SQLite, 2 engine workers) on "
+        "without agents) and %s on "
         "the same machine; median of %d rounds. *direct* is the same work "
         "straight through openstacksdk, all servers at once, polled every "
         "%.1f s: the cloud's own time. CPU is user + system seconds of "
         "every process of heat_lite, and of the cloud, during the phase."
-        % (rounds, POLL),
+        % (" --keystone" if meta.get("keystone") else "", how, rounds, POLL),
         "",
         "| phase | heat_lite (s) | direct (s) | beyond the cloud, "
         "per server (s) | heat_lite CPU per server (s) | cloud CPU per "
@@ -321,6 +539,24 @@ def markdown(summary, count, rounds, meta):
                 row["heat_lite_cpu_per_server_s"],
                 row["cloud_cpu_per_server_s"]["heat_lite"],
                 row["cloud_cpu_per_server_s"]["direct"],
+            )
+        )
+    lines += [
+        "",
+        "Cloud API requests per server by service (from the services' "
+        "access logs; total in brackets):",
+        "",
+        "| phase | heat_lite | direct |",
+        "| --- | --- | --- |",
+    ]
+    for phase in PHASES:
+        per = summary[phase]["requests_per_server"]
+        lines.append(
+            "| %s | %s | %s |"
+            % (
+                phase,
+                _requests_text(per["heat_lite"]),
+                _requests_text(per["direct"]),
             )
         )
     lines += [
@@ -356,8 +592,29 @@ def main(argv=None):
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default=os.path.join("doc", "bench"))
+    parser.add_argument(
+        "--keystone",
+        action="store_true",
+        help="heat_lite in keystone mode with trusts (results in "
+        "cloud_keystone.json/md)",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="py-spy the engine workers during the first create",
+    )
+    parser.add_argument(
+        "--heat-only",
+        action="store_true",
+        help="no direct rounds (a quick look at heat_lite's own costs; "
+        "only the JSON is written)",
+    )
     args = parser.parse_args(argv)
+    if args.profile and not args.keystone:
+        parser.error("--profile needs --keystone (separate engine processes)")
+    name = "cloud_keystone" if args.keystone else "cloud"
     meta = {
+        "keystone": args.keystone,
         "revision": cli.revision(),
         "started": datetime.datetime.now(datetime.UTC).strftime(
             "%Y-%m-%d %H:%M UTC"
@@ -370,18 +627,30 @@ def main(argv=None):
         meta["load_average_at_end"] = machine.load_average()
         meta["run_s"] = round(time.monotonic() - began, 1)
         meta["rounds"] = results
+        if args.heat_only:  # no cloud's own time to compare with
+            with open(os.path.join(args.out, name + ".json"), "w") as f:
+                json.dump(dict(meta, count=args.count), f, indent=2)
+            return json.dumps(results, indent=2)
         summary = summarize(results, args.count)
-        with open(os.path.join(args.out, "cloud.json"), "w") as f:
+        with open(os.path.join(args.out, name + ".json"), "w") as f:
             json.dump(
                 dict(meta, count=args.count, summary=summary), f, indent=2
             )
         text = markdown(summary, args.count, len(results["direct"]), meta)
-        with open(os.path.join(args.out, "cloud.md"), "w") as f:
+        with open(os.path.join(args.out, name + ".md"), "w") as f:
             f.write(text)
         return text
 
     with tempfile.TemporaryDirectory(prefix="bench-cloud-") as workdir:
-        results = run(args.count, args.rounds, workdir, write)
+        results = run(
+            args.count,
+            args.rounds,
+            workdir,
+            write,
+            keystone=args.keystone,
+            profile=args.profile,
+            heat_only=args.heat_only,
+        )
     text = write(results)
     print(text)
 

@@ -80,6 +80,10 @@ def gunicorn(layout, name, port, module, prog, env):
         "--no-control-socket",
         "--timeout",
         "120",
+        # One line a request (method, path, status, user agent): what a
+        # benchmark counts the cloud API requests of a client by.
+        "--access-logfile",
+        layout.path("log", "%s-access.log" % name),
         "-b",
         "127.0.0.1:%d" % port,
         "--pythonpath",

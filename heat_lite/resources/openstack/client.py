@@ -34,6 +34,7 @@ import contextvars
 import importlib
 import sys
 import threading
+import time
 import types
 
 from keystoneauth1 import loading
@@ -155,6 +156,53 @@ def connection(plugin=None):
         return conn
 
 
+#: Seconds a name or ID found by ``find_id`` is remembered for.
+FOUND_TTL = 30.0
+_FINDING = threading.Lock()
+_FIND_LOCKS = {}  # {(connection, what): lock held by the one finding it}
+
+
+def find_id(conn, service, finder, value, ignore_missing=False):
+    """The ID of the ``service`` thing (``compute``, ``image``,
+    ``network``) that ``value`` (a name or an ID) names, as
+    ``conn.<service>.<finder>(value)`` finds it, or None when
+    ``ignore_missing`` and there is none.
+
+    Each find costs two requests (a GET by ID, then a list by name; a
+    flavor lists every flavor), and a ResourceGroup's servers all start
+    at once: 20 servers naming one flavor, image and network made ~190
+    such requests at create (their constraint checks too, see
+    ``cloud_constraints``). So found IDs are remembered on the connection
+    (per identity: what one project sees is not another's answer) for
+    ``FOUND_TTL`` seconds, as long as ``cloud_constraints`` trusts its
+    answers, and concurrent finds of one value wait for the first one's
+    answer instead of asking too. A miss is never remembered.
+    """
+    found = conn.__dict__.setdefault("_heat_lite_found", {})
+    key = (service, finder, value)
+    hit = found.get(key)
+    if hit is not None and hit[0] > time.monotonic():
+        return hit[1]
+    with _FINDING:
+        lock = _FIND_LOCKS.setdefault((id(conn), key), threading.Lock())
+    try:
+        with lock:
+            hit = found.get(key)
+            if hit is not None and hit[0] > time.monotonic():
+                return hit[1]
+            thing = getattr(getattr(conn, service), finder)(
+                value, ignore_missing=ignore_missing
+            )
+            if thing is None:
+                return None
+            found[key] = (time.monotonic() + FOUND_TTL, thing.id)
+            return thing.id
+    finally:
+        with _FINDING:
+            if _FIND_LOCKS.get((id(conn), key)) is lock and not lock.locked():
+                del _FIND_LOCKS[(id(conn), key)]
+
+
 def forget(trust):
     """Drop the connection of a deleted trust."""
     with _LOCK:
@@ -165,13 +213,15 @@ def forget(trust):
 
 def _make(key, plugin):
     if key[0] == "configured":
-        return _configured()
-    group = CONF[openstack_conf.GROUP]
-    return _sdk().connection.Connection(
-        session=plugin.services.trusted_session(key[1]),
-        region_name=group.region_name,
-        interface=group.interface,
-    )
+        conn = _configured()
+    else:
+        group = CONF[openstack_conf.GROUP]
+        conn = _sdk().connection.Connection(
+            session=plugin.services.trusted_session(key[1]),
+            region_name=group.region_name,
+            interface=group.interface,
+        )
+    return conn
 
 
 def reset():

@@ -52,9 +52,10 @@ _CACHE = {}
 def _exists(acting, service, finder, value):
     """True/False, or None when the cloud could not answer."""
     try:
-        conn = acting.connection()
-        found = getattr(getattr(conn, service), finder)(
-            value, ignore_missing=True
+        # Through find_id: the create that follows the check (and the
+        # checks of the other resources starting with it) finds it there.
+        found = client.find_id(
+            acting.connection(), service, finder, value, ignore_missing=True
         )
     except client.sdk_exc.DuplicateResource:
         return False

@@ -112,9 +112,9 @@ class Server(base.Resource):
         conn = self._conn()
         args = {
             "name": self._server_name(),
-            "flavor_id": conn.compute.find_flavor(
-                props["flavor"], ignore_missing=False
-            ).id,
+            "flavor_id": client.find_id(
+                conn, "compute", "find_flavor", props["flavor"]
+            ),
             "networks": server_networks.create_nics(
                 conn,
                 props.get("networks"),
@@ -125,9 +125,9 @@ class Server(base.Resource):
             "metadata": serialize_metadata(props.get("metadata") or {}),
         }
         if props.get("image"):
-            args["image_id"] = conn.image.find_image(
-                props["image"], ignore_missing=False
-            ).id
+            args["image_id"] = client.find_id(
+                conn, "image", "find_image", props["image"]
+            )
         user_data = server_user_data.text(
             props,
             self.stack.get("tenant") or "",

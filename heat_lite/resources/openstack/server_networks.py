@@ -13,6 +13,7 @@ detaches, then attaches, the rest (``interfaces_step``, carried out by
 """
 
 from heat_lite.common import exception
+from heat_lite.resources.openstack import client
 from heat_lite.resources.openstack import server_nets_match as nets_match
 from heat_lite.resources.openstack.client import sdk_exc
 
@@ -32,7 +33,12 @@ def resolve(conn, net, strict=True):
         facts["port"] = _find(conn.network.find_port, net["port"], strict)
     network = net.get("network") or net.get("uuid")
     if network:
-        facts["network"] = _find(conn.network.find_network, network, strict)
+        facts["network"] = (
+            client.find_id(
+                conn, "network", "find_network", network, not strict
+            )
+            or network
+        )
     if net.get("subnet"):
         subnet = conn.network.find_subnet(
             net["subnet"], ignore_missing=not strict

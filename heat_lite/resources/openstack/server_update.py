@@ -58,14 +58,13 @@ def plan(conn, new_props, prop_diff, interfaces=None, tenant="", configs=None):
     ``configs``, the plugin's ``services.software_configs``)."""
     steps = [interfaces] if interfaces else []
     if "flavor" in prop_diff:
-        flavor = conn.compute.find_flavor(
-            new_props["flavor"], ignore_missing=False
-        )
         steps.append(
             {
                 "kind": "resize",
                 "flavor": new_props["flavor"],
-                "flavor_id": flavor.id,
+                "flavor_id": client.find_id(
+                    conn, "compute", "find_flavor", new_props["flavor"]
+                ),
                 "phase": "start",
             }
         )
