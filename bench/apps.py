@@ -65,7 +65,7 @@ FULL = {
     "seconds": 600.0,
     "burst_pushes": 40,
     "cloud_rounds": 3,
-    "drain_timeout": 1800.0,
+    "drain_timeout": 300.0,
 }
 QUICK = {
     "apps": 10,
@@ -160,7 +160,9 @@ def make_commits(root, count, branch="main"):
         )
         if n:
             stream.append("from :%d\n" % n)
-        stream.append("M 644 inline index.html\ndata %d\n%s\n" % (len(data), data))
+        stream.append(
+            "M 644 inline index.html\ndata %d\n%s\n" % (len(data), data)
+        )
     subprocess.run(
         ["git", "fast-import", "--quiet"],
         cwd=bare,
@@ -451,9 +453,7 @@ def _cost(before, after):
 def steady(dep, meter, apps, commits, sizes, cloud_s):
     """Round robin pushes at ``rate`` for ``seconds``."""
     count = max(1, int(sizes["rate"] * sizes["seconds"]))
-    pushes = [
-        (apps[n % len(apps)]["id"], commits[n]) for n in range(count)
-    ]
+    pushes = [(apps[n % len(apps)]["id"], commits[n]) for n in range(count)]
     poster = Poster(dep)
     before = meter.read()
     try:
@@ -461,9 +461,13 @@ def steady(dep, meter, apps, commits, sizes, cloud_s):
     finally:
         poster.close()
     backlog = sum(
-        1 for r in _rows([a["id"] for a in apps]) if r["status"] not in B.FINISHED
+        1
+        for r in _rows([a["id"] for a in apps])
+        if r["status"] not in B.FINISHED
     )
-    rows, finished = wait_final([a["id"] for a in apps], sizes["drain_timeout"])
+    rows, finished = wait_final(
+        [a["id"] for a in apps], sizes["drain_timeout"]
+    )
     after = meter.read()
     figures = _summary(
         rows, poster.sent, posting_s, _cost(before, after), cloud_s, finished
@@ -515,9 +519,7 @@ def run(sizes, workdir, cloud):
     os.makedirs(repos)
     os.makedirs(counters)
     steady_count = max(1, int(sizes["rate"] * sizes["seconds"]))
-    source, commits = make_commits(
-        repos, steady_count + sizes["burst_pushes"]
-    )
+    source, commits = make_commits(repos, steady_count + sizes["burst_pushes"])
     bench_cloud._quota(cloud, sizes["apps"] + 2)
     artifact = Artifact(workdir)
     conn = cloud.connect("demo")
