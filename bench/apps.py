@@ -478,7 +478,8 @@ def steady(dep, meter, apps, commits, sizes, cloud_s):
 
 def burst(dep, meter, app, commits, build_s, pushes):
     """``pushes`` pushes of one branch ten times faster than a build."""
-    interval = max(0.05, build_s / BURST_FACTOR)
+    # At most two minutes of posting, whatever a build takes here.
+    interval = max(0.05, min(build_s / BURST_FACTOR, 120.0 / pushes))
     poster = Poster(dep)
     before = meter.read()
     try:
@@ -487,7 +488,7 @@ def burst(dep, meter, app, commits, build_s, pushes):
         )
     finally:
         poster.close()
-    rows, finished = wait_final([app["id"]], 600)
+    rows, finished = wait_final([app["id"]], 300)
     after = meter.read()
     cost = _cost(before, after)
     states = {}
@@ -520,7 +521,9 @@ def run(sizes, workdir, cloud):
     os.makedirs(counters)
     steady_count = max(1, int(sizes["rate"] * sizes["seconds"]))
     source, commits = make_commits(repos, steady_count + sizes["burst_pushes"])
-    bench_cloud._quota(cloud, sizes["apps"] + 2)
+    # Room for a full run's servers (and a test's beside it).
+    bench_cloud._quota(cloud, 120)
+    prefix = "b%s-" % uuid.uuid4().hex[:4]
     artifact = Artifact(workdir)
     conn = cloud.connect("demo")
     figures = {"sizes": dict(sizes)}
@@ -539,7 +542,9 @@ def run(sizes, workdir, cloud):
         with databases.attached(url):
             meter = Meter(dep, counters)
             apps = [
-                make_app(dep, cloud, "app%03d" % n, source, artifact.url)
+                make_app(
+                    dep, cloud, "%sapp%03d" % (prefix, n), source, artifact.url
+                )
                 for n in range(sizes["apps"])
             ]
             figures["steady"] = steady(
@@ -549,7 +554,7 @@ def run(sizes, workdir, cloud):
                 figures["cloud"]["glance_import_s"]
                 + figures["cloud"]["nova_rebuild_s"]
             )
-            one = make_app(dep, cloud, "burst", source, artifact.url)
+            one = make_app(dep, cloud, prefix + "burst", source, artifact.url)
             figures["burst"] = burst(
                 dep,
                 meter,
@@ -561,19 +566,22 @@ def run(sizes, workdir, cloud):
     finally:
         dep.stop()
         artifact.close()
-        _cleanup(conn)
+        try:
+            _cleanup(conn, prefix)
+        except Exception as exc:  # noqa: BLE001 - the figures matter more
+            figures["cleanup_error"] = "%s: %s" % (type(exc).__name__, exc)
         conn.close()
     return figures
 
 
-def _cleanup(conn):
-    """The servers and images the run left in the demo project."""
+def _cleanup(conn, prefix):
+    """The servers and images this run left in the demo project (its
+    stacks' names, hence their servers', start with ``prefix``)."""
     for server in list(conn.compute.servers()):
-        conn.compute.delete_server(server.id, ignore_missing=True)
-    for image in list(conn.image.images(owner=conn.current_project_id)):
-        if image.properties.get("heat_lite_app") or image.name.startswith(
-            "bench-direct"
-        ):
+        if server.name.startswith(prefix):
+            conn.compute.delete_server(server.id, ignore_missing=True)
+    for image in list(conn.image.images()):
+        if image.name.startswith(prefix):
             conn.image.delete_image(image.id, ignore_missing=True)
 
 
