@@ -64,8 +64,8 @@ FULL = {
     "rate": 3.5,
     "seconds": 600.0,
     "burst_pushes": 40,
-    "cloud_rounds": 3,
-    "drain_timeout": 300.0,
+    "cloud_rounds": 2,
+    "drain_timeout": 180.0,
 }
 QUICK = {
     "apps": 10,
@@ -78,7 +78,7 @@ QUICK = {
 BURST_FACTOR = 10
 POSTERS = 16
 VERIFY = {
-    "timeout": 30,
+    "timeout": 120,
     "checks": [{"type": "output", "output": "healthy", "equals": True}],
 }
 
@@ -403,6 +403,11 @@ def _summary(rows, sent, posting_s, cost, cloud_s, finished):
     for r in rows:
         states[r["status"]] = states.get(r["status"], 0) + 1
     pushes = len(rows)
+    reasons = {}
+    for r in rows:
+        if r["status"] in (B.FAILED, B.REJECTED, B.CANCELLED):
+            key = "%s: %s" % (r["status"], (r["status_reason"] or "")[:200])
+            reasons[key] = reasons.get(key, 0) + 1
     accepted = sum(1 for s in sent if s["code"] == 202)
     span = (
         max(r["finished_at"] for r in rows if r["finished_at"])
@@ -418,6 +423,7 @@ def _summary(rows, sent, posting_s, cost, cloud_s, finished):
         },
         "builds": pushes,
         "states": states,
+        "reasons": reasons,
         "all_final": finished,
         "posting_s": round(posting_s, 1),
         "offered_rate": round(len(sent) / posting_s, 2) if posting_s else None,
@@ -478,8 +484,8 @@ def steady(dep, meter, apps, commits, sizes, cloud_s):
 
 def burst(dep, meter, app, commits, build_s, pushes):
     """``pushes`` pushes of one branch ten times faster than a build."""
-    # At most two minutes of posting, whatever a build takes here.
-    interval = max(0.05, min(build_s / BURST_FACTOR, 120.0 / pushes))
+    # At most a minute of posting, whatever a build takes here.
+    interval = max(0.05, min(build_s / BURST_FACTOR, 60.0 / pushes))
     poster = Poster(dep)
     before = meter.read()
     try:
@@ -488,7 +494,7 @@ def burst(dep, meter, app, commits, build_s, pushes):
         )
     finally:
         poster.close()
-    rows, finished = wait_final([app["id"]], 300)
+    rows, finished = wait_final([app["id"]], 180)
     after = meter.read()
     cost = _cost(before, after)
     states = {}
@@ -617,6 +623,8 @@ def render(meta, figures):
         "| webhook answer p50 / p99 | %s / %s s |"
         % (s["webhook_answer_p50_s"], s["webhook_answer_p99_s"]),
         "| builds per final state | %s |" % states(s["states"]),
+        "| why not deployed | %s |"
+        % ("; ".join("%s (%d)" % kv for kv in s["reasons"].items()) or "-"),
         "| all builds final | %s |" % ("yes" if s["all_final"] else "NO"),
         "| builds not final when the pushes stopped (backlog) | %d |"
         % s["backlog_when_pushes_stopped"],
@@ -660,6 +668,8 @@ def main(opts):
     from bench import cli
 
     sizes = dict(QUICK if opts.quick else FULL)
+    if opts.apps_seconds:
+        sizes["seconds"] = opts.apps_seconds
     meta = {
         "revision": cli.revision(),
         "started": datetime.datetime.now().isoformat(timespec="seconds"),

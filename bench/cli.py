@@ -194,6 +194,11 @@ def parser():
         "(issue 29; --quick: 10 apps at 0.5/s for a minute)",
     )
     p.add_argument(
+        "--apps-seconds",
+        type=float,
+        help="--apps: seconds of steady pushes (default 600; --quick: 60)",
+    )
+    p.add_argument(
         "--repeat",
         type=int,
         help="--against-heat: repetitions of every scenario; the "
