@@ -482,7 +482,7 @@ def steady(dep, meter, apps, commits, sizes, cloud_s):
     return figures
 
 
-def burst(dep, meter, app, commits, build_s, pushes):
+def burst(dep, meter, app, commits, build_s, pushes, timeout=180.0):
     """``pushes`` pushes of one branch ten times faster than a build."""
     # At most a minute of posting, whatever a build takes here.
     interval = max(0.05, min(build_s / BURST_FACTOR, 60.0 / pushes))
@@ -494,7 +494,7 @@ def burst(dep, meter, app, commits, build_s, pushes):
         )
     finally:
         poster.close()
-    rows, finished = wait_final([app["id"]], 180)
+    rows, finished = wait_final([app["id"]], timeout)
     after = meter.read()
     cost = _cost(before, after)
     states = {}
@@ -568,6 +568,7 @@ def run(sizes, workdir, cloud):
                 commits[steady_count:],
                 build_s,
                 sizes["burst_pushes"],
+                sizes.get("burst_timeout", 180.0),
             )
     finally:
         dep.stop()

@@ -20,6 +20,7 @@ SIZES = {
     "burst_pushes": 6,
     "cloud_rounds": 1,
     "drain_timeout": 600.0,
+    "burst_timeout": 600.0,
 }
 
 
