@@ -187,6 +187,18 @@ def parser():
         "(issue 30; --quick: a small fixture)",
     )
     p.add_argument(
+        "--apps",
+        action="store_true",
+        help="run nothing else: app pushes against the test cloud, 100 "
+        "apps at 3.5 pushes/s for 10 minutes and a burst on one branch "
+        "(issue 29; --quick: 10 apps at 0.5/s for a minute)",
+    )
+    p.add_argument(
+        "--apps-seconds",
+        type=float,
+        help="--apps: seconds of steady pushes (default 600; --quick: 60)",
+    )
+    p.add_argument(
         "--repeat",
         type=int,
         help="--against-heat: repetitions of every scenario; the "
@@ -455,6 +467,10 @@ def main(argv=None):
         from bench import retention
 
         return retention.main(opts)
+    if opts.apps:
+        from bench import apps
+
+        return apps.main(opts)
     if opts.against_heat:
         from bench import against_heat
 
