@@ -121,3 +121,70 @@ def test_unhidden_as_seen_compares_hidden_at(tenant):
     assert not image_refs.unhidden_as_seen(image_id, other)
     seen = image_refs.image_get(tenant, image_id)["hidden_at"]
     assert image_refs.unhidden_as_seen(image_id, seen)
+
+
+class Store:
+    """The pass's image store (``sweep.ImageStore``), in memory."""
+
+    def __init__(self, refuse=()):
+        self.refuse = set(refuse)
+
+    def hide(self, row):
+        pass
+
+    def unhide(self, row):
+        pass
+
+    def delete(self, row):
+        if row["id"] in self.refuse:
+            raise exception.ImageStoreRefused(image=row["id"], reason="in use")
+
+
+@pytest.fixture
+def delete_at_once():
+    CONF = sweep.CONF
+    for name, value in (("mode", "delete"), ("grace", 0), ("keep_last", 0)):
+        CONF.set_override(name, value, group="retention")
+    yield
+    for name in ("mode", "grace", "keep_last"):
+        CONF.clear_override(name, group="retention")
+
+
+def _actions(tenant, image_id):
+    events = image_refs.image_events(tenant, image_id=image_id)
+    return [(e["action"], e["reason"]) for e in reversed(events)]
+
+
+def test_every_step_of_a_pass_is_an_event_of_the_image(tenant, delete_at_once):
+    gone, refused = (str(uuid.uuid4()) for _ in range(2))
+    for image_id in (gone, refused):
+        image_refs.image_add(
+            {"id": image_id, "tenant": tenant, "app_id": "a1", "name": "i"}
+        )
+    passes = sweep.Sweep(Store(refuse=[refused]))
+    for _ in range(3):  # unneeded, hidden, deleted
+        passes.run(tenant=tenant)
+    assert _actions(tenant, gone) == [
+        ("hidden", "unneeded"),
+        ("deleted", "grace over"),
+    ]
+    assert [a for a, _ in _actions(tenant, refused)] == [
+        "hidden",
+        "delete_failed",
+    ]
+    assert "in use" in _actions(tenant, refused)[-1][1]
+    # The app's image events: both images', newest first.
+    app_events = image_refs.image_events(tenant, app_id="a1")
+    assert len(app_events) == 4
+    assert app_events[0]["created_at"] >= app_events[-1]["created_at"]
+
+
+def test_a_revival_is_an_event_whoever_shows_it(tenant):
+    image_id, _ = _hidden_by_a_pass(tenant)
+    revived = image_refs.use(tenant, [image_id], kind="rollout", holder="r")
+    _show_again(tenant, revived, Glance(tenant))
+    assert _actions(tenant, image_id) == [("revived", "named again by a use")]
+    with pytest.raises(ValueError):
+        image_refs.image_event_add(
+            image_refs.image_get(tenant, image_id), "vanished"
+        )
