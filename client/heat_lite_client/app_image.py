@@ -43,6 +43,14 @@ def _reason(reason):
     return "%s %s" % (kind, reason["holder"])
 
 
+def _event(event):
+    """One line for what retention did to an image."""
+    line = "%s at %s" % (event["action"], event["created_at"])
+    if event.get("reason"):
+        line += ": %s" % event["reason"]
+    return line
+
+
 class ListImages(command.Lister):
     """List the images heat_lite built for the project's apps: what
     keeps each, or when retention retires it."""
@@ -86,6 +94,9 @@ class ListImages(command.Lister):
                     % (image["state"], image["unneeded_at"]),
                 )
             ]
+            # What retention did to it, oldest first (older servers
+            # send no events).
+            rows += [(_event(e),) for e in reversed(image.get("events") or [])]
             return ("Kept by",), rows
         if parsed_args.dry_run:
             steps = api.call(

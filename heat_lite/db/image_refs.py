@@ -549,3 +549,94 @@ def delete_failed(image_id, error):
             .where(IMAGE.c.id == image_id, IMAGE.c.state == st.IMAGE.DELETING)
             .values(last_error=str(error)[:2000])
         )
+
+
+@retry_read
+def revived_rows(image_ids):
+    """The rows of ``image_ids`` a use just revived (``use`` returned
+    them) that are still NEEDED: what the use shows again in Glance
+    before its operation runs. ``hidden_at`` as read here is what
+    ``unhidden_as_seen`` compares with."""
+    if not image_ids:
+        return []
+    with transaction(writer=False) as conn:
+        return _dicts(
+            conn.execute(
+                IMAGE.select()
+                .where(
+                    IMAGE.c.id.in_(list(image_ids)),
+                    IMAGE.c.state == st.IMAGE.NEEDED,
+                )
+                .order_by(IMAGE.c.id)
+            )
+        )
+
+
+@retry_write
+def unhidden_as_seen(image_id, seen_hidden_at):
+    """``unhidden`` for a use that read ``seen_hidden_at`` (``revived_rows``)
+    before it showed the image in Glance.
+
+    A pass that hid the image without confirming it (``hidden_at`` unset)
+    may still call Glance's hide concurrently and then record it
+    (``hidden``). If that record came after the use's read, the pass's
+    hide may have reached Glance after the use's un-hide: ``hidden_at``
+    is then left set, so the next pass shows the image again (an extra,
+    idempotent call) rather than believe a hidden image shown.
+
+    :returns: whether the row now says the image is shown.
+    """
+    with transaction(single=True) as conn:
+        if seen_hidden_at is None:
+            seen = IMAGE.c.hidden_at.is_(None)
+        else:
+            seen = IMAGE.c.hidden_at == seen_hidden_at
+        return bool(
+            conn.execute(
+                IMAGE.update()
+                .where(
+                    IMAGE.c.id == image_id,
+                    IMAGE.c.state == st.IMAGE.NEEDED,
+                    seen,
+                )
+                .values(hidden_at=None)
+            ).rowcount
+        )
+
+
+IMAGE_EVENT = models.ImageEvent.__table__
+# What an image event says retention did.
+EVENT_ACTIONS = ("hidden", "deleted", "revived", "delete_failed")
+
+
+@retry_write
+def image_event_add(row, action, reason=None, when=None):
+    """Record that retention did ``action`` to the image of ``row`` (its
+    ``managed_image`` row: id, tenant, app_id)."""
+    if action not in EVENT_ACTIONS:
+        raise ValueError("unknown image event %r" % action)
+    with transaction(single=True) as conn:
+        conn.execute(
+            IMAGE_EVENT.insert().values(
+                image_id=row["id"],
+                tenant=row["tenant"],
+                app_id=row.get("app_id"),
+                action=action,
+                reason=None if reason is None else str(reason)[:2000],
+                created_at=when or models.utcnow(),
+            )
+        )
+
+
+@retry_read
+def image_events(tenant, image_id=None, app_id=None, limit=100):
+    """The newest ``limit`` image events of the project (of one image,
+    or of one app's images), newest first."""
+    query = IMAGE_EVENT.select().where(IMAGE_EVENT.c.tenant == tenant)
+    if image_id is not None:
+        query = query.where(IMAGE_EVENT.c.image_id == image_id)
+    if app_id is not None:
+        query = query.where(IMAGE_EVENT.c.app_id == app_id)
+    query = query.order_by(IMAGE_EVENT.c.id.desc()).limit(limit)
+    with transaction(writer=False) as conn:
+        return _dicts(conn.execute(query))

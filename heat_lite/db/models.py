@@ -608,6 +608,27 @@ class ImageReference(BASE):
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
 
 
+class ImageEvent(BASE):
+    """One thing retention did to a managed image: ``action`` hidden,
+    deleted, revived (shown again for a use) or delete_failed (Glance
+    refused; retried). The events of an app's images are the app's
+    image events (``db.image_refs.image_events``)."""
+
+    __tablename__ = "image_event"
+    __table_args__ = (
+        sa.Index("ix_image_event_image", "image_id", "id"),
+        sa.Index("ix_image_event_app", "tenant", "app_id", "id"),
+    )
+
+    id = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    image_id = sa.Column(sa.String(36), nullable=False)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    app_id = sa.Column(sa.String(36), nullable=True)
+    action = sa.Column(sa.String(16), nullable=False)
+    reason = sa.Column(sa.Text, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+
+
 class AppBuild(BASE):
     """One build of an app (doc/specs/apps.md): a push of a branch made
     into an image and deployed to the branch's stack.

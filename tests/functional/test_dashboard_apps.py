@@ -9,11 +9,17 @@ FAILED at their fetch. The cancel is asserted through whichever the API
 says happened (cancelled, or finished before the cancel arrived).
 """
 
+import uuid
+
 import pytest
 import requests
 
+from harness import databases
 from harness import deployment as deployment_mod
 from harness import git_repo
+from heat_lite.common.states import IMAGE
+from heat_lite.db import image_refs
+from heat_lite.engine.fleet.retention import sweep
 
 pytestmark = pytest.mark.functional
 
@@ -21,6 +27,9 @@ C1, C2, C3 = "1" * 40, "2" * 40, "3" * 40
 EXTRA = """
 [apps]
 allowed_sources = file:///srv/git/*
+[retention]
+# The test moves the images itself.
+interval = 0
 """
 
 
@@ -135,3 +144,42 @@ def test_apps_branches_builds_and_a_cancel(heat_all, browser):
             == _api(heat_all, project, "GET", path)["build"]["status"]
         ),
     )
+
+
+def test_an_app_s_images_why_kept_and_when_they_go(heat_all, browser):
+    """The app page lists the images its builds made, as GET
+    /images?app= says: one a promotion keeps, one nothing names."""
+    b = browser
+    project = "imgs-" + b.name
+    app = _app(heat_all, project, "shop")
+    kept, spare = str(uuid.uuid4()), str(uuid.uuid4())
+    url = "sqlite:///%s/heat_lite.sqlite" % heat_all.workdir
+    with databases.attached(url):
+        for image_id in (kept, spare):
+            image_refs.image_add(
+                {
+                    "id": image_id,
+                    "tenant": project,
+                    "app_id": app["id"],
+                    "branch": "main",
+                    "name": "shop-" + image_id[:4],
+                }
+            )
+        image_refs.use(project, [kept], kind="promotion", holder="promo-1")
+        # One pass: nothing names the spare one (no Glance call yet).
+        sweep.Sweep(store=None).run(tenant=project)
+        assert image_refs.image_get(project, spare)["state"] == IMAGE.UNNEEDED
+
+    b.open(heat_all.url, "/%s/apps/shop" % project)
+    rows = "#app-images tr[data-image]"
+    b.wait_for("the app's two images", lambda: len(b.css(rows)) == 2)
+    listed = _api(heat_all, project, "GET", "/images?app=shop")["images"]
+    assert [e.get_attribute("data-image") for e in b.css(rows)] == [
+        i["id"] for i in listed
+    ]
+    kept_row = '#app-images tr[data-image="%s"]' % kept
+    spare_row = '#app-images tr[data-image="%s"]' % spare
+    assert b.attr(kept_row, "data-state") == IMAGE.NEEDED
+    assert b.text(kept_row + " td.why") == "promotion promo-1"
+    assert b.attr(spare_row, "data-state") == IMAGE.UNNEEDED
+    assert b.text(spare_row + " td.why").startswith("unneeded since")

@@ -21,6 +21,7 @@ from heat_lite.db import records as db_records
 from heat_lite.db import session as db_session
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions
+from heat_lite.engine.fleet.retention import store as retention_store
 from heat_lite.engine.recovery import fencing
 from heat_lite.engine.traversal import ops
 from heat_lite.engine.traversal.planner import UPDATE
@@ -213,15 +214,21 @@ class ActionRunner:
         """Before the cloud is asked to use them: the images the
         properties name are marked in use by this record, so image
         retention keeps them (``db.image_refs``); an image retention
-        already retires fails the action here (``ImageRetired``). No
+        already retires fails the action here (``ImageRetired``); one
+        it hid is shown again first (``retention.store.show_again``). No
         statement for a resource that names no image."""
         images = job.plugin.image_references()
         if images:
-            image_refs.use(
+            revived = image_refs.use(
                 job.record.get("stack_tenant"),
                 images,
                 record_id=job.record["id"],
             )
+            if revived:
+                # Hidden by a retention pass and needed again (a
+                # rollback, an update naming it): shown in Glance
+                # before the cloud is asked to use it.
+                retention_store.show_again(revived, job.plugin.services)
 
     @staticmethod
     def _images_updated(job):

@@ -89,16 +89,19 @@ export function appsPage(main) {
 export function appPage(main, app) {
   const headEl = h("div", { id: "app" }, h("p", { class: "muted" }, "Loading…"));
   const buildsEl = h("div", { id: "app-builds" });
-  replace(main, h("p", {}, h("a", { href: appsHref() }, "« Apps")), headEl, buildsEl);
+  const imagesEl = h("div", { id: "app-images" });
+  replace(main, h("p", {}, h("a", { href: appsHref() }, "« Apps")), headEl, buildsEl, imagesEl);
   const poller = new Poller(async () => {
-    let found, builds;
+    let found, builds, images;
     try {
       found = (await get(appPath(app))).app;
       builds = (await get(appPath(app) + "/builds?limit=" + PAGE)).builds || [];
+      images = await appImages(app);
     } catch (err) {
       replace(headEl, errorBox(err));
       return err.status !== 404;
     }
+    redraw(imagesEl, images, () => imagesTable(images));
     redraw(headEl, found, () => [
       h("div", { class: "title" }, h("h1", {}, found.name)),
       h("dl", { class: "kv" },
@@ -126,6 +129,54 @@ export function appPage(main, app) {
   });
   poller.run();
   return poller;
+}
+
+// The images the app's builds made (image retention, GET /images?app=):
+// null where the API offers no images.
+async function appImages(app) {
+  try {
+    return (await get("/images?app=" + enc(app) + "&limit=" + PAGE)).images || [];
+  } catch (err) {
+    if (err.status === 404) return null;
+    throw err;
+  }
+}
+
+// One line for what keeps an image (as `openstack app images` says it).
+function keptBy(reason) {
+  if (reason.kind === "record") return "record " + reason.name + " (" + reason.role + ") of stack " + reason.stack_id;
+  if (reason.kind === "keep_last") return "keep_last (newest " + reason.rank + ")";
+  return reason.kind + " " + reason.holder;
+}
+
+// Why an image stays, or since when nothing names it and when it goes.
+function fate(image) {
+  if (image.kept_by.length) return image.kept_by.map(keptBy).join("; ");
+  if (image.state === "DELETED") return "deleted " + whenShort(image.deleted_at);
+  const parts = ["unneeded since " + whenShort(image.unneeded_at || image.hidden_at)];
+  const mode = image.retention.mode;
+  if (image.goes_at) parts.push("goes " + whenShort(image.goes_at));
+  else if (mode === "delete") parts.push("hidden, then deleted " + image.retention.grace + " s later");
+  else parts.push(mode === "hide" ? "hidden and kept (policy hide)" : "kept (policy report)");
+  if (image.last_error) parts.push("Glance refused: " + image.last_error);
+  return parts.join(", ");
+}
+
+function imagesTable(images) {
+  if (images === null) return [];
+  return [
+    h("h2", {}, "Images"),
+    images.length
+      ? h("table", { class: "images" },
+        h("thead", {}, h("tr", {}, ...["Image", "Branch", "State", "Why kept / when it goes"].map((t) => h("th", { scope: "col" }, t)))),
+        h("tbody", {}, images.map((i) =>
+          h("tr", { "data-image": i.id, "data-state": i.state },
+            h("td", {}, ident(i.name || i.id)),
+            h("td", {}, i.branch || ""),
+            h("td", {}, badge(i.state)),
+            h("td", { class: "why" }, fate(i))))))
+      : h("p", { class: "empty" }, "No images yet."),
+  ];
 }
 
 function verification(v) {

@@ -8,7 +8,7 @@ import datetime
 
 import oslo_messaging as messaging
 
-from heat_lite.common import app_spec, exception
+from heat_lite.common import exception
 from heat_lite.common import states as st
 from heat_lite.db import apps as db_apps
 from heat_lite.db import image_refs
@@ -17,25 +17,6 @@ from heat_lite.engine.endpoint.base import expected
 from heat_lite.engine.endpoint.views import timestamp
 from heat_lite.engine.fleet.app.endpoint import check_limit
 from heat_lite.engine.fleet.retention import sweep
-
-
-def _policies(tenant):
-    """``policy(app_id)``: the app's retention, read once per call (a
-    deleted app's images follow the defaults)."""
-    cache = {}
-
-    def policy(app_id):
-        if app_id not in cache:
-            spec = {}
-            if app_id is not None:
-                try:
-                    spec = db_apps.app_get(tenant, app_id)["spec"]
-                except exception.AppNotFound:
-                    pass
-            cache[app_id] = app_spec.retention(spec)
-        return cache[app_id]
-
-    return policy
 
 
 def _goes_at(row, policy):
@@ -70,12 +51,20 @@ def view(row, kept_by, policy):
     }
 
 
+def event_view(event):
+    return {
+        "image_id": event["image_id"],
+        "app_id": event["app_id"],
+        "action": event["action"],
+        "reason": event["reason"],
+        "created_at": timestamp(event["created_at"]),
+    }
+
+
 def _views(tenant, rows):
-    policy = _policies(tenant)
-    why = image_refs.needed(
-        [r["id"] for r in rows], lambda app_id: policy(app_id)["keep_last"]
-    )
-    return [view(r, why[r["id"]], policy(r["app_id"])) for r in rows]
+    apps = sweep.Apps(lambda app_id: tenant)
+    why = image_refs.needed([r["id"] for r in rows], apps.keep_last)
+    return [view(r, why[r["id"]], apps.policy(r["app_id"])) for r in rows]
 
 
 class ImageEndpoint:
@@ -111,7 +100,12 @@ class ImageEndpoint:
     @expected
     def show_image(self, ctxt, image_id):
         row = image_refs.image_get(ctxt.project_id, image_id)
-        return _views(ctxt.project_id, [row])[0]
+        shown = _views(ctxt.project_id, [row])[0]
+        shown["events"] = [
+            event_view(e)
+            for e in image_refs.image_events(ctxt.project_id, image_id)
+        ]
+        return shown
 
     @expected
     def images_dry_run(self, ctxt):

@@ -24,7 +24,6 @@ engine never imports a cloud plugin).
 import collections
 import dataclasses
 import datetime
-import functools
 import logging
 import os
 import time
@@ -111,6 +110,37 @@ def _test_hold():
         time.sleep(0.1)
 
 
+class Apps:
+    """The apps of the images one pass (or one API call) looks at, each
+    row read once: the retention policy and the acting identity of every
+    image of an app come from the same read (``app_get``). A deleted
+    app is None; its images follow the defaults."""
+
+    def __init__(self, tenant_of=None):
+        # ``tenant_of(app_id)``: the project the app is read in.
+        self._tenant_of = tenant_of or (lambda app_id: None)
+        self._rows = {}
+
+    def get(self, tenant, app_id):
+        """The app row, or None (no app, or deleted)."""
+        if app_id is None:
+            return None
+        if app_id not in self._rows:
+            try:
+                self._rows[app_id] = db_apps.app_get(tenant, app_id)
+            except exception.AppNotFound:
+                self._rows[app_id] = None
+        return self._rows[app_id]
+
+    def policy(self, app_id, tenant=None):
+        """The retention of ``app_id`` (``app_spec.retention``)."""
+        app = self.get(tenant or self._tenant_of(app_id), app_id)
+        return app_spec.retention(app["spec"] if app else {})
+
+    def keep_last(self, app_id):
+        return self.policy(app_id)["keep_last"]
+
+
 class Sweep:
     """Runs passes; ``store`` reaches Glance, ``clock`` says now."""
 
@@ -127,7 +157,11 @@ class Sweep:
             (any other error of that image; the next pass retries)
         """
         now = self.clock()
-        policies = {}
+        tenants = {}
+        apps = Apps(tenants.get)
+        store = self.store
+        if hasattr(store, "for_pass"):
+            store = store.for_pass(apps)
         done = collections.Counter()
         decided = []
         after = None
@@ -138,14 +172,11 @@ class Sweep:
             if not page:
                 break
             after = page[-1]["id"]
-            tenants = {r["app_id"]: r["tenant"] for r in page}
-            why = image_refs.needed(
-                [r["id"] for r in page],
-                functools.partial(self._keep_last, policies, tenants),
-            )
+            tenants.update((r["app_id"], r["tenant"]) for r in page)
+            why = image_refs.needed([r["id"] for r in page], apps.keep_last)
             steps = []
             for row in page:
-                policy = self._policy(policies, tenants, row["app_id"])
+                policy = apps.policy(row["app_id"])
                 step = decide(row, why[row["id"]], policy, now)
                 if step is None:
                     continue
@@ -158,7 +189,7 @@ class Sweep:
                 _test_hold()
             for row, step, policy in made:
                 try:
-                    done[self._apply(row, step, policy, now)] += 1
+                    done[self._apply(store, row, step, policy, now)] += 1
                 except Exception as exc:  # noqa: BLE001 - the next pass retries
                     if db_session.is_unavailable(exc):
                         raise
@@ -167,22 +198,6 @@ class Sweep:
                     )
                     done["failed"] += 1
         return {"decided": decided} if dry_run else dict(done)
-
-    def _keep_last(self, cache, tenants, app_id):
-        return self._policy(cache, tenants, app_id)["keep_last"]
-
-    @staticmethod
-    def _policy(cache, tenants, app_id):
-        """The retention of ``app_id`` (read once per pass)."""
-        if app_id not in cache:
-            spec = {}
-            if app_id is not None:
-                try:
-                    spec = db_apps.app_get(tenants[app_id], app_id)["spec"]
-                except exception.AppNotFound:
-                    spec = {}  # deleted: its images follow the defaults
-            cache[app_id] = app_spec.retention(spec)
-        return cache[app_id]
 
     def _move(self, steps, now, done):
         """Make the page's moves, one transaction for the page (one
@@ -249,24 +264,33 @@ class Sweep:
             values["delete_after"] = None
         return values
 
-    def _apply(self, row, step, policy, now):
+    def _apply(self, store, row, step, policy, now):
         """The Glance call of ``step`` (its move, if any, is made)."""
         image_id = row["id"]
         if step.call is None:
-            return "revived" if step.to == IMAGE.NEEDED else "unneeded"
+            if step.to == IMAGE.NEEDED:
+                image_refs.image_event_add(row, "revived", step.why, now)
+                return "revived"
+            return "unneeded"
         if step.call == "hide":
-            self.store.hide(row)
+            store.hide(row)
             image_refs.hidden(image_id, now)
+            image_refs.image_event_add(row, "hidden", step.why, now)
             return "hidden"
         if step.call == "unhide":
-            self.store.unhide(row)
+            store.unhide(row)
             image_refs.unhidden(image_id)
-            return "revived" if step.to == IMAGE.NEEDED else "shown"
+            if step.to != IMAGE.NEEDED:
+                return "shown"
+            image_refs.image_event_add(row, "revived", step.why, now)
+            return "revived"
         try:
-            self.store.delete(row)
+            store.delete(row)
         except exception.ImageStoreRefused as exc:
             LOG.warning("Image %s not deleted yet: %s", image_id, exc)
             image_refs.delete_failed(image_id, exc)
+            image_refs.image_event_add(row, "delete_failed", exc, now)
             return "refused"
         image_refs.deleted(image_id, now)
+        image_refs.image_event_add(row, "deleted", step.why, now)
         return "deleted"
