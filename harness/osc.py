@@ -1,31 +1,23 @@
-"""Run ``openstack`` commands in one long-lived CLI process per test worker.
+"""Run ``openstack`` commands through ``python -m harness.osc``.
 
-Starting ``openstack`` imports openstackclient, cliff, keystoneauth and
-every installed plugin's entry points: one to two seconds idle and five
-to eight on a loaded CI machine, paid again by every command of a test
-that types thirty of them. What those tests check is the CLI's answer to
-heat_lite (its output, its exit status, its error text), not the
-interpreter starting, so the commands go to one ``python -m
-harness.osc`` process that has imported the CLI once and runs each
-command line in a new ``OpenStackShell`` -- the object the ``openstack``
-console script builds -- with its own stdout, stderr and environment.
-``run`` answers like ``subprocess.run(..., capture_output=True,
-text=True)``.
+The process runs the command line in an ``OpenStackShell`` -- the object
+the ``openstack`` console script builds -- with its own stdout, stderr,
+environment and working directory, and answers like ``subprocess.run(...,
+capture_output=True, text=True)``. ``--wait`` sleeps heatclient's poll
+period (five seconds) between two looks at the events; here it polls at
+most once a second (``POLL_SECONDS``): the same requests and the same
+answer, sooner.
 
-``--wait`` sleeps heatclient's poll period (five seconds) between two
-looks at the events; the server process polls at most once a second
-(``POLL_SECONDS``): the same requests and the same answer, sooner.
-
-For noauth commands (``--os-auth-type none --os-endpoint ...``) only:
-with keystone password auth a second user's command was seen to list
-the first user's stacks (authentication state kept between commands in
-one process), so test_keystone.py runs a process per command. The
-console script itself (entry point, a fresh process, a terminal) is run
-as a real process by the tests about it (test_client_package.py,
+It was meant to serve every command of a test worker from one process
+(an ``openstack`` start costs 1-2 s of CPU), but state the CLI's
+libraries keep between shells sent commands to another deployment's
+endpoint and, with keystone auth, one user's command listed another's
+stacks; until that state is found, ``run`` starts one process per
+command. The console script itself (entry point, a fresh install, a
+terminal) is run by the tests about it (test_client_package.py,
 test_osc_plugin.py, test_client_preview.py).
 """
 
-import atexit
 import contextlib
 import io
 import json
@@ -34,12 +26,9 @@ import os
 import select
 import subprocess
 import sys
-import threading
 import time
 
 POLL_SECONDS = 1.0
-_LOCK = threading.Lock()
-_SERVER = None
 
 
 class Result:
@@ -87,33 +76,28 @@ class _Server:
         self.proc.wait()
 
 
-def _stop():
-    if _SERVER is not None:
-        _SERVER.stop()
-
-
-atexit.register(_stop)
-
-
 def run(argv, env=None, cwd=None, timeout=180):
     """``openstack <argv>`` with ``env`` (default: this process's
-    environment) in ``cwd``; a Result with returncode, stdout, stderr."""
-    global _SERVER
+    environment) in ``cwd``; a Result with returncode, stdout, stderr.
+
+    One process per command, for now: the CI run of 2026-12-04 saw a
+    shared process send a command to the endpoint of an earlier
+    module's deployment (state kept by the CLI's libraries between
+    shells, as with keystone auth above), failing five tests with "Stack
+    not found" and a refused connection. The process still polls
+    ``--wait`` at most once a second.
+    """
     argv = [str(a) for a in argv]
     request = {
         "argv": argv,
         "env": dict(os.environ if env is None else env),
         "cwd": str(cwd or os.getcwd()),
     }
-    with _LOCK:
-        if _SERVER is None or not _SERVER.alive():
-            _SERVER = _Server()
-        try:
-            answer = _SERVER.call(request, timeout)
-        except Exception:
-            _SERVER.stop()
-            _SERVER = None
-            raise
+    server = _Server()
+    try:
+        answer = server.call(request, timeout)
+    finally:
+        server.stop()
     return Result(
         ["openstack"] + argv,
         answer["returncode"],

@@ -370,20 +370,26 @@ def test_a_failed_create_deleted_takes_its_trust_along(
 ):
     token = trustor.token()
     heat = trustor.heat(token)
-    # Through a parameter: checked at create (through the trust), so the
-    # stack is made and its create fails.
+    # A value that needs a resource is checked when the server is
+    # created (through the trust), so the stack is made and its create
+    # fails (a parameter's value would be a 400 at the request, as Heat).
     tmpl = helpers.template(
         {
+            "name": {"type": "OS::Heat::RandomString"},
             "server": {
                 "type": "OS::Nova::Server",
                 "properties": {
-                    "image": {"get_param": "image"},
+                    "image": {
+                        "str_replace": {
+                            "template": "no-such-image",
+                            "params": {"@n@": {"get_resource": "name"}},
+                        }
+                    },
                     "flavor": cloud.flavor,
                     "networks": [{"network": cloud.network}],
                 },
-            }
-        },
-        parameters={"image": {"type": "string", "default": "no-such-image"}},
+            },
+        }
     )
     stack_id = heat.stacks.create(stack_name="doomed", template=tmpl)["stack"][
         "id"

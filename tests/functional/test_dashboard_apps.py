@@ -14,9 +14,8 @@ import uuid
 import pytest
 import requests
 
-from harness import databases
+from harness import databases, git_repo
 from harness import deployment as deployment_mod
-from harness import git_repo
 from heat_lite.common.states import IMAGE
 from heat_lite.db import image_refs
 from heat_lite.engine.fleet.retention import sweep

@@ -7,8 +7,9 @@ import re
 
 import pytest
 
+from tools.minicloud import heat_lite as heat
 from tools.tempest import __main__ as cli
-from tools.tempest import conf, expected, heat, summary, venv
+from tools.tempest import conf, expected, summary, venv
 
 ID = "heat_tempest_plugin.tests.%s[id-0c7ad5bb-b4a3-4d24-9a5e-9b2d3e1f1a55]"
 
