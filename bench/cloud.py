@@ -55,6 +55,7 @@ from harness import deployment as deployment_mod
 from harness import helpers, procs
 from heat_lite.resources import transient
 from tools.minicloud import cloud as mc_cloud
+from tools.minicloud import heat_lite as heat_lite_mod
 from tools.minicloud import layout, seed
 
 POLL = 0.2
@@ -337,29 +338,7 @@ def _quota(cloud, count):
         admin.close()
 
 
-_KEYSTONE_CONF = """
-[DEFAULT]
-auth_encryption_key = bench-cloud-encryption-key-0123456789abcdef
-[api]
-auth_strategy = keystone
-[keystone_authtoken]
-www_authenticate_uri = {auth_url}
-auth_url = {auth_url}
-auth_type = password
-username = heat
-password = {password}
-project_name = service
-user_domain_id = default
-project_domain_id = default
-[trustee]
-auth_type = password
-auth_url = {auth_url}
-username = heat
-password = {password}
-user_domain_id = default
-[openstack]
-region_name = RegionOne
-"""
+_ENCRYPTION_KEY = "bench-cloud-encryption-key-0123456789abcdef"
 
 
 def keystone_deployment(cloud, workdir):
@@ -370,9 +349,8 @@ def keystone_deployment(cloud, workdir):
     dep = deployment_mod.Deployment(
         "postgresql",
         workdir,
-        extra_conf=_KEYSTONE_CONF.format(
-            auth_url=lay.auth_url, password=lay.password
-        ),
+        extra_conf="[DEFAULT]\nauth_encryption_key = %s\n" % _ENCRYPTION_KEY
+        + heat_lite_mod.keystone_conf(lay.auth_url, lay.password),
     )
     try:
         dep.start()

@@ -14,6 +14,7 @@ import requests
 
 from harness import backends, polling
 from harness import deployment as deployment_mod
+from tools.minicloud import heat_lite as heat_lite_mod
 
 PASSWORD = "keystone-test-secret"
 # Keystone parses sys.argv as its own options: the port comes by env.
@@ -36,20 +37,6 @@ key_repository = {dir}/credential-keys
 [token]
 provider = fernet
 """
-HEAT_CONF = """
-[api]
-auth_strategy = keystone
-[keystone_authtoken]
-www_authenticate_uri = {url}/v3
-auth_url = {url}/v3
-auth_type = password
-username = admin
-password = {password}
-project_name = admin
-user_domain_id = default
-project_domain_id = default
-"""
-
 # OS::Heat::Stack reaches this same heat_lite (through keystonemiddleware)
 # with no [remote_stack] credentials: it can only act with the token of
 # the user who started the operation, kept under auth_encryption_key.
@@ -69,8 +56,13 @@ def deployment(keystone, kind, workdir):
     """A heat_lite of ``kind`` (not started) authenticating against
     ``keystone``, whose OS::Heat::Stack creates stacks in itself."""
     dep = deployment_mod.Deployment(kind, workdir)
-    dep.extra_conf = HEAT_CONF.format(
-        url=keystone.url, password=PASSWORD
+    dep.extra_conf = heat_lite_mod.keystone_conf(
+        keystone.url + "/v3",
+        PASSWORD,
+        username="admin",
+        project="admin",
+        region=None,
+        trusts=False,
     ) + REMOTE_STACK_CONF.format(key=ENCRYPTION_KEY, url=dep.url)
     return dep
 

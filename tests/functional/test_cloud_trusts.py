@@ -29,6 +29,7 @@ from keystoneauth1.identity import v3
 from harness import cloud as cloud_mod
 from harness import deployment as deployment_mod
 from harness import helpers, polling
+from tools.minicloud import heat_lite as heat_lite_mod
 
 pytestmark = [
     pytest.mark.functional,
@@ -43,31 +44,12 @@ debug = true
 # them may write one.
 default_log_levels = {levels}
 auth_encryption_key = {key}
-[api]
-auth_strategy = keystone
-[keystone_authtoken]
-www_authenticate_uri = {auth_url}
-auth_url = {auth_url}
-auth_type = password
-username = heat
-password = {password}
-project_name = service
-user_domain_id = default
-project_domain_id = default
-{trustee}
+{keystone}
 [openstack]
 region_name = RegionOne
 poll_interval = 0.2
 [engine]
 graceful_shutdown_timeout = 1
-"""
-_TRUSTEE = """
-[trustee]
-auth_type = password
-auth_url = {auth_url}
-username = heat
-password = {password}
-user_domain_id = default
 """
 LOG_LEVELS = ",".join(
     ["keystoneauth=DEBUG", "openstack=DEBUG", "keystonemiddleware=DEBUG"]
@@ -96,13 +78,12 @@ def keystone_heat(cloud, tmp_path_factory):
 
 
 def _conf(lay, trusts=True):
-    trustee = _TRUSTEE.format(auth_url=lay.auth_url, password=lay.password)
     return _CONF.format(
         key=ENCRYPTION_KEY,
-        auth_url=lay.auth_url,
-        password=lay.password,
         levels=LOG_LEVELS,
-        trustee=trustee if trusts else "",
+        keystone=heat_lite_mod.keystone_conf(
+            lay.auth_url, lay.password, region=None, trusts=trusts
+        ),
     )
 
 

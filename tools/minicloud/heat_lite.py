@@ -43,36 +43,71 @@ max_stacks_per_tenant = 10000
 [database]
 connection = {db}
 
-[api]
-auth_strategy = keystone
-bind_host = 127.0.0.1
-bind_port = {port}
-
 [engine]
 topic = heat_lite-engine-{name}
 worker_topic = heat_lite-worker-{name}
 graceful_shutdown_timeout = 5
+{keystone}"""
+
+
+KEYSTONE = """
+[api]
+auth_strategy = keystone
+{api}
 
 [keystone_authtoken]
 www_authenticate_uri = {auth_url}
 auth_url = {auth_url}
 auth_type = password
-username = heat
+username = {username}
 password = {password}
-project_name = service
+project_name = {project}
 user_domain_id = default
 project_domain_id = default
-
+"""
+TRUSTEE = """
 [trustee]
 auth_type = password
 auth_url = {auth_url}
-username = heat
+username = {username}
 password = {password}
 user_domain_id = default
-
-[openstack]
-region_name = {region}
 """
+
+
+def keystone_conf(
+    auth_url,
+    password,
+    *,
+    username="heat",
+    project="service",
+    region="RegionOne",
+    trusts=True,
+    api="",
+):
+    """The heat_lite.conf sections of keystone mode (pure: no I/O):
+    keystonemiddleware validating tokens as ``username`` of ``project``
+    and, with ``trusts``, the same user as the trustee of every stack's
+    trust (Heat's ``deferred_auth_method = trusts``); with ``region``,
+    the region of the cloud heat_lite acts in; ``api``, more lines of
+    its ``[api]`` section (one section each: the file stays readable by
+    any INI parser). Everything that
+    runs heat_lite in keystone mode (this tool, the benchmarks, the
+    tests) takes its sections from here."""
+    values = {
+        "auth_url": auth_url,
+        "password": password,
+        "username": username,
+        "project": project,
+        "region": region,
+        "api": api,
+    }
+    conf = KEYSTONE.format(**values)
+    if trusts:
+        conf += TRUSTEE.format(**values)
+    if region:
+        conf += "\n[openstack]\nregion_name = %s\n" % region
+    return conf
 
 
 def free_port():
@@ -90,10 +125,13 @@ def render_config(
         port=port,
         db=db,
         transport=transport,
-        auth_url=auth_url,
-        password=password,
-        region=region,
         key=key,
+        keystone=keystone_conf(
+            auth_url,
+            password,
+            region=region,
+            api="bind_host = 127.0.0.1\nbind_port = %d" % port,
+        ),
     )
 
 
