@@ -8,16 +8,21 @@ period (five seconds) between two looks at the events; here it polls at
 most once a second (``POLL_SECONDS``): the same requests and the same
 answer, sooner.
 
-It was meant to serve every command of a test worker from one process
-(an ``openstack`` start costs 1-2 s of CPU), but state the CLI's
-libraries keep between shells sent commands to another deployment's
-endpoint and, with keystone auth, one user's command listed another's
-stacks; until that state is found, ``run`` starts one process per
-command. The console script itself (entry point, a fresh install, a
-terminal) is run by the tests about it (test_client_package.py,
-test_osc_plugin.py, test_client_preview.py).
+One process serves every command of a test worker: an ``openstack``
+start imports openstackclient, cliff, keystoneauth and every plugin's
+entry points (1-2 s of CPU idle, 5-9 s under CI load), paid once instead
+of by each of the thirty commands of a CLI test. A shell starts from
+nothing but what ``_forget_clients`` has to reset: openstackclient hangs
+each service's client on the ``ClientManager`` *class* (an
+``osc_lib.clientmanager.ClientCache`` descriptor whose handle is set by
+the first shell that asks), so without the reset every later shell of
+the process used the first shell's orchestration client -- its endpoint
+and its user's session. The console script itself (entry point, a fresh
+install, a terminal) is run by the tests about it
+(test_client_package.py, test_osc_plugin.py, test_client_preview.py).
 """
 
+import atexit
 import contextlib
 import io
 import json
@@ -26,9 +31,12 @@ import os
 import select
 import subprocess
 import sys
+import threading
 import time
 
 POLL_SECONDS = 1.0
+_LOCK = threading.Lock()
+_SERVER = None
 
 
 class Result:
@@ -76,28 +84,33 @@ class _Server:
         self.proc.wait()
 
 
+def _stop():
+    if _SERVER is not None:
+        _SERVER.stop()
+
+
+atexit.register(_stop)
+
+
 def run(argv, env=None, cwd=None, timeout=180):
     """``openstack <argv>`` with ``env`` (default: this process's
-    environment) in ``cwd``; a Result with returncode, stdout, stderr.
-
-    One process per command, for now: the CI run of 2026-12-04 saw a
-    shared process send a command to the endpoint of an earlier
-    module's deployment (state kept by the CLI's libraries between
-    shells, as with keystone auth above), failing five tests with "Stack
-    not found" and a refused connection. The process still polls
-    ``--wait`` at most once a second.
-    """
+    environment) in ``cwd``; a Result with returncode, stdout, stderr."""
+    global _SERVER
     argv = [str(a) for a in argv]
     request = {
         "argv": argv,
         "env": dict(os.environ if env is None else env),
         "cwd": str(cwd or os.getcwd()),
     }
-    server = _Server()
-    try:
-        answer = server.call(request, timeout)
-    finally:
-        server.stop()
+    with _LOCK:
+        if _SERVER is None or not _SERVER.alive():
+            _SERVER = _Server()
+        try:
+            answer = _SERVER.call(request, timeout)
+        except Exception:
+            _SERVER.stop()
+            _SERVER = None
+            raise
     return Result(
         ["openstack"] + argv,
         answer["returncode"],
@@ -136,8 +149,24 @@ def _exit_status(code, err):
     return 1
 
 
+def _forget_clients():
+    """Drop the service clients an earlier shell made (see the module's
+    docstring): every ``ClientCache`` on the ``ClientManager`` classes
+    starts empty again."""
+    from openstackclient.common import clientmanager as osc_manager
+    from osc_lib import clientmanager as lib_manager
+
+    for cls in {osc_manager.ClientManager, lib_manager.ClientManager}:
+        for klass in cls.__mro__:
+            for attr in vars(klass).values():
+                if isinstance(attr, lib_manager.ClientCache):
+                    attr._handle = None
+
+
 def _one(request, requests):
     from openstackclient import shell
+
+    _forget_clients()
 
     out, err = io.StringIO(), io.StringIO()
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
