@@ -10,7 +10,6 @@ import hashlib
 import hmac
 import json
 import os
-import subprocess
 
 import pytest
 import requests
@@ -18,8 +17,7 @@ import yaml
 from heatclient import client as heat_client
 from heatclient import exc as heat_exc
 
-from harness import deployment as deployment_mod
-from harness import helpers, polling
+from harness import helpers, osc, polling
 from tests.functional import conftest, keystone_env
 from tests.functional.test_api_isolation import TMPL, check_matrix
 
@@ -77,7 +75,6 @@ def _token(keystone, user, project):
 
 def _osc(keystone, user, project, *args):
     cmd = [
-        deployment_mod.command("openstack"),
         "--os-auth-url",
         keystone.url + "/v3",
         "--os-identity-api-version",
@@ -95,9 +92,9 @@ def _osc(keystone, user, project, *args):
         *args,
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
-    result = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=300, env=env
-    )
+    # One CLI process answers every user's commands (harness.osc): each
+    # must act as its own user, none as the one before.
+    result = osc.run(cmd, env=env, timeout=300)
     assert result.returncode == 0, "%s\n%s%s" % (
         " ".join(args),
         result.stdout,

@@ -25,11 +25,13 @@ config's ID stands for its config).
 
 import base64
 import json
+import time
 
 from heat_lite.common import exception
 from heat_lite.resources import base, transient
 from heat_lite.resources.openstack import (
     client,
+    server_board,
     server_networks,
     server_schema,
     server_snapshot,
@@ -75,6 +77,7 @@ class Server(base.Resource):
     implicit_depends = staticmethod(implicit.server)
     attributes_schema = server_schema.ATTRIBUTES
     _live = None
+    _acted_at = None  # monotonic: the last action sent (_acted)
     _ports = None
 
     @property
@@ -155,12 +158,13 @@ class Server(base.Resource):
 
     def handle_create(self):
         server = self._conn().compute.create_server(**self._create_args())
+        self._acted()
         self.resource_id_set(server.id)
         return server.id
 
     @transient.polled
     def check_create_complete(self, server_id):
-        server = self._get()
+        server = self._polled()
         if server is None:
             return False
         return _active(server)
@@ -256,11 +260,12 @@ class Server(base.Resource):
     def handle_suspend(self):
         if self._existing("suspend").status != "SUSPENDED":
             self._conn().compute.suspend_server(self.resource_id)
+            self._acted()
         return True
 
     @transient.polled
     def check_suspend_complete(self, cookie):
-        server = self._get()
+        server = self._polled()
         if server is None:
             return False
         if server.status in DEFERRED | {"ACTIVE"}:
@@ -274,11 +279,12 @@ class Server(base.Resource):
     def handle_resume(self):
         if self._existing("resume").status != "ACTIVE":
             self._conn().compute.resume_server(self.resource_id)
+            self._acted()
         return True
 
     @transient.polled
     def check_resume_complete(self, cookie):
-        server = self._get()
+        server = self._polled()
         return server is not None and _active(server)
 
     def handle_check(self):
@@ -321,6 +327,7 @@ class Server(base.Resource):
             self._conn().compute.delete_server(self.resource_id)
         except sdk_exc.NotFoundException:
             return False
+        self._acted()
         return True
 
     @transient.polled
@@ -328,12 +335,13 @@ class Server(base.Resource):
         if not deleting:
             self._delete_internal_ports()
             return True
-        server = self._get()
+        server = self._polled()
         if server is None or server.status == "DELETED":
             self._delete_internal_ports()
             return True
         if server.status == "SOFT_DELETED":
             self._conn().compute.delete_server(self.resource_id, force=True)
+            self._acted()
         elif server.status == "ERROR" and server.task_state != "deleting":
             fault = server.fault or {}
             raise client.ResourceInError(
@@ -361,6 +369,26 @@ class Server(base.Resource):
             self._live = self._conn().compute.get_server(self.resource_id)
         except sdk_exc.NotFoundException:
             self._live = None
+        return self._live
+
+    def _acted(self):
+        """An action was just sent: its polls must not be answered by a
+        look at Nova taken before (``server_board``)."""
+        self._acted_at = time.monotonic()
+
+    def _polled(self):
+        """The server for a completion poll, from one list of the
+        project's servers shared by every poll of this process
+        (``server_board``); None once it is gone."""
+        if self._acted_at is None:
+            # Polls taken over from another engine: any look from now on
+            # is after its action.
+            self._acted()
+        self._live = server_board.board(self._conn()).get(
+            self.resource_id,
+            self._acted_at,
+            self.default_poll_interval / 2,
+        )
         return self._live
 
     def _server(self):
