@@ -223,7 +223,10 @@ class Server(base.Resource):
         steps = list(cookie["steps"])
         try:
             done = server_update.advance(
-                self._conn(), self.resource_id, cookie["steps"]
+                server_update.Server(
+                    self._conn(), self.resource_id, self._polled, self._acted
+                ),
+                cookie["steps"],
             )
         finally:
             self._record_port_changes(steps)

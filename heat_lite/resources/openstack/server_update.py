@@ -91,27 +91,37 @@ def plan(conn, new_props, prop_diff, interfaces=None, tenant="", configs=None):
     return steps
 
 
-def advance(conn, server_id, steps):
+class Server:
+    """What a step needs of its server: the compute proxy, its ID, a look
+    at it (``look()``: the server, None when it is gone) and ``acted()``,
+    said when a step has sent an action, so that later looks are taken
+    after it (the plugin's ``server_board`` polls)."""
+
+    def __init__(self, conn, server_id, look, acted):
+        self.conn = conn
+        self.compute = conn.compute
+        self.id = server_id
+        self.look = look
+        self.acted = acted
+
+
+def advance(server, steps):
     """Move the first unfinished step on; True once all are done."""
     while steps:
-        kind = steps[0]["kind"]
-        target = conn if kind == "interfaces" else conn.compute
-        if not _STEPS[kind](target, server_id, steps[0]):
+        if not _STEPS[steps[0]["kind"]](server, steps[0]):
             return False
         steps.pop(0)
     return True
 
 
-def _get(compute, server_id):
-    return compute.find_server(server_id, ignore_missing=True)
-
-
-def _resize(compute, server_id, step):
+def _resize(srv, step):
+    compute, server_id = srv.compute, srv.id
     if step["phase"] == "start":
         compute.resize_server(server_id, step["flavor_id"])
+        srv.acted()
         step["phase"] = "resizing"
         return False
-    server = _get(compute, server_id)
+    server = srv.look()
     if server is None:
         return False
     if step["phase"] == "resizing":
@@ -124,6 +134,7 @@ def _resize(compute, server_id, step):
                 % (step["flavor"], server.status)
             )
         compute.confirm_server_resize(server_id)
+        srv.acted()
         step["phase"] = "confirming"
         return False
     if server.status == "ACTIVE":
@@ -139,7 +150,8 @@ def _resize(compute, server_id, step):
     )
 
 
-def _rebuild(compute, server_id, step):
+def _rebuild(srv, step):
+    compute, server_id = srv.compute, srv.id
     if step["phase"] == "start":
         args = {
             k: step[k] for k in ("admin_password", "user_data") if k in step
@@ -150,9 +162,10 @@ def _rebuild(compute, server_id, step):
             preserve_ephemeral=step["preserve_ephemeral"],
             **args,
         )
+        srv.acted()
         step["phase"] = "rebuilding"
         return False
-    server = _get(compute, server_id)
+    server = srv.look()
     if server is None or server.status == "REBUILD":
         return False
     if server.status == "ERROR":
@@ -184,10 +197,10 @@ def _attach(conn, server_id, step):
         step["attached"].append(iface.port_id)
 
 
-def _interfaces(conn, server_id, step):
+def _interfaces(srv, step):
     """Detach, wait until detached, delete the detached internal ports,
     attach, wait until attached."""
-    compute = conn.compute
+    conn, compute, server_id = srv.conn, srv.compute, srv.id
     if step["phase"] == "start":
         for port_id in step["detach"]:
             try:
