@@ -332,11 +332,17 @@ def release(kind, holder):
 
 def release_in(conn, kind, holder):
     """``release`` in the caller's transaction (the holder's own row
-    deleted in the same one)."""
+    deleted in the same one).
+
+    :param holder: one holder's id, or a SELECT of holders' ids (every
+        holder it yields lets go, in one statement).
+    """
+    if isinstance(holder, sa.sql.Select):
+        which = REFERENCE.c.holder.in_(holder)
+    else:
+        which = REFERENCE.c.holder == str(holder)
     return conn.execute(
-        REFERENCE.delete().where(
-            REFERENCE.c.kind == kind, REFERENCE.c.holder == str(holder)
-        )
+        REFERENCE.delete().where(REFERENCE.c.kind == kind, which)
     ).rowcount
 
 
@@ -606,7 +612,7 @@ def unhidden_as_seen(image_id, seen_hidden_at):
 
 IMAGE_EVENT = models.ImageEvent.__table__
 # What an image event says retention did.
-EVENT_ACTIONS = ("hidden", "deleted", "revived", "delete_failed")
+EVENT_ACTIONS = st.IMAGE_EVENTS
 
 
 @retry_write
@@ -629,14 +635,20 @@ def image_event_add(row, action, reason=None, when=None):
 
 
 @retry_read
-def image_events(tenant, image_id=None, app_id=None, limit=100):
+def image_events(tenant, image_id=None, app_id=None, limit=100, marker=None):
     """The newest ``limit`` image events of the project (of one image,
-    or of one app's images), newest first."""
+    or of one app's images), newest first.
+
+    :param marker: an event id: only the events older than it (the next
+        page; ids only grow).
+    """
     query = IMAGE_EVENT.select().where(IMAGE_EVENT.c.tenant == tenant)
     if image_id is not None:
         query = query.where(IMAGE_EVENT.c.image_id == image_id)
     if app_id is not None:
         query = query.where(IMAGE_EVENT.c.app_id == app_id)
+    if marker is not None:
+        query = query.where(IMAGE_EVENT.c.id < marker)
     query = query.order_by(IMAGE_EVENT.c.id.desc()).limit(limit)
     with transaction(writer=False) as conn:
         return _dicts(conn.execute(query))
