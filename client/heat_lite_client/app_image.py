@@ -1,8 +1,12 @@
 """``openstack app images``: the images heat_lite built for the
 project's apps, what keeps each (``--why``), which nothing names any
 more (``--unused``), and what the next retention pass would do
-(``--dry-run``) (``/v1/<project>/images``).
+(``--dry-run``) (``/v1/<project>/images``); ``openstack app image
+events``: what retention did to an app's images
+(``/v1/<project>/apps/<app>/image_events``).
 """
+
+from urllib import parse
 
 from osc_lib import exceptions
 from osc_lib.cli import format_columns
@@ -134,5 +138,49 @@ class ListImages(command.Lister):
                 i["goes_at"],
             )
             for i in images
+        ]
+        return columns, rows
+
+
+class ListImageEvents(command.Lister):
+    """List what image retention did to an app's images (hidden,
+    deleted, revived, delete_failed), newest first."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument("app", metavar="<app>", help="App (name or ID)")
+        parser.add_argument("--limit", metavar="<n>", type=int)
+        parser.add_argument(
+            "--marker",
+            metavar="<event id>",
+            type=int,
+            help="Only events older than this one (the next page)",
+        )
+        return parser
+
+    def take_action(self, parsed_args):
+        client = self.app.client_manager.orchestration
+        query = {
+            k: v
+            for k, v in (
+                ("limit", parsed_args.limit),
+                ("marker", parsed_args.marker),
+            )
+            if v is not None
+        }
+        path = "/apps/%s/image_events" % parse.quote(parsed_args.app, "")
+        if query:
+            path += "?" + parse.urlencode(query)
+        events = api.call(client, "GET", path)["image_events"]
+        columns = ("ID", "Image", "Action", "Reason", "Created At")
+        rows = [
+            (
+                e["id"],
+                e["image_id"],
+                e["action"],
+                e.get("reason"),
+                e["created_at"],
+            )
+            for e in events
         ]
         return columns, rows

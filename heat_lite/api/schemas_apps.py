@@ -137,6 +137,15 @@ _STEP = obj(
     call=nullable(STRING),
     why=STRING,
 )
+IMAGE_EVENT = obj(
+    ("id", "image_id", "action", "created_at"),
+    id=INTEGER,
+    image_id=STRING,
+    app_id=nullable(STRING),
+    action={"type": "string", "enum": list(states.IMAGE_EVENTS)},
+    reason=nullable(STRING),
+    created_at=TIME,
+)
 _IGNORED = obj(("ignored",), ignored=STRING)
 RESPONSES = {
     "webhook": (202, _BUILD),
@@ -151,6 +160,10 @@ RESPONSES = {
     "list_images": (200, obj(("images",), images=array(IMAGE))),
     "show_image": (200, obj(("image",), image=IMAGE)),
     "image_action": (200, obj(("decided",), decided=array(_STEP))),
+    "list_app_image_events": (
+        200,
+        obj(("image_events",), image_events=array(IMAGE_EVENT)),
+    ),
     "create_app": (201, _ONE),
     "list_apps": (200, obj(("apps",), apps=array(APP))),
     "show_app": (200, _ONE),

@@ -512,6 +512,13 @@ _OPERATIONS = [
         "/v1/{tenant_id}/apps/{app}/builds/{build}/actions",
     ),
     (
+        "apps:image_events",
+        _READ,
+        "List what image retention did to the images of an app.",
+        "GET",
+        "/v1/{tenant_id}/apps/{app}/image_events",
+    ),
+    (
         "images:index",
         _READ,
         "List the images heat_lite built for the project's apps and what "

@@ -300,6 +300,10 @@ IMAGE = Vocabulary(
     USABLE=("NEEDED", "UNNEEDED", "HIDDEN"),
     GONE=("DELETING", "DELETED"),
 )
+# What an image event says retention did to an image (the events of an
+# image and of its app): hidden in Glance, deleted from it, revived (shown
+# again for a use), delete_failed (Glance refused; tried again).
+IMAGE_EVENTS = ("hidden", "deleted", "revived", "delete_failed")
 
 
 # A build of an app (doc/specs/apps.md, ``engine.fleet.app``): a push

@@ -278,49 +278,70 @@ def hold_stack_images(tenant, stack_ids, kind, holder):
 
 
 @retry_write
-def unhidden(image_id):
-    """Glance shows the revived image again: forget when it was hidden."""
-    with transaction(single=True) as conn:
-        conn.execute(
-            IMAGE.update()
-            .where(
-                IMAGE.c.id == image_id,
-                IMAGE.c.state == st.IMAGE.NEEDED,
-            )
-            .values(hidden_at=None)
-        )
+def unhidden(image_id, event=None):
+    """Glance shows the revived image again: forget when it was hidden.
+
+    :param event: (row, action, reason, when) of the image event to write
+        in the same transaction (``image_event_add``), or None.
+    """
+    _confirm(
+        IMAGE.update()
+        .where(IMAGE.c.id == image_id, IMAGE.c.state == st.IMAGE.NEEDED)
+        .values(hidden_at=None),
+        event,
+    )
+
+
+def _confirm(statement, event=None):
+    """Run a confirmation ``statement`` (Glance did what the row says);
+    with ``event``, its image event goes in the same transaction: one
+    commit per Glance call, not two.
+
+    :returns: the statement's row count.
+    """
+    with transaction(single=event is None) as conn:
+        count = conn.execute(statement).rowcount
+        if event is not None:
+            _event_in(conn, *event)
+    return count
 
 
 @retry_write
-def hidden(image_id, when=None):
+def hidden(image_id, when=None, event=None):
     """Glance confirmed the image hidden. Also when a use revived it
-    meanwhile (NEEDED): the next pass then shows it again."""
-    with transaction(single=True) as conn:
-        conn.execute(
-            IMAGE.update()
-            .where(
-                IMAGE.c.id == image_id,
-                IMAGE.c.state.in_((st.IMAGE.HIDDEN, st.IMAGE.NEEDED)),
-                IMAGE.c.hidden_at.is_(None),
-            )
-            .values(hidden_at=when or models.utcnow())
+    meanwhile (NEEDED): the next pass then shows it again.
+
+    :param event: as ``unhidden``'s.
+    """
+    _confirm(
+        IMAGE.update()
+        .where(
+            IMAGE.c.id == image_id,
+            IMAGE.c.state.in_((st.IMAGE.HIDDEN, st.IMAGE.NEEDED)),
+            IMAGE.c.hidden_at.is_(None),
         )
+        .values(hidden_at=when or models.utcnow()),
+        event,
+    )
 
 
 @retry_write
-def deleted(image_id, when=None):
+def deleted(image_id, when=None, event=None):
     """Glance confirmed the DELETING image gone (no use can name it any
-    more, so no generation is needed)."""
-    with transaction(single=True) as conn:
-        conn.execute(
-            IMAGE.update()
-            .where(IMAGE.c.id == image_id, IMAGE.c.state == st.IMAGE.DELETING)
-            .values(
-                state=st.IMAGE.DELETED,
-                deleted_at=when or models.utcnow(),
-                last_error=None,
-            )
-        )
+    more, so no generation is needed).
+
+    :param event: as ``unhidden``'s.
+    """
+    _confirm(
+        IMAGE.update()
+        .where(IMAGE.c.id == image_id, IMAGE.c.state == st.IMAGE.DELETING)
+        .values(
+            state=st.IMAGE.DELETED,
+            deleted_at=when or models.utcnow(),
+            last_error=None,
+        ),
+        event,
+    )
 
 
 @retry_write
@@ -332,11 +353,17 @@ def release(kind, holder):
 
 def release_in(conn, kind, holder):
     """``release`` in the caller's transaction (the holder's own row
-    deleted in the same one)."""
+    deleted in the same one).
+
+    :param holder: one holder's id, or a SELECT of holders' ids (every
+        holder it yields lets go, in one statement).
+    """
+    if isinstance(holder, sa.sql.Select):
+        which = REFERENCE.c.holder.in_(holder)
+    else:
+        which = REFERENCE.c.holder == str(holder)
     return conn.execute(
-        REFERENCE.delete().where(
-            REFERENCE.c.kind == kind, REFERENCE.c.holder == str(holder)
-        )
+        REFERENCE.delete().where(REFERENCE.c.kind == kind, which)
     ).rowcount
 
 
@@ -541,14 +568,17 @@ def move_page(moves):
 
 
 @retry_write
-def delete_failed(image_id, error):
-    """Glance refused to delete a DELETING image: keep why, retry later."""
-    with transaction(single=True) as conn:
-        conn.execute(
-            IMAGE.update()
-            .where(IMAGE.c.id == image_id, IMAGE.c.state == st.IMAGE.DELETING)
-            .values(last_error=str(error)[:2000])
-        )
+def delete_failed(image_id, error, event=None):
+    """Glance refused to delete a DELETING image: keep why, retry later.
+
+    :param event: as ``unhidden``'s.
+    """
+    _confirm(
+        IMAGE.update()
+        .where(IMAGE.c.id == image_id, IMAGE.c.state == st.IMAGE.DELETING)
+        .values(last_error=str(error)[:2000]),
+        event,
+    )
 
 
 @retry_read
@@ -573,7 +603,7 @@ def revived_rows(image_ids):
 
 
 @retry_write
-def unhidden_as_seen(image_id, seen_hidden_at):
+def unhidden_as_seen(image_id, seen_hidden_at, event=None):
     """``unhidden`` for a use that read ``seen_hidden_at`` (``revived_rows``)
     before it showed the image in Glance.
 
@@ -584,59 +614,71 @@ def unhidden_as_seen(image_id, seen_hidden_at):
     is then left set, so the next pass shows the image again (an extra,
     idempotent call) rather than believe a hidden image shown.
 
+    :param event: as ``unhidden``'s.
     :returns: whether the row now says the image is shown.
     """
-    with transaction(single=True) as conn:
-        if seen_hidden_at is None:
-            seen = IMAGE.c.hidden_at.is_(None)
-        else:
-            seen = IMAGE.c.hidden_at == seen_hidden_at
-        return bool(
-            conn.execute(
-                IMAGE.update()
-                .where(
-                    IMAGE.c.id == image_id,
-                    IMAGE.c.state == st.IMAGE.NEEDED,
-                    seen,
-                )
-                .values(hidden_at=None)
-            ).rowcount
+    if seen_hidden_at is None:
+        seen = IMAGE.c.hidden_at.is_(None)
+    else:
+        seen = IMAGE.c.hidden_at == seen_hidden_at
+    return bool(
+        _confirm(
+            IMAGE.update()
+            .where(
+                IMAGE.c.id == image_id,
+                IMAGE.c.state == st.IMAGE.NEEDED,
+                seen,
+            )
+            .values(hidden_at=None),
+            event,
         )
+    )
 
 
 IMAGE_EVENT = models.ImageEvent.__table__
 # What an image event says retention did.
-EVENT_ACTIONS = ("hidden", "deleted", "revived", "delete_failed")
+EVENT_ACTIONS = st.IMAGE_EVENTS
 
 
 @retry_write
 def image_event_add(row, action, reason=None, when=None):
     """Record that retention did ``action`` to the image of ``row`` (its
     ``managed_image`` row: id, tenant, app_id)."""
+    with transaction(single=True) as conn:
+        _event_in(conn, row, action, reason, when)
+
+
+def _event_in(conn, row, action, reason=None, when=None):
+    """``image_event_add`` in the caller's transaction."""
     if action not in EVENT_ACTIONS:
         raise ValueError("unknown image event %r" % action)
-    with transaction(single=True) as conn:
-        conn.execute(
-            IMAGE_EVENT.insert().values(
-                image_id=row["id"],
-                tenant=row["tenant"],
-                app_id=row.get("app_id"),
-                action=action,
-                reason=None if reason is None else str(reason)[:2000],
-                created_at=when or models.utcnow(),
-            )
+    conn.execute(
+        IMAGE_EVENT.insert().values(
+            image_id=row["id"],
+            tenant=row["tenant"],
+            app_id=row.get("app_id"),
+            action=action,
+            reason=None if reason is None else str(reason)[:2000],
+            created_at=when or models.utcnow(),
         )
+    )
 
 
 @retry_read
-def image_events(tenant, image_id=None, app_id=None, limit=100):
+def image_events(tenant, image_id=None, app_id=None, limit=100, marker=None):
     """The newest ``limit`` image events of the project (of one image,
-    or of one app's images), newest first."""
+    or of one app's images), newest first.
+
+    :param marker: an event id: only the events older than it (the next
+        page; ids only grow).
+    """
     query = IMAGE_EVENT.select().where(IMAGE_EVENT.c.tenant == tenant)
     if image_id is not None:
         query = query.where(IMAGE_EVENT.c.image_id == image_id)
     if app_id is not None:
         query = query.where(IMAGE_EVENT.c.app_id == app_id)
+    if marker is not None:
+        query = query.where(IMAGE_EVENT.c.id < marker)
     query = query.order_by(IMAGE_EVENT.c.id.desc()).limit(limit)
     with transaction(writer=False) as conn:
         return _dicts(conn.execute(query))

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from heat_lite.common import exception
 from heat_lite.common.states import PROMOTION as P
-from heat_lite.db import models, ownership
+from heat_lite.db import image_refs, models, ownership
 from heat_lite.db.session import retry_read, transaction
 
 PROMOTION = models.Promotion.__table__
@@ -125,6 +125,18 @@ def promotion_active_for(stack_id):
     return row.id if row is not None else None
 
 
+def _overtaking(newer):
+    """A newer promotion ``newer`` (an alias of the table) that changes
+    or changed the target: running, COMPLETE, or rolled back (once
+    COMPLETE: only a COMPLETE promotion rolls back). A newer one whose
+    gate failed changed nothing; one rolled back has still overtaken the
+    older ones for good (only the newest promotion of a target may roll
+    back), so their holds on images can go at its COMPLETE."""
+    return sa.or_(
+        newer.c.status.in_(CHANGED), newer.c.rollback_requested.is_(True)
+    )
+
+
 def promotion_request_rollback(promotion_id, tenant, owner):
     """Turn a COMPLETE promotion back to IN_PROGRESS with its rollback
     requested and ``owner`` as its owner, unless a newer promotion has
@@ -137,7 +149,7 @@ def promotion_request_rollback(promotion_id, tenant, owner):
     changed = sa.exists().where(
         newer.c.target_stack_id == PROMOTION.c.target_stack_id,
         newer.c.created_at > PROMOTION.c.created_at,
-        newer.c.status.in_(CHANGED),
+        _overtaking(newer),
     )
     query = (
         PROMOTION.update()
@@ -163,6 +175,60 @@ def promotion_request_rollback(promotion_id, tenant, owner):
             return True
     promotion_get(promotion_id, tenant)  # raises if there is none
     return False
+
+
+def _older_of_target(target_stack_id, created_at):
+    """The ids of promotions into ``target_stack_id`` made before
+    ``created_at``: overtaken once a newer one is COMPLETE."""
+    return sa.select(PROMOTION.c.id).where(
+        PROMOTION.c.target_stack_id == target_stack_id,
+        PROMOTION.c.created_at < created_at,
+    )
+
+
+def promotion_settle(promotion_id, owner, values):
+    """Write a promotion's final ``values`` (status, reason, finish time)
+    if ``owner`` still owns it; when the status is COMPLETE, in the same
+    transaction release the image holds of the older promotions of its
+    target (``image_refs``: overtaken, they can never roll back again,
+    so nothing can bring back the images they kept).
+
+    :returns: True if written, False if ``owner`` lost the promotion.
+    """
+    query = PROMOTION.update().where(
+        PROMOTION.c.id == promotion_id, ownership.owned_by(PROMOTION, owner)
+    )
+    with transaction() as session:
+        done = session.execute(
+            query.values(updated_at=models.utcnow(), **values)
+        )
+        if done.rowcount != 1:
+            return False
+        if values.get("status") == P.COMPLETE:
+            row = session.execute(
+                sa.select(
+                    PROMOTION.c.target_stack_id, PROMOTION.c.created_at
+                ).where(PROMOTION.c.id == promotion_id)
+            ).one()
+            image_refs.release_in(
+                session,
+                "promotion",
+                _older_of_target(row.target_stack_id, row.created_at),
+            )
+        return True
+
+
+def release_holds_of_targets(session, stack_ids):
+    """In the caller's transaction (the hard delete of ``stack_ids``,
+    ``db.purge``): the promotions into those stacks can never roll back
+    again; their image holds go."""
+    image_refs.release_in(
+        session,
+        "promotion",
+        sa.select(PROMOTION.c.id).where(
+            PROMOTION.c.target_stack_id.in_(list(stack_ids))
+        ),
+    )
 
 
 # Ownership (db.ownership) -------------------------------------------------

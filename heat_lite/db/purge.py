@@ -21,6 +21,7 @@ from heat_lite.common.states import Action, Role, Status
 from heat_lite.db import apps as db_apps
 from heat_lite.db import builds as db_builds
 from heat_lite.db import models
+from heat_lite.db import promotions as db_promotions
 from heat_lite.db.session import retry_write, transaction
 
 CONF = conf.CONF
@@ -258,6 +259,8 @@ def _delete_stacks(session, stack_ids):
         # go with their stack.
         for table in (VERIFICATION, SIGNAL):
             session.execute(table.delete().where(table.c.stack_id.in_(chunk)))
+        # No promotion into a purged stack can roll back any more.
+        db_promotions.release_holds_of_targets(session, chunk)
         session.execute(STACK.delete().where(STACK.c.id.in_(chunk)))
         counts["templates"] += session.execute(
             TEMPLATE.delete().where(TEMPLATE.c.stack_id.in_(chunk))

@@ -45,6 +45,8 @@ History of ``RPC_API_VERSION``:
   cancel_build (an app's pushes and builds; ``engine.fleet.app``).
 * 1.13 - list_images, show_image, images_dry_run (image retention;
   ``engine.fleet.retention``).
+* 1.14 - list_app_image_events (what retention did to an app's
+  images).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -55,7 +57,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.13"
+RPC_API_VERSION = "1.14"
 # The worker topic has its own history; 1.0 - check_resources.
 WORKER_API_VERSION = "1.0"
 
@@ -74,6 +76,7 @@ READS = frozenset(
         "get_template",
         "identify_stack",
         "images_dry_run",
+        "list_app_image_events",
         "list_apps",
         "list_builds",
         "build_log",
@@ -1128,6 +1131,22 @@ class EngineAPI:
         """What the next retention pass would do to the project's images;
         nothing changes (call)."""
         return self._call(ctxt, "images_dry_run", version="1.13")
+
+    # 1.14 --------------------------------------------------------------
+    def list_app_image_events(self, ctxt, app, limit=None, marker=None):
+        """What retention did to the images of app ``app``, newest first
+        (call).
+
+        :raises AppNotFound: (404).
+        """
+        return self._call(
+            ctxt,
+            "list_app_image_events",
+            version="1.14",
+            app=app,
+            limit=limit,
+            marker=marker,
+        )
 
 
 class WorkerAPI:

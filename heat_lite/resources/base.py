@@ -269,15 +269,21 @@ class Resource:
             cls._names_images = cached
         return cached
 
-    def image_references(self):
+    def image_references(self, props=None):
         """The images this resource's properties name (ids or names: the
         values of properties constrained to ``glance.image``), for image
         retention (``db.image_refs``): while a record names an image,
-        heat_lite does not retire it."""
+        heat_lite does not retire it.
+
+        :param props: properties other than the plugin's own (an
+            update's new ones, before ``handle_update`` takes them).
+        """
         if not self.may_name_images():
             return []
         return properties.constrained_values(
-            self.properties_schema, self.properties, "glance.image"
+            self.properties_schema,
+            self.properties if props is None else props,
+            "glance.image",
         )
 
     def immutable_changes(self, prop_diff):

@@ -164,15 +164,23 @@ def _server_template(cloud, image):
     )
 
 
+def _stack_on(heat, cloud, image):
+    """A new stack whose server boots ``image``: (client, stack id)."""
+    client = heat.client(PROJECT)
+    stack_id = client.stacks.create(
+        stack_name="ret-" + uuid.uuid4().hex[:6],
+        template=_server_template(cloud, image),
+    )["stack"]["id"]
+    helpers.wait_for_status(client, stack_id, "CREATE_COMPLETE", timeout=180)
+    return client, stack_id
+
+
 def _engine_log(heat):
     with open(heat.log_path("all"), errors="replace") as log:
         return log.read()
 
 
-def test_hidden_image_shown_before_the_server_uses_it(heat, glance, cloud):
-    """An image a pass hid, named again by a stack's server: the engine
-    shows it in Glance and records it before Nova is asked for the
-    server, not at the next pass."""
+def _hidden_by_a_pass(glance):
     image = _glance_image(glance)
     _managed(image)  # no app: the default policy hides it
     polling.until(
@@ -181,15 +189,17 @@ def test_hidden_image_shown_before_the_server_uses_it(heat, glance, cloud):
         "hidden by a pass",
     )
     assert _hidden(glance, image) and _state(image) == IMAGE.HIDDEN
+    return image
 
-    # A new server naming it (an update in place naming it is not
-    # covered yet: the plugin's properties at UPDATE are the old ones).
-    client = heat.client(PROJECT)
-    stack_id = client.stacks.create(
-        stack_name="ret-" + uuid.uuid4().hex[:6],
-        template=_server_template(cloud, image),
-    )["stack"]["id"]
-    helpers.wait_for_status(client, stack_id, "CREATE_COMPLETE", timeout=180)
+
+def test_hidden_image_shown_before_the_server_uses_it(heat, glance, cloud):
+    """An image a pass hid, named again by a stack's server: the engine
+    shows it in Glance and records it before Nova is asked for the
+    server, not at the next pass."""
+    image = _hidden_by_a_pass(glance)
+
+    # A new server naming it (an update in place naming it: below).
+    client, stack_id = _stack_on(heat, cloud, image)
 
     assert not _hidden(glance, image)
     row = image_refs.image_get(PROJECT, image)
@@ -212,5 +222,75 @@ def test_hidden_image_shown_before_the_server_uses_it(heat, glance, cloud):
         cloud_mod.physical(client, stack_id)["server"]
     )
     assert server.image["id"] == image
+    client.stacks.delete(stack_id)
+    helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
+
+
+def _server_stack(heat, glance, cloud):
+    """A stack whose server boots a managed image: (client, stack id,
+    server id, image id)."""
+    image = _glance_image(glance)
+    _managed(image)
+    client, stack_id = _stack_on(heat, cloud, image)
+    server_id = cloud_mod.physical(client, stack_id)["server"]
+    return client, stack_id, server_id, image
+
+
+def test_hidden_image_shown_before_an_update_in_place_uses_it(
+    heat, glance, cloud
+):
+    """A stack's server rebuilt in place (``image_update_policy``
+    REBUILD, Heat's default) onto an image a pass hid: the worker reads
+    the update's new properties, so the image is NEEDED again, shown in
+    Glance and its event written before Nova rebuilds the server; the
+    server keeps its id."""
+    client, stack_id, server_id, before = _server_stack(heat, glance, cloud)
+    image = _hidden_by_a_pass(glance)
+
+    client.stacks.update(stack_id, template=_server_template(cloud, image))
+    helpers.wait_for_status(client, stack_id, "UPDATE_COMPLETE", timeout=300)
+
+    assert cloud_mod.physical(client, stack_id)["server"] == server_id
+    server = cloud.connect("demo").compute.get_server(server_id)
+    assert server.image["id"] == image
+    assert not _hidden(glance, image)
+    row = image_refs.image_get(PROJECT, image)
+    assert row["state"] == IMAGE.NEEDED and row["hidden_at"] is None
+    events = image_refs.image_events(PROJECT, image_id=image)
+    assert [e["action"] for e in reversed(events)] == ["hidden", "revived"]
+    assert events[0]["reason"] == "named again by a use"
+    # The record names the new image only now; the old one is no
+    # longer kept by it (the pass may hide it from now on).
+    why = image_refs.needed([image, before], lambda app: 0)
+    assert [r["kind"] for r in why[image]] == ["record"]
+    assert why[before] == []
+    client.stacks.delete(stack_id)
+    helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
+
+
+def test_an_update_in_place_onto_a_retired_image_fails_before_nova(
+    heat, glance, cloud
+):
+    """The other order: the pass moved the image to DELETING before the
+    update's use. The use finds it retired and fails the update under
+    the record's lease, before Nova is asked to rebuild the server."""
+    client, stack_id, server_id, before = _server_stack(heat, glance, cloud)
+    image = _hidden_by_a_pass(glance)
+    row = image_refs.image_get(PROJECT, image)
+    assert image_refs.move(
+        image, row["generation"], IMAGE.HIDDEN, IMAGE.DELETING
+    )
+
+    client.stacks.update(stack_id, template=_server_template(cloud, image))
+    helpers.wait_for_status(client, stack_id, "UPDATE_FAILED", timeout=180)
+
+    [server] = client.resources.list(stack_id)
+    assert "retired by heat_lite's image retention" in (
+        server.resource_status_reason
+    )
+    assert server.physical_resource_id == server_id
+    nova = cloud.connect("demo").compute.get_server(server_id)
+    assert nova.image["id"] == before
+    assert _state(image) in (IMAGE.DELETING, IMAGE.DELETED)
     client.stacks.delete(stack_id)
     helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)

@@ -1,7 +1,9 @@
 """heat_lite's view of the images it built (issue 30.4) over the real API
 and ``openstack app images``: each image with what keeps it, the unused
 ones, the dry run of the next retention pass, other projects' images
-never shown, bad actions refused. On SQLite (heat-lite-all).
+never shown, bad actions refused; an app's image events (``GET
+/apps/{app}/image_events``, ``openstack app image events``). On SQLite
+(heat-lite-all).
 
 The images' rows are written into the deployment's database with
 ``db.image_refs`` (as a build would record its upload): no build, no
@@ -19,14 +21,19 @@ import requests
 from harness import databases
 from harness import deployment as deployment_mod
 from heat_lite.db import image_refs
+from tests.functional import test_apps
 from tests.functional import test_osc_plugin as osc_plugin
 
 
 @pytest.fixture(scope="module")
 def dep(tmp_path_factory):
     yield from deployment_mod.running(
-        "sqlite", tmp_path_factory.mktemp("images")
+        "sqlite", tmp_path_factory.mktemp("images"), extra_conf=test_apps.EXTRA
     )
+
+
+def _attached(dep):
+    return databases.attached("sqlite:///%s/heat_lite.sqlite" % dep.workdir)
 
 
 def _image(project, name, created_at):
@@ -46,7 +53,7 @@ def _image(project, name, created_at):
 @pytest.fixture
 def images(dep):
     project = "p" + uuid.uuid4().hex[:8]
-    with databases.attached("sqlite:///%s/heat_lite.sqlite" % dep.workdir):
+    with _attached(dep):
         kept = _image(project, "kept", datetime.datetime(2026, 12, 1, 12))
         spare = _image(project, "spare", datetime.datetime(2026, 12, 2))
         image_refs.use(project, [kept], kind="promotion", holder="promo-1")
@@ -122,3 +129,72 @@ def test_openstack_app_images(dep, images):
     assert json.loads(osc("--unused", "-f", "json").stdout) == []
     [step] = json.loads(osc("--dry-run", "-f", "json").stdout)
     assert (step["ID"], step["Next state"]) == (spare, "UNNEEDED")
+
+
+@pytest.fixture
+def app_events(dep, images):
+    """An app of the project, what retention did to two of its images,
+    and an event of an image of no app."""
+    project, kept, spare = images
+    made = test_apps._api(dep, project, "POST", body=test_apps._body())
+    assert made.status_code == 201, made.text
+    app = made.json()["app"]
+    with _attached(dep):
+        for image_id in (kept, spare):
+            image_refs.image_get(project, image_id)  # the project's
+        ours = [
+            {"id": kept, "tenant": project, "app_id": app["id"]},
+            {"id": spare, "tenant": project, "app_id": app["id"]},
+        ]
+        image_refs.image_event_add(ours[1], "hidden", "nothing names it")
+        image_refs.image_event_add(
+            {"id": str(uuid.uuid4()), "tenant": project}, "hidden", "no app"
+        )
+        image_refs.image_event_add(ours[1], "revived", "named again by a use")
+        image_refs.image_event_add(ours[0], "deleted", "grace over")
+    return project, app, kept, spare
+
+
+def test_an_app_s_image_events(dep, app_events):
+    project, app, kept, spare = app_events
+    path = "/apps/%s/image_events" % app["name"]
+    events = _get(dep, project, path)["image_events"]
+    assert [(e["image_id"], e["action"]) for e in events] == [
+        (kept, "deleted"),
+        (spare, "revived"),
+        (spare, "hidden"),
+    ]
+    assert events[1]["reason"] == "named again by a use"
+    assert {e["app_id"] for e in events} == {app["id"]}
+    # By id too; a page, and the page after it.
+    by_id = "/apps/%s/image_events" % app["id"]
+    assert _get(dep, project, by_id)["image_events"] == events
+    [first] = _get(dep, project, by_id + "?limit=1")["image_events"]
+    assert first == events[0]
+    after = _get(dep, project, by_id + "?marker=%d" % first["id"])
+    assert after["image_events"] == events[1:]
+    for bad in ("?limit=-1", "?limit=x", "?marker=x", "?limit=100000"):
+        _get(dep, project, by_id + bad, code=400)
+    # Another project has no such app.
+    error = _get(dep, "o" + project, by_id, code=404)
+    assert error["error"]["type"] == "AppNotFound"
+    _get(dep, project, "/apps/nope/image_events", code=404)
+
+    listed = json.loads(
+        osc_plugin._osc(
+            dep,
+            "app",
+            "image",
+            "events",
+            app["name"],
+            "--limit",
+            "2",
+            "-f",
+            "json",
+            project=project,
+        ).stdout
+    )
+    assert [(r["Image"], r["Action"]) for r in listed] == [
+        (kept, "deleted"),
+        (spare, "revived"),
+    ]

@@ -15,10 +15,12 @@ import uuid
 import pytest
 import requests
 
+from harness import databases, helpers, polling
 from harness import deployment as deployment_mod
-from harness import helpers, polling
+from heat_lite.db import image_refs
 from tests.functional import test_osc_plugin as osc_plugin
 from tests.functional.test_chaos_engines import _query
+from tests.functional.test_cloud_app_trusts import _db_url
 from tests.unit.engine.test_rollouts import NEW, OLD, app_template
 
 APPS = ["app%02d" % i for i in range(10)]
@@ -63,6 +65,22 @@ def _physical(heat, stack_id):
 
 def _params(heat, stack_id):
     return heat.stacks.environment(stack_id)["parameters"]
+
+
+def _rollback(dep, project, promotion_id):
+    return _api(
+        dep,
+        project,
+        "POST",
+        "/promotions/%s/actions" % promotion_id,
+        {"rollback": None},
+    )
+
+
+def _kept_by(dep, project, image_id):
+    shown = _api(dep, project, "GET", "/images/" + image_id)
+    assert shown.status_code == 200, shown.text
+    return shown.json()["image"]["kept_by"]
 
 
 def _finished(dep, project, promotion_id, timeout=180):
@@ -166,34 +184,37 @@ def test_rollback_of_one_promotion(dep, projects, apps):
     heat_prod = dep.client(prod)
     stack_id = apps["app01-prod"]
     first = _finished(dep, test, _promotion_of(dep, prod, stack_id)["id"])
+    # An image the first keeps for its rollback (as it would if the
+    # target's records named one: these stacks name no image).
+    held = str(uuid.uuid4())
+    with databases.attached(_db_url(dep)):
+        image_refs.image_add({"id": held, "tenant": prod, "name": "held"})
+        image_refs.use(prod, [held], kind="promotion", holder=first["id"])
+    assert _kept_by(dep, prod, held) == [
+        {"kind": "promotion", "holder": first["id"]}
+    ]
     # A newer promotion of the same target: the first can no longer go
-    # back in one step (409), the newer can.
+    # back in one step (409), the newer can; the first's holds went at
+    # the newer one's COMPLETE.
     newer = _promote(dep, test, prod, "app01", php_version="8.0")
     assert newer.status_code == 201, newer.text
     newer = _finished(dep, test, newer.json()["promotion"]["id"])
     assert newer["status"] == "COMPLETE", newer["status_reason"]
+    assert _kept_by(dep, prod, held) == []
     assert _params(heat_prod, stack_id)["php_version"] == "8.0"
-    refused = _api(
-        dep,
-        prod,
-        "POST",
-        "/promotions/%s/actions" % first["id"],
-        {"rollback": None},
-    )
+    refused = _rollback(dep, prod, first["id"])
     assert refused.status_code == 409, refused.text
     assert "newer promotion" in refused.json()["error"]["message"]
-    back = _api(
-        dep,
-        prod,
-        "POST",
-        "/promotions/%s/actions" % newer["id"],
-        {"rollback": None},
-    )
+    back = _rollback(dep, prod, newer["id"])
     assert back.status_code == 200, back.text
     back = _finished(dep, test, newer["id"])
     assert back["status"] == "ROLLED_BACK", back["status_reason"]
     assert _params(heat_prod, stack_id)["php_version"] == NEW
     helpers.wait_for_status(heat_prod, stack_id, "UPDATE_COMPLETE")
+    # Overtaken for good: only the newest promotion of a stack rolls back.
+    refused = _rollback(dep, prod, first["id"])
+    assert refused.status_code == 409, refused.text
+    assert "newest promotion" in refused.json()["error"]["message"]
     history = _api(
         dep, prod, "GET", "/stacks/app01-prod/%s/promotions" % stack_id
     )
@@ -207,13 +228,7 @@ def test_rollback_of_one_promotion(dep, projects, apps):
     )
     # A FAILED promotion has nothing to undo.
     failed = _promotion_of(dep, prod, apps[BROKEN + "-prod"])
-    again = _api(
-        dep,
-        prod,
-        "POST",
-        "/promotions/%s/actions" % failed["id"],
-        {"rollback": None},
-    )
+    again = _rollback(dep, prod, failed["id"])
     assert again.status_code == 409
 
 

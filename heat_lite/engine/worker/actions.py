@@ -98,6 +98,10 @@ class Job:
     # The (engine_id, epoch) the lock was taken as: every write of the job
     # is guarded by it, never by the engine's current epoch.
     owner: Any = None
+    # The properties the action makes real when they are not yet the
+    # plugin's own: an update in place's new ones (``handle_update`` gets
+    # them as an argument). None: the plugin's properties.
+    properties: Any = None
     values: dict = dataclasses.field(default_factory=dict)
 
     @property
@@ -216,8 +220,16 @@ class ActionRunner:
         retention keeps them (``db.image_refs``); an image retention
         already retires fails the action here (``ImageRetired``); one
         it hid is shown again first (``retention.store.show_again``). No
-        statement for a resource that names no image."""
-        images = job.plugin.image_references()
+        statement for a resource that names no image.
+
+        On an update in place these are the images of the new properties
+        (``job.properties``): the plugin still has its old ones, and the
+        update is what starts to use an image it names. The use runs
+        under the record's lease, before the handler: an image a pass
+        decided to delete is either revived here (the pass's conditional
+        write then matches nothing) or already DELETING, and the update
+        fails with ``ImageRetired`` before the cloud is asked."""
+        images = job.plugin.image_references(job.properties)
         if images:
             revived = image_refs.use(
                 job.record.get("stack_tenant"),

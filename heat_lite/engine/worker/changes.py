@@ -160,6 +160,7 @@ class Changes:
         job = actions.job_for(
             record, node, Action.UPDATE, plugin, values, lease
         )
+        job.properties = props  # the images the update starts to use
         handle = getattr(plugin, "handle_update", None)
 
         def replace():

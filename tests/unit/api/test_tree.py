@@ -134,6 +134,7 @@ ROUTED = [
     "GET /apps/x/builds/b show_build",
     "GET /apps/x/builds/b/log build_log",
     "POST /apps/x/builds/b/actions build_action",
+    "GET /apps/x/image_events list_app_image_events",
     "GET /references list_references",
     "GET /changes project_changes",
     "GET /stacks/n/i/changes stack_changes",

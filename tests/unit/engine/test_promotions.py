@@ -199,11 +199,13 @@ def test_rollback_and_the_newer_promotion_conflict(engine, projects):
     assert back["status"] == "ROLLED_BACK", back["status_reason"]
     assert back["rolled_back"]
     assert _version(target_id) == NEW
-    # Now the first is the newest that changed it: it rolls back too.
-    endpoint.promotion_action(prod_ctxt, first["id"], "rollback")
-    back = _done(endpoint, test, first["id"])
-    assert back["status"] == "ROLLED_BACK", back["status_reason"]
-    assert _version(target_id) == OLD
+    # Overtaken for good: only the newest promotion of a stack rolls
+    # back, even once that one is rolled back (the holds of the first on
+    # the images it could bring back went at the second's COMPLETE).
+    with _raises(exception.PromotionConflict, match="newest promotion"):
+        endpoint.promotion_action(prod_ctxt, first["id"], "rollback")
+    assert _done(endpoint, test, first["id"])["status"] == "COMPLETE"
+    assert _version(target_id) == NEW
     history = endpoint.stack_promotions(prod_ctxt, {"stack_id": target_id})
     assert [p["id"] for p in history] == [second["id"], first["id"]]
 

@@ -6,11 +6,12 @@ rolled back, and retire it once the hold is released and nothing else
 names it. Real rows on SQLite and PostgreSQL, the in-memory Glance of
 test_retention."""
 
+import datetime
 import types
 import uuid
 
 from heat_lite.common import states as st
-from heat_lite.db import image_refs
+from heat_lite.db import image_refs, purge, session
 from heat_lite.db import promotions as db_promotions
 from heat_lite.engine.fleet.promotion import driver
 from tests.unit.db import rows
@@ -93,3 +94,91 @@ def test_a_promotion_s_previous_image_is_kept_until_it_is_undone(
     _passes(world, 3, seconds=7200)
     assert _state(tenant, previous) == IMAGE.DELETED
     assert ("delete", previous) in images.calls
+
+
+def _promoted(tenant, target, record, onto):
+    """A promotion of ``target`` that holds what its record names now,
+    then moves the record onto image ``onto`` (its update)."""
+    run = _promotion(tenant, target)
+    driver.PromotionDriver._hold_previous_images(
+        run, {"target_stack_id": target}
+    )
+    image_refs.use(tenant, [onto], record_id=record)
+    image_refs.record_images_now(tenant, record, [onto])
+    return run
+
+
+def test_a_newer_complete_promotion_releases_the_older_ones_holds(
+    world,  # noqa: F811 - fixture
+):
+    tenant, images, _, _ = world
+    target, record = rows.stack()
+    first_image, second_image, third_image = (_built(tenant) for _ in "123")
+    image_refs.use(tenant, [first_image], record_id=record)
+    first = _promoted(tenant, target, record, second_image)
+    first.settle(P.COMPLETE, "gate passed")
+
+    # A newer one runs: it could still fail (the first would then be
+    # the newest again), so the first keeps its hold meanwhile.
+    second = _promoted(tenant, target, record, third_image)
+    assert _kept_by(first_image) == ["promotion"]
+    assert not db_promotions.promotion_request_rollback(
+        first.id, tenant, OWNER
+    )
+    # COMPLETE: the first is overtaken for good, its hold goes in the
+    # same write; the second holds what it would bring back.
+    second.settle(P.COMPLETE, "gate passed")
+    assert _kept_by(first_image) == []
+    assert _kept_by(second_image) == ["promotion"]
+    # Even once the newer one is rolled back, the first never rolls back.
+    assert db_promotions.promotion_request_rollback(second.id, tenant, OWNER)
+    second.settle(P.ROLLED_BACK, "rolled back")
+    assert not db_promotions.promotion_request_rollback(
+        first.id, tenant, OWNER
+    )
+    # What nothing names any more is retired.
+    _passes(world, 3, seconds=7200)
+    assert _state(tenant, first_image) == IMAGE.DELETED
+    assert ("delete", first_image) in images.calls
+    assert _state(tenant, third_image) == IMAGE.NEEDED
+
+
+def test_a_newer_failed_promotion_leaves_the_older_one_s_holds(
+    world,  # noqa: F811 - fixture
+):
+    tenant, _, _, _ = world
+    target, record = rows.stack()
+    old, promoted, failed = (_built(tenant) for _ in "123")
+    image_refs.use(tenant, [old], record_id=record)
+    first = _promoted(tenant, target, record, promoted)
+    first.settle(P.COMPLETE, "gate passed")
+    # The newer one's gate failed: its update rolled the target back.
+    second = _promoted(tenant, target, record, failed)
+    image_refs.record_images_now(tenant, record, [promoted])
+    second.settle(P.FAILED, "gate failed")
+    assert _kept_by(old) == ["promotion"]
+    assert _kept_by(failed) == []
+    # The first is the newest that changed the target: it rolls back.
+    assert db_promotions.promotion_request_rollback(first.id, tenant, OWNER)
+
+
+def test_purging_the_target_releases_its_promotions_holds(
+    world,  # noqa: F811 - fixture
+):
+    tenant, _, _, _ = world
+    target, record = rows.stack()
+    old, promoted = _built(tenant), _built(tenant)
+    image_refs.use(tenant, [old], record_id=record)
+    run = _promoted(tenant, target, record, promoted)
+    run.settle(P.COMPLETE, "gate passed")
+    assert _kept_by(old) == ["promotion"]
+    # Deleted long ago (no other test's stack is as old), then purged.
+    long_ago = datetime.datetime(2000, 1, 1)
+    with session.transaction() as conn:
+        conn.execute(
+            rows.STACK.update()
+            .where(rows.STACK.c.id == target)
+            .values(deleted_at=long_ago)
+        )
+    purge.purge_deleted(long_ago + datetime.timedelta(days=1))
+    assert _kept_by(old) == [] and _kept_by(promoted) == []

@@ -257,6 +257,8 @@ class App(Node):
         "builds": Builds,
         "pushes": leaf(post=builds.push),
         "webhook": leaf(post=builds.webhook),
+        # image retention (issue 30)
+        "image_events": leaf(get=images.list_app_image_events),
     }
 
 

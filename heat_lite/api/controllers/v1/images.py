@@ -1,6 +1,7 @@
 """Handlers of /v1/{tenant}/images: heat_lite's view of the images it
 built for the project's apps, each with why it is kept, and the dry run
-of the next retention pass (doc/specs/image_retention.md;
+of the next retention pass; and /v1/{tenant}/apps/{app}/image_events,
+what retention did to an app's images (doc/specs/image_retention.md;
 ``engine.fleet.retention``)."""
 
 from heat_lite.api import schemas
@@ -41,3 +42,18 @@ def image_action(req, tenant):
     """``{"dry_run": null}``: what the next retention pass would do."""
     req.action(("dry_run",))
     return Reply(200, {"decided": req.engine.images_dry_run(req.context)})
+
+
+@rule("apps:image_events")
+@query(limit=schemas.Q_INT, marker=schemas.Q_INT)
+def list_app_image_events(req, tenant, app):
+    """What retention did to the app's images (hidden, deleted, revived,
+    delete_failed), newest first; ``marker`` is the id of the last event
+    of the page before."""
+    events = req.engine.list_app_image_events(
+        req.context,
+        app,
+        limit=req.int_param("limit"),
+        marker=req.int_param("marker"),
+    )
+    return Reply(200, {"image_events": events})

@@ -76,10 +76,20 @@ class PromotionRun:
             raise keeper.OwnershipLost(self.id)
 
     def settle(self, status, reason):
+        """The promotion's end: ``status`` with ``reason``. COMPLETE
+        overtakes the older promotions of the target (they can never roll
+        back again): their image holds go in the same write."""
         LOG.info("Promotion %s %s: %s", self.id, status, reason)
-        self.write(
-            status=status, status_reason=reason, finished_at=models.utcnow()
-        )
+        if not db_promotions.promotion_settle(
+            self.id,
+            self.owner,
+            {
+                "status": status,
+                "status_reason": reason,
+                "finished_at": models.utcnow(),
+            },
+        ):
+            raise keeper.OwnershipLost(self.id)
         if status in PROMOTION.UNDONE:
             # Undone: nothing can roll back to the target's old images
             # through it any more (its records name them again).

@@ -147,9 +147,10 @@ def _why_not(row):
             row["status"],
             " (rolled back before)" if row["rollback_requested"] else "",
         )
-    return "a newer promotion has changed stack %s since promotion %s" % (
-        row["target_stack_name"],
-        row["id"],
+    return (
+        "a newer promotion has changed stack %s since promotion %s (only "
+        "the newest promotion of a stack rolls back)"
+        % (row["target_stack_name"], row["id"])
     )
 
 

@@ -18,6 +18,9 @@ from heat_lite.engine.endpoint.views import timestamp
 from heat_lite.engine.fleet.app.endpoint import check_limit
 from heat_lite.engine.fleet.retention import sweep
 
+# The image events of an app a request without a limit gets.
+EVENTS_PAGE = 100
+
 
 def _goes_at(row, policy):
     """When the pass will delete it (None: not scheduled)."""
@@ -53,6 +56,7 @@ def view(row, kept_by, policy):
 
 def event_view(event):
     return {
+        "id": event["id"],
         "image_id": event["image_id"],
         "app_id": event["app_id"],
         "action": event["action"],
@@ -106,6 +110,31 @@ class ImageEndpoint:
             for e in image_refs.image_events(ctxt.project_id, image_id)
         ]
         return shown
+
+    @expected
+    def list_app_image_events(self, ctxt, app, limit=None, marker=None):
+        """What retention did to the images of the caller's app ``app``
+        (id or name): hidden, deleted, revived, delete_failed; newest
+        first, a page of ``limit`` after event id ``marker``.
+
+        :raises AppNotFound: (404) for an app of another project too.
+        :raises Invalid: (400) for a limit out of range.
+        """
+        limit = check_limit(limit)
+        if marker is not None and (type(marker) is not int or marker < 0):
+            raise exception.Invalid(
+                message="marker must be an image event's id"
+            )
+        app_id = db_apps.app_get(ctxt.project_id, app)["id"]
+        return [
+            event_view(e)
+            for e in image_refs.image_events(
+                ctxt.project_id,
+                app_id=app_id,
+                limit=EVENTS_PAGE if limit is None else limit,
+                marker=marker,
+            )
+        ]
 
     @expected
     def images_dry_run(self, ctxt):

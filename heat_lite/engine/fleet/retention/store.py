@@ -76,8 +76,11 @@ def show_again(image_ids, services=None, store=None):
     )
     for row in rows:
         images.unhide(row)
-        image_refs.unhidden_as_seen(row["id"], row["hidden_at"])
-        image_refs.image_event_add(row, "revived", "named again by a use")
+        image_refs.unhidden_as_seen(
+            row["id"],
+            row["hidden_at"],
+            event=(row, "revived", "named again by a use", None),
+        )
         LOG.info(
             "Image %s of project %s shown again for its use",
             row["id"],

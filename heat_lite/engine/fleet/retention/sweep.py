@@ -272,25 +272,31 @@ class Sweep:
                 image_refs.image_event_add(row, "revived", step.why, now)
                 return "revived"
             return "unneeded"
+        # Each Glance call's confirmation and its image event: one
+        # transaction.
         if step.call == "hide":
             store.hide(row)
-            image_refs.hidden(image_id, now)
-            image_refs.image_event_add(row, "hidden", step.why, now)
+            image_refs.hidden(
+                image_id, now, event=(row, "hidden", step.why, now)
+            )
             return "hidden"
         if step.call == "unhide":
             store.unhide(row)
-            image_refs.unhidden(image_id)
-            if step.to != IMAGE.NEEDED:
-                return "shown"
-            image_refs.image_event_add(row, "revived", step.why, now)
-            return "revived"
+            revived = step.to == IMAGE.NEEDED
+            image_refs.unhidden(
+                image_id,
+                event=(row, "revived", step.why, now) if revived else None,
+            )
+            return "revived" if revived else "shown"
         try:
             store.delete(row)
         except exception.ImageStoreRefused as exc:
             LOG.warning("Image %s not deleted yet: %s", image_id, exc)
-            image_refs.delete_failed(image_id, exc)
-            image_refs.image_event_add(row, "delete_failed", exc, now)
+            image_refs.delete_failed(
+                image_id, exc, event=(row, "delete_failed", exc, now)
+            )
             return "refused"
-        image_refs.deleted(image_id, now)
-        image_refs.image_event_add(row, "deleted", step.why, now)
+        image_refs.deleted(
+            image_id, now, event=(row, "deleted", step.why, now)
+        )
         return "deleted"
