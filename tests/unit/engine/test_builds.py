@@ -271,3 +271,77 @@ def test_a_wake_cast_reaches_the_builder_workers(engine, monkeypatch):
         context.RequestContext(project_id="p", overwrite=False)
     )
     polling.until(woken.is_set, 30, "the builder workers woken")
+
+
+def _statements_of_this_thread():
+    """A list that grows by one per SQL statement this thread sends."""
+    me, sent = threading.get_ident(), []
+
+    def count(*args):
+        verb = args[2].lstrip().split(None, 1)[0].upper()
+        if threading.get_ident() == me and verb != "BEGIN":
+            sent.append(args[2])
+
+    return sent, count
+
+
+def test_a_wake_tries_only_builds_whose_branch_is_free(engine, repo):
+    import sqlalchemy as sa
+
+    from heat_lite.db import session
+
+    other = ("engine-elsewhere", 1)
+    apps = [_app(repo, name="busy%d" % n, verify=None) for n in range(20)]
+    running = [_push(a, "a" * 40) for a in apps]
+    for build in running:
+        assert db_builds.build_claim(build, other, 1)
+    behind = [_push(a, "b" * 40) for a in apps]
+    sent, count = _statements_of_this_thread()
+    sa.event.listen(session.get_engine(), "before_cursor_execute", count)
+    try:
+        assert engine.builds.claim_queued() == []
+        # One query found nothing to claim: no claim of the 20 builds
+        # waiting behind a running build of their branch was tried.
+        assert len(sent) == 1, sent
+        assert all(_get(b)["status"] == B.QUEUED for b in behind)
+        free = _app(repo, name="free", verify=None)
+        build = _push(free, repo.push({"f": "1\n"}))
+        del sent[:]
+        assert engine.builds.claim_queued() == [build["id"]]
+        updates = [s for s in sent if s.lstrip().upper().startswith("UPDATE")]
+        assert len(updates) == 2, sent  # the claim, its supersession
+    finally:
+        sa.event.remove(session.get_engine(), "before_cursor_execute", count)
+        for b in running:
+            db_builds.build_transition(b["id"], other, B.FAILED, "test over")
+        for b in behind:
+            db_builds.build_cancel(b["tenant"], b["app_id"], b["id"])
+    assert _finished(engine, build)["status"] == B.DEPLOYED
+
+
+def test_a_build_that_ends_lets_the_next_start_at_once(
+    engine, repo, monkeypatch
+):
+    # One build at a time here: the next may start only once the first
+    # has ended, and its ending pokes the claim while its thread is still
+    # alive (the wake must not count it).
+    CONF.set_override("max_builds_per_engine", 1, group="apps")
+    first_app = _app(repo, name="one", verify=None)
+    second_app = _app(repo, name="two", verify=None)
+    first = _push(first_app, repo.push({"1": "1\n"}))
+    claimed = []
+    try:
+        assert engine.builds.claim_queued() == [first["id"]]
+        second = _push(second_app, repo.push({"2": "2\n"}))
+        assert engine.builds.claim_queued() == []  # no room
+        monkeypatch.setattr(
+            engine.builds,
+            "poke",
+            lambda: claimed.extend(engine.builds.claim_queued()),
+        )
+        polling.until(lambda: second["id"] in claimed, 60, "second claimed")
+        assert _get(first)["status"] == B.DEPLOYED
+    finally:
+        CONF.clear_override("max_builds_per_engine", group="apps")
+    monkeypatch.undo()
+    assert _finished(engine, second)["status"] == B.DEPLOYED
