@@ -23,32 +23,13 @@ from heat_lite.db import stacks as db_stacks
 from heat_lite.engine.fleet.app import builder_rpcapi
 
 CONF = conf.CONF
-TEMPLATE = {
-    "heat_template_version": "2021-04-16",
-    "parameters": {
-        "image": {"type": "string"},
-        "source_commit": {"type": "string", "default": ""},
-        "broken_commit": {"type": "string", "default": "none"},
+TEMPLATE = git_repo.app_template(
+    {
+        "type": "OS::Heat::TestResource",
+        "properties": {"value": {"get_param": "image"}},
     },
-    "conditions": {
-        "broken": {
-            "equals": [
-                {"get_param": "source_commit"},
-                {"get_param": "broken_commit"},
-            ]
-        }
-    },
-    "resources": {
-        "server": {
-            "type": "OS::Heat::TestResource",
-            "properties": {"value": {"get_param": "image"}},
-        }
-    },
-    "outputs": {
-        "image": {"value": {"get_attr": ["server", "output"]}},
-        "healthy": {"value": {"if": ["broken", False, True]}},
-    },
-}
+    {"image": {"value": {"get_attr": ["server", "output"]}}},
+)
 # An output check waits for its value until the timeout: a broken
 # commit's verification fails after it.
 VERIFY = {"timeout": 3, "checks": [{"type": "output", "output": "healthy",
