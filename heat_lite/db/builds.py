@@ -517,6 +517,24 @@ def build_newer_exists(build):
 
 
 @retry_read
+def builds_running_of(build_ids):
+    """The ids among ``build_ids`` of builds running (past QUEUED, not
+    final): a set."""
+    if not build_ids:
+        return set()
+    with transaction(writer=False) as session:
+        return {
+            r.id
+            for r in session.execute(
+                sa.select(BUILD.c.id).where(
+                    BUILD.c.id.in_(list(build_ids)),
+                    BUILD.c.status.in_(B.RUNNING),
+                )
+            )
+        }
+
+
+@retry_read
 def build_running_count(app_id):
     """How many builds of the app run (past QUEUED, not final)."""
     with transaction(writer=False) as session:

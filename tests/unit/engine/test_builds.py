@@ -326,3 +326,34 @@ def test_a_build_that_ends_lets_the_next_start_at_once(
         CONF.clear_override("max_builds_per_engine", group="apps")
     monkeypatch.undo()
     assert _finished(engine, second)["status"] == B.DEPLOYED
+
+
+def test_the_sweep_at_start_removes_the_scratch_of_builds_not_running(
+    engine, repo, tmp_path
+):
+    import os
+    import tempfile
+
+    from heat_lite.apps import scratch
+
+    root = tmp_path / "scratch"
+    root.mkdir()
+    CONF.set_override("scratch_dir", str(root), group="apps")
+    app = _app(repo, name="sweep", verify=None)
+    done = _push(app, "c" * 40, branch="dev")
+    db_builds.build_cancel(app["tenant"], app["id"], done["id"])
+    running = _push(app, "d" * 40)
+    owner = ("engine-elsewhere", 2)
+    assert db_builds.build_claim(running, owner, 1)
+    left = {
+        b: tempfile.mkdtemp(prefix=scratch.PREFIX + b + "-", dir=str(root))
+        for b in (done["id"], running["id"], str(uuid.uuid4()))
+    }
+    try:
+        removed = engine.builds.sweep_scratch()
+    finally:
+        CONF.clear_override("scratch_dir", group="apps")
+        db_builds.build_transition(running["id"], owner, B.FAILED, "over")
+    kept = left.pop(running["id"])
+    assert removed == sorted(left.values())
+    assert os.listdir(root) == [os.path.basename(kept)]

@@ -17,6 +17,7 @@ import threading
 import oslo_messaging as messaging
 
 from heat_lite import conf
+from heat_lite.apps import scratch
 from heat_lite.common import exception
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import api as db_api
@@ -61,10 +62,25 @@ class BuildRunner:
         self._claiming_ended = threading.Lock()
 
     def start(self):
+        self.sweep_scratch()
         self.keeper.start()
         threading.Thread(
             target=self._loop, daemon=True, name="heat-lite-builds"
         ).start()
+
+    def sweep_scratch(self):
+        """Remove the scratch directories of builds no longer running
+        (an engine killed mid-build left them); their paths."""
+        try:
+            removed = scratch.sweep_builds(
+                CONF.apps.scratch_dir, db_builds.builds_running_of
+            )
+        except Exception as exc:  # noqa: BLE001 - never stop a start
+            LOG.warning("Could not sweep the builds' scratch: %s", exc)
+            return []
+        for path in removed:
+            LOG.info("Removed %s, left by a build no longer running", path)
+        return removed
 
     def stop(self):
         self._stop.set()
