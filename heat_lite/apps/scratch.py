@@ -46,21 +46,16 @@ def build_dir(scratch_dir, build_id):
 def sweep(scratch_dir, max_age):
     """Remove build directories not modified for ``max_age`` seconds (left
     by engines that died mid-build); return the paths removed."""
-    root = root_of(scratch_dir)
     now = time.time()
     removed = []
-    for entry in os.scandir(root):
-        if not entry.name.startswith(PREFIX):
-            continue
+    for _build, path in _build_dirs(root_of(scratch_dir)):
         try:
-            if not entry.is_dir(follow_symlinks=False):
-                continue
-            if now - entry.stat(follow_symlinks=False).st_mtime < max_age:
+            if now - os.stat(path, follow_symlinks=False).st_mtime < max_age:
                 continue
         except FileNotFoundError:
             continue
-        shutil.rmtree(entry.path, ignore_errors=True)
-        removed.append(entry.path)
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
     return sorted(removed)
 
 
