@@ -66,12 +66,14 @@ def repo(tmp_path):
     CONF.clear_override("allowed_sources", group="apps")
 
 
-def _app(repo, name="shop", verify=VERIFY, environment=None):
+def _app(
+    repo, name="shop", verify=VERIFY, environment=None, builder="filesystem"
+):
     spec = app_spec.parse(
         {
             "name": name,
             "source": {"url": repo.url, "branches": ["main", "dev"]},
-            "builder": {"name": "filesystem", "options": {}},
+            "builder": {"name": builder, "options": {}},
             "template": TEMPLATE,
             "environment": environment or {},
             "image_parameter": "image",
@@ -357,3 +359,51 @@ def test_the_sweep_at_start_removes_the_scratch_of_builds_not_running(
     kept = left.pop(running["id"])
     assert removed == sorted(left.values())
     assert os.listdir(root) == [os.path.basename(kept)]
+
+
+def test_cancel_in_the_middle_of_a_command_kills_it(engine, repo, tmp_path):
+    import os
+    import shlex
+    import sys
+
+    root = tmp_path / "scratch"
+    pid_file = tmp_path / "pid"
+    # The operator's command: says where it is, then runs until killed.
+    script = (
+        "import os, time; open(%r, 'w').write(str(os.getpid())); "
+        "print('started', flush=True); time.sleep(600)" % str(pid_file)
+    )
+    CONF.set_override(
+        "command_builder", shlex.join([sys.executable, "-c", script]), "apps"
+    )
+    CONF.set_override("scratch_dir", str(root), group="apps")
+    try:
+        app = _app(repo, name="cmd", verify=None, builder="command")
+        build = _push(app, repo.push({"a": "1\n"}))
+        assert engine.builds.claim_queued() == [build["id"]]
+        polling.until(
+            lambda: _log_with(build, "started"), 60, "the command running"
+        )
+        pid = int(pid_file.read_text())
+        assert os.listdir(root)  # its scratch directory
+        db_builds.build_cancel(app["tenant"], app["id"], build["id"])
+        done = _finished(engine, build)
+    finally:
+        CONF.clear_override("command_builder", group="apps")
+        CONF.clear_override("scratch_dir", group="apps")
+    assert done["status"] == B.CANCELLED, done
+    assert done["image_id"] is None and done["stack_id"] is None
+    assert not any(
+        image["properties"].get("heat_lite_build") == build["id"]
+        for image in STORE.images.values()
+    )
+    assert os.listdir(root) == []  # the scratch directory removed
+
+    def gone():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    polling.until(gone, 10, "the command killed")
