@@ -59,7 +59,7 @@ class BuildRunner:
         self._claiming = threading.Lock()
         # Ids of builds whose run returned (their threads are ending).
         self._ended = set()
-        self._claiming_ended = threading.Lock()
+        self._ended_lock = threading.Lock()
 
     def start(self):
         self.sweep_scratch()
@@ -147,13 +147,13 @@ class BuildRunner:
         """Build threads here that still count against the engine's
         bound: alive, and not past their run (a run that ended pokes
         while its thread is still finishing)."""
-        with self._claiming_ended:
+        with self._ended_lock:
             self._ended = {i for i in self._ended if self.keeper.running(i)}
             return self.keeper.active() - len(self._ended)
 
     def run(self, build_id):
         """Run one build this engine owns to a final state."""
-        with self._claiming_ended:
+        with self._ended_lock:
             self._ended.discard(build_id)  # (run again: taken over)
         try:
             row = db_builds.build_get_by_id(build_id)
@@ -173,7 +173,7 @@ class BuildRunner:
         finally:
             # Its lane and slot are free, and its thread is about to
             # end: the next build may start now, not at the next tick.
-            with self._claiming_ended:
+            with self._ended_lock:
                 self._ended.add(build_id)
             self.poke()
 
