@@ -35,14 +35,12 @@ pushes stopped.
 
 import concurrent.futures
 import datetime
-import functools
 import hashlib
 import hmac
-import http.server
 import json
 import os
+import re
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
@@ -51,11 +49,12 @@ import uuid
 import requests
 
 from bench import cloud as bench_cloud
-from bench import machine, topology
-from harness import databases, git_repo
+from bench import machine, report, topology
+from harness import databases, git_repo, polling
 from harness import deployment as deployment_mod
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import builds as db_builds
+from heat_lite.db import events as db_events
 
 PROJECT = "demo"
 SECRET = "the bench's webhook secret"
@@ -98,83 +97,6 @@ def _conf(cloud, counters, repos):
     )
 
 
-def template(cloud):
-    """One server booted from the build's image; verified by an output."""
-    return {
-        "heat_template_version": "2021-04-16",
-        "parameters": {
-            "image": {"type": "string"},
-            "source_commit": {"type": "string", "default": ""},
-        },
-        "resources": {
-            "server": {
-                "type": "OS::Nova::Server",
-                "properties": {
-                    "image": {"get_param": "image"},
-                    "flavor": cloud.flavor,
-                    "networks": [{"network": cloud.network}],
-                },
-            }
-        },
-        "outputs": {"healthy": {"value": True}},
-    }
-
-
-class Artifact:
-    """A loopback HTTP server of one tiny qcow2 (the artifact)."""
-
-    def __init__(self, root):
-        path = os.path.join(root, "app.qcow2")
-        subprocess.run(
-            ["qemu-img", "create", "-q", "-f", "qcow2", path, "1M"],
-            check=True,
-        )
-        handler = functools.partial(
-            http.server.SimpleHTTPRequestHandler, directory=root
-        )
-        handler.log_message = lambda *a: None
-        self.server = http.server.ThreadingHTTPServer(
-            ("127.0.0.1", 0), handler
-        )
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = "http://127.0.0.1:%d/app.qcow2" % self.server.server_port
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def make_commits(root, count, branch="main"):
-    """A bare repository under ``root`` with ``count`` commits on
-    ``branch`` (one ``git fast-import``); their ids, oldest first."""
-    bare = os.path.join(root, "app.git")
-    git_repo.git(root, "init", "-q", "--bare", "-b", branch, bare)
-    stream = []
-    for n in range(count):
-        data = "push %d\n" % n
-        msg = "push %d\n" % n
-        stream.append(
-            "commit refs/heads/%s\nmark :%d\n"
-            "committer dev <dev@example.com> %d +0000\n"
-            "data %d\n%s" % (branch, n + 1, 1_700_000_000 + n, len(msg), msg)
-        )
-        if n:
-            stream.append("from :%d\n" % n)
-        stream.append(
-            "M 644 inline index.html\ndata %d\n%s\n" % (len(data), data)
-        )
-    subprocess.run(
-        ["git", "fast-import", "--quiet"],
-        cwd=bare,
-        env=git_repo.GIT_ENV,
-        input="".join(stream).encode(),
-        check=True,
-    )
-    ids = git_repo.git(bare, "rev-list", "--reverse", branch).split()
-    assert len(ids) == count, (len(ids), count)
-    return "file://" + bare, ids
-
-
 def signed(commit, branch="main"):
     """(headers, body) of a GitHub push delivery signed with SECRET."""
     body = json.dumps(
@@ -199,7 +121,7 @@ def make_app(dep, cloud, name, source, artifact_url):
                 "name": "artifact",
                 "options": {"image_url": artifact_url},
             },
-            "template": template(cloud),
+            "template": git_repo.server_template(cloud),
             "image_parameter": "image",
             "verify": VERIFY,
             "webhook_secret": SECRET,
@@ -282,14 +204,29 @@ def _rows(app_ids):
 def wait_final(app_ids, timeout):
     """Wait until every build of ``app_ids`` is final; return the rows
     and whether they all are."""
-    deadline = time.monotonic() + timeout
-    while True:
-        rows = _rows(app_ids)
-        if all(r["status"] in B.FINISHED for r in rows):
-            return rows, True
-        if time.monotonic() > deadline:
-            return rows, False
-        time.sleep(2.0)
+    found = {}
+
+    def final():
+        found["rows"] = _rows(app_ids)
+        return all(r["status"] in B.FINISHED for r in found["rows"])
+
+    done = polling.awhile(final, timeout, interval=0.5)
+    return found["rows"], done
+
+
+def newest_deployed(rows):
+    """{app id: True if the newest push of its branch is DEPLOYED}."""
+    newest = {}
+    for r in rows:
+        key = (r["app_id"], r["branch"])
+        if key not in newest or (r["created_at"], r["id"]) > (
+            newest[key]["created_at"],
+            newest[key]["id"],
+        ):
+            newest[key] = r
+    return {
+        "%s %s" % key: r["status"] == B.DEPLOYED for key, r in newest.items()
+    }
 
 
 def _pct(values, q):
@@ -389,16 +326,20 @@ def _summary(rows, sent, posting_s, cost, cloud_s, finished):
     firsts = {}
     for r in sorted(deployed, key=lambda r: r["created_at"]):
         firsts.setdefault(r["app_id"], r["id"])
-    overhead = [
-        _seconds(r)
-        - cloud_s["glance_import_s"]
-        - (
-            cloud_s["nova_boot_s"]
-            if firsts[r["app_id"]] == r["id"]
-            else cloud_s["nova_rebuild_s"]
-        )
-        for r in deployed
-    ]
+    overhead = (
+        []
+        if cloud_s is None
+        else [
+            _seconds(r)
+            - cloud_s["glance_import_s"]
+            - (
+                cloud_s["nova_boot_s"]
+                if firsts[r["app_id"]] == r["id"]
+                else cloud_s["nova_rebuild_s"]
+            )
+            for r in deployed
+        ]
+    )
     states = {}
     for r in rows:
         states[r["status"]] = states.get(r["status"], 0) + 1
@@ -423,6 +364,8 @@ def _summary(rows, sent, posting_s, cost, cloud_s, finished):
         },
         "builds": pushes,
         "states": states,
+        "saved": states.get(B.SUPERSEDED, 0),
+        "newest_deployed": newest_deployed(rows),
         "reasons": reasons,
         "all_final": finished,
         "posting_s": round(posting_s, 1),
@@ -449,6 +392,78 @@ def _summary(rows, sent, posting_s, cost, cloud_s, finished):
         else None,
         "cpu_s": round(cost["cpu_s"], 1),
         "sql": cost["sql"],
+    }
+
+
+# "<date> <time> <pid> INFO heat_lite.engine.fleet.app.run [...] Build
+# <id> <STATUS>": the runner's moves, in heat-lite-all's log.
+_MOVE = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) .*"
+    r"heat_lite\.engine\.fleet\.app\.run .*Build ([0-9a-f-]{36}) ([A-Z]+)"
+)
+PHASES = (
+    ("queued", "pushed -> claimed (BUILDING)"),
+    ("fetch_build", "claimed -> built (UPLOADING)"),
+    ("upload", "upload until the image is active (-> DEPLOYING)"),
+    ("stack_start", "DEPLOYING -> the stack's operation started"),
+    ("resources", "the operation's resources (the cloud: Nova)"),
+    ("verify", "verification until the stack is COMPLETE"),
+    ("follow", "stack COMPLETE -> build DEPLOYED"),
+)
+
+
+def moves(log_text):
+    """{build id: {status: when}} from heat-lite-all's log (local time,
+    which is UTC on the machines this runs on, as the rows' times)."""
+    found = {}
+    for line in log_text.splitlines():
+        m = _MOVE.match(line)
+        if m:
+            when = datetime.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S.%f")
+            found.setdefault(m[2], {}).setdefault(m[3], when)
+    return found
+
+
+def _stack_marks(stack_id, after):
+    """(started, resources done, COMPLETE) of the first stack operation
+    of ``stack_id`` that started at or after ``after``, from its events."""
+    started = done = complete = None
+    for event in db_events.event_get_all(stack_id, sort_dir="asc"):
+        reason = event["resource_status_reason"] or ""
+        if not reason.startswith("Stack ") or event["created_at"] < after:
+            continue
+        if started is None and reason.endswith(" started"):
+            started = event["created_at"]
+        elif started and done is None and " verifying" in reason:
+            done = event["created_at"]
+        elif started and reason.endswith("completed successfully"):
+            complete = event["created_at"]
+            break
+    return started, done or complete, complete
+
+
+def phases(rows, log_text):
+    """Median seconds of each of ``PHASES`` over the DEPLOYED ``rows``,
+    and how many builds each median is of: where a push's time goes."""
+    seen = moves(log_text)
+    spans = {name: [] for name, _ in PHASES}
+    for row in rows:
+        at = seen.get(row["id"], {})
+        if row["status"] != B.DEPLOYED or not row["stack_id"]:
+            continue
+        marks = [row["created_at"], row["started_at"], at.get("UPLOADING"),
+                 at.get("DEPLOYING")]  # fmt: skip
+        if marks[-1] is not None:
+            marks += _stack_marks(row["stack_id"], marks[-1])
+        else:
+            marks += [None, None, None]
+        marks.append(row["finished_at"])
+        for (name, _), a, b in zip(PHASES, marks[:-1], marks[1:], strict=True):
+            if a is not None and b is not None:
+                spans[name].append((b - a).total_seconds())
+    return {
+        name: {"p50_s": _pct(values, 0.5), "builds": len(values)}
+        for name, values in spans.items()
     }
 
 
@@ -479,13 +494,19 @@ def steady(dep, meter, apps, commits, sizes, cloud_s):
         rows, poster.sent, posting_s, _cost(before, after), cloud_s, finished
     )
     figures["backlog_when_pushes_stopped"] = backlog
+    with open(dep.log_path("all"), errors="replace") as f:
+        figures["phases"] = phases(rows, f.read())
     return figures
 
 
-def burst(dep, meter, app, commits, build_s, pushes, timeout=180.0):
-    """``pushes`` pushes of one branch ten times faster than a build."""
+def burst(
+    dep, meter, app, commits, build_s, pushes, timeout=180.0, interval=None
+):
+    """``pushes`` pushes of one branch ten times faster than a build
+    (or one every ``interval`` s)."""
     # At most a minute of posting, whatever a build takes here.
-    interval = max(0.05, min(build_s / BURST_FACTOR, 60.0 / pushes))
+    if interval is None:
+        interval = max(0.05, min(build_s / BURST_FACTOR, 60.0 / pushes))
     poster = Poster(dep)
     before = meter.read()
     try:
@@ -526,11 +547,13 @@ def run(sizes, workdir, cloud):
     os.makedirs(repos)
     os.makedirs(counters)
     steady_count = max(1, int(sizes["rate"] * sizes["seconds"]))
-    source, commits = make_commits(repos, steady_count + sizes["burst_pushes"])
+    source, commits = git_repo.fast_commits(
+        repos, steady_count + sizes["burst_pushes"]
+    )
     # Room for a full run's servers (and a test's beside it).
     bench_cloud._quota(cloud, 120)
     prefix = "b%s-" % uuid.uuid4().hex[:4]
-    artifact = Artifact(workdir)
+    artifact = git_repo.ServedImage(workdir)
     conn = cloud.connect("demo")
     figures = {"sizes": dict(sizes)}
     dep = deployment_mod.Deployment(
@@ -540,8 +563,11 @@ def run(sizes, workdir, cloud):
     )
     os.makedirs(dep.workdir)
     try:
-        figures["cloud"] = cloud_time(
-            cloud, conn, artifact.url, sizes["cloud_rounds"]
+        # (0 rounds: not measured, as in a test that has no time for it)
+        figures["cloud"] = (
+            cloud_time(cloud, conn, artifact.url, sizes["cloud_rounds"])
+            if sizes["cloud_rounds"]
+            else None
         )
         dep.start()
         url = "sqlite:///%s/heat_lite.sqlite" % dep.workdir
@@ -559,6 +585,8 @@ def run(sizes, workdir, cloud):
             build_s = figures["steady"]["latency_p50_s"] or (
                 figures["cloud"]["glance_import_s"]
                 + figures["cloud"]["nova_rebuild_s"]
+                if figures["cloud"]
+                else 10.0
             )
             one = make_app(dep, cloud, prefix + "burst", source, artifact.url)
             figures["burst"] = burst(
@@ -569,6 +597,7 @@ def run(sizes, workdir, cloud):
                 build_s,
                 sizes["burst_pushes"],
                 sizes.get("burst_timeout", 180.0),
+                sizes.get("burst_interval"),
             )
     finally:
         dep.stop()
@@ -592,13 +621,70 @@ def _cleanup(conn, prefix):
             conn.image.delete_image(image.id, ignore_missing=True)
 
 
+def _states(counts):
+    return ", ".join("%s %d" % kv for kv in sorted(counts.items()))
+
+
+def _steady_rows(s, c):
+    reasons = "; ".join("%s (%d)" % kv for kv in s["reasons"].items())
+    return [
+        ("pushes posted / accepted (202)",
+         "%d / %d" % (s["posted"], s["accepted"])),
+        ("refused", _states(s["refused"]) or "none"),
+        ("offered rate (posted / posting time)",
+         "%s /s over %.1f s" % (s["offered_rate"], s["posting_s"])),
+        ("webhook answer p50 / p99", "%s / %s s"
+         % (s["webhook_answer_p50_s"], s["webhook_answer_p99_s"])),
+        ("builds per final state", _states(s["states"])),
+        ("why not deployed", reasons or "-"),
+        ("all builds final", "yes" if s["all_final"] else "NO"),
+        ("builds not final when the pushes stopped (backlog)",
+         s["backlog_when_pushes_stopped"]),
+        ("first push to last build final",
+         "%.1f s" % s["first_push_to_last_final_s"]),
+        ("builds finished per s (sustained) / deployed per s",
+         "%s / %s" % (s["finished_rate"], s["deployed_rate"])),
+        ("webhook to DEPLOYED (verified): p50 / p99 / max", "%s / %s / %s s"
+         % (s["latency_p50_s"], s["latency_p99_s"], s["latency_max_s"])),
+        ("heat_lite CPU per push (all its processes)",
+         "%s s" % s["cpu_s_per_push"]),
+        ("SQL statements per push / commits per push",
+         "%s / %s" % (s["sql_per_push"], s["commits_per_push"])),
+        ("cloud's own time per push, direct (Glance import; Nova boot "
+         "/ rebuild)", "%.2f s; %.2f / %.2f s"
+         % (c["glance_import_s"], c["nova_boot_s"], c["nova_rebuild_s"])
+         if c else "not measured"),
+        ("heat_lite's overhead per push (latency - cloud): p50 / p99",
+         "%s / %s s" % (s["overhead_p50_s"], s["overhead_p99_s"])),
+    ]  # fmt: skip
+
+
+def _phase_rows(found):
+    return [
+        (text, "%s s (%d builds)" % (found[name]["p50_s"],
+                                     found[name]["builds"]))
+        for name, text in PHASES
+        if name in found
+    ]  # fmt: skip
+
+
+def _burst_rows(b):
+    return [
+        ("pushes, one every", "%d, %.2f s (a build: %.2f s)"
+         % (b["pushes"], b["interval_s"], b["build_s_assumed"])),
+        ("builds per final state", _states(b["states"])),
+        ("deployed / saved (SUPERSEDED)",
+         "%d / %d" % (b["deployed"], b["saved"])),
+        ("the newest push is the one deployed last",
+         "yes" if b["newest_deployed"] else "NO"),
+        ("heat_lite CPU / SQL statements per push",
+         "%s s / %s" % (b["cpu_s_per_push"], b["sql_per_push"])),
+    ]  # fmt: skip
+
+
 def render(meta, figures):
     s, b, c = figures["steady"], figures["burst"], figures["cloud"]
     z = figures["sizes"]
-
-    def states(d):
-        return ", ".join("%s %d" % kv for kv in sorted(d.items()))
-
     lines = [
         "# App pushes against the test cloud (issue 29 item 6)",
         "",
@@ -614,53 +700,15 @@ def render(meta, figures):
         "## Steady: %d apps, %.1f pushes/s for %.0f s"
         % (z["apps"], z["rate"], z["seconds"]),
         "",
-        "| measure | value |",
-        "|---|---|",
-        "| pushes posted / accepted (202) | %d / %d |"
-        % (s["posted"], s["accepted"]),
-        "| refused | %s |" % (states(s["refused"]) or "none"),
-        "| offered rate (posted / posting time) | %s /s over %.1f s |"
-        % (s["offered_rate"], s["posting_s"]),
-        "| webhook answer p50 / p99 | %s / %s s |"
-        % (s["webhook_answer_p50_s"], s["webhook_answer_p99_s"]),
-        "| builds per final state | %s |" % states(s["states"]),
-        "| why not deployed | %s |"
-        % ("; ".join("%s (%d)" % kv for kv in s["reasons"].items()) or "-"),
-        "| all builds final | %s |" % ("yes" if s["all_final"] else "NO"),
-        "| builds not final when the pushes stopped (backlog) | %d |"
-        % s["backlog_when_pushes_stopped"],
-        "| first push to last build final | %.1f s |"
-        % s["first_push_to_last_final_s"],
-        "| builds finished per s (sustained) / deployed per s | %s / %s |"
-        % (s["finished_rate"], s["deployed_rate"]),
-        "| webhook to DEPLOYED (verified): p50 / p99 / max | "
-        "%s / %s / %s s |"
-        % (s["latency_p50_s"], s["latency_p99_s"], s["latency_max_s"]),
-        "| heat_lite CPU per push (all its processes) | %s s |"
-        % s["cpu_s_per_push"],
-        "| SQL statements per push / commits per push | %s / %s |"
-        % (s["sql_per_push"], s["commits_per_push"]),
-        "| cloud's own time per push, direct (Glance import; Nova boot "
-        "/ rebuild) | %.2f s; %.2f / %.2f s |"
-        % (c["glance_import_s"], c["nova_boot_s"], c["nova_rebuild_s"]),
-        "| heat_lite's overhead per push (latency - cloud): p50 / p99 | "
-        "%s / %s s |" % (s["overhead_p50_s"], s["overhead_p99_s"]),
-        "",
+    ]
+    lines += report.table(("measure", "value"), _steady_rows(s, c))
+    lines += ["Where a deployed push's time goes (medians):", ""]
+    lines += report.table(("phase", "p50"), _phase_rows(s.get("phases", {})))
+    lines += [
         "## Burst: one branch, pushes %dx faster than a build" % BURST_FACTOR,
         "",
-        "| measure | value |",
-        "|---|---|",
-        "| pushes, one every | %d, %.2f s (a build: %.2f s) |"
-        % (b["pushes"], b["interval_s"], b["build_s_assumed"]),
-        "| builds per final state | %s |" % states(b["states"]),
-        "| deployed / saved (SUPERSEDED) | %d / %d |"
-        % (b["deployed"], b["saved"]),
-        "| the newest push is the one deployed last | %s |"
-        % ("yes" if b["newest_deployed"] else "NO"),
-        "| heat_lite CPU / SQL statements per push | %s s / %s |"
-        % (b["cpu_s_per_push"], b["sql_per_push"]),
-        "",
     ]
+    lines += report.table(("measure", "value"), _burst_rows(b))
     return "\n".join(lines)
 
 

@@ -92,7 +92,9 @@ def _kill(proc):
     proc.wait()
 
 
-def run(argv, what, cwd, env, timeout, log, watch=None, limit=None):
+def run(
+    argv, what, cwd, env, timeout, log, watch=None, limit=None, check=None
+):
     """Run ``argv`` to completion.
 
     :param argv: the command, a list of str; argv[0] is looked up in
@@ -103,6 +105,9 @@ def run(argv, what, cwd, env, timeout, log, watch=None, limit=None):
     :param timeout: seconds before the command (and its group) is killed.
     :param log: called with each line of output (str, no newline).
     :param watch: a directory whose size is bounded by ``limit`` bytes.
+    :param check: called between two looks at the command (every
+        ``_POLL`` s); what it raises (a build's cancel) kills the command
+        and its group and is raised.
     :raises CommandTimedOut, CommandTooLarge, CommandFailed:
     """
     if not isinstance(argv, (list, tuple)) or not all(
@@ -135,6 +140,8 @@ def run(argv, what, cwd, env, timeout, log, watch=None, limit=None):
             if time.monotonic() > deadline:
                 _kill(proc)
                 raise CommandTimedOut(what=what, timeout=timeout)
+            if check is not None:
+                check()
             if watch and limit is not None and tree_size(watch) > limit:
                 _kill(proc)
                 raise CommandTooLarge(what=what, limit=limit, path=watch)

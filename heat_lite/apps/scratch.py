@@ -4,8 +4,10 @@ A build writes its checkout and its image under ``[apps] scratch_dir``
 (default: the system's temporary directory), in a directory of its own
 that only the engine's user can read (a checkout can hold secrets of the
 app). ``build_dir()`` removes it when the build ends, however it ends;
-an engine killed mid-build leaves its directory behind, so the engine
-that takes the build over calls ``sweep()`` to remove old ones.
+an engine killed mid-build leaves its directory behind: at its start an
+engine removes the directories of builds that are no longer running
+(``sweep_builds``: the build is named in the directory's name), and
+``sweep()`` removes old ones whatever their build.
 """
 
 import contextlib
@@ -44,19 +46,49 @@ def build_dir(scratch_dir, build_id):
 def sweep(scratch_dir, max_age):
     """Remove build directories not modified for ``max_age`` seconds (left
     by engines that died mid-build); return the paths removed."""
-    root = root_of(scratch_dir)
     now = time.time()
     removed = []
+    for _build, path in _build_dirs(root_of(scratch_dir)):
+        try:
+            if now - os.stat(path, follow_symlinks=False).st_mtime < max_age:
+                continue
+        except FileNotFoundError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return sorted(removed)
+
+
+def _build_dirs(root):
+    """(build id as named, path) of every build directory under root."""
     for entry in os.scandir(root):
         if not entry.name.startswith(PREFIX):
             continue
         try:
             if not entry.is_dir(follow_symlinks=False):
                 continue
-            if now - entry.stat(follow_symlinks=False).st_mtime < max_age:
-                continue
         except FileNotFoundError:
             continue
-        shutil.rmtree(entry.path, ignore_errors=True)
-        removed.append(entry.path)
+        # PREFIX + the build id (cut at 64) + "-" + mkdtemp's suffix
+        yield entry.name[len(PREFIX) :].rsplit("-", 1)[0], entry.path
+
+
+def sweep_builds(scratch_dir, running):
+    """Remove the build directories whose build is not running (left by
+    an engine killed mid-build, its build since finished or taken over
+    elsewhere); return the paths removed.
+
+    :param running: called with the build ids named by the directories,
+        returns the set of those that are running (their directories
+        may be in use, by this host's other engines).
+    """
+    found = list(_build_dirs(root_of(scratch_dir)))
+    if not found:
+        return []
+    alive = running(sorted({build for build, _ in found}))
+    removed = []
+    for build, path in found:
+        if build not in alive:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
     return sorted(removed)

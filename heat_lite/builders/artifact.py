@@ -48,7 +48,7 @@ class ArtifactBuilder(base.Builder):
         ),
     }
 
-    def build(self, checkout_dir, options, scratch_dir, log):
+    def build(self, checkout_dir, options, scratch_dir, log, check=None):
         if not options.get("image_url"):
             options = self._from_commit(checkout_dir, options, log)
         url = options["image_url"]

@@ -73,13 +73,16 @@ class Builder:
         """
         return validate(self.name, self.options_schema, options)
 
-    def build(self, checkout_dir, options, scratch_dir, log):
+    def build(self, checkout_dir, options, scratch_dir, log, check=None):
         """Build the image of the files under ``checkout_dir``.
 
         :param checkout_dir: the commit's files (read only for builders).
         :param options: validated options.
         :param scratch_dir: this build's directory to write into.
         :param log: called with each line of the build log.
+        :param check: called often while a long step runs (``process.run``
+            does); it raises to stop the build (a cancel), and what it
+            raises must be let through.
         :returns: Artifact.
         :raises BuildFailed:
         """

@@ -25,7 +25,7 @@ class CommandBuilder(base.Builder):
         """The configured command as an argv list (empty: unavailable)."""
         return shlex.split(self.conf.command_builder or "")
 
-    def build(self, checkout_dir, options, scratch_dir, log):
+    def build(self, checkout_dir, options, scratch_dir, log, check=None):
         argv = self.argv()
         if not argv:
             raise self.failed("[apps] command_builder is not set")
@@ -52,6 +52,7 @@ class CommandBuilder(base.Builder):
                 log=log,
                 watch=out_dir,
                 limit=limit,
+                check=check,
             )
         except process.CommandFailed as exc:
             raise self.failed(str(exc)) from exc

@@ -55,7 +55,7 @@ class FilesystemBuilder(base.Builder):
         ),
     }  # fmt: skip
 
-    def build(self, checkout_dir, options, scratch_dir, log):
+    def build(self, checkout_dir, options, scratch_dir, log, check=None):
         env = _env()
         mkfs = shutil.which("mkfs.ext4", path=env["PATH"])
         if mkfs is None:
@@ -77,12 +77,12 @@ class FilesystemBuilder(base.Builder):
         self._run(
             [mkfs, "-q", "-F", "-t", "ext4", "-L", options["label"],
              "-E", "root_owner=0:0", "-d", checkout_dir, raw],
-            "mkfs.ext4", scratch_dir, env, log,
+            "mkfs.ext4", scratch_dir, env, log, check,
         )  # fmt: skip
         disk_format = options["disk_format"]
         path = raw
         if disk_format == "qcow2":
-            path = self._to_qcow2(raw, scratch_dir, env, log)
+            path = self._to_qcow2(raw, scratch_dir, env, log, check)
             disk_format = "raw" if path == raw else "qcow2"
         length, digest = base.file_digest(path)
         return base.Artifact(
@@ -93,7 +93,7 @@ class FilesystemBuilder(base.Builder):
             sha256=digest,
         )
 
-    def _to_qcow2(self, raw, scratch_dir, env, log):
+    def _to_qcow2(self, raw, scratch_dir, env, log, check=None):
         qemu_img = shutil.which("qemu-img", path=env["PATH"])
         if qemu_img is None:
             log("filesystem: qemu-img is not installed: the image stays raw")
@@ -101,12 +101,12 @@ class FilesystemBuilder(base.Builder):
         out = os.path.join(scratch_dir, "image.qcow2")
         self._run(
             [qemu_img, "convert", "-q", "-f", "raw", "-O", "qcow2", raw, out],
-            "qemu-img convert", scratch_dir, env, log,
+            "qemu-img convert", scratch_dir, env, log, check,
         )  # fmt: skip
         os.unlink(raw)
         return out
 
-    def _run(self, argv, what, scratch_dir, env, log):
+    def _run(self, argv, what, scratch_dir, env, log, check=None):
         try:
             process.run(
                 argv,
@@ -117,6 +117,7 @@ class FilesystemBuilder(base.Builder):
                 log=log,
                 watch=scratch_dir,
                 limit=2 * self.conf.max_image_size * base.MiB,
+                check=check,
             )
         except process.CommandFailed as exc:
             raise self.failed(str(exc)) from exc

@@ -55,6 +55,22 @@ def _newer_than(build):
     )
 
 
+def _older_than(build):
+    """The clause "a build of the same branch created before ``build``"
+    (``_newer_than``'s mirror)."""
+    return sa.and_(
+        BUILD.c.app_id == build["app_id"],
+        BUILD.c.branch == build["branch"],
+        sa.or_(
+            BUILD.c.created_at < build["created_at"],
+            sa.and_(
+                BUILD.c.created_at == build["created_at"],
+                BUILD.c.id < build["id"],
+            ),
+        ),
+    )
+
+
 def build_create(values):
     """Store a new QUEUED build; every older QUEUED build of its branch
     becomes SUPERSEDED in the same transaction.
@@ -76,22 +92,7 @@ def build_create(values):
     try:
         with transaction() as session:
             session.execute(BUILD.insert().values(row))
-            session.execute(
-                BUILD.update()
-                .where(
-                    BUILD.c.app_id == row["app_id"],
-                    BUILD.c.branch == row["branch"],
-                    BUILD.c.status == B.QUEUED,
-                    BUILD.c.id != row["id"],
-                    BUILD.c.created_at <= now,
-                )
-                .values(
-                    status=B.SUPERSEDED,
-                    status_reason="Superseded by build %s" % row["id"],
-                    updated_at=now,
-                    finished_at=now,
-                )
-            )
+            _supersede_older(session, row, now)
     except db_exc.DBDuplicateEntry:
         raise exception.DuplicateDelivery(
             delivery=values.get("delivery_id")
@@ -303,10 +304,72 @@ def builds_queued(limit=None):
         return [dict(r._mapping) for r in session.execute(query)]
 
 
+def _claimable_query(limit, max_per_app):
+    running = BUILD.alias("running")
+    newer = BUILD.alias("newer")
+    lane_busy = sa.exists().where(
+        running.c.app_id == BUILD.c.app_id, running.c.lane == BUILD.c.branch
+    )
+    newer_queued = sa.exists().where(
+        newer.c.app_id == BUILD.c.app_id,
+        newer.c.branch == BUILD.c.branch,
+        newer.c.status == B.QUEUED,
+        sa.or_(
+            newer.c.created_at > BUILD.c.created_at,
+            sa.and_(
+                newer.c.created_at == BUILD.c.created_at,
+                newer.c.id > BUILD.c.id,
+            ),
+        ),
+    )
+    slots_used = (
+        sa.select(sa.func.count())
+        .where(running.c.app_id == BUILD.c.app_id, running.c.slot.is_not(None))
+        .scalar_subquery()
+    )
+    return (
+        sa.select(
+            BUILD.c.id,
+            BUILD.c.app_id,
+            BUILD.c.branch,
+            BUILD.c.created_at,
+            slots_used.label("running"),
+        )
+        .where(
+            BUILD.c.status == B.QUEUED,
+            ~lane_busy,
+            ~newer_queued,
+            slots_used < max_per_app,
+        )
+        .order_by(BUILD.c.created_at, BUILD.c.id)
+        .limit(limit)
+    )
+
+
+@retry_read
+def builds_claimable(limit, max_per_app):
+    """The builds a worker may claim now, in one query: of each branch
+    with no running build (its lane free), the newest QUEUED build, if
+    its app runs fewer than ``max_per_app`` builds; oldest first.
+
+    A wake tries only these (one conditional ``build_claim`` each),
+    instead of every QUEUED build whose lane or app is busy.
+
+    :returns: [{id, app_id, branch, created_at, running}], ``running``
+        the builds of the app running when read.
+    """
+    query = _claimable_query(limit, max_per_app)
+    with transaction(writer=False) as session:
+        return [dict(r._mapping) for r in session.execute(query)]
+
+
 def build_claim(build, owner, max_per_app):
     """Make ``owner`` (engine_id, epoch) run the QUEUED ``build`` (a
-    dict with id, app_id, branch): BUILDING, in the branch's lane and one
-    of the app's ``max_per_app`` slots.
+    dict with id, app_id, branch, created_at): BUILDING, in the branch's
+    lane and one of the app's ``max_per_app`` slots. Older QUEUED builds
+    of the branch (two pushes stored at the same moment can leave one)
+    become SUPERSEDED in the same transaction: they would only be built
+    to be dropped.
 
     :returns: True if this caller claimed it; False if it is no longer
         QUEUED, its branch has a running build, or its app has
@@ -333,11 +396,29 @@ def build_claim(build, owner, max_per_app):
         )
         try:
             with transaction() as session:
-                return session.execute(query).rowcount == 1
+                if session.execute(query).rowcount != 1:
+                    return False
+                _supersede_older(session, build, now)
+                return True
         except db_exc.DBDuplicateEntry as exc:
             if _lane_busy(exc, build):
                 return False
     return False
+
+
+def _supersede_older(session, build, now):
+    """Make the QUEUED builds of ``build``'s branch pushed before it
+    SUPERSEDED (in the caller's transaction: a push's, or a claim's)."""
+    session.execute(
+        BUILD.update()
+        .where(_older_than(build), BUILD.c.status == B.QUEUED)
+        .values(
+            status=B.SUPERSEDED,
+            status_reason="Superseded by build %s" % build["id"],
+            updated_at=now,
+            finished_at=now,
+        )
+    )
 
 
 def _lane_busy(exc, build):
@@ -433,6 +514,24 @@ def build_newer_exists(build):
             )
         ).first()
     return row is not None
+
+
+@retry_read
+def builds_running_of(build_ids):
+    """The ids among ``build_ids`` of builds running (past QUEUED, not
+    final): a set."""
+    if not build_ids:
+        return set()
+    with transaction(writer=False) as session:
+        return {
+            r.id
+            for r in session.execute(
+                sa.select(BUILD.c.id).where(
+                    BUILD.c.id.in_(list(build_ids)),
+                    BUILD.c.status.in_(B.RUNNING),
+                )
+            )
+        }
 
 
 @retry_read

@@ -13,12 +13,8 @@ whose verification fails is REJECTED and the stack is back on the
 previous image; ten queued pushes deploy only the newest.
 """
 
-import functools
-import http.server
 import os
 import signal
-import subprocess
-import threading
 import uuid
 
 import pytest
@@ -40,55 +36,12 @@ VERIFY = {"timeout": 5, "checks": [{"type": "output", "output": "healthy",
                                     "equals": True}]}  # fmt: skip
 
 
-def _template(cloud):
-    return {
-        "heat_template_version": "2021-04-16",
-        "parameters": {
-            "image": {"type": "string"},
-            "source_commit": {"type": "string", "default": ""},
-            "broken_commit": {"type": "string", "default": "none"},
-        },
-        "conditions": {
-            "broken": {
-                "equals": [
-                    {"get_param": "source_commit"},
-                    {"get_param": "broken_commit"},
-                ]
-            }
-        },
-        "resources": {
-            "server": {
-                "type": "OS::Nova::Server",
-                "properties": {
-                    "image": {"get_param": "image"},
-                    "flavor": cloud.flavor,
-                    "networks": [{"network": cloud.network}],
-                },
-            }
-        },
-        "outputs": {"healthy": {"value": {"if": ["broken", False, True]}}},
-    }
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """A loopback HTTP server of a directory (the artifact's image)."""
-    root = tmp_path_factory.mktemp("artifacts")
-    subprocess.run(
-        ["qemu-img", "create", "-q", "-f", "qcow2", str(root / "app.qcow2"),
-         "16M"],
-        check=True,
-    )  # fmt: skip
-    handler = functools.partial(
-        http.server.SimpleHTTPRequestHandler, directory=str(root)
-    )
-    handler.log_message = lambda *a: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield "http://127.0.0.1:%d" % server.server_port
-    server.shutdown()
-    server.server_close()
+    image = git_repo.ServedImage(tmp_path_factory.mktemp("artifacts"), "16M")
+    yield image.base
+    image.close()
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +89,7 @@ def _app(heat, cloud, repo, name, builder, verify=VERIFY):
             "name": name,
             "source": {"url": repo.url, "branches": ["main"]},
             "builder": builder,
-            "template": _template(cloud),
+            "template": git_repo.server_template(cloud),
             "image_parameter": "image",
             "verify": verify,
         },

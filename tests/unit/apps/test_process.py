@@ -115,3 +115,23 @@ def test_a_failing_log_does_not_stall_the_command(tmp_path):
         what="test", cwd=str(tmp_path), env=process.base_env(),
         timeout=20, log=log,
     )  # fmt: skip
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_check_that_raises_kills_the_group_and_is_raised(tmp_path):
+    marker, started = tmp_path / "late", tmp_path / "started"
+
+    def check():
+        if started.exists():  # (the command is running: stop it now)
+            raise _Stop()
+
+    with pytest.raises(_Stop):
+        run(
+            ["sh", "-c", "touch %s; (sleep 3; touch %s) & sleep 30"
+             % (started, marker)],
+            tmp_path, check=check,
+        )  # fmt: skip
+    polling.stays(lambda: not marker.exists(), 4, "the child killed too")

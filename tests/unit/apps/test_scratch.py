@@ -2,6 +2,7 @@
 
 import os
 import stat
+import tempfile
 import time
 
 import pytest
@@ -44,3 +45,32 @@ def test_sweep_removes_only_old_build_dirs(tmp_path):
     os.utime(other, (past, past))
     assert scratch.sweep(str(tmp_path), 3600) == [str(old)]
     assert sorted(os.listdir(tmp_path)) == [new.name, other.name]
+
+
+def test_sweep_builds_removes_the_dirs_of_builds_not_running(tmp_path):
+    root = str(tmp_path)
+    with scratch.build_dir(root, "11111111-aaaa-bbbb-cccc-000000000001"):
+        pass  # (removed at its end)
+    dirs = {}
+    for build in ("11111111-aaaa-bbbb-cccc-000000000001", "running-2", "gone"):
+        path = tempfile.mkdtemp(prefix=scratch.PREFIX + build + "-", dir=root)
+        os.makedirs(os.path.join(path, "src"))
+        dirs[build] = path
+    other = tmp_path / "not-ours"
+    other.mkdir()
+    asked = []
+
+    def running(ids):
+        asked.append(ids)
+        return {"running-2"}
+
+    removed = scratch.sweep_builds(root, running)
+    assert asked == [sorted(dirs)]  # the build ids, one question
+    assert removed == sorted(
+        [dirs["11111111-aaaa-bbbb-cccc-000000000001"], dirs["gone"]]
+    )
+    assert sorted(os.listdir(root)) == sorted(
+        [os.path.basename(dirs["running-2"]), "not-ours"]
+    )
+    assert scratch.sweep_builds(str(tmp_path / "empty"), running) == []
+    assert len(asked) == 1  # nothing to ask about

@@ -13,7 +13,7 @@ from heat_lite.common import exception
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import apps as db_apps
 from heat_lite.db import builds as db_builds
-from heat_lite.db import models, purge
+from heat_lite.db import models, purge, session
 
 OWNER = ("engine-a", 1)
 
@@ -96,6 +96,50 @@ def test_one_running_build_per_branch_and_a_bound_per_app(app):
     assert db_builds.build_claim(newer, OWNER, 2)  # lane and slot free
     row = db_builds.build_get_by_id(newer["id"])
     assert row["status"] == B.BUILDING and row["started_at"] is not None
+
+
+def _claimable(app, max_per_app):
+    found = db_builds.builds_claimable(10000, max_per_app)
+    return {b["id"]: b["running"] for b in found if b["app_id"] == app["id"]}
+
+
+def _requeue(build):
+    """``build`` back to QUEUED, as two pushes stored at the same moment
+    leave the older one (neither saw the other's row)."""
+    table = models.AppBuild.__table__
+    with session.transaction() as conn:
+        conn.execute(
+            table.update()
+            .where(table.c.id == build["id"])
+            .values(status=B.QUEUED, finished_at=None)
+        )
+
+
+def test_claimable_is_the_newest_queued_build_of_each_free_branch(app):
+    main = _push(app)
+    dev = _push(app, branch="dev")
+    assert _claimable(app, 2) == {main["id"]: 0, dev["id"]: 0}
+    assert db_builds.build_claim(main, OWNER, 2)
+    newer = _push(app)
+    # main's lane is busy: neither its newer push is claimable
+    assert _claimable(app, 2) == {dev["id"]: 1}
+    # the app's one slot is taken: nothing of it is
+    assert _claimable(app, 1) == {}
+    assert db_builds.build_transition(main["id"], OWNER, B.FAILED, "boom")
+    assert _claimable(app, 1) == {newer["id"]: 0, dev["id"]: 0}
+
+
+def test_a_claim_supersedes_the_older_queued_builds_of_its_branch(app):
+    old = _push(app)
+    new = _push(app)
+    _requeue(old)  # a race left both QUEUED
+    assert set(_claimable(app, 1)) == {new["id"]}
+    assert db_builds.build_claim(new, OWNER, 1)
+    assert _status(app, old) == B.SUPERSEDED
+    assert _claimable(app, 1) == {}
+    row = db_builds.build_get_by_id(old["id"])
+    assert row["status_reason"] == "Superseded by build %s" % new["id"]
+    assert row["finished_at"] is not None
 
 
 def test_concurrent_claims_of_one_branch_one_wins(app):

@@ -23,32 +23,13 @@ from heat_lite.db import stacks as db_stacks
 from heat_lite.engine.fleet.app import builder_rpcapi
 
 CONF = conf.CONF
-TEMPLATE = {
-    "heat_template_version": "2021-04-16",
-    "parameters": {
-        "image": {"type": "string"},
-        "source_commit": {"type": "string", "default": ""},
-        "broken_commit": {"type": "string", "default": "none"},
+TEMPLATE = git_repo.app_template(
+    {
+        "type": "OS::Heat::TestResource",
+        "properties": {"value": {"get_param": "image"}},
     },
-    "conditions": {
-        "broken": {
-            "equals": [
-                {"get_param": "source_commit"},
-                {"get_param": "broken_commit"},
-            ]
-        }
-    },
-    "resources": {
-        "server": {
-            "type": "OS::Heat::TestResource",
-            "properties": {"value": {"get_param": "image"}},
-        }
-    },
-    "outputs": {
-        "image": {"value": {"get_attr": ["server", "output"]}},
-        "healthy": {"value": {"if": ["broken", False, True]}},
-    },
-}
+    {"image": {"value": {"get_attr": ["server", "output"]}}},
+)
 # An output check waits for its value until the timeout: a broken
 # commit's verification fails after it.
 VERIFY = {"timeout": 3, "checks": [{"type": "output", "output": "healthy",
@@ -85,12 +66,14 @@ def repo(tmp_path):
     CONF.clear_override("allowed_sources", group="apps")
 
 
-def _app(repo, name="shop", verify=VERIFY, environment=None):
+def _app(
+    repo, name="shop", verify=VERIFY, environment=None, builder="filesystem"
+):
     spec = app_spec.parse(
         {
             "name": name,
             "source": {"url": repo.url, "branches": ["main", "dev"]},
-            "builder": {"name": "filesystem", "options": {}},
+            "builder": {"name": builder, "options": {}},
             "template": TEMPLATE,
             "environment": environment or {},
             "image_parameter": "image",
@@ -271,3 +254,156 @@ def test_a_wake_cast_reaches_the_builder_workers(engine, monkeypatch):
         context.RequestContext(project_id="p", overwrite=False)
     )
     polling.until(woken.is_set, 30, "the builder workers woken")
+
+
+def _statements_of_this_thread():
+    """A list that grows by one per SQL statement this thread sends."""
+    me, sent = threading.get_ident(), []
+
+    def count(*args):
+        verb = args[2].lstrip().split(None, 1)[0].upper()
+        if threading.get_ident() == me and verb != "BEGIN":
+            sent.append(args[2])
+
+    return sent, count
+
+
+def test_a_wake_tries_only_builds_whose_branch_is_free(engine, repo):
+    import sqlalchemy as sa
+
+    from heat_lite.db import session
+
+    other = ("engine-elsewhere", 1)
+    apps = [_app(repo, name="busy%d" % n, verify=None) for n in range(20)]
+    running = [_push(a, "a" * 40) for a in apps]
+    for build in running:
+        assert db_builds.build_claim(build, other, 1)
+    behind = [_push(a, "b" * 40) for a in apps]
+    sent, count = _statements_of_this_thread()
+    sa.event.listen(session.get_engine(), "before_cursor_execute", count)
+    try:
+        assert engine.builds.claim_queued() == []
+        # One query found nothing to claim: no claim of the 20 builds
+        # waiting behind a running build of their branch was tried.
+        assert len(sent) == 1, sent
+        assert all(_get(b)["status"] == B.QUEUED for b in behind)
+        free = _app(repo, name="free", verify=None)
+        build = _push(free, repo.push({"f": "1\n"}))
+        del sent[:]
+        assert engine.builds.claim_queued() == [build["id"]]
+        updates = [s for s in sent if s.lstrip().upper().startswith("UPDATE")]
+        assert len(updates) == 2, sent  # the claim, its supersession
+    finally:
+        sa.event.remove(session.get_engine(), "before_cursor_execute", count)
+        for b in running:
+            db_builds.build_transition(b["id"], other, B.FAILED, "test over")
+        for b in behind:
+            db_builds.build_cancel(b["tenant"], b["app_id"], b["id"])
+    assert _finished(engine, build)["status"] == B.DEPLOYED
+
+
+def test_a_build_that_ends_lets_the_next_start_at_once(
+    engine, repo, monkeypatch
+):
+    # One build at a time here: the next may start only once the first
+    # has ended, and its ending pokes the claim while its thread is still
+    # alive (the wake must not count it).
+    CONF.set_override("max_builds_per_engine", 1, group="apps")
+    first_app = _app(repo, name="one", verify=None)
+    second_app = _app(repo, name="two", verify=None)
+    first = _push(first_app, repo.push({"1": "1\n"}))
+    claimed = []
+    try:
+        assert engine.builds.claim_queued() == [first["id"]]
+        second = _push(second_app, repo.push({"2": "2\n"}))
+        assert engine.builds.claim_queued() == []  # no room
+        monkeypatch.setattr(
+            engine.builds,
+            "poke",
+            lambda: claimed.extend(engine.builds.claim_queued()),
+        )
+        polling.until(lambda: second["id"] in claimed, 60, "second claimed")
+        assert _get(first)["status"] == B.DEPLOYED
+    finally:
+        CONF.clear_override("max_builds_per_engine", group="apps")
+    monkeypatch.undo()
+    assert _finished(engine, second)["status"] == B.DEPLOYED
+
+
+def test_the_sweep_at_start_removes_the_scratch_of_builds_not_running(
+    engine, repo, tmp_path
+):
+    import os
+    import tempfile
+
+    from heat_lite.apps import scratch
+
+    root = tmp_path / "scratch"
+    root.mkdir()
+    CONF.set_override("scratch_dir", str(root), group="apps")
+    app = _app(repo, name="sweep", verify=None)
+    done = _push(app, "c" * 40, branch="dev")
+    db_builds.build_cancel(app["tenant"], app["id"], done["id"])
+    running = _push(app, "d" * 40)
+    owner = ("engine-elsewhere", 2)
+    assert db_builds.build_claim(running, owner, 1)
+    left = {
+        b: tempfile.mkdtemp(prefix=scratch.PREFIX + b + "-", dir=str(root))
+        for b in (done["id"], running["id"], str(uuid.uuid4()))
+    }
+    try:
+        removed = engine.builds.sweep_scratch()
+    finally:
+        CONF.clear_override("scratch_dir", group="apps")
+        db_builds.build_transition(running["id"], owner, B.FAILED, "over")
+    kept = left.pop(running["id"])
+    assert removed == sorted(left.values())
+    assert os.listdir(root) == [os.path.basename(kept)]
+
+
+def test_cancel_in_the_middle_of_a_command_kills_it(engine, repo, tmp_path):
+    import os
+    import shlex
+    import sys
+
+    root = tmp_path / "scratch"
+    pid_file = tmp_path / "pid"
+    # The operator's command: says where it is, then runs until killed.
+    script = (
+        "import os, time; open(%r, 'w').write(str(os.getpid())); "
+        "print('started', flush=True); time.sleep(600)" % str(pid_file)
+    )
+    CONF.set_override(
+        "command_builder", shlex.join([sys.executable, "-c", script]), "apps"
+    )
+    CONF.set_override("scratch_dir", str(root), group="apps")
+    try:
+        app = _app(repo, name="cmd", verify=None, builder="command")
+        build = _push(app, repo.push({"a": "1\n"}))
+        assert engine.builds.claim_queued() == [build["id"]]
+        polling.until(
+            lambda: _log_with(build, "started"), 60, "the command running"
+        )
+        pid = int(pid_file.read_text())
+        assert os.listdir(root)  # its scratch directory
+        db_builds.build_cancel(app["tenant"], app["id"], build["id"])
+        done = _finished(engine, build)
+    finally:
+        CONF.clear_override("command_builder", group="apps")
+        CONF.clear_override("scratch_dir", group="apps")
+    assert done["status"] == B.CANCELLED, done
+    assert done["image_id"] is None and done["stack_id"] is None
+    assert not any(
+        image["properties"].get("heat_lite_build") == build["id"]
+        for image in STORE.images.values()
+    )
+    assert os.listdir(root) == []  # the scratch directory removed
+
+    def gone():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    polling.until(gone, 10, "the command killed")

@@ -149,7 +149,9 @@ class BuildDriver:
             run.log("building with %s" % builder.name)
             out = os.path.join(work, "out")
             os.mkdir(out, 0o700)
-            artifact = builder.build(checkout.tree, options, out, run.log)
+            artifact = builder.build(
+                checkout.tree, options, out, run.log, check=run.check
+            )
             run.check()
             if run.row["status"] == B.BUILDING:
                 run.move(B.UPLOADING)

@@ -17,6 +17,7 @@ import threading
 import oslo_messaging as messaging
 
 from heat_lite import conf
+from heat_lite.apps import scratch
 from heat_lite.common import exception
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import api as db_api
@@ -56,12 +57,30 @@ class BuildRunner:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._claiming = threading.Lock()
+        # Ids of builds whose run returned (their threads are ending).
+        self._ended = set()
+        self._ended_lock = threading.Lock()
 
     def start(self):
+        self.sweep_scratch()
         self.keeper.start()
         threading.Thread(
             target=self._loop, daemon=True, name="heat-lite-builds"
         ).start()
+
+    def sweep_scratch(self):
+        """Remove the scratch directories of builds no longer running
+        (an engine killed mid-build left them); their paths."""
+        try:
+            removed = scratch.sweep_builds(
+                CONF.apps.scratch_dir, db_builds.builds_running_of
+            )
+        except Exception as exc:  # noqa: BLE001 - never stop a start
+            LOG.warning("Could not sweep the builds' scratch: %s", exc)
+            return []
+        for path in removed:
+            LOG.info("Removed %s, left by a build no longer running", path)
+        return removed
 
     def stop(self):
         self._stop.set()
@@ -86,27 +105,56 @@ class BuildRunner:
 
     def claim_queued(self):
         """Claim and start QUEUED builds while this engine has room;
-        returns their ids (for tests)."""
+        returns their ids (for tests).
+
+        One query finds what may start (``db.builds.builds_claimable``:
+        the newest QUEUED build of each free branch of an app with room),
+        then one conditional claim each: a wake costs O(what starts), not
+        O(what is queued), and a claim another engine won is skipped.
+        """
         if not self.fence.lease_valid():
             return []
         started = []
+        per_app = CONF.apps.max_builds_per_app
         with self._claiming:
-            free = CONF.apps.max_builds_per_engine - self.keeper.active()
+            free = CONF.apps.max_builds_per_engine - self._busy()
             if free <= 0:
                 return started
-            for build in db_builds.builds_queued(limit=100):
-                if db_builds.build_claim(
-                    build, self.fence.owner, CONF.apps.max_builds_per_app
-                ):
-                    self.keeper.launch(build["id"])
-                    started.append(build["id"])
-                    free -= 1
-                    if free <= 0:
-                        break
+            room = {}
+            skipped = False
+            for build in db_builds.builds_claimable(free, per_app):
+                app = build["app_id"]
+                room.setdefault(app, per_app - build["running"])
+                if room[app] <= 0:
+                    # Another branch of this app took its last slot in
+                    # this pass.
+                    skipped = True
+                    continue
+                if not db_builds.build_claim(build, self.fence.owner, per_app):
+                    continue
+                room[app] -= 1
+                self.keeper.launch(build["id"])
+                started.append(build["id"])
+                free -= 1
+                if free <= 0:
+                    break
+            if skipped and free > 0:
+                # Builds of other apps may have been past this page.
+                self.poke()
         return started
+
+    def _busy(self):
+        """Build threads here that still count against the engine's
+        bound: alive, and not past their run (a run that ended pokes
+        while its thread is still finishing)."""
+        with self._ended_lock:
+            self._ended = {i for i in self._ended if self.keeper.running(i)}
+            return self.keeper.active() - len(self._ended)
 
     def run(self, build_id):
         """Run one build this engine owns to a final state."""
+        with self._ended_lock:
+            self._ended.discard(build_id)  # (run again: taken over)
         try:
             row = db_builds.build_get_by_id(build_id)
             if row is None or row["status"] not in B.RUNNING:
@@ -123,7 +171,10 @@ class BuildRunner:
                 return
             self.driver.run(build)
         finally:
-            # Its lane and slot are free: the next build may start.
+            # Its lane and slot are free, and its thread is about to
+            # end: the next build may start now, not at the next tick.
+            with self._ended_lock:
+                self._ended.add(build_id)
             self.poke()
 
 
