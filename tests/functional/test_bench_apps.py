@@ -5,11 +5,10 @@ branch, an output check) and the figures the benchmark reports add up:
 every push ends DEPLOYED or SUPERSEDED, the newest push of each branch is
 the one deployed, and the builds saved are the SUPERSEDED ones.
 
-Tiny on purpose (under a minute on a quiet machine; the waits allow a
-CI run's load): no direct
-measure of the cloud (``cloud_rounds`` 0), four steady pushes, and a
-burst posted all at once, so that its first build sees the newer pushes
-before it deploys.
+Tiny on purpose (under a minute on a quiet machine; the waits allow a CI
+run's load): no direct measure of the cloud (``cloud_rounds`` 0), four
+steady pushes, and a burst posted all at once, so that its first build
+sees the newer pushes before it deploys.
 """
 
 import pytest
