@@ -7,7 +7,10 @@ The board of a connection (an identity: one project's view, see
 ``client.connection``) answers those polls from one ``GET
 /servers/detail?changes-since=<mark>`` instead: every server of the
 project that changed since the mark, deleted ones included (Nova lists
-them with status ``DELETED`` when ``changes-since`` is given).
+them with status ``DELETED`` when ``changes-since`` is given). The list
+is read as plain JSON: openstacksdk's Server objects, whose making was
+most of a list's CPU (profiled), are made only for the servers polled
+and again only when what Nova says of them changed.
 
 What a poll may be answered with: a look at Nova that started after the
 poller's own action was sent (``seen_after``: a resize or a delete asked
@@ -52,15 +55,23 @@ def _parse(stamp):
 
 
 class _Held:
-    """What the board holds of one server."""
+    """What the board holds of one server: a body of a list (made into
+    openstacksdk's Server only when a poll asks for it, and again only
+    when the body changed), or a Server read alone; or that it is gone."""
 
-    __slots__ = ("server", "updated", "seen", "asked")
+    __slots__ = ("body", "obj", "gone", "updated", "seen", "asked")
 
-    def __init__(self, server, updated, seen, asked):
-        self.server = server  # None: gone
-        self.updated = updated  # Nova's ``updated`` of that look
+    def __init__(self, seen, asked):
+        self.body = None  # the list's JSON of it
+        self.obj = None  # its openstacksdk Server, made from body
+        self.gone = False
+        self.updated = None  # Nova's ``updated`` of that look
         self.seen = seen  # monotonic start of the look
         self.asked = asked  # monotonic, last poll that wanted it
+
+    def follows(self):
+        """Lists can keep it up to date (a live server needs a stamp)."""
+        return self.gone or self.updated is not None
 
 
 class ServerBoard:
@@ -71,6 +82,7 @@ class ServerBoard:
         self._lock = threading.Lock()
         self._held = {}  # {server id: _Held}
         self._listed_at = None  # monotonic start of the last list
+        self._micro = None  # (the compute microversion,) once negotiated
         self.lists = 0  # requests made (tests, benchmarks)
         self.reads = 0
 
@@ -82,19 +94,64 @@ class ServerBoard:
         oldest = max(seen_after, asked - max_age)
         with self._lock:
             held = self._held.get(server_id)
-            # A live server without a stamp cannot be followed by lists.
-            listed = held is not None and (
-                held.server is None or held.updated is not None
-            )
+            listed = held is not None and held.follows()
             if listed and held.seen < oldest:
                 if self._listed_at is None or self._listed_at < oldest:
                     self._list()
                 held = self._held.get(server_id)
             if listed and held is not None and held.seen >= oldest:
                 held.asked = asked
-                return held.server
+                return self._server(held)
         # Never seen (or gone from the board): read it alone.
         return self._read(server_id, asked)
+
+    def _server(self, held):
+        """openstacksdk's Server of ``held`` (under the lock), made as
+        ``Resource.list`` makes each one it yields -- the part of a list
+        that costs the most CPU, so only for the servers polled, and once
+        per change."""
+        if held.gone:
+            return None
+        if held.obj is None:
+            held.obj = sdk_server().Server.existing(
+                microversion=self._microversion(),
+                connection=self._conn,
+                **held.body,
+            )
+        return held.obj
+
+    def _microversion(self):
+        if self._micro is None:
+            proxy = self._conn.compute
+            self._micro = (sdk_server().Server._get_microversion(proxy),)
+        return self._micro[0]
+
+    def _bodies(self, mark):
+        """The JSON of every server changed since ``mark``, page by page
+        (a raw GET: no Resource object for servers nobody polls)."""
+        from openstack import exceptions as sdk_exc
+
+        proxy = self._conn.compute
+        params = {"changes-since": mark.strftime("%Y-%m-%dT%H:%M:%SZ")}
+        while True:
+            response = proxy.get(
+                "/servers/detail",
+                params=params,
+                microversion=self._microversion(),
+                headers={"Accept": "application/json"},
+            )
+            sdk_exc.raise_from_response(response)
+            data = response.json()
+            servers = data.get("servers") or []
+            yield from servers
+            more = [
+                link
+                for link in data.get("servers_links") or []
+                if link.get("rel") == "next"
+            ]
+            if not servers or not more:
+                return
+            params = dict(params, marker=servers[-1]["id"])
 
     def _list(self):
         started = time.monotonic()
@@ -102,16 +159,23 @@ class ServerBoard:
         if not stamps:
             return  # nothing live to follow
         mark = min(stamps) - datetime.timedelta(seconds=MARGIN)
-        servers = self._conn.compute.servers(
-            details=True, changes_since=mark.strftime("%Y-%m-%dT%H:%M:%SZ")
-        )
+        bodies = list(self._bodies(mark))
         self.lists += 1
-        for server in servers:
-            self._note(server, started, None)
+        for body in bodies:
+            held = self._held.get(body.get("id"))
+            if held is None or held.seen > started:
+                continue  # nobody polls it here, or a newer look came in
+            if body.get("status") == "DELETED":
+                # Gone: it will not change again, and holds no mark back.
+                held.gone, held.updated = True, None
+                held.body = held.obj = None
+            elif body != held.body:
+                held.body, held.obj = body, None
+                held.updated = _parse(body.get("updated"))
         # A held server the list did not name has not changed since the
         # look the board holds (see the module's docstring).
         for held in self._held.values():
-            if held.server is None or held.updated is not None:
+            if held.follows():
                 held.seen = max(held.seen, started)
         self._listed_at = started
         for server_id in [
@@ -134,25 +198,24 @@ class ServerBoard:
             if server is None:
                 self._held.pop(server_id, None)
                 return None
-            return self._note(server, started, asked).server
+            held = self._held.get(server_id)
+            if held is not None and held.seen > started:
+                return self._server(held)  # a newer look came in
+            held = self._held[server_id] = _Held(started, asked)
+            if server.status == "DELETED":
+                held.gone = True
+            else:
+                held.obj = server
+                held.updated = _parse(getattr(server, "updated_at", None))
+            return self._server(held)
 
-    def _note(self, server, started, asked):
-        """Hold what Nova said of ``server`` (under the lock); a listed
-        server nobody here polls is not held (None)."""
-        held = self._held.get(server.id)
-        if held is not None and held.seen > started:
-            return held  # a newer look at it came in meanwhile
-        if held is None and asked is None:
-            return None
-        # A deleted server will not change again: it holds no mark back.
-        gone = server.status == "DELETED"
-        held = self._held[server.id] = _Held(
-            None if gone else server,
-            None if gone else _parse(getattr(server, "updated_at", None)),
-            started,
-            asked if asked is not None else held.asked,
-        )
-        return held
+
+def sdk_server():
+    """openstacksdk's compute server module (imported when first used,
+    as ``client._sdk`` imports openstacksdk)."""
+    from openstack.compute.v2 import server
+
+    return server
 
 
 _BOARDS = threading.Lock()
