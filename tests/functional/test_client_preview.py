@@ -8,14 +8,13 @@ sends and how it shows the answer. ``test_osc_plugin`` runs the same
 command against a real heat_lite.
 """
 
-import http.server
 import json
 import subprocess
-import threading
 
 import pytest
 
 from harness import deployment as deployment_mod
+from harness import stand_in as stand_in_mod
 
 pytestmark = pytest.mark.functional
 PREVIEW = {
@@ -59,31 +58,9 @@ PREVIEW = {
 @pytest.fixture
 def stand_in():
     """An HTTP server answering every POST with PREVIEW, recording what
-    it was sent."""
-    received = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's name
-            length = int(self.headers.get("Content-Length") or 0)
-            received.append((self.path, json.loads(self.rfile.read(length))))
-            body = json.dumps(PREVIEW).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield "http://127.0.0.1:%d/v1/test" % server.server_port, received
-    finally:
-        server.shutdown()
-        server.server_close()
+    it was sent: [(method, path, body)]."""
+    with stand_in_mod.endpoint(lambda path: PREVIEW) as served:
+        yield served
 
 
 def _promote(endpoint, *args):
@@ -135,6 +112,7 @@ def test_dry_run_posts_the_promotion_to_preview_and_shows_it(stand_in):
     # The same body as the promotion, to the preview route, nothing else.
     assert received == [
         (
+            "POST",
             "/v1/test/promotions/preview",
             {
                 "source": {"stack": "app1-test"},

@@ -2,16 +2,13 @@
 durations by which the xdist scheduler orders its groups
 (tests/conftest.py)."""
 
-import http.server
 import io
-import json
 import os
-import threading
 import uuid
 
 import pytest
 
-from harness import osc
+from harness import osc, stand_in
 from tests import conftest
 
 
@@ -49,45 +46,26 @@ def test_the_durations_file_names_collected_tests():
         assert os.path.exists(os.path.join(root, nodeid.split("::")[0]))
 
 
-class _Heat(http.server.BaseHTTPRequestHandler):
-    """A stand-in orchestration endpoint that answers ``stack list``
-    with one stack named after its server (server.name): enough to see
-    which endpoint a command reached."""
-
-    def do_GET(self):  # noqa: N802 - http.server's name
-        stack = {
-            "id": str(uuid.uuid4()),
-            "stack_name": self.server.name,
-            "stack_status": "CREATE_COMPLETE",
-            "creation_time": "2026-12-04T00:00:00Z",
-            "updated_time": None,
-        }
-        body = json.dumps({"stacks": [stack]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+def _stack_named(name):
+    """A stand-in orchestration endpoint's answer to ``stack list``: one
+    stack named after the endpoint, to see which one a command reached."""
+    stack = {
+        "id": str(uuid.uuid4()),
+        "stack_name": name,
+        "stack_status": "CREATE_COMPLETE",
+        "creation_time": "2026-12-04T00:00:00Z",
+        "updated_time": None,
+    }
+    return lambda path: {"stacks": [stack]}
 
 
 @pytest.fixture
 def endpoints():
-    servers = []
-    for name in ("first", "second"):
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Heat)
-        server.name = name
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-    yield {
-        s.name: "http://127.0.0.1:%d/v1/p" % s.server_address[1]
-        for s in servers
-    }
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    with (
+        stand_in.endpoint(_stack_named("first"), "/v1/p") as (first, _),
+        stand_in.endpoint(_stack_named("second"), "/v1/p") as (second, _),
+    ):
+        yield {"first": first, "second": second}
 
 
 def test_each_command_reaches_its_own_endpoint(endpoints):
