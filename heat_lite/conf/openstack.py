@@ -47,6 +47,17 @@ opts = [
         help="Seconds between two looks at a cloud resource (a server "
         "booting, a server being deleted) while an action waits for it.",
     ),
+    cfg.IntOpt(
+        "connect_retries",
+        default=2,
+        min=0,
+        max=10,
+        help="Times a request to the cloud that cannot be sent (the "
+        "connection refused, or closed by the server before any answer, "
+        "as a keep-alive connection idle past the server's timeout is) is "
+        "sent again, for every method, as Heat's ``client_retry_limit``. "
+        "A request that got an answer is never sent again.",
+    ),
     cfg.FloatOpt(
         "transient_retry_timeout",
         default=60.0,

@@ -220,6 +220,7 @@ def _make(key, plugin):
             session=plugin.services.trusted_session(key[1]),
             region_name=group.region_name,
             interface=group.interface,
+            connect_retries=group.connect_retries,
         )
     return conn
 
@@ -257,6 +258,7 @@ def _configured():
                 cloud=group.cloud,
                 region_name=group.region_name,
                 interface=group.interface,
+                connect_retries=group.connect_retries,
             )
         except openstack.exceptions.ConfigException as exc:
             raise CloudUnavailable(
@@ -277,6 +279,7 @@ def _configured():
         session=session,
         region_name=group.region_name,
         interface=group.interface,
+        connect_retries=group.connect_retries,
     )
 
 
@@ -333,6 +336,7 @@ def _caller_connection(request):
         session=ks_session.Session(auth=auth),
         region_name=group.region_name,
         interface=group.interface,
+        connect_retries=group.connect_retries,
     )
 
 

@@ -4,6 +4,10 @@ Everything that talks to a cloud runs against the real test cloud in
 tests/functional/test_cloud_server.py; this covers what needs none.
 """
 
+import json
+import socket
+import threading
+
 import pytest
 from keystoneauth1 import session as keystone_session
 from openstack import exceptions as sdk_exc
@@ -522,3 +526,79 @@ def test_idle_trust_connections_age_out(monkeypatch):
     client.connection(net("t3"))
     assert client.connection(net("t1")) is first
     assert set(client._CONNECTIONS) == {("trust", "t1"), ("trust", "t3")}
+
+
+@pytest.fixture
+def drops_first_connection():
+    """A loopback compute endpoint that closes the connection of its first
+    POST without an answer, as a server does to a keep-alive connection
+    idle past its timeout, and answers every later one (and the version
+    discovery's GETs); yields (URL, [POST request lines seen])."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    url = "http://127.0.0.1:%d" % listener.getsockname()[1]
+    seen = []
+    version = {
+        "version": {
+            "id": "v2.1",
+            "status": "CURRENT",
+            "version": "2.1",
+            "min_version": "2.1",
+            "links": [{"rel": "self", "href": url + "/v2.1/"}],
+        }
+    }
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                line = conn.recv(65536).split(b"\r\n", 1)[0].decode()
+                if line.startswith("POST"):
+                    seen.append(line)
+                    if len(seen) == 1:
+                        continue  # closed, nothing answered
+                    body = b'{"servers": []}'
+                else:
+                    body = json.dumps(version).encode()
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
+                    % (len(body), body)
+                )
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield url, seen
+    listener.close()
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+def test_a_request_the_server_dropped_unanswered_is_sent_again(
+    tmp_path, drops_first_connection, retries
+):
+    """``[openstack] connect_retries`` (Heat's client_retry_limit): a POST
+    whose connection the server closed before answering is sent again."""
+    url, seen = drops_first_connection
+    path = tmp_path / "clouds.yaml"
+    path.write_text(
+        "clouds:\n  c:\n    auth_type: none\n"
+        "    auth: {endpoint: '%s'}\n"
+        "    compute_endpoint_override: '%s/v2.1'\n" % (url, url)
+    )
+    CONF.set_override("cloud", "c", group="openstack")
+    CONF.set_override("clouds_yaml", str(path), group="openstack")
+    CONF.set_override("connect_retries", retries, group="openstack")
+    try:
+        compute = client.connection().compute
+        if retries:
+            assert compute.post("/servers/x/action", json={}).json() == {
+                "servers": []
+            }
+            assert seen == ["POST /v2.1/servers/x/action HTTP/1.1"] * 2
+        else:
+            with pytest.raises(Exception, match="Connection aborted"):
+                compute.post("/servers/x/action", json={})
+            assert len(seen) == 1
+    finally:
+        CONF.clear_override("connect_retries", group="openstack")
