@@ -49,14 +49,17 @@ opts = [
     ),
     cfg.IntOpt(
         "connect_retries",
-        default=2,
+        default=0,
         min=0,
         max=10,
-        help="Times a request to the cloud that cannot be sent (the "
-        "connection refused, or closed by the server before any answer, "
-        "as a keep-alive connection idle past the server's timeout is) is "
-        "sent again, for every method, as Heat's ``client_retry_limit``. "
-        "A request that got an answer is never sent again.",
+        help="Times a request to the cloud whose connection failed (refused, "
+        "reset, or closed by the server before any answer) is sent again, "
+        "for every method, as Heat's ``client_retry_limit`` (2 in Heat). "
+        "0 by default: a create or an action that may have reached the "
+        "cloud is never sent twice (polls are tried again anyway, see "
+        "``transient_retry_timeout``). Connections idle for more than a "
+        "second are not reused, so a server's keep-alive timeout does not "
+        "fail requests.",
     ),
     cfg.FloatOpt(
         "transient_retry_timeout",

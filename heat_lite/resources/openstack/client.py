@@ -40,6 +40,8 @@ import types
 from keystoneauth1 import loading
 from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
+from requests import adapters as requests_adapters
+from urllib3 import connectionpool as urllib3_pools
 
 from heat_lite import conf
 from heat_lite.common import exception
@@ -211,13 +213,76 @@ def forget(trust):
         conn.close()
 
 
+#: Seconds a pooled connection to the cloud may sit idle and still be
+#: used (see ``_fresh``).
+MAX_IDLE = 1.0
+
+
+def _fresh(session):
+    """Make ``session`` (keystoneauth1's) never send a request on a
+    connection idle for more than ``MAX_IDLE`` seconds, and return it.
+
+    A server closes a keep-alive connection idle past its own timeout
+    (gunicorn's 2 s, Apache's 5 s). A connection it closed a while ago is
+    noticed before use and replaced, but one it closes while a request
+    is being sent on it fails that request unanswered ("RemoteDisconnected"),
+    and a write is never sent twice (``transient``): a resize failed so.
+    Polls answered by one list (``server_board``) leave connections idle
+    longer, which made this likelier. A connection idle past
+    ``MAX_IDLE`` is closed and opened anew instead: it costs a TCP
+    handshake, never a failed write."""
+    inner = session.session
+    for prefix in ("http://", "https://"):
+        if not isinstance(inner.get_adapter(prefix), _FreshAdapter):
+            inner.mount(prefix, _FreshAdapter())
+    return session
+
+
+def _fresh_pool(base):
+    """``base`` (a urllib3 pool class) that closes, instead of using, a
+    connection idle for more than ``MAX_IDLE`` seconds."""
+
+    class Pool(base):
+        def _get_conn(self, timeout=None):
+            conn = super()._get_conn(timeout)
+            idle_since = getattr(conn, "_heat_lite_idle_since", None)
+            if idle_since is not None and (
+                time.monotonic() - idle_since > MAX_IDLE
+            ):
+                conn.close()  # connected again by the request
+            return conn
+
+        def _put_conn(self, conn):
+            if conn is not None:
+                conn._heat_lite_idle_since = time.monotonic()
+            super()._put_conn(conn)
+
+    Pool.__name__ = "Fresh" + base.__name__
+    return Pool
+
+
+_FRESH_POOLS = {
+    "http": _fresh_pool(urllib3_pools.HTTPConnectionPool),
+    "https": _fresh_pool(urllib3_pools.HTTPSConnectionPool),
+}
+
+
+class _FreshAdapter(requests_adapters.HTTPAdapter):
+    """requests' adapter whose pools are ``_fresh_pool``'s."""
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _FRESH_POOLS
+
+
 def _make(key, plugin):
     if key[0] == "configured":
         conn = _configured()
+        _fresh(conn.session)
     else:
         group = CONF[openstack_conf.GROUP]
         conn = _sdk().connection.Connection(
-            session=plugin.services.trusted_session(key[1]),
+            session=_fresh(plugin.services.trusted_session(key[1])),
             region_name=group.region_name,
             interface=group.interface,
             connect_retries=group.connect_retries,
@@ -333,7 +398,7 @@ def _caller_connection(request):
     )
     group = CONF[openstack_conf.GROUP]
     return _sdk().connection.Connection(
-        session=ks_session.Session(auth=auth),
+        session=_fresh(ks_session.Session(auth=auth)),
         region_name=group.region_name,
         interface=group.interface,
         connect_retries=group.connect_retries,

@@ -7,11 +7,13 @@ tests/functional/test_cloud_server.py; this covers what needs none.
 import json
 import socket
 import threading
+import time
 
 import pytest
 from keystoneauth1 import session as keystone_session
 from openstack import exceptions as sdk_exc
 
+from harness import polling
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.resources import base, registry, services
@@ -528,15 +530,22 @@ def test_idle_trust_connections_age_out(monkeypatch):
     assert set(client._CONNECTIONS) == {("trust", "t1"), ("trust", "t3")}
 
 
+#: The stand-in's keep-alive timeout (see ``keep_alive_nova``).
+SERVER_IDLE = 0.5
+
+
 @pytest.fixture
-def drops_first_connection():
-    """A loopback compute endpoint that closes the connection of its first
-    POST without an answer, as a server does to a keep-alive connection
-    idle past its timeout, and answers every later one (and the version
-    discovery's GETs); yields (URL, [POST request lines seen])."""
+def keep_alive_nova(tmp_path):
+    """A loopback compute endpoint speaking keep-alive HTTP/1.1 that, like
+    a server whose keep-alive timeout strikes while a request is on its
+    way, closes without an answer a connection on which a request comes
+    after ``SERVER_IDLE`` seconds of quiet; answers the rest (version
+    discovery, ``{"servers": []}``). heat_lite's ``[openstack]`` cloud
+    points at it; yields the POST request lines it answered or dropped:
+    [(line, answered)]."""
     listener = socket.create_server(("127.0.0.1", 0))
     url = "http://127.0.0.1:%d" % listener.getsockname()[1]
-    seen = []
+    posts = []
     version = {
         "version": {
             "id": "v2.1",
@@ -547,39 +556,42 @@ def drops_first_connection():
         }
     }
 
-    def serve():
+    def serve(conn):
+        quiet_since = time.monotonic()
+        with conn, conn.makefile("rb") as requests_in:
+            while True:
+                line = requests_in.readline().decode().strip()
+                if not line:
+                    return
+                length = 0
+                for header in iter(requests_in.readline, b"\r\n"):
+                    name, _, value = header.decode().partition(":")
+                    if name.lower() == "content-length":
+                        length = int(value)
+                requests_in.read(length)
+                late = time.monotonic() - quiet_since > SERVER_IDLE
+                if line.startswith("POST"):
+                    posts.append((line, not late))
+                if late:
+                    return  # closed, nothing answered
+                body = json.dumps(
+                    version if line.startswith("GET") else {"servers": []}
+                ).encode()
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+                )
+                quiet_since = time.monotonic()
+
+    def accept():
         while True:
             try:
                 conn, _ = listener.accept()
             except OSError:
                 return
-            with conn:
-                line = conn.recv(65536).split(b"\r\n", 1)[0].decode()
-                if line.startswith("POST"):
-                    seen.append(line)
-                    if len(seen) == 1:
-                        continue  # closed, nothing answered
-                    body = b'{"servers": []}'
-                else:
-                    body = json.dumps(version).encode()
-                conn.sendall(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
-                    % (len(body), body)
-                )
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
-    threading.Thread(target=serve, daemon=True).start()
-    yield url, seen
-    listener.close()
-
-
-@pytest.mark.parametrize("retries", [0, 2])
-def test_a_request_the_server_dropped_unanswered_is_sent_again(
-    tmp_path, drops_first_connection, retries
-):
-    """``[openstack] connect_retries`` (Heat's client_retry_limit): a POST
-    whose connection the server closed before answering is sent again."""
-    url, seen = drops_first_connection
+    threading.Thread(target=accept, daemon=True).start()
     path = tmp_path / "clouds.yaml"
     path.write_text(
         "clouds:\n  c:\n    auth_type: none\n"
@@ -588,17 +600,51 @@ def test_a_request_the_server_dropped_unanswered_is_sent_again(
     )
     CONF.set_override("cloud", "c", group="openstack")
     CONF.set_override("clouds_yaml", str(path), group="openstack")
-    CONF.set_override("connect_retries", retries, group="openstack")
-    try:
-        compute = client.connection().compute
-        if retries:
-            assert compute.post("/servers/x/action", json={}).json() == {
-                "servers": []
-            }
-            assert seen == ["POST /v2.1/servers/x/action HTTP/1.1"] * 2
-        else:
-            with pytest.raises(Exception, match="Connection aborted"):
-                compute.post("/servers/x/action", json={})
-            assert len(seen) == 1
-    finally:
-        CONF.clear_override("connect_retries", group="openstack")
+    yield posts
+    listener.close()
+    CONF.clear_override("connect_retries", group="openstack")
+
+
+def _two_posts_apart(seconds):
+    """Two POSTs on one connection of heat_lite's, ``seconds`` apart;
+    the second's answer."""
+    compute = client.connection().compute
+    compute.post("/servers/x/action", json={})
+    later = time.monotonic() + seconds
+    polling.until(lambda: time.monotonic() > later, what="quiet")
+    return compute.post("/servers/x/action", json={}).json()
+
+
+ACTION = "POST /v2.1/servers/x/action HTTP/1.1"
+
+
+def test_a_connection_idle_past_max_idle_is_not_used(
+    keep_alive_nova, monkeypatch
+):
+    """A pooled connection idle longer than ``client.MAX_IDLE`` is opened
+    anew: the server's keep-alive timeout never drops a write."""
+    monkeypatch.setattr(client, "MAX_IDLE", SERVER_IDLE / 2)
+    assert _two_posts_apart(SERVER_IDLE + 0.2) == {"servers": []}
+    assert keep_alive_nova == [(ACTION, True), (ACTION, True)]
+
+
+def test_without_max_idle_the_write_is_lost_not_sent_twice(
+    keep_alive_nova, monkeypatch
+):
+    """What ``MAX_IDLE`` prevents (the stand-in can fail the test above),
+    and ``connect_retries`` 0: the unanswered write is not sent again."""
+    monkeypatch.setattr(client, "MAX_IDLE", 60)
+    with pytest.raises(Exception, match="Connection aborted"):
+        _two_posts_apart(SERVER_IDLE + 0.2)
+    assert keep_alive_nova == [(ACTION, True), (ACTION, False)]
+
+
+def test_connect_retries_sends_an_unanswered_request_again(
+    keep_alive_nova, monkeypatch
+):
+    """``[openstack] connect_retries`` (Heat's client_retry_limit): for
+    operators who prefer a write sent twice to a write failed."""
+    monkeypatch.setattr(client, "MAX_IDLE", 60)
+    CONF.set_override("connect_retries", 2, group="openstack")
+    assert _two_posts_apart(SERVER_IDLE + 0.2) == {"servers": []}
+    assert keep_alive_nova == [(ACTION, True), (ACTION, False), (ACTION, True)]
