@@ -1,0 +1,286 @@
+"""Horizon's Orchestration panels (heat-dashboard 16.0.0, in Horizon
+27.0.0 from PyPI: ``tools.horizon``) in front of heat_lite, driven in a
+real headless Chromium.
+
+The test cloud's Keystone logs the user in and its catalog names a
+heat_lite in keystone mode (API and two engines, PostgreSQL, RabbitMQ:
+``tools.minicloud.heat_lite``) as the ``orchestration`` service, as an
+operator would replace Heat under Horizon. Each screen is saved as a PNG
+under the test's temporary directory.
+"""
+
+import os
+import uuid
+
+import pytest
+import yaml
+from heatclient import client as heat_client
+
+from harness import helpers
+from tests.functional import browser as browser_mod
+from tools.horizon import server
+from tools.minicloud import catalog
+from tools.minicloud import heat_lite as heat_lite_mod
+
+pytestmark = pytest.mark.functional
+PAGE_SIZE = 3
+# Horizon's forms talk to three services per page under a loaded CI
+# machine; its pages take seconds, not milliseconds.
+WAIT = 90
+
+# A Launch Stack form built from ``POST /validate`` before any value is
+# typed: ``word`` has no default (required), ``size`` a choice.
+LAUNCH = helpers.template(
+    {
+        "a": {
+            "type": "OS::Heat::TestResource",
+            "properties": {"value": {"get_param": "word"}},
+        },
+        "b": {
+            "type": "OS::Heat::None",
+            "depends_on": "a",
+            "metadata": {"launched": "from horizon"},
+        },
+    },
+    outputs={
+        "out": {
+            "description": "a's output",
+            "value": {"get_attr": ["a", "output"]},
+        }
+    },
+    description="Launched from Horizon",
+    parameters={
+        "word": {"type": "string", "label": "Word", "description": "Any"},
+        "size": {
+            "type": "string",
+            "default": "small",
+            "constraints": [{"allowed_values": ["small", "large"]}],
+        },
+    },
+)
+
+
+@pytest.fixture(scope="module")
+def heat_keystone(cloud, tmp_path_factory):
+    """heat_lite in keystone mode on PostgreSQL, the catalog's
+    orchestration service while the module runs (the one it replaced is
+    put back afterwards)."""
+    lay = cloud.layout
+    before = lay.orchestration_url
+    heat = heat_lite_mod.Heat(str(tmp_path_factory.mktemp("horizon-heat")))
+    try:
+        heat.start(lay)
+        cloud.register_orchestration(heat.url)
+        yield heat
+    finally:
+        if before:
+            cloud.register_orchestration(before)
+        else:
+            catalog.unregister_orchestration(lay)
+        heat.stop()
+
+
+@pytest.fixture(scope="module")
+def horizon(cloud, heat_keystone, tmp_path_factory):
+    """A real Horizon logging in through the test cloud's Keystone."""
+    browser_mod.available()
+    found = server.Horizon(str(tmp_path_factory.mktemp("horizon")))
+    try:
+        found.start(cloud.layout.auth_url, page_size=PAGE_SIZE)
+        yield found
+    finally:
+        found.stop()
+
+
+@pytest.fixture(scope="module")
+def demo_heat(cloud, heat_keystone):
+    """python-heatclient as the cloud's ``demo``, to check what Horizon
+    did (and to clean up after it)."""
+    conn = cloud.connect("demo")
+    heat = heat_client.Client(
+        "1",
+        session=conn.session,
+        endpoint_override="%s/v1/%s"
+        % (heat_keystone.url, conn.current_project_id),
+    )
+    yield heat
+    helpers.delete_all(heat)
+    conn.close()
+
+
+class Page:
+    """The browser on one Horizon, logged in as ``demo``."""
+
+    def __init__(self, b, horizon, password, shots):
+        self.b = b
+        self.base = horizon.url
+        self.password = password
+        self.shots = shots
+
+    @property
+    def url(self):
+        return self.b.driver.current_url
+
+    def go(self, path):
+        self.b.driver.get(self.base + path)
+
+    def shot(self, name):
+        os.makedirs(self.shots, exist_ok=True)
+        self.b.driver.save_screenshot(
+            os.path.join(self.shots, "%s.png" % name)
+        )
+
+    def login(self):
+        self.go("/auth/login/")
+        self.b.set_value("#id_username", "demo")
+        self.b.set_value("#id_password", self.password)
+        self.js_click("#loginBtn")
+        self.b.wait_for(
+            "logged in", lambda: "/auth/login" not in self.url, WAIT
+        )
+
+    def js_click(self, selector):
+        """Click with the page's own script: Horizon's themed checkboxes
+        and off-screen submit buttons are not clickable for WebDriver."""
+        self.b.wait_css(selector, WAIT)
+        self.b.driver.execute_script(
+            "var e = document.querySelector(arguments[0]);"
+            "e.scrollIntoView(); e.click();",
+            selector,
+        )
+
+    def submit(self, field):
+        """Press the submit button of the form that holds ``field``."""
+        self.b.wait_css(field, WAIT)
+        self.b.driver.execute_script(
+            "var s = document.querySelector(arguments[0]).form"
+            ".querySelector('[type=submit]'); s.scrollIntoView(); s.click();",
+            field,
+        )
+
+    def template_source(self, template):
+        """Fill a Select Template form with ``template`` typed in."""
+        self.b.wait_css("#id_template_source", WAIT)
+        self.b.driver.execute_script(
+            "var s = document.getElementById('id_template_source');"
+            "s.value = 'raw';"
+            "s.dispatchEvent(new Event('change', {bubbles: true}));"
+        )
+        self.b.set_value("#id_template_data", yaml.safe_dump(template))
+
+    def wait_text(self, selector, text):
+        return self.b.wait_for(
+            "%r in %s" % (text, selector),
+            lambda: text in (self.b.text(selector) or ""),
+            WAIT,
+        )
+
+
+@pytest.fixture
+def page(horizon, cloud, tmp_path):
+    b = browser_mod.Browser("chromium")
+    # A first login or a launch waits on Keystone and heat_lite.
+    b.driver.set_page_load_timeout(WAIT)
+    try:
+        p = Page(b, horizon, cloud.layout.password, str(tmp_path / "shots"))
+        p.login()
+        yield p
+    finally:
+        b.quit()
+
+
+def _launch(page, name, word):
+    """Launch Stack: template typed in, validated, then the parameter
+    form; returns when the stacks list shows the new stack."""
+    page.go("/project/stacks/select_template")
+    page.template_source(LAUNCH)
+    page.shot("launch-1-template")
+    page.submit("#id_template_data")
+    page.b.wait_css("#id___param_word", WAIT)
+    page.shot("launch-2-parameters")
+    page.b.set_value("#id_stack_name", name)
+    page.b.set_value("#id___param_word", word)
+    page.b.set_value("#id_password", page.password)
+    page.shot("launch-3-filled")
+    page.submit("#id_stack_name")
+    page.b.wait_for(
+        "the stacks list",
+        lambda: page.url.rstrip("/").endswith("/project/stacks"),
+        WAIT,
+    )
+
+
+def test_stacks_list_and_launch_with_required_parameter(page, demo_heat):
+    page.go("/project/stacks/")
+    page.b.wait_css("table#stacks", WAIT)
+    page.shot("stacks-empty")
+    name = "hz" + uuid.uuid4().hex[:6]
+    _launch(page, name, "hello")
+    page.shot("stacks-launched")
+    stack = helpers.wait_for_status(demo_heat, name, "CREATE_COMPLETE")
+    assert stack.parameters["word"] == "hello"
+    assert stack.parameters["size"] == "small"
+    page.go("/project/stacks/")
+    page.wait_text("table#stacks", name)
+    page.wait_text("table#stacks", "Create Complete")
+    page.shot("stacks-complete")
+
+
+TABS = (
+    # (tab slug, what it must show)
+    ("overview", "Launched from Horizon"),
+    ("resources", "OS::Heat::TestResource"),
+    ("events", "Stack CREATE completed successfully"),
+    ("stack_template", "get_attr"),
+)
+
+
+def test_stack_detail_tabs_resource_and_delete(page, demo_heat):
+    name = "hzd" + uuid.uuid4().hex[:6]
+    stack_id = helpers.create(
+        demo_heat, name, LAUNCH, parameters={"word": "shown"}
+    )
+    helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
+    detail = "/project/stacks/stack/%s/" % stack_id
+    # Topology: a node per resource and the edge b -> a (required_by).
+    page.go(detail + "?tab=stack_details__topology")
+    page.b.wait_for(
+        "the topology's nodes and edge",
+        lambda: (
+            len(page.b.css("#heat_resource_topology svg g.node")) >= 2
+            and page.b.css("#heat_resource_topology svg line.link")
+        ),
+        WAIT,
+    )
+    page.shot("detail-topology")
+    for slug, shown in TABS:
+        page.go(detail + "?tab=stack_details__" + slug)
+        page.wait_text(".tab-content .tab-pane.active", shown)
+        page.shot("detail-" + slug)
+    # Overview: the output's description and value, the parameters.
+    page.go(detail + "?tab=stack_details__overview")
+    page.wait_text(".tab-content .tab-pane.active", "a's output")
+    overview = page.b.text(".tab-content .tab-pane.active")
+    assert "shown" in overview and "Create_Complete" in overview
+    # A resource's own page, with its metadata.
+    page.go(detail + "b/")
+    page.wait_text("body", "from horizon")
+    page.shot("resource-b")
+    # Delete through the list's batch action and its confirmation.
+    page.go("/project/stacks/")
+    page.js_click(
+        "tr[data-object-id='%s'] input.table-row-multi-select" % stack_id
+    )
+    page.js_click("#stacks__action_delete")
+    page.b.wait_css(".modal-footer .btn-danger", WAIT)
+    page.shot("delete-confirm")
+    page.js_click(".modal-footer .btn-danger")
+    helpers.wait_for_status(demo_heat, stack_id, "DELETE_COMPLETE")
+    page.go("/project/stacks/")
+    page.b.wait_css("table#stacks", WAIT)
+    page.b.wait_for(
+        "the stack gone from the list",
+        lambda: name not in page.b.text("table#stacks"),
+        WAIT,
+    )
+    page.shot("stacks-after-delete")
