@@ -34,9 +34,15 @@ LAUNCH = helpers.template(
             "type": "OS::Heat::TestResource",
             "properties": {"value": {"get_param": "size"}},
             "depends_on": "a",
+            "metadata": {"launched": "from horizon"},
         },
     },
-    outputs={"out": {"value": {"get_attr": ["a", "output"]}}},
+    outputs={
+        "out": {
+            "description": "a's output",
+            "value": {"get_attr": ["a", "output"]},
+        }
+    },
     description="A launch form",
     parameters={
         "word": {
@@ -57,8 +63,10 @@ LAUNCH = helpers.template(
             "constraints": [{"custom_constraint": "glance.image"}],
         },
     },
+    # Horizon shows only the parameters of the groups, in their order.
     parameter_groups=[
-        {"label": "Main", "description": "d", "parameters": ["word", "size"]}
+        {"label": "Main", "description": "d", "parameters": ["word", "size"]},
+        {"label": "Cloud", "parameters": ["image", "secret"]},
     ],
 )
 

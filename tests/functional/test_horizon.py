@@ -18,6 +18,7 @@ from heatclient import client as heat_client
 
 from harness import helpers
 from tests.functional import browser as browser_mod
+from tests.functional.test_api_legacy_client import LAUNCH
 from tools.horizon import server
 from tools.minicloud import catalog
 from tools.minicloud import heat_lite as heat_lite_mod
@@ -27,37 +28,6 @@ PAGE_SIZE = 3
 # Horizon's forms talk to three services per page under a loaded CI
 # machine; its pages take seconds, not milliseconds.
 WAIT = 90
-
-# A Launch Stack form built from ``POST /validate`` before any value is
-# typed: ``word`` has no default (required), ``size`` a choice.
-LAUNCH = helpers.template(
-    {
-        "a": {
-            "type": "OS::Heat::TestResource",
-            "properties": {"value": {"get_param": "word"}},
-        },
-        "b": {
-            "type": "OS::Heat::None",
-            "depends_on": "a",
-            "metadata": {"launched": "from horizon"},
-        },
-    },
-    outputs={
-        "out": {
-            "description": "a's output",
-            "value": {"get_attr": ["a", "output"]},
-        }
-    },
-    description="Launched from Horizon",
-    parameters={
-        "word": {"type": "string", "label": "Word", "description": "Any"},
-        "size": {
-            "type": "string",
-            "default": "small",
-            "constraints": [{"allowed_values": ["small", "large"]}],
-        },
-    },
-)
 
 
 @pytest.fixture(scope="module")
@@ -111,8 +81,9 @@ def demo_heat(cloud, heat_keystone):
 class Page:
     """The browser on one Horizon, logged in as ``demo``."""
 
-    def __init__(self, b, horizon, password, shots):
+    def __init__(self, b, horizon, password, shots, image):
         self.b = b
+        self.image = image
         self.base = horizon.url
         self.password = password
         self.shots = shots
@@ -139,23 +110,18 @@ class Page:
             "logged in", lambda: "/auth/login" not in self.url, WAIT
         )
 
-    def js_click(self, selector):
-        """Click with the page's own script: Horizon's themed checkboxes
-        and off-screen submit buttons are not clickable for WebDriver."""
+    def js_click(self, selector, submit=False):
+        """Click with the page's own script (Horizon's themed checkboxes
+        and off-screen buttons are not clickable for WebDriver); with
+        ``submit``, the submit button of the form that holds
+        ``selector`` (Next, Launch, Update...)."""
         self.b.wait_css(selector, WAIT)
         self.b.driver.execute_script(
             "var e = document.querySelector(arguments[0]);"
+            "if (arguments[1]) e = e.form.querySelector('[type=submit]');"
             "e.scrollIntoView(); e.click();",
             selector,
-        )
-
-    def submit(self, field):
-        """Press the submit button of the form that holds ``field``."""
-        self.b.wait_css(field, WAIT)
-        self.b.driver.execute_script(
-            "var s = document.querySelector(arguments[0]).form"
-            ".querySelector('[type=submit]'); s.scrollIntoView(); s.click();",
-            field,
+            submit,
         )
 
     def template_source(self, template):
@@ -182,7 +148,13 @@ def page(horizon, cloud, tmp_path):
     # A first login or a launch waits on Keystone and heat_lite.
     b.driver.set_page_load_timeout(WAIT)
     try:
-        p = Page(b, horizon, cloud.layout.password, str(tmp_path / "shots"))
+        p = Page(
+            b,
+            horizon,
+            cloud.layout.password,
+            str(tmp_path / "shots"),
+            cloud.image,
+        )
         p.login()
         yield p
     finally:
@@ -195,14 +167,26 @@ def _launch(page, name, word):
     page.go("/project/stacks/select_template")
     page.template_source(LAUNCH)
     page.shot("launch-1-template")
-    page.submit("#id_template_data")
+    page.js_click("#id_template_data", submit=True)
     page.b.wait_css("#id___param_word", WAIT)
     page.shot("launch-2-parameters")
+    # NoEcho is a password field; AllowedValues and the glance.image
+    # custom constraint are drop-downs, the latter filled from Glance.
+    assert page.b.attr("#id___param_secret", "type") == "password"
+    images = page.b.wait_for(
+        "Glance's images in the drop-down",
+        lambda: [o.text for o in page.b.css("#id___param_image option")],
+        WAIT,
+    )
+    assert page.image in " ".join(images)
+    sizes = [o.text for o in page.b.css("#id___param_size option")]
+    assert sizes == ["small", "large"]
     page.b.set_value("#id_stack_name", name)
     page.b.set_value("#id___param_word", word)
+    page.b.set_value("#id___param_secret", "hush")
     page.b.set_value("#id_password", page.password)
     page.shot("launch-3-filled")
-    page.submit("#id_stack_name")
+    page.js_click("#id_stack_name", submit=True)
     page.b.wait_for(
         "the stacks list",
         lambda: page.url.rstrip("/").endswith("/project/stacks"),
@@ -220,6 +204,8 @@ def test_stacks_list_and_launch_with_required_parameter(page, demo_heat):
     stack = helpers.wait_for_status(demo_heat, name, "CREATE_COMPLETE")
     assert stack.parameters["word"] == "hello"
     assert stack.parameters["size"] == "small"
+    assert stack.parameters["secret"] == "******"
+    assert stack.parameters["image"] != "any"  # one of the drop-down's
     page.go("/project/stacks/")
     page.wait_text("table#stacks", name)
     page.wait_text("table#stacks", "Create Complete")
@@ -228,7 +214,7 @@ def test_stacks_list_and_launch_with_required_parameter(page, demo_heat):
 
 TABS = (
     # (tab slug, what it must show)
-    ("overview", "Launched from Horizon"),
+    ("overview", "A launch form"),
     ("resources", "OS::Heat::TestResource"),
     ("events", "Stack CREATE completed successfully"),
     ("stack_template", "get_attr"),
@@ -238,7 +224,10 @@ TABS = (
 def test_stack_detail_tabs_resource_and_delete(page, demo_heat):
     name = "hzd" + uuid.uuid4().hex[:6]
     stack_id = helpers.create(
-        demo_heat, name, LAUNCH, parameters={"word": "shown"}
+        demo_heat,
+        name,
+        LAUNCH,
+        parameters={"word": "shown", "secret": "s", "image": "mc-image"},
     )
     helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
     detail = "/project/stacks/stack/%s/" % stack_id

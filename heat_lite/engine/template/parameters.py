@@ -298,7 +298,10 @@ def resolve_values(schema, values, defaults=None, unknown=()):
         elif defaults.get(name) is not None:
             result[name] = _fitting(param, defaults[name], name in unknown)
         elif param.has_default:
-            result[name] = param.coerce(param.default)
+            # A default that fails a custom constraint (an image the
+            # cloud lacks): fine for a validate, as Heat checks defaults
+            # without them; a create still refuses it.
+            result[name] = _fitting(param, param.default, name in unknown)
         elif name in unknown:
             result[name] = None
         else:

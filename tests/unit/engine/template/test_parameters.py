@@ -127,6 +127,28 @@ def test_resolve_values_unknown_need_not_fit():
         parameters.resolve_values(schema, {"n": "abc", "m": 1})
 
 
+def test_resolve_values_default_failing_custom_constraint():
+    """Horizon validates a template whose image parameter defaults to an
+    image this cloud lacks: Heat checks defaults without their custom
+    constraints, so the validate passes; the create does not."""
+    constraints.register_custom("test.never", lambda value: False)
+    schema = parameters.parse_schema(
+        {
+            "image": {
+                "type": "string",
+                "default": "cirros",
+                "constraints": [{"custom_constraint": "test.never"}],
+            }
+        }
+    )
+    assert parameters.resolve_values(schema, {}, unknown=("image",)) == {
+        "image": None
+    }
+    with pytest.raises(exception.StackValidationFailed) as info:
+        parameters.resolve_values(schema, {})
+    assert "does not validate test.never" in str(info.value)
+
+
 def test_parameter_groups_reject_duplicates():
     schema = parameters.parse_schema({"a": {"type": "string"}})
     with pytest.raises(exception.StackValidationFailed) as info:
