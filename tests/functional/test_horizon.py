@@ -23,7 +23,13 @@ from tools.horizon import server
 from tools.minicloud import catalog
 from tools.minicloud import heat_lite as heat_lite_mod
 
-pytestmark = pytest.mark.functional
+pytestmark = [
+    pytest.mark.functional,
+    pytest.mark.cloud,
+    # The first run installs Horizon (3 to 6 minutes), then each test
+    # takes seconds.
+    pytest.mark.timeout(1500),
+]
 PAGE_SIZE = 3
 # Horizon's forms talk to three services per page under a loaded CI
 # machine; its pages take seconds, not milliseconds.
@@ -157,6 +163,7 @@ def page(horizon, cloud, tmp_path):
         )
         p.login()
         yield p
+        p.shot("last")  # where a failing test stopped
     finally:
         b.quit()
 
@@ -273,3 +280,137 @@ def test_stack_detail_tabs_resource_and_delete(page, demo_heat):
         WAIT,
     )
     page.shot("stacks-after-delete")
+
+
+def _create(heat, prefix, word="word"):
+    """A stack of LAUNCH made through the API; its (name, id)."""
+    name = prefix + uuid.uuid4().hex[:6]
+    stack_id = helpers.create(
+        heat,
+        name,
+        LAUNCH,
+        parameters={"word": word, "secret": "s", "image": "mc-image"},
+    )
+    return name, stack_id
+
+
+def _confirm_if_asked(page):
+    """Press the confirmation dialog's button if the action has one."""
+    confirm = ".modal-footer .btn-danger, .modal-footer .btn-primary"
+    if page.b.css(confirm):
+        page.js_click(confirm)
+
+
+def test_preview_stack(page):
+    # heat-dashboard's preview form has no parameter fields (its form
+    # skips CreateStackForm's): previewed templates need no values.
+    template = dict(LAUNCH, parameter_groups=[])
+    template["parameters"] = {
+        "word": {"type": "string", "default": "peek"},
+        "secret": {"type": "string", "default": "s", "hidden": True},
+        "size": LAUNCH["parameters"]["size"],
+        "image": {"type": "string", "default": "mc-image"},
+    }
+    page.go("/project/stacks/preview_template")
+    page.template_source(template)
+    page.shot("preview-1-template")
+    page.js_click("#id_template_data", submit=True)
+    page.b.set_value("#id_stack_name", "previewed")
+    page.shot("preview-2-stack")
+    page.js_click("#id_stack_name", submit=True)
+    page.wait_text("body", "OS::Heat::TestResource")
+    page.wait_text("body", "previewed")
+    page.shot("preview-3-details")
+
+
+def test_change_stack_template(page, demo_heat):
+    name, stack_id = _create(demo_heat, "hzc", word="before")
+    helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
+    changed = dict(LAUNCH, description="Changed from Horizon")
+    page.go("/project/stacks/%s/change_template" % stack_id)
+    page.template_source(changed)
+    page.shot("change-1-template")
+    page.js_click("#id_template_data", submit=True)
+    page.b.wait_css("#id___param_word", WAIT)
+    page.b.set_value("#id___param_word", "after")
+    page.b.set_value("#id___param_secret", "s")
+    page.b.set_value("#id_password", page.password)
+    page.shot("change-2-parameters")
+    page.js_click("#id___param_word", submit=True)
+    page.b.wait_for(
+        "the stacks list",
+        lambda: page.url.rstrip("/").endswith("/project/stacks"),
+        WAIT,
+    )
+    stack = helpers.wait_for_status(demo_heat, stack_id, "UPDATE_COMPLETE")
+    assert stack.description == "Changed from Horizon"
+    assert stack.parameters["word"] == "after"
+    page.go("/project/stacks/")
+    page.wait_text("table#stacks", "Update Complete")
+    page.shot("change-3-list")
+
+
+def test_batch_check_suspend_resume(page, demo_heat):
+    made = [_create(demo_heat, "hzb") for _ in range(2)]
+    for _, stack_id in made:
+        helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
+    for action, state in (
+        ("check", "CHECK_COMPLETE"),
+        ("suspend", "SUSPEND_COMPLETE"),
+        ("resume", "RESUME_COMPLETE"),
+    ):
+        page.go("/project/stacks/?stacks__filter_stacks__q_field=name")
+        page.b.wait_css("table#stacks", WAIT)
+        for _, stack_id in made:
+            page.js_click(
+                "tr[data-object-id='%s'] input.table-row-multi-select"
+                % stack_id
+            )
+        page.js_click("#stacks__action_%s" % action)
+        _confirm_if_asked(page)
+        for _, stack_id in made:
+            helpers.wait_for_status(demo_heat, stack_id, state)
+        page.go("/project/stacks/")
+        page.wait_text("table#stacks", state.replace("_", " ").title())
+        page.shot("batch-%s" % action)
+
+
+def test_stacks_list_pages(page, demo_heat):
+    made = [_create(demo_heat, "hzp") for _ in range(PAGE_SIZE + 1)]
+    for _, stack_id in made:
+        helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
+    listed = {s.id for s in demo_heat.stacks.list()}
+    seen = []
+    page.go("/project/stacks/")
+    for number in range(len(listed)):
+        rows = page.b.wait_for(
+            "the rows of page %d" % number,
+            lambda: page.b.css("table#stacks tbody tr[data-object-id]"),
+            WAIT,
+        )
+        assert len(rows) <= PAGE_SIZE
+        seen += [r.get_attribute("data-object-id") for r in rows]
+        page.shot("list-page-%d" % number)
+        nxt = page.b.driver.find_elements(
+            "xpath", "//table[@id='stacks']//a[contains(., 'Next')]"
+        )
+        if not nxt:
+            break
+        page.go(nxt[0].get_attribute("href").split(page.base, 1)[1])
+    assert len(seen) == len(set(seen))
+    assert set(seen) == listed
+
+
+def test_resource_types_and_template_versions(page):
+    page.go("/project/resource_types/")
+    page.wait_text("body", "OS::Heat::TestResource")
+    page.shot("resource-types")
+    page.go("/project/resource_types/OS::Heat::TestResource/")
+    page.wait_text("body", "update_allowed")
+    page.shot("resource-type-detail")
+    page.go("/project/template_versions/")
+    page.wait_text("body", "heat_template_version.2018-08-31")
+    page.shot("template-versions")
+    page.go("/project/template_versions/heat_template_version.2018-08-31/")
+    page.wait_text("body", "get_param")
+    page.shot("template-version-functions")
