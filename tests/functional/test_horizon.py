@@ -130,6 +130,20 @@ class Page:
             submit,
         )
 
+    def parameters_sent(self, shot, word):
+        """Fill LAUNCH's parameter form (``word``, the hidden ``secret``,
+        the user's password), send it and wait for the stacks list."""
+        self.b.set_value("#id___param_word", word)
+        self.b.set_value("#id___param_secret", "hush")
+        self.b.set_value("#id_password", self.password)
+        self.shot(shot)
+        self.js_click("#id___param_word", submit=True)
+        self.b.wait_for(
+            "the stacks list",
+            lambda: self.url.rstrip("/").endswith("/project/stacks"),
+            WAIT,
+        )
+
     def template_source(self, template):
         """Fill a Select Template form with ``template`` typed in."""
         self.b.wait_css("#id_template_source", WAIT)
@@ -189,16 +203,7 @@ def _launch(page, name, word):
     sizes = [o.text for o in page.b.css("#id___param_size option")]
     assert sizes == ["small", "large"]
     page.b.set_value("#id_stack_name", name)
-    page.b.set_value("#id___param_word", word)
-    page.b.set_value("#id___param_secret", "hush")
-    page.b.set_value("#id_password", page.password)
-    page.shot("launch-3-filled")
-    page.js_click("#id_stack_name", submit=True)
-    page.b.wait_for(
-        "the stacks list",
-        lambda: page.url.rstrip("/").endswith("/project/stacks"),
-        WAIT,
-    )
+    page.parameters_sent("launch-3-filled", word)
 
 
 def test_stacks_list_and_launch_with_required_parameter(page, demo_heat):
@@ -332,16 +337,7 @@ def test_change_stack_template(page, demo_heat):
     page.shot("change-1-template")
     page.js_click("#id_template_data", submit=True)
     page.b.wait_css("#id___param_word", WAIT)
-    page.b.set_value("#id___param_word", "after")
-    page.b.set_value("#id___param_secret", "s")
-    page.b.set_value("#id_password", page.password)
-    page.shot("change-2-parameters")
-    page.js_click("#id___param_word", submit=True)
-    page.b.wait_for(
-        "the stacks list",
-        lambda: page.url.rstrip("/").endswith("/project/stacks"),
-        WAIT,
-    )
+    page.parameters_sent("change-2-parameters", "after")
     stack = helpers.wait_for_status(demo_heat, stack_id, "UPDATE_COMPLETE")
     assert stack.description == "Changed from Horizon"
     assert stack.parameters["word"] == "after"
