@@ -39,10 +39,21 @@ def ready(venv, marker=".complete"):
     return os.path.exists(os.path.join(venv, marker))
 
 
-def ensure(venv, pip_args, what, marker=".complete", log=print, timeout=None):
+def ensure(
+    venv,
+    pip_args,
+    what,
+    marker=".complete",
+    log=print,
+    timeout=None,
+    after=None,
+):
     """Make ``venv`` a complete venv with ``pip install -q *pip_args``
     done in it, unless it already is one.
 
+    :param after: ``after(venv)``, run once pip is done and before the
+        venv counts as complete (files a package wants copied into its
+        tree, assets built once for every user of the venv).
     :returns: seconds spent installing (0.0 when the cache served)
     :raises subprocess.CalledProcessError: if pip fails (its output is in
         ``<venv>.install.log``).
@@ -52,7 +63,7 @@ def ensure(venv, pip_args, what, marker=".complete", log=print, timeout=None):
     with _locked(venv):
         if ready(venv, marker):  # made meanwhile by another run
             return 0.0
-        return _install(venv, pip_args, what, marker, log, timeout)
+        return _install(venv, pip_args, what, marker, log, timeout, after)
 
 
 @contextlib.contextmanager
@@ -69,7 +80,7 @@ def _locked(venv):
         os.close(fd)
 
 
-def _install(venv, pip_args, what, marker, log, timeout):
+def _install(venv, pip_args, what, marker, log, timeout, after=None):
     started = time.monotonic()
     shutil.rmtree(venv, ignore_errors=True)
     os.makedirs(os.path.dirname(venv), exist_ok=True)
@@ -89,5 +100,7 @@ def _install(venv, pip_args, what, marker, log, timeout):
             stderr=subprocess.STDOUT,
             timeout=timeout,
         )
+    if after is not None:
+        after(venv)
     open(os.path.join(venv, marker), "w").close()
     return time.monotonic() - started

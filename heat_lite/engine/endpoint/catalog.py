@@ -175,7 +175,8 @@ class CatalogEndpoint:
             "project_id": ctxt.project_id,
             # As Heat (not strict): a template validates without values
             # for its parameters (Horizon's launch form asks for them
-            # after validating); what they would feed is not checked.
+            # after validating) and with values that do not fit them;
+            # what they would feed is not checked.
             "unknown_parameters": _declared(template),
         }
         bound = validation.bind(template, env, files, info)

@@ -262,6 +262,16 @@ def parse_schema(section, version=versions.VERSIONS[-1]):
     }
 
 
+def _fitting(param, value, lenient):
+    """``param.coerce(value)``; None instead of the error when lenient."""
+    try:
+        return param.coerce(value)
+    except exception.StackValidationFailed:
+        if lenient:
+            return None
+        raise
+
+
 def resolve_values(schema, values, defaults=None, unknown=()):
     """Return {name: coerced value} for every declared parameter.
 
@@ -270,7 +280,9 @@ def resolve_values(schema, values, defaults=None, unknown=()):
         template does not declare are ignored: they are for nested stacks).
     :raises UnknownUserParameter: for a value of an undeclared parameter.
     :param unknown: names whose value cannot be known yet (a preview of a
-        nested stack whose parent passes an attribute): None, not an error.
+        nested stack whose parent passes an attribute) or need not fit (a
+        validate, which as Heat's does not check the values it is given):
+        None, not an error.
     :raises UserParameterMissing: for a parameter with no value at all.
     :raises StackValidationFailed: for a value that does not fit.
     """
@@ -282,11 +294,14 @@ def resolve_values(schema, values, defaults=None, unknown=()):
     result = {}
     for name, param in schema.items():
         if values.get(name) is not None:
-            result[name] = param.coerce(values[name])
+            result[name] = _fitting(param, values[name], name in unknown)
         elif defaults.get(name) is not None:
-            result[name] = param.coerce(defaults[name])
+            result[name] = _fitting(param, defaults[name], name in unknown)
         elif param.has_default:
-            result[name] = param.coerce(param.default)
+            # A default that fails a custom constraint (an image the
+            # cloud lacks): fine for a validate, as Heat checks defaults
+            # without them; a create still refuses it.
+            result[name] = _fitting(param, param.default, name in unknown)
         elif name in unknown:
             result[name] = None
         else:

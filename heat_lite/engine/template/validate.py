@@ -4,8 +4,8 @@
 parameters (``Type``, ``Default``, ``NoEcho``, ``Label``, ``Description``,
 the constraints under Heat's CFN-style names, ``Value`` when the
 environment gives one), its ``ParameterGroups`` and the ``Environment``.
-Values the environment gives are checked against the parameters; hidden
-ones are shown as ``******``.
+Values the environment gives must name declared parameters but, as in
+Heat's validate, need not fit them; hidden ones are shown as ``******``.
 """
 
 import copy
@@ -70,16 +70,16 @@ def describe_parameter(param, env):
     return doc
 
 
-def _check_values(template, env):
-    """Validate the values the environment gives; missing ones are fine."""
+def _check_names(template, env):
+    """Every value the environment gives names a declared parameter.
+
+    As Heat's validate (not strict), values are not checked against their
+    parameter's type and constraints, and missing ones are fine: a form
+    built from this document asks for them (Horizon's Launch Stack).
+    """
     for name in env["parameters"]:
         if name not in template.parameters:
             raise exception.UnknownUserParameter(key=name)
-    for section in ("parameters", "parameter_defaults"):
-        for name, value in env[section].items():
-            param = template.parameters.get(name)
-            if param is not None and value is not None:
-                param.coerce(value)
 
 
 def document(template, environment=None):
@@ -88,10 +88,10 @@ def document(template, environment=None):
     :param template: a ``hot.Template``.
     :param environment: an environment in any form ``environment.parse``
         accepts.
-    :raises UnknownUserParameter, StackValidationFailed: for bad values.
+    :raises UnknownUserParameter: for a value of an undeclared parameter.
     """
     env = env_mod.parse(environment)
-    _check_values(template, env)
+    _check_names(template, env)
     hidden = {n for n, p in template.parameters.items() if p.hidden}
     shown_env = env_mod.masked(env, hidden)
     result = {

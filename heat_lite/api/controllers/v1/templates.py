@@ -6,12 +6,28 @@ from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
 
 TEMPLATE_TYPES = ("cfn", "hot")
+# Heat's codes of errors a validate may be told to ignore (its
+# ERROR_CODE_MAP): 99001, a type whose service the catalog lacks, which
+# heat_lite never raises (its types do not depend on the catalog).
+IGNORABLE_ERRORS = ("99001",)
+
+
+def _check_ignore_errors(value):
+    """Refuse ``ignore_errors`` codes Heat does not know, as Heat does."""
+    if value is None:
+        return
+    invalid = sorted(set(value.split(",")) - set(IGNORABLE_ERRORS))
+    if invalid:
+        raise exception.Invalid(
+            message="Invalid codes in ignore_errors : %s" % invalid
+        )
 
 
 @rule("stacks:validate_template")
-@query(show_nested=schemas.Q_BOOL)
+@query(show_nested=schemas.Q_BOOL, ignore_errors=schemas.STRING)
 def validate(req, tenant):
     """Validate a template with its environment: Heat's document."""
+    _check_ignore_errors(req.params.get("ignore_errors"))
     body = req.body()
     params, files, environment, env_files = stack_body.sources(body)
     doc = req.engine.validate_template(

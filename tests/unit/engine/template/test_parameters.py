@@ -110,6 +110,45 @@ def test_resolve_values_order_and_falsy():
         parameters.resolve_values(schema, {}, {})
 
 
+def test_resolve_values_unknown_need_not_fit():
+    schema = parameters.parse_schema(
+        {"n": {"type": "number"}, "m": {"type": "number"}}
+    )
+    # A validate: every declared name may be unknown, bad values too.
+    values = parameters.resolve_values(
+        schema, {"n": "abc"}, {"m": "x"}, unknown=("n", "m")
+    )
+    assert values == {"n": None, "m": None}
+    assert parameters.resolve_values(schema, {"n": "2"}, unknown=("n", "m"))[
+        "n"
+    ] == (2)
+    # A create: the same value is refused.
+    with pytest.raises(exception.StackValidationFailed):
+        parameters.resolve_values(schema, {"n": "abc", "m": 1})
+
+
+def test_resolve_values_default_failing_custom_constraint():
+    """Horizon validates a template whose image parameter defaults to an
+    image this cloud lacks: Heat checks defaults without their custom
+    constraints, so the validate passes; the create does not."""
+    constraints.register_custom("test.never", lambda value: False)
+    schema = parameters.parse_schema(
+        {
+            "image": {
+                "type": "string",
+                "default": "cirros",
+                "constraints": [{"custom_constraint": "test.never"}],
+            }
+        }
+    )
+    assert parameters.resolve_values(schema, {}, unknown=("image",)) == {
+        "image": None
+    }
+    with pytest.raises(exception.StackValidationFailed) as info:
+        parameters.resolve_values(schema, {})
+    assert "does not validate test.never" in str(info.value)
+
+
 def test_parameter_groups_reject_duplicates():
     schema = parameters.parse_schema({"a": {"type": "string"}})
     with pytest.raises(exception.StackValidationFailed) as info:

@@ -1,0 +1,412 @@
+"""Horizon's Orchestration panels (heat-dashboard 16.0.0, in Horizon
+27.0.0 from PyPI: ``tools.horizon``) in front of heat_lite, driven in a
+real headless Chromium.
+
+The test cloud's Keystone logs the user in and its catalog names a
+heat_lite in keystone mode (API and two engines, PostgreSQL, RabbitMQ:
+``tools.minicloud.heat_lite``) as the ``orchestration`` service, as an
+operator would replace Heat under Horizon. Each screen is saved as a PNG
+under the test's temporary directory.
+"""
+
+import os
+import uuid
+
+import pytest
+import yaml
+from heatclient import client as heat_client
+
+from harness import helpers
+from tests.functional import browser as browser_mod
+from tests.functional.test_api_legacy_client import LAUNCH
+from tools.horizon import server
+from tools.minicloud import catalog
+from tools.minicloud import heat_lite as heat_lite_mod
+
+pytestmark = [
+    pytest.mark.functional,
+    pytest.mark.cloud,
+    # The first run installs Horizon (3 to 6 minutes), then each test
+    # takes seconds.
+    pytest.mark.timeout(1500),
+]
+PAGE_SIZE = 3
+# Horizon's forms talk to three services per page under a loaded CI
+# machine; its pages take seconds, not milliseconds.
+WAIT = 90
+
+
+@pytest.fixture(scope="module")
+def heat_keystone(cloud, tmp_path_factory):
+    """heat_lite in keystone mode on PostgreSQL, the catalog's
+    orchestration service while the module runs (the one it replaced is
+    put back afterwards)."""
+    lay = cloud.layout
+    before = lay.orchestration_url
+    heat = heat_lite_mod.Heat(str(tmp_path_factory.mktemp("horizon-heat")))
+    try:
+        heat.start(lay)
+        cloud.register_orchestration(heat.url)
+        yield heat
+    finally:
+        if before:
+            cloud.register_orchestration(before)
+        else:
+            catalog.unregister_orchestration(lay)
+        heat.stop()
+
+
+@pytest.fixture(scope="module")
+def horizon(cloud, heat_keystone, tmp_path_factory):
+    """A real Horizon logging in through the test cloud's Keystone."""
+    browser_mod.available()
+    found = server.Horizon(str(tmp_path_factory.mktemp("horizon")))
+    try:
+        found.start(cloud.layout.auth_url, page_size=PAGE_SIZE)
+        yield found
+    finally:
+        found.stop()
+
+
+@pytest.fixture(scope="module")
+def demo_heat(cloud, heat_keystone):
+    """python-heatclient as the cloud's ``demo``, to check what Horizon
+    did (and to clean up after it)."""
+    conn = cloud.connect("demo")
+    heat = heat_client.Client(
+        "1",
+        session=conn.session,
+        endpoint_override="%s/v1/%s"
+        % (heat_keystone.url, conn.current_project_id),
+    )
+    yield heat
+    helpers.delete_all(heat)
+    conn.close()
+
+
+class Page:
+    """The browser on one Horizon, logged in as ``demo``."""
+
+    def __init__(self, b, horizon, password, shots, image):
+        self.b = b
+        self.image = image
+        self.base = horizon.url
+        self.password = password
+        self.shots = shots
+
+    @property
+    def url(self):
+        return self.b.driver.current_url
+
+    def go(self, path):
+        self.b.driver.get(self.base + path)
+
+    def shot(self, name):
+        os.makedirs(self.shots, exist_ok=True)
+        self.b.driver.save_screenshot(
+            os.path.join(self.shots, "%s.png" % name)
+        )
+
+    def login(self):
+        self.go("/auth/login/")
+        self.b.set_value("#id_username", "demo")
+        self.b.set_value("#id_password", self.password)
+        self.js_click("#loginBtn")
+        self.b.wait_for(
+            "logged in", lambda: "/auth/login" not in self.url, WAIT
+        )
+
+    def js_click(self, selector, submit=False):
+        """Click with the page's own script (Horizon's themed checkboxes
+        and off-screen buttons are not clickable for WebDriver); with
+        ``submit``, the submit button of the form that holds
+        ``selector`` (Next, Launch, Update...)."""
+        self.b.wait_css(selector, WAIT)
+        self.b.driver.execute_script(
+            "var e = document.querySelector(arguments[0]);"
+            "if (arguments[1]) e = e.form.querySelector('[type=submit]');"
+            "e.scrollIntoView(); e.click();",
+            selector,
+            submit,
+        )
+
+    def parameters_sent(self, shot, word):
+        """Fill LAUNCH's parameter form (``word``, the hidden ``secret``,
+        the user's password), send it and wait for the stacks list."""
+        self.b.set_value("#id___param_word", word)
+        self.b.set_value("#id___param_secret", "hush")
+        self.b.set_value("#id_password", self.password)
+        self.shot(shot)
+        self.js_click("#id___param_word", submit=True)
+        self.b.wait_for(
+            "the stacks list",
+            lambda: self.url.rstrip("/").endswith("/project/stacks"),
+            WAIT,
+        )
+
+    def template_source(self, template):
+        """Fill a Select Template form with ``template`` typed in."""
+        self.b.wait_css("#id_template_source", WAIT)
+        self.b.driver.execute_script(
+            "var s = document.getElementById('id_template_source');"
+            "s.value = 'raw';"
+            "s.dispatchEvent(new Event('change', {bubbles: true}));"
+        )
+        self.b.set_value("#id_template_data", yaml.safe_dump(template))
+
+    def wait_text(self, selector, text):
+        return self.b.wait_for(
+            "%r in %s" % (text, selector),
+            lambda: text in (self.b.text(selector) or ""),
+            WAIT,
+        )
+
+
+@pytest.fixture
+def page(horizon, cloud, tmp_path):
+    b = browser_mod.Browser("chromium")
+    # A first login or a launch waits on Keystone and heat_lite.
+    b.driver.set_page_load_timeout(WAIT)
+    try:
+        p = Page(
+            b,
+            horizon,
+            cloud.layout.password,
+            str(tmp_path / "shots"),
+            cloud.image,
+        )
+        p.login()
+        yield p
+        p.shot("last")  # where a failing test stopped
+    finally:
+        b.quit()
+
+
+def _launch(page, name, word):
+    """Launch Stack: template typed in, validated, then the parameter
+    form; returns when the stacks list shows the new stack."""
+    page.go("/project/stacks/select_template")
+    page.template_source(LAUNCH)
+    page.shot("launch-1-template")
+    page.js_click("#id_template_data", submit=True)
+    page.b.wait_css("#id___param_word", WAIT)
+    page.shot("launch-2-parameters")
+    # NoEcho is a password field; AllowedValues and the glance.image
+    # custom constraint are drop-downs, the latter filled from Glance.
+    assert page.b.attr("#id___param_secret", "type") == "password"
+    images = page.b.wait_for(
+        "Glance's images in the drop-down",
+        lambda: [o.text for o in page.b.css("#id___param_image option")],
+        WAIT,
+    )
+    assert page.image in " ".join(images)
+    sizes = [o.text for o in page.b.css("#id___param_size option")]
+    assert sizes == ["small", "large"]
+    page.b.set_value("#id_stack_name", name)
+    page.parameters_sent("launch-3-filled", word)
+
+
+def test_stacks_list_and_launch_with_required_parameter(page, demo_heat):
+    page.go("/project/stacks/")
+    page.b.wait_css("table#stacks", WAIT)
+    page.shot("stacks-empty")
+    name = "hz" + uuid.uuid4().hex[:6]
+    _launch(page, name, "hello")
+    page.shot("stacks-launched")
+    stack = helpers.wait_for_status(demo_heat, name, "CREATE_COMPLETE")
+    assert stack.parameters["word"] == "hello"
+    assert stack.parameters["size"] == "small"
+    assert stack.parameters["secret"] == "******"
+    assert stack.parameters["image"] != "any"  # one of the drop-down's
+    page.go("/project/stacks/")
+    page.wait_text("table#stacks", name)
+    page.wait_text("table#stacks", "Create Complete")
+    page.shot("stacks-complete")
+
+
+TABS = (
+    # (tab slug, what it must show)
+    ("overview", "A launch form"),
+    ("resources", "OS::Heat::TestResource"),
+    ("events", "Stack CREATE completed successfully"),
+    ("stack_template", "get_attr"),
+)
+
+
+def test_stack_detail_tabs_resource_and_delete(page, demo_heat):
+    name = "hzd" + uuid.uuid4().hex[:6]
+    stack_id = helpers.create(
+        demo_heat,
+        name,
+        LAUNCH,
+        parameters={"word": "shown", "secret": "s", "image": "mc-image"},
+    )
+    helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
+    detail = "/project/stacks/stack/%s/" % stack_id
+    # Topology: a node per resource and the edge b -> a (required_by).
+    page.go(detail + "?tab=stack_details__topology")
+    page.b.wait_for(
+        "the topology's nodes and edge",
+        lambda: (
+            len(page.b.css("#heat_resource_topology svg g.node")) >= 2
+            and page.b.css("#heat_resource_topology svg line.link")
+        ),
+        WAIT,
+    )
+    page.shot("detail-topology")
+    for slug, shown in TABS:
+        page.go(detail + "?tab=stack_details__" + slug)
+        page.wait_text(".tab-content .tab-pane.active", shown)
+        page.shot("detail-" + slug)
+    # Overview: the output's description and value, the parameters.
+    page.go(detail + "?tab=stack_details__overview")
+    page.wait_text(".tab-content .tab-pane.active", "a's output")
+    overview = page.b.text(".tab-content .tab-pane.active")
+    assert "shown" in overview and "Create_Complete" in overview
+    # A resource's own page, with its metadata.
+    page.go(detail + "b/")
+    page.wait_text("body", "from horizon")
+    page.shot("resource-b")
+    # Delete through the list's batch action and its confirmation.
+    page.go("/project/stacks/")
+    page.js_click(
+        "tr[data-object-id='%s'] input.table-row-multi-select" % stack_id
+    )
+    page.js_click("#stacks__action_delete")
+    page.b.wait_css(".modal-footer .btn-danger", WAIT)
+    page.shot("delete-confirm")
+    page.js_click(".modal-footer .btn-danger")
+    helpers.wait_for_status(demo_heat, stack_id, "DELETE_COMPLETE")
+    page.go("/project/stacks/")
+    page.b.wait_css("table#stacks", WAIT)
+    page.b.wait_for(
+        "the stack gone from the list",
+        lambda: name not in page.b.text("table#stacks"),
+        WAIT,
+    )
+    page.shot("stacks-after-delete")
+
+
+def _create(heat, prefix, word="word"):
+    """A stack of LAUNCH made through the API; its (name, id)."""
+    name = prefix + uuid.uuid4().hex[:6]
+    stack_id = helpers.create(
+        heat,
+        name,
+        LAUNCH,
+        parameters={"word": word, "secret": "s", "image": "mc-image"},
+    )
+    return name, stack_id
+
+
+def _confirm_if_asked(page):
+    """Press the confirmation dialog's button if the action has one."""
+    confirm = ".modal-footer .btn-danger, .modal-footer .btn-primary"
+    if page.b.css(confirm):
+        page.js_click(confirm)
+
+
+def test_preview_stack(page):
+    # heat-dashboard's preview form has no parameter fields (its form
+    # skips CreateStackForm's): previewed templates need no values.
+    template = dict(LAUNCH, parameter_groups=[])
+    template["parameters"] = {
+        "word": {"type": "string", "default": "peek"},
+        "secret": {"type": "string", "default": "s", "hidden": True},
+        "size": LAUNCH["parameters"]["size"],
+        "image": {"type": "string", "default": "mc-image"},
+    }
+    page.go("/project/stacks/preview_template")
+    page.template_source(template)
+    page.shot("preview-1-template")
+    page.js_click("#id_template_data", submit=True)
+    page.b.set_value("#id_stack_name", "previewed")
+    page.shot("preview-2-stack")
+    page.js_click("#id_stack_name", submit=True)
+    page.wait_text("body", "OS::Heat::TestResource")
+    page.wait_text("body", "previewed")
+    page.shot("preview-3-details")
+
+
+def test_change_stack_template(page, demo_heat):
+    name, stack_id = _create(demo_heat, "hzc", word="before")
+    helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
+    changed = dict(LAUNCH, description="Changed from Horizon")
+    page.go("/project/stacks/%s/change_template" % stack_id)
+    page.template_source(changed)
+    page.shot("change-1-template")
+    page.js_click("#id_template_data", submit=True)
+    page.b.wait_css("#id___param_word", WAIT)
+    page.parameters_sent("change-2-parameters", "after")
+    stack = helpers.wait_for_status(demo_heat, stack_id, "UPDATE_COMPLETE")
+    assert stack.description == "Changed from Horizon"
+    assert stack.parameters["word"] == "after"
+    page.go("/project/stacks/")
+    page.wait_text("table#stacks", "Update Complete")
+    page.shot("change-3-list")
+
+
+def test_batch_check_suspend_resume(page, demo_heat):
+    made = [_create(demo_heat, "hzb") for _ in range(2)]
+    for _, stack_id in made:
+        helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
+    for action, state in (
+        ("check", "CHECK_COMPLETE"),
+        ("suspend", "SUSPEND_COMPLETE"),
+        ("resume", "RESUME_COMPLETE"),
+    ):
+        page.go("/project/stacks/?stacks__filter_stacks__q_field=name")
+        page.b.wait_css("table#stacks", WAIT)
+        for _, stack_id in made:
+            page.js_click(
+                "tr[data-object-id='%s'] input.table-row-multi-select"
+                % stack_id
+            )
+        page.js_click("#stacks__action_%s" % action)
+        _confirm_if_asked(page)
+        for _, stack_id in made:
+            helpers.wait_for_status(demo_heat, stack_id, state)
+        page.go("/project/stacks/")
+        page.wait_text("table#stacks", state.replace("_", " ").title())
+        page.shot("batch-%s" % action)
+
+
+def test_stacks_list_pages(page, demo_heat):
+    made = [_create(demo_heat, "hzp") for _ in range(PAGE_SIZE + 1)]
+    for _, stack_id in made:
+        helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
+    listed = {s.id for s in demo_heat.stacks.list()}
+    seen = []
+    page.go("/project/stacks/")
+    for number in range(len(listed)):
+        rows = page.b.wait_for(
+            "the rows of page %d" % number,
+            lambda: page.b.css("table#stacks tbody tr[data-object-id]"),
+            WAIT,
+        )
+        assert len(rows) <= PAGE_SIZE
+        seen += [r.get_attribute("data-object-id") for r in rows]
+        page.shot("list-page-%d" % number)
+        nxt = page.b.driver.find_elements(
+            "xpath", "//table[@id='stacks']//a[contains(., 'Next')]"
+        )
+        if not nxt:
+            break
+        page.go(nxt[0].get_attribute("href").split(page.base, 1)[1])
+    assert len(seen) == len(set(seen))
+    assert set(seen) == listed
+
+
+def test_resource_types_and_template_versions(page):
+    page.go("/project/resource_types/")
+    page.wait_text("body", "OS::Heat::TestResource")
+    page.shot("resource-types")
+    page.go("/project/resource_types/OS::Heat::TestResource/")
+    page.wait_text("body", "update_allowed")
+    page.shot("resource-type-detail")
+    page.go("/project/template_versions/")
+    page.wait_text("body", "heat_template_version.2018-08-31")
+    page.shot("template-versions")
+    page.go("/project/template_versions/heat_template_version.2018-08-31/")
+    page.wait_text("body", "get_param")
+    page.shot("template-version-functions")
