@@ -165,7 +165,9 @@ def test_the_budget_is_shared_first_come_first_served():
             polling.until(lambda r=room: made.gate.budget.used == r, 3)
         senders = [c.send_later(b"z" * body) for c in conns]
         polling.until(lambda: len(made.dispatched) == 2, 5)
-        assert made.conns() == conns[:2]
+        # The two with room, in whichever order their bodies completed
+        # (their senders race: under load the second may finish first).
+        assert sorted(map(conns.index, made.conns())) == [0, 1]
         polling.stays(lambda: len(made.dispatched) == 2, 0.3, "C waits")
         made.dispatched[0][2].release()  # its worker is done
         polling.until(lambda: len(made.dispatched) == 3, 5)
