@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from harness import databases, git_repo, helpers
 from harness import deployment as deployment_mod
 from heat_lite.common.states import BuildStatus as B
-from tests.functional.test_cloud_apps import VERIFY, _template
+from tests.functional.test_cloud_apps import VERIFY
 from tests.functional.test_cloud_trusts import User, _conf, _revoke, _trusts
 
 pytestmark = [
@@ -115,7 +115,7 @@ def test_builds_act_as_the_apps_creator_after_its_token_is_revoked(
                 "name": name,
                 "source": {"url": repo.url, "branches": ["main"]},
                 "builder": {"name": "command"},
-                "template": _template(cloud),
+                "template": git_repo.server_template(cloud),
                 "image_parameter": "image",
                 "verify": VERIFY,
             },
