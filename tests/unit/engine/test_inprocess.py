@@ -291,8 +291,11 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
 
     dog = watchdog.Watchdog(engine.fence, engine.ops, engine.dispatcher)
     # However long the first pass takes on a loaded machine, the second
-    # must not find the stacks stalled (that is one read per stack).
+    # must not find the stacks stalled (that is one read per stack), nor
+    # the other engines dead (a CI run at load 29 saw it watch all 1,000).
+    life = CONF.engine.engine_life_check_timeout
     CONF.set_override("stall_timeout", 600, group="engine")
+    CONF.set_override("engine_life_check_timeout", 600, group="engine")
     try:
         dog.tick()  # the first pass looks at every watched stack
         for other in others:  # alive: nobody claims them meanwhile
@@ -303,6 +306,7 @@ def test_a_watchdog_pass_costs_a_few_statements_whatever_the_stacks(engine):
         watched = len(dog._progress)
     finally:
         CONF.set_override("stall_timeout", 1.0, group="engine")
+        CONF.set_override("engine_life_check_timeout", life, group="engine")
         with db.begin() as conn:
             conn.execute(stacks.delete().where(stacks.c.tenant == "cost"))
     assert 150 < watched < 400
