@@ -141,11 +141,10 @@ def test_rollout_live_pause_resume_and_rollback(heat_all, browser):
     # Batches: the canary (app-0), then two at a time.
     sections = [s.get_attribute("data-batch") for s in b.css(".batch")]
     assert sections == ["0", "1", "2", "3"]
-    # Live: the canary is seen running, then succeeding.
-    b.wait_for(
-        "the canary running",
-        lambda: _target(b, "app-0") in ("UPDATING", "VERIFYING"),
-    )
+    # The page, never reloaded, follows the rollout (the batches seen
+    # running below prove it polls). The canary's passing states
+    # (UPDATING, VERIFYING) can last less than a poll of the page, so
+    # they are not waited for: a CI run at load 29 missed both.
     b.wait_for("the canary done", lambda: _target(b, "app-0") == "SUCCEEDED")
     _action(b, "pause")
     b.wait_for("PAUSED", lambda: _status(b) == "PAUSED")

@@ -404,7 +404,7 @@ def test_an_orphaned_create_is_found_not_made_again(
         try:
             polling.until(
                 lambda: INTERNAL_CREATE in _reasons(stack_id),
-                30,
+                120,  # a pass of the watchdog is slow at load 29
                 "the watchdog to release the orphaned lock",
             )
         finally:
