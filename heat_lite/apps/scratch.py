@@ -5,9 +5,12 @@ A build writes its checkout and its image under ``[apps] scratch_dir``
 that only the engine's user can read (a checkout can hold secrets of the
 app). ``build_dir()`` removes it when the build ends, however it ends;
 an engine killed mid-build leaves its directory behind: at its start an
-engine removes the directories of builds that are no longer running
-(``sweep_builds``: the build is named in the directory's name), and
-``sweep()`` removes old ones whatever their build.
+engine removes the directories of its database's builds that are no
+longer running (``sweep_builds``: the build is named in the directory's
+name). A directory of a build the database does not know is left alone:
+several deployments may build under one temporary directory, and each
+knows only its own builds. ``sweep()`` removes old ones whatever their
+build.
 """
 
 import contextlib
@@ -73,22 +76,23 @@ def _build_dirs(root):
         yield entry.name[len(PREFIX) :].rsplit("-", 1)[0], entry.path
 
 
-def sweep_builds(scratch_dir, running):
-    """Remove the build directories whose build is not running (left by
-    an engine killed mid-build, its build since finished or taken over
-    elsewhere); return the paths removed.
+def sweep_builds(scratch_dir, idle):
+    """Remove the build directories whose build is known and not running
+    (left by an engine killed mid-build, its build since finished or
+    queued again); return the paths removed.
 
-    :param running: called with the build ids named by the directories,
-        returns the set of those that are running (their directories
-        may be in use, by this host's other engines).
+    :param idle: called with the build ids named by the directories,
+        returns the set of those known to be not running. The others are
+        running (their directories in use by this host's other engines)
+        or not this deployment's (in use by another's): never removed.
     """
     found = list(_build_dirs(root_of(scratch_dir)))
     if not found:
         return []
-    alive = running(sorted({build for build, _ in found}))
+    ended = idle(sorted({build for build, _ in found}))
     removed = []
     for build, path in found:
-        if build not in alive:
+        if build in ended:
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return sorted(removed)

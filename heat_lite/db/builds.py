@@ -517,9 +517,10 @@ def build_newer_exists(build):
 
 
 @retry_read
-def builds_running_of(build_ids):
-    """The ids among ``build_ids`` of builds running (past QUEUED, not
-    final): a set."""
+def builds_idle_of(build_ids):
+    """The ids among ``build_ids`` of this database's builds that are not
+    running (queued again or final): a set. Ids it does not hold are not
+    in it: they may be another deployment's, building on the same host."""
     if not build_ids:
         return set()
     with transaction(writer=False) as session:
@@ -528,7 +529,7 @@ def builds_running_of(build_ids):
             for r in session.execute(
                 sa.select(BUILD.c.id).where(
                     BUILD.c.id.in_(list(build_ids)),
-                    BUILD.c.status.in_(B.RUNNING),
+                    BUILD.c.status.not_in(B.RUNNING),
                 )
             )
         }

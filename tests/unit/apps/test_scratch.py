@@ -47,12 +47,17 @@ def test_sweep_removes_only_old_build_dirs(tmp_path):
     assert sorted(os.listdir(tmp_path)) == [new.name, other.name]
 
 
-def test_sweep_builds_removes_the_dirs_of_builds_not_running(tmp_path):
+def test_sweep_builds_removes_the_dirs_of_its_builds_not_running(tmp_path):
+    """Only the directories of builds the deployment knows and does not
+    run go: a running build's is in use, and a build the database does
+    not know is another deployment's (a CI run lost a build's image to
+    another deployment's engine starting on the same host)."""
     root = str(tmp_path)
     with scratch.build_dir(root, "11111111-aaaa-bbbb-cccc-000000000001"):
         pass  # (removed at its end)
     dirs = {}
-    for build in ("11111111-aaaa-bbbb-cccc-000000000001", "running-2", "gone"):
+    builds = ("11111111-aaaa-bbbb-cccc-000000000001", "running-2", "theirs")
+    for build in builds:
         path = tempfile.mkdtemp(prefix=scratch.PREFIX + build + "-", dir=root)
         os.makedirs(os.path.join(path, "src"))
         dirs[build] = path
@@ -60,17 +65,19 @@ def test_sweep_builds_removes_the_dirs_of_builds_not_running(tmp_path):
     other.mkdir()
     asked = []
 
-    def running(ids):
+    def idle(ids):
         asked.append(ids)
-        return {"running-2"}
+        return {"11111111-aaaa-bbbb-cccc-000000000001"}
 
-    removed = scratch.sweep_builds(root, running)
+    removed = scratch.sweep_builds(root, idle)
     assert asked == [sorted(dirs)]  # the build ids, one question
-    assert removed == sorted(
-        [dirs["11111111-aaaa-bbbb-cccc-000000000001"], dirs["gone"]]
-    )
+    assert removed == [dirs["11111111-aaaa-bbbb-cccc-000000000001"]]
     assert sorted(os.listdir(root)) == sorted(
-        [os.path.basename(dirs["running-2"]), "not-ours"]
+        [
+            os.path.basename(dirs["running-2"]),
+            os.path.basename(dirs["theirs"]),
+            "not-ours",
+        ]
     )
-    assert scratch.sweep_builds(str(tmp_path / "empty"), running) == []
+    assert scratch.sweep_builds(str(tmp_path / "empty"), idle) == []
     assert len(asked) == 1  # nothing to ask about

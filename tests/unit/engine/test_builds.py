@@ -333,6 +333,9 @@ def test_a_build_that_ends_lets_the_next_start_at_once(
 def test_the_sweep_at_start_removes_the_scratch_of_builds_not_running(
     engine, repo, tmp_path
 ):
+    """The scratch of its own build that ended goes; a running build's
+    stays, and so does a build's it does not know (another deployment's
+    on this host: a CI run lost a build's image to that)."""
     import os
     import tempfile
 
@@ -347,18 +350,20 @@ def test_the_sweep_at_start_removes_the_scratch_of_builds_not_running(
     running = _push(app, "d" * 40)
     owner = ("engine-elsewhere", 2)
     assert db_builds.build_claim(running, owner, 1)
+    theirs = str(uuid.uuid4())
     left = {
         b: tempfile.mkdtemp(prefix=scratch.PREFIX + b + "-", dir=str(root))
-        for b in (done["id"], running["id"], str(uuid.uuid4()))
+        for b in (done["id"], running["id"], theirs)
     }
     try:
         removed = engine.builds.sweep_scratch()
     finally:
         CONF.clear_override("scratch_dir", group="apps")
         db_builds.build_transition(running["id"], owner, B.FAILED, "over")
-    kept = left.pop(running["id"])
-    assert removed == sorted(left.values())
-    assert os.listdir(root) == [os.path.basename(kept)]
+    assert removed == [left[done["id"]]]
+    assert sorted(os.listdir(root)) == sorted(
+        os.path.basename(left[b]) for b in (running["id"], theirs)
+    )
 
 
 def test_cancel_in_the_middle_of_a_command_kills_it(engine, repo, tmp_path):

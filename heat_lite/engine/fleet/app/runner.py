@@ -69,11 +69,12 @@ class BuildRunner:
         ).start()
 
     def sweep_scratch(self):
-        """Remove the scratch directories of builds no longer running
-        (an engine killed mid-build left them); their paths."""
+        """Remove the scratch directories of this deployment's builds no
+        longer running (an engine killed mid-build left them); their
+        paths."""
         try:
             removed = scratch.sweep_builds(
-                CONF.apps.scratch_dir, db_builds.builds_running_of
+                CONF.apps.scratch_dir, db_builds.builds_idle_of
             )
         except Exception as exc:  # noqa: BLE001 - never stop a start
             LOG.warning("Could not sweep the builds' scratch: %s", exc)
