@@ -344,6 +344,8 @@ BuildStatus = Vocabulary(
     FINISHED=("DEPLOYED", "FAILED", "REJECTED", "SUPERSEDED", "CANCELLED"),
     # owned by a builder worker (a fenced claim)
     RUNNING=("BUILDING", "UPLOADING", "DEPLOYING", "VERIFYING"),
+    # got past the deploy gate: its image went to the branch's stack
+    REACHED_DEPLOY=("DEPLOYING", "VERIFYING", "DEPLOYED", "REJECTED"),
     # not final
     ACTIVE=("QUEUED", "BUILDING", "UPLOADING", "DEPLOYING", "VERIFYING"),
 )

@@ -96,6 +96,18 @@ opts = [
         help="Builds of one app that run at a time, across all engines (one "
         "per branch at most in any case).",
     ),
+    cfg.IntOpt(
+        "max_gate_supersessions",
+        default=2,
+        min=0,
+        help="A finished build's image is not deployed when a newer push "
+        "of its branch waits (the newer one deploys instead), at most this "
+        "many times in a row per branch: after that many finished images "
+        "were dropped since the branch last deployed, the next finished one "
+        "deploys although a newer push waits, so that a branch pushed to "
+        "faster than it builds still deploys. 0 deploys every finished "
+        "image.",
+    ),
     cfg.StrOpt(
         "image_store",
         default="glance",

@@ -517,6 +517,29 @@ def build_newer_exists(build):
 
 
 @retry_read
+def build_gate_superseded_count(build):
+    """How many builds of ``build``'s branch, pushed before it and after
+    the branch's last build that reached deploying, were built and then
+    superseded at the deploy gate (started, then SUPERSEDED: a build
+    superseded while queued was never started). The driver's guard
+    against a branch that never deploys because every finished image
+    finds a newer push waiting."""
+    deployed = sa.select(sa.func.max(BUILD.c.created_at)).where(
+        _older_than(build), BUILD.c.status.in_(B.REACHED_DEPLOY)
+    )
+    with transaction(writer=False) as session:
+        last = session.execute(deployed).scalar()
+        query = sa.select(sa.func.count()).where(
+            _older_than(build),
+            BUILD.c.status == B.SUPERSEDED,
+            BUILD.c.started_at.is_not(None),
+        )
+        if last is not None:
+            query = query.where(BUILD.c.created_at > last)
+        return session.execute(query).scalar()
+
+
+@retry_read
 def builds_idle_of(build_ids):
     """The ids among ``build_ids`` of this database's builds that are not
     running (queued again or final): a set. Ids it does not hold are not

@@ -207,6 +207,52 @@ def test_a_build_that_sees_a_newer_push_before_deploying_stops(engine, repo):
     assert stopped["stack_id"] is None
 
 
+def _claimed(engine, build):
+    polling.until(
+        lambda: (
+            build["id"] in engine.builds.claim_queued()
+            or _get(build)["status"] != B.QUEUED
+        ),
+        60,
+        "build %s claimed" % build["id"],
+    )
+
+
+def test_pushes_faster_than_builds_still_deploy(engine, repo):
+    """Every build finds a newer push waiting when its image is ready (a
+    branch pushed to faster than it builds): the gate drops at most
+    ``[apps] max_gate_supersessions`` finished images in a row, then
+    deploys one although a newer push waits; after a deploy it may drop
+    again."""
+    app = _app(repo, name="starve", verify=None)
+    builds = [_push(app, repo.push({"s": "0\n"}))]
+    for n in range(1, 5):
+        current = builds[-1]
+        STORE.gate.clear()  # the upload waits for the next push
+        try:
+            _claimed(engine, current)
+            polling.until(
+                lambda b=current: _get(b)["status"] == B.UPLOADING,
+                60,
+                "build %d uploading" % n,
+            )
+            builds.append(_push(app, repo.push({"s": "%d\n" % n})))
+        finally:
+            STORE.gate.set()
+        _finished(engine, current)
+    newest = _finished(engine, builds[-1])
+    statuses = [_get(b)["status"] for b in builds]
+    assert statuses == [
+        B.SUPERSEDED,  # dropped at the gate (1 of 2)
+        B.SUPERSEDED,  # dropped at the gate (2 of 2)
+        B.DEPLOYED,  # the guard: deployed although build 3 waited
+        B.SUPERSEDED,  # the count starts again after a deploy
+        B.DEPLOYED,  # the newest
+    ], statuses
+    assert newest["status"] == B.DEPLOYED
+    assert db_builds.build_gate_superseded_count(builds[-1]) == 1
+
+
 def test_cancel_of_a_running_build(engine, repo):
     app = _app(repo, name="cnl", verify=None)
     build = _push(app, repo.push({"a": "1\n"}))

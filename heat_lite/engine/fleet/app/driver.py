@@ -9,8 +9,10 @@ Resumable: a build taken over in BUILDING or UPLOADING starts these steps
 again, deleting the image the dead engine had begun (its id is recorded
 before any data is sent); one in DEPLOYING or VERIFYING resumes following
 its stack's operation. Before deploying, a newer push of the branch
-makes the build SUPERSEDED (its image deleted). A cancel is honoured
-between steps and while waiting.
+makes the build SUPERSEDED (its image deleted), at most ``[apps]
+max_gate_supersessions`` times in a row per branch: a branch pushed to
+faster than it builds still deploys. A cancel is honoured between steps
+and while waiting.
 """
 
 import logging
@@ -157,9 +159,20 @@ class BuildDriver:
                 run.move(B.UPLOADING)
             self._upload(run, artifact)
         run.check(force=True)
-        if db_builds.build_newer_exists(run.row):
+        if self._superseded(run.row):
             raise run_mod.Superseded()
         run.move(B.DEPLOYING)
+
+    @staticmethod
+    def _superseded(row):
+        """A newer push of the branch waits: drop this finished image,
+        unless the branch has already dropped ``[apps]
+        max_gate_supersessions`` of them since it last deployed (pushes
+        faster than builds would otherwise starve it for good)."""
+        if not db_builds.build_newer_exists(row):
+            return False
+        dropped = db_builds.build_gate_superseded_count(row)
+        return dropped < CONF.apps.max_gate_supersessions
 
     def _upload(self, run, artifact):
         row, store = run.row, self.store
