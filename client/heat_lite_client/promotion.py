@@ -23,6 +23,8 @@ FIELDS = (
     "environment",
     "reset_parameters",
     "verify",
+    "rolled_back",
+    "overtaken_by",
     "user",
     "created_at",
     "finished_at",

@@ -42,6 +42,7 @@ PROMOTION = obj(
     reset_parameters=STRINGS,
     verify=nullable(ANY_OBJECT),
     rolled_back=BOOLEAN,
+    overtaken_by=nullable(STRING),
     created_at=TIME,
     updated_at=TIME,
     finished_at=TIME,

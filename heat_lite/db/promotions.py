@@ -22,6 +22,27 @@ FINISHED = P.FINISHED
 CHANGED = P.CHANGED
 
 
+def _shown():
+    """SELECT of a promotion as callers see it: its columns and
+    ``overtaken_by``, the newest promotion that changed its target after
+    it (the one that keeps it from rolling back), or None."""
+    newer = PROMOTION.alias("overtaker")
+    overtaker = (
+        sa.select(newer.c.id)
+        .where(
+            newer.c.target_stack_id == PROMOTION.c.target_stack_id,
+            newer.c.created_at > PROMOTION.c.created_at,
+            _overtaking(newer),
+        )
+        .order_by(newer.c.created_at.desc(), newer.c.id)
+        .limit(1)
+        .correlate(PROMOTION)
+        .scalar_subquery()
+        .label("overtaken_by")
+    )
+    return sa.select(PROMOTION, overtaker)
+
+
 def _decoded(row):
     row = dict(row._mapping)
     for key in ("spec", "previous"):
@@ -61,7 +82,7 @@ def promotion_get(promotion_id, tenant=None):
 
     :raises PromotionNotFound: if there is none (visible there).
     """
-    query = PROMOTION.select().where(PROMOTION.c.id == promotion_id)
+    query = _shown().where(PROMOTION.c.id == promotion_id)
     if tenant is not None:
         query = query.where(_visible(tenant))
     with transaction(writer=False) as session:
@@ -76,7 +97,7 @@ def promotion_get_all(tenant):
     """The promotions from or into project ``tenant``, newest first."""
     with transaction(writer=False) as session:
         rows = session.execute(
-            PROMOTION.select()
+            _shown()
             .where(_visible(tenant))
             .order_by(PROMOTION.c.created_at.desc(), PROMOTION.c.id)
         )
@@ -88,7 +109,7 @@ def promotions_of_stack(stack_id):
     """Every promotion that targeted stack ``stack_id``, newest first."""
     with transaction(writer=False) as session:
         rows = session.execute(
-            PROMOTION.select()
+            _shown()
             .where(PROMOTION.c.target_stack_id == stack_id)
             .order_by(PROMOTION.c.created_at.desc(), PROMOTION.c.id)
         )

@@ -166,3 +166,17 @@ def test_promote_provenance_rollback_and_failed_gate(
     ).json()["promotions"]
     assert rows == [(p["id"], p["status"]) for p in api]
     assert {r[0] for r in rows} == {first, second, third}
+
+    # The first one, COMPLETE but overtaken by the second (rolled back,
+    # it still changed the target): no roll back, and the page says why.
+    b.open(heat_all.url, "/%s/promotions/%s" % (project, first))
+    b.wait_css("#pr-overtaken")
+    assert _status(b) == "COMPLETE"
+    assert not b.css("#pr-rollback")[0].is_enabled()
+    link = b.css("#pr-overtaken a")[0].get_attribute("href")
+    assert link.endswith("/promotions/" + second), link
+    assert {p["id"]: p["overtaken_by"] for p in api} == {
+        first: second,
+        second: None,
+        third: None,
+    }

@@ -350,6 +350,7 @@ def test_openstack_stack_promote(dep, projects, apps, tmp_path):
         ).stdout
     )
     assert one["source"]["stack_name"] == "app05-test"
+    assert (one["rolled_back"], one["overtaken_by"]) == (False, None), one
     back, _ = _json(
         _osc(
             dep,

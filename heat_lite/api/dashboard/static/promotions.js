@@ -151,9 +151,17 @@ export function promotionPage(main, id) {
         h("dt", {}, "Started"), h("dd", {}, when(p.created_at)),
         h("dt", {}, "Finished"), h("dd", {}, when(p.finished_at))),
     ]);
-    const undoable = p.status === "COMPLETE" && !p.rolled_back;
-    redraw(actionsEl, undoable, () =>
-      h("button", { type: "button", id: "pr-rollback", disabled: !undoable, onclick: rollback }, "Roll back"));
+    // Only the newest promotion of a target rolls back: one overtaken by
+    // a newer promotion says which, and offers no button that would 409.
+    const undoable = p.status === "COMPLETE" && !p.rolled_back && !p.overtaken_by;
+    redraw(actionsEl, [undoable, p.overtaken_by], () => [
+      h("button", { type: "button", id: "pr-rollback", disabled: !undoable, onclick: rollback }, "Roll back"),
+      p.overtaken_by
+        ? h("p", { class: "muted", id: "pr-overtaken" }, "Promotion ",
+            h("a", { href: promotionHref(p.overtaken_by) }, p.overtaken_by.slice(0, 8)),
+            " changed the target since: only the newest promotion of a stack rolls back.")
+        : null,
+    ]);
     return !finished(p.status);
   });
   poller.run();

@@ -179,6 +179,9 @@ def view(row):
         "reset_parameters": spec["reset_parameters"],
         "verify": spec["verify"],
         "rolled_back": bool(row["rollback_requested"]),
+        # a newer promotion changed the target since: this one can no
+        # longer roll back (rows read without it: not known, None)
+        "overtaken_by": row.get("overtaken_by"),
         "created_at": timestamp(row["created_at"]),
         "updated_at": timestamp(row["updated_at"]),
         "finished_at": timestamp(row["finished_at"]),
