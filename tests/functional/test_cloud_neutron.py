@@ -359,3 +359,134 @@ def test_port_mac_in_place_and_subnet_lists_emptied(
     assert emptied.host_routes == []
     heat.stacks.delete(stack_id)
     helpers.wait_for_status(heat, stack_id, "DELETE_COMPLETE", timeout=180)
+
+
+def _assoc_and_rules(port, rule_port):
+    """A floating IP associated by an OS::Neutron::FloatingIPAssociation
+    (no depends_on: it waits for the router interface by itself), and a
+    group whose rules are OS::Neutron::SecurityGroupRule resources."""
+    ports = {
+        name: {
+            "type": "OS::Neutron::Port",
+            "properties": {
+                "network": {"get_resource": "net"},
+                "fixed_ips": [{"subnet": {"get_resource": "subnet"}}],
+            },
+        }
+        for name in ("port_a", "port_b")
+    }
+    return helpers.template(
+        dict(
+            ports,
+            net={"type": "OS::Neutron::Net"},
+            subnet={
+                "type": "OS::Neutron::Subnet",
+                "properties": {
+                    "network": {"get_resource": "net"},
+                    "cidr": "10.81.0.0/24",
+                },
+            },
+            router={
+                "type": "OS::Neutron::Router",
+                "properties": {"external_gateway_info": {"network": "public"}},
+            },
+            iface={
+                "type": "OS::Neutron::RouterInterface",
+                "properties": {
+                    "router": {"get_resource": "router"},
+                    "subnet": {"get_resource": "subnet"},
+                },
+            },
+            fip={
+                "type": "OS::Neutron::FloatingIP",
+                "depends_on": "iface",
+                "properties": {"floating_network": "public"},
+            },
+            assoc={
+                "type": "OS::Neutron::FloatingIPAssociation",
+                "properties": {
+                    "floatingip_id": {"get_resource": "fip"},
+                    "port_id": {"get_resource": port},
+                },
+            },
+            sg={"type": "OS::Neutron::SecurityGroup"},
+            ssh={
+                "type": "OS::Neutron::SecurityGroupRule",
+                "properties": {
+                    "security_group": {"get_resource": "sg"},
+                    "port_range_min": rule_port,
+                    "port_range_max": rule_port,
+                    "remote_ip_prefix": "10.0.0.0/8",
+                },
+            },
+            ping={
+                "type": "OS::Neutron::SecurityGroupRule",
+                "properties": {
+                    "security_group": {"get_resource": "sg"},
+                    "protocol": "icmp",
+                    "remote_group": {"get_resource": "sg"},
+                },
+            },
+        )
+    )
+
+
+def test_floating_ip_association_and_security_group_rules(
+    heat_on_cloud, cloud_sdk
+):
+    heat = heat_on_cloud.client()
+    stack_id = heat.stacks.create(
+        stack_name="associated", template=_assoc_and_rules("port_a", 22)
+    )["stack"]["id"]
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=180)
+    ids = cloud_mod.physical(heat, stack_id)
+    assert ids["assoc"] == "%s:%s" % (ids["fip"], ids["port_a"])
+    assert cloud_sdk.network.get_ip(ids["fip"]).port_id == ids["port_a"]
+    ssh = cloud_sdk.network.get_security_group_rule(ids["ssh"])
+    assert (ssh.security_group_id, ssh.direction, ssh.protocol) == (
+        ids["sg"],
+        "ingress",
+        "tcp",  # the type's default protocol
+    )
+    assert (ssh.port_range_min, ssh.remote_ip_prefix) == (22, "10.0.0.0/8")
+    ping = cloud_sdk.network.get_security_group_rule(ids["ping"])
+    assert (ping.protocol, ping.remote_group_id) == ("icmp", ids["sg"])
+
+    # The association moves in place; a changed rule is a new rule.
+    heat.stacks.update(stack_id, template=_assoc_and_rules("port_b", 2222))
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    after = cloud_mod.physical(heat, stack_id)
+    assert after["fip"] == ids["fip"]
+    assert after["assoc"] == "%s:%s" % (ids["fip"], ids["port_b"])
+    assert cloud_sdk.network.get_ip(ids["fip"]).port_id == ids["port_b"]
+    assert after["ssh"] != ids["ssh"] and after["ping"] == ids["ping"]
+    assert cloud_sdk.network.find_security_group_rule(ids["ssh"]) is None
+    rule = cloud_sdk.network.get_security_group_rule(after["ssh"])
+    assert rule.port_range_min == 2222
+
+    # Deleting the association alone leaves the floating IP, unassociated.
+    template = _assoc_and_rules("port_b", 2222)
+    del template["resources"]["assoc"]
+    heat.stacks.update(stack_id, template=template)
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=180)
+    assert cloud_sdk.network.get_ip(ids["fip"]).port_id is None
+
+    # A rule with both a remote group and a prefix is refused.
+    both = helpers.template(
+        {
+            "sg": {"type": "OS::Neutron::SecurityGroup"},
+            "rule": {
+                "type": "OS::Neutron::SecurityGroupRule",
+                "properties": {
+                    "security_group": {"get_resource": "sg"},
+                    "remote_group": {"get_resource": "sg"},
+                    "remote_ip_prefix": "10.0.0.0/8",
+                },
+            },
+        }
+    )
+    error = helpers.http_error(
+        lambda: heat.stacks.create(stack_name="both", template=both)
+    )
+    assert error.code == 400
+    assert "remote_group, remote_ip_prefix" in str(error)

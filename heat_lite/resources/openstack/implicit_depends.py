@@ -19,6 +19,8 @@ the parsed properties before anything is resolved:
   ``port_id``'s port (a port of this stack) is on -- without a router on
   that subnet its address is unreachable, and Neutron refuses to
   associate it;
+* a floating IP association depends on the router interfaces of its
+  port's subnet, as a floating IP with a ``port_id`` does;
 * an extra route set depends on the router interfaces of its router (a
   next hop must be on a subnet the router is connected to).
 
@@ -164,12 +166,26 @@ def floating_ip(defn, others, param):
         if isinstance(gateway, dict) and floating is not UNKNOWN:
             if network_key(gateway.get("network"), param) == floating:
                 found.add(name)
-    port = props.get("port_id")
+    return found | _interfaces_of_port(props.get("port_id"), others, param)
+
+
+def floating_ip_association(defn, others, param):
+    """The router interfaces an association waits for (those of its
+    port's subnet: Neutron refuses a floating IP for a port it cannot
+    reach)."""
+    props = defn.properties or {}
+    return _interfaces_of_port(props.get("port_id"), others, param)
+
+
+def _interfaces_of_port(port, others, param):
+    """The router interfaces on the subnets of ``port`` (a reference to
+    a port of this stack; nothing for anything else)."""
     if not isinstance(port, fn_data.GetResource) or port.args not in others:
-        return found
+        return set()
     port_subnets = _port_subnets(
         others[port.args][1].properties or {}, others, param
     )
+    found = set()
     for name, iface in _of_kind(
         others, "neutron_router", "RouterInterface"
     ).items():

@@ -19,6 +19,26 @@ def _custom(name):
     return [constraints.CustomConstraint(name)]
 
 
+def _port_id(required):
+    return p.Schema(
+        p.STRING,
+        "ID of an existing port with at least one IP address to "
+        "associate with this floating IP.",
+        required=required,
+        update_allowed=True,
+        constraints=_custom("neutron.port"),
+    )
+
+
+def _fixed_ip_address():
+    return p.Schema(
+        p.STRING,
+        "IP address to use if the port has multiple addresses.",
+        update_allowed=True,
+        constraints=_custom("ip_addr"),
+    )
+
+
 class FloatingIP(neutron.NeutronResource):
     """A Neutron floating IP."""
 
@@ -50,20 +70,8 @@ class FloatingIP(neutron.NeutronResource):
             "request.",
             default={},
         ),
-        "port_id": p.Schema(
-            p.STRING,
-            "ID of an existing port with at least "
-            "one IP address to associate with this floating "
-            "IP.",
-            update_allowed=True,
-            constraints=_custom("neutron.port"),
-        ),
-        "fixed_ip_address": p.Schema(
-            p.STRING,
-            "IP address to use if the port has multiple addresses.",
-            update_allowed=True,
-            constraints=_custom("ip_addr"),
-        ),
+        "port_id": _port_id(required=False),
+        "fixed_ip_address": _fixed_ip_address(),
         "floating_ip_address": p.Schema(
             p.STRING,
             "IP address of the floating IP.",
@@ -123,3 +131,93 @@ class FloatingIP(neutron.NeutronResource):
             for k in ("port_id", "fixed_ip_address")
             if k in prop_diff
         }
+
+
+class FloatingIPAssociation(neutron.NeutronResource):
+    """A floating IP made elsewhere, associated with a port (Heat's
+    ``OS::Neutron::FloatingIPAssociation``): create associates, delete
+    disassociates, and every property changes in place (a new floating
+    IP: the old one is disassociated first). Its physical ID is
+    ``<floating IP ID>:<port ID>``."""
+
+    entity = "floatingip"
+    # Waits for the router interfaces of its port's subnet, as Heat's.
+    implicit_depends = staticmethod(implicit.floating_ip_association)
+    properties_schema = {
+        "floatingip_id": p.Schema(
+            p.STRING,
+            "ID of the floating IP to associate.",
+            required=True,
+            update_allowed=True,
+        ),
+        "port_id": _port_id(required=True),
+        "fixed_ip_address": _fixed_ip_address(),
+    }
+    attributes_schema = {}
+
+    def _associate(self, props):
+        self._request(
+            "PUT",
+            "/" + props["floatingip_id"],
+            {
+                "floatingip": {
+                    "port_id": props["port_id"],
+                    "fixed_ip_address": props.get("fixed_ip_address"),
+                }
+            },
+        )
+        self.resource_id_set(
+            "%s:%s" % (props["floatingip_id"], props["port_id"])
+        )
+
+    def _disassociate(self, floatingip_id):
+        try:
+            self._request(
+                "PUT", "/" + floatingip_id, {"floatingip": {"port_id": None}}
+            )
+        except client.sdk_exc.NotFoundException:
+            pass  # the floating IP is gone: nothing is associated
+
+    def _fetch(self):
+        if self._live is None:
+            floatingip_id = self.resource_id.split(":", 1)[0]
+            self._live = self._request("GET", "/" + floatingip_id)[self.entity]
+        return self._live
+
+    def handle_create(self):
+        self._associate(self.properties)
+        return None
+
+    def check_create_complete(self, cookie):
+        return True  # Neutron associates in the request
+
+    def handle_update(self, new_props, prop_diff):
+        old = self.properties.get("floatingip_id")
+        if "floatingip_id" in prop_diff and old:
+            self._disassociate(old)
+        self._associate(new_props)
+        self.properties = new_props
+        return None
+
+    def check_update_complete(self, cookie):
+        return True
+
+    def handle_delete(self):
+        if self.resource_id:
+            self._disassociate(self.properties["floatingip_id"])
+        return None
+
+    def check_delete_complete(self, cookie):
+        return True
+
+    def handle_check(self):
+        """The floating IP gone, or associated with another port, fails
+        the check (the next update associates it again)."""
+        super().handle_check()
+        live = self._fetch()
+        if live.get("port_id") != self.properties["port_id"]:
+            raise client.ResourceInError(
+                resource_status="port %s" % live.get("port_id"),
+                status_reason="floating IP %s is not associated with "
+                "port %s" % (live["id"], self.properties["port_id"]),
+            )

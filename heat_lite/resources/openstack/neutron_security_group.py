@@ -1,4 +1,5 @@
-"""OS::Neutron::SecurityGroup, with Heat 27's schema.
+"""OS::Neutron::SecurityGroup and OS::Neutron::SecurityGroupRule, with
+Heat 27's schemas.
 
 The group is made, then its ``rules`` in one bulk request. Neutron gives
 a new group two egress rules (any IPv4, any IPv6); as in Heat, a
@@ -38,6 +39,8 @@ PROTOCOLS = list(range(256)) + [
     "udplite",
     "vrrp",
 ]
+# Protocols whose port range holds an ICMP type and code (no order).
+ICMP = ("icmp", "icmpv6", "ipv6-icmp")
 DEFAULT_EGRESS = [
     {"direction": "egress", "ethertype": "IPv4"},
     {"direction": "egress", "ethertype": "IPv6"},
@@ -226,3 +229,91 @@ class SecurityGroup(neutron.NeutronResource):
             if key not in desired:
                 self._delete_rule(rule["id"])
         self._create_rules([r for k, r in desired.items() if k not in current])
+
+
+class SecurityGroupRule(neutron.NeutronResource):
+    """One rule of a security group, a resource of its own (Heat's
+    ``OS::Neutron::SecurityGroupRule``): ``security_group`` and
+    ``remote_group`` by name or ID. Nothing changes in place: Neutron
+    has no update of a rule, so any change makes a new rule."""
+
+    entity = "security_group_rule"
+    collection = "security-group-rules"
+    local_props = neutron.NeutronResource.local_props + (
+        "security_group",
+        "remote_group",
+    )
+    properties_schema = {
+        "security_group": p.Schema(
+            p.STRING,
+            "Security group name or ID to add rule.",
+            required=True,
+            constraints=[
+                constraints.CustomConstraint("neutron.security_group")
+            ],
+        ),
+        "description": RULE_SCHEMA["description"],
+        "direction": RULE_SCHEMA["direction"],
+        "ethertype": RULE_SCHEMA["ethertype"],
+        "port_range_min": RULE_SCHEMA["port_range_min"],
+        "port_range_max": RULE_SCHEMA["port_range_max"],
+        # Unlike a rule of a group's ``rules``, tcp when not given.
+        "protocol": p.Schema(
+            p.STRING,
+            "The protocol that is matched by the security group rule.",
+            default="tcp",
+            constraints=[constraints.AllowedValues(PROTOCOLS)],
+        ),
+        "remote_group": p.Schema(
+            p.STRING,
+            "The remote group name or ID to be associated with this "
+            "security group rule.",
+            constraints=[
+                constraints.CustomConstraint("neutron.security_group")
+            ],
+        ),
+        "remote_ip_prefix": RULE_SCHEMA["remote_ip_prefix"],
+    }
+    attributes_schema = {}
+
+    @classmethod
+    def validate_properties(cls, values, path, unresolved=()):
+        props = super().validate_properties(values, path, unresolved)
+
+        def given(name):  # a value, or a function resolved later
+            return props.get(name) is not None or name in unresolved
+
+        if given("remote_group") and given("remote_ip_prefix"):
+            raise exception.StackValidationFailed(
+                path=path,
+                msg="Cannot define the following properties at the same "
+                "time: remote_group, remote_ip_prefix.",
+            )
+        low, high = props.get("port_range_min"), props.get("port_range_max")
+        if (
+            low is not None
+            and high is not None
+            and props.get("protocol") not in ICMP
+            and high < low
+        ):
+            raise exception.StackValidationFailed(
+                path=path,
+                msg="The minimum port number must be less than or equal "
+                "to the maximum port number.",
+            )
+        return props
+
+    def _group_id(self, name_or_id):
+        return (
+            self._api()
+            .find_security_group(name_or_id, ignore_missing=False)
+            .id
+        )
+
+    def _prepare_create(self, props):
+        body = super()._prepare_create(props)
+        body.pop("name", None)  # a rule has none
+        body["security_group_id"] = self._group_id(props["security_group"])
+        if props.get("remote_group"):
+            body["remote_group_id"] = self._group_id(props["remote_group"])
+        return body

@@ -134,12 +134,21 @@ def test_routers_and_floating_ips_wait_for_what_makes_them_work():
                     "port_id": {"get_resource": "bare_port"},
                 },
             },
+            "assoc": {
+                "type": "OS::Neutron::FloatingIPAssociation",
+                "properties": {
+                    "floatingip_id": "made-elsewhere",
+                    "port_id": {"get_resource": "port"},
+                },
+            },
         }
     )
     assert deps["router"] == ["public_sub"]
     assert deps["fip"] == ["iface", "port", "router"]
     # A port without fixed IPs is on any subnet of its network.
     assert deps["bare_fip"] == ["bare_port", "other_iface"]
+    # An association waits for the interface of its port's subnet only.
+    assert deps["assoc"] == ["iface", "port"]
 
 
 def test_an_extra_route_set_waits_for_the_interfaces_of_its_router():

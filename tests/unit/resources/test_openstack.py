@@ -89,7 +89,9 @@ def test_types_are_registered():
         "OS::Neutron::Router",
         "OS::Neutron::RouterInterface",
         "OS::Neutron::FloatingIP",
+        "OS::Neutron::FloatingIPAssociation",
         "OS::Neutron::SecurityGroup",
+        "OS::Neutron::SecurityGroupRule",
         "OS::Neutron::Net",
         "OS::Neutron::Subnet",
         "OS::Nova::Server",
@@ -648,3 +650,39 @@ def test_connect_retries_sends_an_unanswered_request_again(
     CONF.set_override("connect_retries", 2, group="openstack")
     assert _two_posts_apart(SERVER_IDLE + 0.2) == {"servers": []}
     assert keep_alive_nova == [(ACTION, True), (ACTION, False), (ACTION, True)]
+
+
+def test_a_security_group_rule_is_checked_as_heat_checks_it():
+    cls = neutron_security_group.SecurityGroupRule
+    props = cls.validate_properties({"security_group": "sg"}, "r")
+    assert (props["protocol"], props["direction"], props["ethertype"]) == (
+        "tcp",
+        "ingress",
+        "IPv4",
+    )
+    # A remote group by a function resolved later still conflicts.
+    with pytest.raises(exception.StackValidationFailed, match="same time"):
+        cls.validate_properties(
+            {"security_group": "sg", "remote_ip_prefix": "10.0.0.0/8"},
+            "r",
+            unresolved=("remote_group",),
+        )
+    with pytest.raises(exception.StackValidationFailed, match="minimum port"):
+        cls.validate_properties(
+            {
+                "security_group": "sg",
+                "port_range_min": 90,
+                "port_range_max": 80,
+            },
+            "r",
+        )
+    # An ICMP rule's range is a type and a code: no order.
+    cls.validate_properties(
+        {
+            "security_group": "sg",
+            "protocol": "icmp",
+            "port_range_min": 8,
+            "port_range_max": 0,
+        },
+        "r",
+    )
