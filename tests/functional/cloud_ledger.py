@@ -17,6 +17,8 @@ from harness import helpers, polling
 # list method, listed by project?, delete method).
 _KINDS = {
     "server": ("compute", "servers", False, "delete_server"),
+    # Before its ports: Neutron keeps a trunk's ports while it stands.
+    "trunk": ("network", "trunks", True, "delete_trunk"),
     "port": ("network", "ports", True, "delete_port"),
     "floating_ip": ("network", "ips", True, "delete_ip"),
     "router": ("network", "routers", True, None),
@@ -68,6 +70,7 @@ FINDERS = {
         i
     ),
     "OS::Neutron::FloatingIP": lambda c, i: c.network.get_ip(i),
+    "OS::Neutron::Trunk": lambda c, i: c.network.find_trunk(i),
     "OS::Glance::WebImage": lambda c, i: c.image.find_image(i),
 }
 
