@@ -93,7 +93,8 @@ def test_trunk_subports_update_in_place(heat_on_cloud, cloud_sdk):
         template=_template([("a", 11)], parent="other_parent"),
     )
     helpers.wait_for_status(heat, stack_id, "UPDATE_FAILED", timeout=180)
-    assert "port" in heat.stacks.get(stack_id).stack_status_reason
+    reason = heat.stacks.get(stack_id).stack_status_reason
+    assert "Update to property port of trunk" in reason
     assert _live(cloud_sdk, ids["trunk"])[1] == subs
 
     heat.stacks.delete(stack_id)
