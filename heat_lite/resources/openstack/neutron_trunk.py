@@ -99,18 +99,15 @@ class Trunk(neutron.NeutronResource):
         )
         return found.id if found is not None else name_or_id
 
-    def _keys(self, sub_ports, must_exist=True):
-        """{(port ID, type, segmentation ID)} of a ``sub_ports`` value.
+    def _key(self, sub_port, must_exist=True):
+        """(port ID, type, segmentation ID) of a ``sub_ports`` entry.
         With ``must_exist`` False a port no longer found keeps its
         reference (the old list's ports may be gone)."""
-        return {
-            (
-                self._port_id(sp["port"], must_exist),
-                sp["segmentation_type"],
-                sp["segmentation_id"],
-            )
-            for sp in sub_ports or ()
-        }
+        return (
+            self._port_id(sub_port["port"], must_exist),
+            sub_port["segmentation_type"],
+            sub_port["segmentation_id"],
+        )
 
     @staticmethod
     def _sub_ports_body(keys, ports_only=False):
@@ -132,8 +129,11 @@ class Trunk(neutron.NeutronResource):
         body = super()._prepare_create(props)
         body["port_id"] = self._port_id(props["port"])
         if props.get("sub_ports"):
+            # As listed (a repeated port is Neutron's to refuse).
             body.update(
-                self._sub_ports_body(sorted(self._keys(props["sub_ports"])))
+                self._sub_ports_body(
+                    [self._key(sp) for sp in props["sub_ports"]]
+                )
             )
         return body
 
@@ -142,8 +142,11 @@ class Trunk(neutron.NeutronResource):
         removed, added = (), ()
         if "sub_ports" in changed:
             removed, added = sub_port_changes(
-                self._keys(self.properties.get("sub_ports"), False),
-                self._keys(new_props.get("sub_ports")),
+                {
+                    self._key(sp, must_exist=False)
+                    for sp in self.properties.get("sub_ports") or ()
+                },
+                {self._key(sp) for sp in new_props.get("sub_ports") or ()},
             )
         body = self._prepare_update(new_props, changed - {"sub_ports"})
         if body:
