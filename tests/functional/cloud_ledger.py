@@ -11,6 +11,8 @@ the project since the test began may be left. Leftovers are removed so
 that the next test starts clean, and reported as a failure.
 """
 
+from openstack import exceptions as sdk_exc
+
 from harness import helpers, polling
 
 # What is noted, in the order leftovers are deleted: kind -> (service,
@@ -43,6 +45,11 @@ def _ids(conn, kind):
         key = "owner" if kind == "image" else "project_id"
         query[key] = conn.current_project_id
     items = getattr(getattr(conn, service), lister)(**query)
+    if kind == "trunk":
+        try:
+            return {item.id for item in items}
+        except sdk_exc.NotFoundException:
+            return set()  # a cloud started before it had trunks
     if kind == "keypair":
         return {k.name for k in items}
     if kind == "security_group":
