@@ -11,12 +11,16 @@ the project since the test began may be left. Leftovers are removed so
 that the next test starts clean, and reported as a failure.
 """
 
+from openstack import exceptions as sdk_exc
+
 from harness import helpers, polling
 
 # What is noted, in the order leftovers are deleted: kind -> (service,
 # list method, listed by project?, delete method).
 _KINDS = {
     "server": ("compute", "servers", False, "delete_server"),
+    # Before its ports: Neutron keeps a trunk's ports while it stands.
+    "trunk": ("network", "trunks", True, "delete_trunk"),
     "port": ("network", "ports", True, "delete_port"),
     "floating_ip": ("network", "ips", True, "delete_ip"),
     "router": ("network", "routers", True, None),
@@ -41,6 +45,11 @@ def _ids(conn, kind):
         key = "owner" if kind == "image" else "project_id"
         query[key] = conn.current_project_id
     items = getattr(getattr(conn, service), lister)(**query)
+    if kind == "trunk":
+        try:
+            return {item.id for item in items}
+        except sdk_exc.NotFoundException:
+            return set()  # a cloud started before it had trunks
     if kind == "keypair":
         return {k.name for k in items}
     if kind == "security_group":
@@ -68,6 +77,7 @@ FINDERS = {
         i
     ),
     "OS::Neutron::FloatingIP": lambda c, i: c.network.get_ip(i),
+    "OS::Neutron::Trunk": lambda c, i: c.network.find_trunk(i),
     "OS::Glance::WebImage": lambda c, i: c.image.find_image(i),
 }
 

@@ -74,6 +74,9 @@ def test_configs_point_every_service_at_its_own_database(tmp_path):
     ml2 = configparser.ConfigParser()
     ml2.read(lay.path("etc", "neutron", "plugins", "ml2", "ml2_conf.ini"))
     assert ml2["ml2"]["mechanism_drivers"] == "heat_lite_bind_all"
+    neutron = configparser.ConfigParser(interpolation=None)
+    neutron.read(lay.path("etc", "neutron", "neutron.conf"))
+    assert neutron["DEFAULT"]["service_plugins"] == "router,trunk"
     assert os.path.exists(lay.path("etc", "nova", "api-paste.ini"))
 
 

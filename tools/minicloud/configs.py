@@ -87,13 +87,14 @@ auth_strategy = keystone
 )
 
 # Neutron: API only (no RPC workers, no agents); the project's own
-# mechanism driver binds every port.
+# mechanism driver binds every port and its trunk driver lets the trunk
+# service plugin load (OS::Neutron::Trunk).
 _NEUTRON = (
     """
 [DEFAULT]
 log_file = {log}/neutron-api.log
 core_plugin = ml2
-service_plugins = router
+service_plugins = router,trunk
 rpc_workers = 0
 rpc_state_report_workers = 0
 auth_strategy = keystone

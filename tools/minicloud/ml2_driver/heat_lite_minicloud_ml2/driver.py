@@ -11,12 +11,15 @@ from neutron_lib import constants
 from neutron_lib.api.definitions import portbindings
 from neutron_lib.plugins.ml2 import api
 
+from heat_lite_minicloud_ml2 import trunk
+
 
 class BindAllDriver(api.MechanismDriver):
     """Bind any port on any host to its first segment."""
 
     def initialize(self):
-        pass
+        # Before the service plugins load, so the trunk plugin finds it.
+        self._trunk_driver = trunk.register()
 
     @property
     def connectivity(self):
