@@ -52,8 +52,10 @@ class NoAuthContext:
     def __call__(self, environ, start_response):
         project = url_tenant(environ.get("PATH_INFO", ""))
         roles = _roles(environ.get("HTTP_X_ROLES")) or ["admin"]
+        user = environ.get("HTTP_X_AUTH_USER") or "admin"
         environ[ENV_KEY] = context.RequestContext(
-            user_id=environ.get("HTTP_X_AUTH_USER") or "admin",
+            user_id=user,
+            user_name=user,
             project_id=project,
             roles=roles,
             is_admin="admin" in roles,
@@ -85,6 +87,7 @@ class KeystoneContext:
         roles = _roles(environ.get("HTTP_X_ROLES"))
         ctxt = context.RequestContext(
             user_id=environ.get("HTTP_X_USER_ID"),
+            user_name=environ.get("HTTP_X_USER_NAME"),
             project_id=environ.get("HTTP_X_PROJECT_ID"),
             roles=roles,
             is_admin="admin" in roles,

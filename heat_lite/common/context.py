@@ -28,11 +28,16 @@ class RequestContext(context.RequestContext):
         values = super().to_dict()
         if self.handle_token:
             values["handle_token"] = self.handle_token
+        # oslo.context leaves the user's name out (only its IDs travel):
+        # a stack shows it as its owner, as Heat's does.
+        if self.user_name:
+            values["user_name"] = self.user_name
         return values
 
     @classmethod
     def from_dict(cls, values, **kwargs):
         kwargs.setdefault("handle_token", values.get("handle_token"))
+        kwargs.setdefault("user_name", values.get("user_name"))
         return super().from_dict(values, **kwargs)
 
 

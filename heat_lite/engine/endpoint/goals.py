@@ -135,7 +135,8 @@ def new_stack(
         "id": stack_id,
         "name": stack_name,
         "tenant": ctxt.project_id,
-        "username": ctxt.user_id,
+        # Heat's stack_owner: the user's name (the ID when it has none)
+        "username": ctxt.user_name or ctxt.user_id,
         "action": action,
         "status": Status.IN_PROGRESS,
         "status_reason": "Stack %s started" % action,
