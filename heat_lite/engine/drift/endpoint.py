@@ -73,11 +73,9 @@ class DriftEndpoint:
             "drift_status": row["status"],
             "drift_status_reason": row["status_reason"],
             "detection_started_at": _when(row["started_at"]),
-            "detected_at": (
-                None
-                if row["status"] == compare.DETECTION_IN_PROGRESS
-                else _when(row["detected_at"])
-            ),
+            # While a detection runs, the report (and its time) is the
+            # previous one's, if any.
+            "detected_at": _when(row["detected_at"]),
             "counts": {
                 status: sum(1 for e in report if e["drift_status"] == status)
                 for status in (
