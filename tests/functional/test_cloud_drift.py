@@ -1,9 +1,10 @@
 """Property-level drift on the test cloud (issue 32 item 1): a stack of
 a server, a network, subnet and port and a security group is changed
 behind its back with openstacksdk (the server renamed and given
-metadata, a rule added to the group, the port deleted); the report says
-so property by property, leaves the untouched resources IN_SYNC and the
-template's flavor and image (named by name) undrifted, and
+metadata, a rule added to the group, the port deleted, the router set
+down); the report says so property by property, leaves the untouched
+resources IN_SYNC and the template's flavor, image and external network
+(named by name) undrifted, and
 ``openstack stack drift show`` prints the same."""
 
 import json
@@ -32,6 +33,13 @@ def _template(cloud):
                     "network": {"get_resource": "net"},
                     "cidr": "10.81.0.0/24",
                     "name": "ds",
+                },
+            },
+            "router": {
+                "type": "OS::Neutron::Router",
+                "properties": {
+                    "admin_state_up": True,
+                    "external_gateway_info": {"network": "public"},
                 },
             },
             "port": {
@@ -93,7 +101,7 @@ def test_out_of_band_changes_are_reported(cloud, heat_on_cloud, cloud_sdk):
 
     drift = _detect(url)
     assert drift["drift_status"] == "IN_SYNC", drift
-    assert len(drift["resources"]) == 5, drift
+    assert len(drift["resources"]) == 6, drift
     assert all(e["drift_status"] == "IN_SYNC" for e in drift["resources"]), (
         drift
     )
@@ -108,6 +116,7 @@ def test_out_of_band_changes_are_reported(cloud, heat_on_cloud, cloud_sdk):
         port_range_max=8080,
     )
     cloud_sdk.network.delete_port(ids["port"])
+    cloud_sdk.network.update_router(ids["router"], admin_state_up=False)
 
     drift = _detect(url)
     assert drift["drift_status"] == "DRIFTED", drift
@@ -116,6 +125,7 @@ def test_out_of_band_changes_are_reported(cloud, heat_on_cloud, cloud_sdk):
         "net": "IN_SYNC",
         "subnet": "IN_SYNC",
         "port": "DELETED",
+        "router": "MODIFIED",
         "sg": "MODIFIED",
         "server": "MODIFIED",
     }, drift
@@ -131,9 +141,12 @@ def test_out_of_band_changes_are_reported(cloud, heat_on_cloud, cloud_sdk):
     assert sorted(
         (r["direction"], r.get("port_range_min")) for r in rules["actual"]
     ) == [("ingress", 22), ("ingress", 8080)], rules
+    assert found["router"]["properties"] == [
+        {"name": "admin_state_up", "expected": True, "actual": False}
+    ]
     assert drift["counts"] == {
         "IN_SYNC": 2,
-        "MODIFIED": 2,
+        "MODIFIED": 3,
         "DELETED": 1,
         "NOT_CHECKED": 0,
     }
@@ -161,6 +174,7 @@ def test_out_of_band_changes_are_reported(cloud, heat_on_cloud, cloud_sdk):
     assert rows == {
         ("drifting", "DRIFTED", ""),
         ("port", "DELETED", ""),
+        ("router", "MODIFIED", "admin_state_up"),
         ("sg", "MODIFIED", "rules"),
         ("server", "MODIFIED", "metadata"),
         ("server", "MODIFIED", "name"),
