@@ -4,8 +4,9 @@
 ``show`` lists one row per drifted property (a MODIFIED resource), per
 DELETED or NOT_CHECKED resource (with why) and per resource in sync,
 after a first row for the stack itself: its overall status and when it
-was detected. Nested stacks' resources are named by their path
-(``group/0``).
+was detected (in the last column, "Actual / Detail", which holds a
+NOT_CHECKED resource's reason too). Nested stacks' resources are named
+by their path (``group/0``).
 """
 
 import time
@@ -20,7 +21,7 @@ COLUMNS = (
     "Drift Status",
     "Property",
     "Expected",
-    "Actual",
+    "Actual / Detail",
 )
 IN_PROGRESS = "DETECTION_IN_PROGRESS"
 
