@@ -315,6 +315,40 @@ SNAPSHOT = obj(
 )
 
 # Successful answers, by handler name: (status, schema or None).
+# A stack's last drift detection (engine.drift.endpoint.show_drift).
+DRIFT_RESOURCE = obj(
+    ("resource_name", "resource_type", "drift_status"),
+    resource_name=STRING,
+    resource_type=STRING,
+    physical_resource_id=nullable(STRING),
+    parent_resource=nullable(STRING),
+    drift_status={
+        "type": "string",
+        "enum": ["IN_SYNC", "MODIFIED", "DELETED", "NOT_CHECKED"],
+    },
+    reason=STRING,
+    properties=array(obj(("name", "expected", "actual"), name=STRING)),
+)
+DRIFT = obj(
+    ("stack_id", "drift_status", "resources"),
+    stack_id=STRING,
+    stack_name=STRING,
+    drift_status={
+        "type": "string",
+        "enum": [
+            "IN_SYNC",
+            "DRIFTED",
+            "DETECTION_IN_PROGRESS",
+            "DETECTION_FAILED",
+        ],
+    },
+    drift_status_reason=nullable(STRING),
+    detection_started_at=TIME,
+    detected_at=TIME,
+    counts={"type": "object", "additionalProperties": INTEGER},
+    resources=array(DRIFT_RESOURCE),
+)
+
 RESPONSES = {
     "list_stacks": (200, STACK_LIST),
     "list_stacks_detail": (200, STACK_LIST),
@@ -336,6 +370,7 @@ RESPONSES = {
     "list_outputs": (200, obj(("outputs",), outputs=array(OUTPUT))),
     "show_output": (200, obj(("output",), output=OUTPUT)),
     "stack_action": (200, None),
+    "show_drift": (200, obj(("drift",), drift=DRIFT)),
     "snapshot_create": (200, SNAPSHOT),
     "snapshot_list": (200, obj(("snapshots",), snapshots=array(SNAPSHOT))),
     "snapshot_show": (200, obj(("snapshot",), snapshot=SNAPSHOT)),
@@ -585,6 +620,7 @@ REQUESTS = {
                     "check",
                     "cancel_update",
                     "cancel_without_rollback",
+                    "detect_drift",
                 )
             },
         ),

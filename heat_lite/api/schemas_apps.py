@@ -172,7 +172,12 @@ RESPONSES = {
 }
 # A second success of a handler (openapi): a delivery that is authentic
 # but builds nothing (a ping, a branch not followed, a branch deleted).
-OTHER_RESPONSES = {"webhook": (200, _IGNORED), "push": (200, _IGNORED)}
+OTHER_RESPONSES = {
+    "webhook": (200, _IGNORED),
+    "push": (200, _IGNORED),
+    # {"detect_drift": null} starts a detection (202).
+    "stack_action": (202, {"type": "object"}),
+}
 # Refusals beyond openapi's usual ones.
 OTHER_ERRORS = {
     "webhook": {415: "Not a git server's content type", 429: "Rate-limited"}

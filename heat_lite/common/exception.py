@@ -278,6 +278,10 @@ class BuildNotFound(NotFound):
     msg_fmt = "The Build (%(build)s) could not be found."
 
 
+class DriftNotDetected(NotFound):
+    msg_fmt = "No drift detection has run on stack %(stack_name)s."
+
+
 # 409 ----------------------------------------------------------------------
 class Conflict(HeatLiteException):
     code = 409
@@ -292,6 +296,10 @@ class ActionInProgress(Conflict):
     msg_fmt = (
         "Stack %(stack_name)s already has an action (%(action)s) in progress."
     )
+
+
+class DriftDetectionInProgress(Conflict):
+    msg_fmt = "Stack %(stack_name)s already has a drift detection running."
 
 
 class RolloutStateConflict(Conflict):

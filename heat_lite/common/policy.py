@@ -199,9 +199,16 @@ _OPERATIONS = [
         "/v1/{tenant_id}/stacks/query",
     ),
     (
+        "stacks:drift",
+        _READ,
+        "Show a stack's last drift detection.",
+        "GET",
+        _STACK + "/drift",
+    ),
+    (
         "actions:action",
         _WRITE,
-        "Suspend, resume, check or cancel.",
+        "Suspend, resume, check, cancel or detect drift.",
         "POST",
         _STACK + "/actions",
     ),

@@ -728,3 +728,25 @@ def full_metadata():
     """``BASE.metadata`` with taskflow's tables (what migrations make)."""
     taskflow_tables()
     return BASE.metadata
+
+
+class StackDrift(BASE):
+    """The last drift detection of a top-level stack (issue 32): one row
+    per stack, rewritten by each detection (``db.drift``).
+
+    ``detection`` names the run that owns the row: a run stores its
+    report only while the row is still its own, so a detection started
+    after it (or a stale one taken over) wins. ``report`` is the JSON list
+    of per-resource results, nested stacks' included.
+    """
+
+    __tablename__ = "stack_drift"
+
+    stack_id = sa.Column(sa.String(36), primary_key=True)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    detection = sa.Column(sa.String(36), nullable=False)
+    status = sa.Column(sa.String(32), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    report = sa.Column(LongText, nullable=True)
+    started_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    detected_at = sa.Column(DateTime, nullable=True)

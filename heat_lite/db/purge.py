@@ -34,6 +34,7 @@ TEMPLATE = models.RawTemplate.__table__
 SERVICE = models.Service.__table__
 VERIFICATION = models.Verification.__table__
 SIGNAL = models.ResourceSignal.__table__
+DRIFT = models.StackDrift.__table__
 _CHUNK = 500
 # What purge_deleted counts.
 PURGED = (
@@ -256,8 +257,8 @@ def _delete_stacks(session, stack_ids):
             ).rowcount
         # Verified updates' outcomes (engine.traversal.verify) and the
         # signals its records kept (a signal that raced the stack's delete)
-        # go with their stack.
-        for table in (VERIFICATION, SIGNAL):
+        # go with their stack, and so does its last drift report.
+        for table in (VERIFICATION, SIGNAL, DRIFT):
             session.execute(table.delete().where(table.c.stack_id.in_(chunk)))
         # No promotion into a purged stack can roll back any more.
         db_promotions.release_holds_of_targets(session, chunk)

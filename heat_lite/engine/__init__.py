@@ -32,6 +32,10 @@
     engine's): ``rollout/`` (``runner``, ``run``, ``target``, ``flows``,
     ``endpoint``) and ``promotion/`` (``plan``, ``preview``, ``driver``,
     ``flows``, ``runner``, ``endpoint``).
+``drift/``
+    Property-level drift detection: the pure comparison (``compare``),
+    one detection of a stack tree run on a worker (``detect``) and the
+    calls that start it and show its report (``endpoint``).
 ``template/``
     The template language (HOT and CFN functions, parameters,
     environments, conditions): pure, no database and no RPC.

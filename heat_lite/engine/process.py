@@ -10,6 +10,7 @@ from heat_lite import conf
 from heat_lite.common import crypt, rpc
 from heat_lite.db import services as db_services
 from heat_lite.engine import plugin_services, rpcapi
+from heat_lite.engine.drift import detect as drift_detect
 from heat_lite.engine.endpoint import goals, service, snapshots
 from heat_lite.engine.fleet.app import deploy as app_deploy
 from heat_lite.engine.fleet.app import driver as build_driver
@@ -137,7 +138,11 @@ class EngineProcess:
             rpc.get_server(
                 CONF.engine.worker_topic,
                 self.engine_id,
-                [worker_endpoint.WorkerEndpoint(self.dispatcher)],
+                [
+                    worker_endpoint.WorkerEndpoint(
+                        self.dispatcher, drift_detect.Detector(self.services)
+                    )
+                ],
             ),
             rpc.get_server(
                 CONF.apps.builder_topic,

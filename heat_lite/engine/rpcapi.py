@@ -47,6 +47,8 @@ History of ``RPC_API_VERSION``:
   ``engine.fleet.retention``).
 * 1.14 - list_app_image_events (what retention did to an app's
   images).
+* 1.15 - detect_drift, show_drift (property-level drift;
+  ``engine.drift``).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -57,9 +59,10 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.14"
-# The worker topic has its own history; 1.0 - check_resources.
-WORKER_API_VERSION = "1.0"
+RPC_API_VERSION = "1.15"
+# The worker topic has its own history; 1.0 - check_resources; 1.1 -
+# detect_drift.
+WORKER_API_VERSION = "1.1"
 
 
 # Calls that change nothing: given up by the call monitor (no engine
@@ -114,6 +117,7 @@ READS = frozenset(
         "show_snapshot",
         "show_software_config",
         "show_software_deployment",
+        "show_drift",
         "show_stack",
         "stack_changes",
         "stack_promotions",
@@ -1148,6 +1152,30 @@ class EngineAPI:
             marker=marker,
         )
 
+    # 1.15 --------------------------------------------------------------
+    def detect_drift(self, ctxt, stack_identity):
+        """Start a drift detection of the stack (call; the detection runs
+        on a worker).
+
+        :raises StackNotFound: (404). :raises ActionInProgress,
+            DriftDetectionInProgress: (409).
+        """
+        return self._call(
+            ctxt,
+            "detect_drift",
+            version="1.15",
+            stack_identity=stack_identity,
+        )
+
+    def show_drift(self, ctxt, stack_identity):
+        """The stack's last drift report (call).
+
+        :raises StackNotFound, DriftNotDetected: (404).
+        """
+        return self._call(
+            ctxt, "show_drift", version="1.15", stack_identity=stack_identity
+        )
+
 
 class WorkerAPI:
     """Client of the worker topic: resource checks, always cast."""
@@ -1168,4 +1196,11 @@ class WorkerAPI:
             stack_id=stack_id,
             traversal=traversal,
             nodes=nodes,
+        )
+
+    def detect_drift(self, ctxt, stack_id, detection):
+        """Ask any worker to run drift detection ``detection`` of the
+        stack (cast; ``engine.drift.detect``)."""
+        self._client.prepare(version="1.1").cast(
+            ctxt, "detect_drift", stack_id=stack_id, detection=detection
         )

@@ -36,6 +36,17 @@ what it found and returns a cookie for ``check_create_complete`` (the
 engine waits for it as if ``handle_create`` had returned it). A plugin
 that does not override it keeps the old behaviour: the record counts as
 a failed create and is replaced by a new one.
+
+``live_state()`` serves drift detection (``engine.drift``): it reads the
+physical resource and returns ``{property: live value}`` for the
+properties the type can read, in the form its properties store them (a
+flavor the template named by name is returned by that name when the
+server has that flavor), and may add values that are not properties (a
+server's ``status``) whose expected values ``live_expectations(action)``
+gives. It raises ``ResourceGone`` when the physical resource no longer
+exists (DELETED). The default raises ``NotImplementedError``: the type
+cannot read its live state (NOT_CHECKED). The engine compares only the
+properties the template set, so values the cloud fills in are no drift.
 """
 
 from heat_lite.common import exception
@@ -65,6 +76,18 @@ def dig(value, path):
         except (KeyError, IndexError, TypeError):
             return None
     return value
+
+
+class ResourceGone(Exception):
+    """Raised by ``live_state``: the physical resource no longer
+    exists."""
+
+
+def state_in_record(plugin):
+    """``live_state`` of a type whose whole state is its own record
+    (``live_state = base.state_in_record``): nothing outside heat_lite
+    can change it, so it is always IN_SYNC."""
+    return {}
 
 
 class PollDelay(Exception):
@@ -245,6 +268,21 @@ class Resource:
         :raises NotImplementedError: the plugin cannot tell (the default).
         """
         raise NotImplementedError
+
+    # Drift (engine.drift) ---------------------------------------------------
+    def live_state(self):
+        """{property or observed value: live value}; see the module
+        docstring.
+
+        :raises ResourceGone: the physical resource is gone.
+        :raises NotImplementedError: the type cannot read its live state.
+        """
+        raise NotImplementedError
+
+    def live_expectations(self, action):
+        """{name: expected value} of what ``live_state`` observes beyond
+        the properties, for a record whose last action was ``action``."""
+        return {}
 
     # Replacement decisions -----------------------------------------------
     def needs_replace_failed(self, failed_action):

@@ -17,6 +17,8 @@ class NoneResource(base.Resource):
     # Nothing real is made: the engine may run it speculatively, without
     # taking the record's lock first (one transaction per node).
     side_effect_free = True
+    # Drift: the state is the record (engine.drift).
+    live_state = base.state_in_record
 
     def handle_create(self):
         self.resource_id_set(str(uuid.uuid4()))

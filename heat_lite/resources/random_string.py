@@ -71,6 +71,9 @@ def generate(length, char_classes, char_sequences, rng=None):
 class RandomString(base.Resource):
     """Heat's properties; see the module docstring for the behaviour."""
 
+    # Drift: the state is the record (engine.drift).
+    live_state = base.state_in_record
+
     properties_schema = {
         "length": p.Schema(
             p.INTEGER,

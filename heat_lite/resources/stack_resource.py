@@ -148,6 +148,19 @@ class StackResource(PollsStack, base.Resource):
             "Nested stack %s is gone" % self.resource_id,
         )
 
+    def live_state(self):
+        """Drift: the engine compares the child stack's resources one by
+        one (``engine.drift``); this only says whether the child is
+        gone."""
+        if self.nested_stacks is None:
+            raise NotImplementedError
+        if (
+            not self.resource_id
+            or self.nested_stacks.state(self.resource_id) is None
+        ):
+            raise base.ResourceGone()
+        return {}
+
     def child_arn(self):
         """The child stack's ARN (``arn:openstack:heat::<project>:stacks/
         <name>/<id>``), read from the child's own row so that it names

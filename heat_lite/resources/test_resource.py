@@ -74,6 +74,9 @@ POISON_STEPS = (
 class TestResource(base.Resource):
     """See the module docstring; Heat's properties and attribute."""
 
+    # Drift: the state is the record (engine.drift).
+    live_state = base.state_in_record
+
     properties_schema = {
         "value": p.Schema(
             p.STRING,

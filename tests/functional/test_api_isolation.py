@@ -37,6 +37,8 @@ MATRIX = [
     ("DELETE", "/{name}/{id}/abandon", None),
     ("POST", "/{name}/{id}/actions", {"check": None}),
     ("POST", "/{name}/{id}/actions", {"cancel_update": None}),
+    ("POST", "/{name}/{id}/actions", {"detect_drift": None}),
+    ("GET", "/{name}/{id}/drift", None),
     ("POST", "/{name}/{id}/verdict", {"status": "PASS"}),
     ("GET", "/{name}/{id}/snapshots", None),
     ("GET", "/{name}/{id}/resources", None),

@@ -26,6 +26,8 @@ ROOT = os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 )
 COMMANDS = (
+    "stack drift detect",
+    "stack drift show",
     "stack promote",
     "stack promotion list",
     "stack promotion rollback",

@@ -15,6 +15,7 @@ from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import trusts
+from heat_lite.engine.drift import endpoint as drift_endpoint
 from heat_lite.engine.endpoint import (
     abandon,
     goals,
@@ -89,6 +90,7 @@ def endpoints(
         app_endpoint.AppEndpoint(),
         builds_endpoint.BuildEndpoint(),
         image_endpoint.ImageEndpoint(),
+        drift_endpoint.DriftEndpoint(),
     ]
     if rollouts is not None:
         found.append(rollout_endpoint.RolloutEndpoint(rollouts))

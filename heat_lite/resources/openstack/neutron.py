@@ -16,7 +16,7 @@ import time
 from heat_lite.common import exception
 from heat_lite.resources import base, constraints, transient
 from heat_lite.resources import properties as p
-from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack import client, live_neutron
 from heat_lite.resources.openstack.client import sdk_exc
 
 # HTTP statuses a delete tries again for a while.
@@ -212,6 +212,10 @@ class NeutronResource(base.Resource):
                 message="The %s (%s) could not be found."
                 % (self.entity, self.resource_id)
             ) from None
+
+    def live_state(self):
+        """Drift detection's view (``live_neutron``)."""
+        return live_neutron.neutron_state(self)
 
     def _set_tags(self, tags):
         response = self._api().request(

@@ -31,6 +31,7 @@ from heat_lite.common import exception
 from heat_lite.resources import base, transient
 from heat_lite.resources.openstack import (
     client,
+    live_nova,
     server_board,
     server_networks,
     server_schema,
@@ -305,6 +306,12 @@ class Server(base.Resource):
             raise client.Error(
                 message="'status': expected 'ACTIVE', got '%s'" % server.status
             )
+
+    # Drift (live_nova) ---------------------------------------------------
+    def live_state(self):
+        return live_nova.server_state(self)
+
+    live_expectations = staticmethod(live_nova.server_expectations)
 
     # Snapshots (server_snapshot) ----------------------------------------
     def handle_snapshot(self):

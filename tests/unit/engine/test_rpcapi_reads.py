@@ -30,6 +30,7 @@ WRITES = {
     "delete_software_config",
     "delete_software_deployment",
     "delete_stack",
+    "detect_drift",
     "promotion_action",
     "resource_mark_unhealthy",
     "resource_signal",

@@ -177,14 +177,18 @@ ACTIONS = (
     "check",
     "cancel_update",
     "cancel_without_rollback",
+    "detect_drift",
 )
 
 
 @rule("actions:action")
 def stack_action(req, tenant, name, stack_id):
-    """Suspend, resume, check or cancel an update of a stack."""
+    """Suspend, resume, check or cancel an update of a stack, or start a
+    drift detection (202)."""
     action = req.action(ACTIONS)
     ident = identity(tenant, name, stack_id)
+    if action == "detect_drift":
+        return Reply(202, req.engine.detect_drift(req.context, ident))
     if action in ("cancel_update", "cancel_without_rollback"):
         req.engine.stack_cancel_update(
             req.context, ident, cancel_with_rollback=action == "cancel_update"
@@ -192,6 +196,19 @@ def stack_action(req, tenant, name, stack_id):
     else:
         req.engine.stack_action(req.context, ident, action.upper())
     return Reply(200, None)
+
+
+@rule("stacks:drift")
+def show_drift(req, tenant, name, stack_id):
+    """The stack's last drift detection, resource by resource."""
+    return Reply(
+        200,
+        {
+            "drift": req.engine.show_drift(
+                req.context, identity(tenant, name, stack_id)
+            )
+        },
+    )
 
 
 @rule("stacks:verdict")

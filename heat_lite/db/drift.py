@@ -1,0 +1,106 @@
+"""The last drift detection of each stack (``stack_drift``, issue 32).
+
+A detection owns the row through its ``detection`` id: ``drift_start``
+takes the row with one conditional write (refused while another
+detection runs, unless that one started more than ``stale_seconds``
+ago: its engine died), and ``drift_finish`` stores the report only
+while the row is still that detection's. No lock is held while the
+cloud is asked.
+"""
+
+import datetime
+import json
+
+import sqlalchemy as sa
+from oslo_db import exception as db_exc
+
+from heat_lite.db import models
+from heat_lite.db.session import as_dict, retry_read, retry_write, transaction
+
+DRIFT = models.StackDrift.__table__
+IN_PROGRESS = "DETECTION_IN_PROGRESS"
+
+
+@retry_write
+def drift_start(stack_id, tenant, detection, stale_seconds):
+    """Make ``detection`` the stack's running detection.
+
+    :returns: False if another detection runs (started at or after
+        ``stale_seconds`` ago or later), True otherwise.
+    """
+    now = models.utcnow()
+    stale_before = now - datetime.timedelta(seconds=stale_seconds)
+    values = {
+        "detection": detection,
+        "status": IN_PROGRESS,
+        "status_reason": None,
+        "started_at": now,
+    }
+    with transaction() as session:
+        taken = session.execute(
+            DRIFT.update()
+            .where(
+                DRIFT.c.stack_id == stack_id,
+                sa.or_(
+                    DRIFT.c.status != IN_PROGRESS,
+                    DRIFT.c.started_at < stale_before,
+                ),
+            )
+            .values(**values)
+        ).rowcount
+        if taken:
+            return True
+        exists = session.execute(
+            sa.select(DRIFT.c.stack_id).where(DRIFT.c.stack_id == stack_id)
+        ).first()
+    if exists is not None:
+        return False
+    try:
+        with transaction() as session:
+            session.execute(
+                DRIFT.insert().values(
+                    stack_id=stack_id, tenant=tenant, **values
+                )
+            )
+    except db_exc.DBDuplicateEntry:
+        return False  # another detection inserted it first
+    return True
+
+
+@retry_write
+def drift_finish(stack_id, detection, status, report, reason=None):
+    """Store the outcome of ``detection`` if the row is still its own.
+
+    :param report: the list of per-resource results (stored as JSON).
+    :returns: True if stored.
+    """
+    with transaction() as session:
+        return bool(
+            session.execute(
+                DRIFT.update()
+                .where(
+                    DRIFT.c.stack_id == stack_id,
+                    DRIFT.c.detection == detection,
+                )
+                .values(
+                    status=status,
+                    status_reason=reason,
+                    report=None if report is None else json.dumps(report),
+                    detected_at=models.utcnow(),
+                )
+            ).rowcount
+        )
+
+
+@retry_read
+def drift_get(stack_id):
+    """The stack's last detection (its ``report`` decoded), or None."""
+    with transaction(writer=False) as session:
+        row = session.execute(
+            DRIFT.select().where(DRIFT.c.stack_id == stack_id)
+        ).first()
+    if row is None:
+        return None
+    result = as_dict(row)
+    result["report"] = json.loads(result["report"] or "[]")
+    return result

@@ -1,0 +1,191 @@
+"""The live state of the Neutron types for drift detection
+(``Resource.live_state``; ``engine.drift`` compares it).
+
+One GET of the resource (``NeutronResource._fetch``; a 404 is
+``ResourceGone``), then per entity the properties its drift covers
+(``COVERED``): plain fields as Neutron shows them; properties that name
+other resources (``REFERENCES``) come back as the record stores them
+(a name) when they still name the same resource, else as Neutron's ID;
+tags and a port's security groups compare as sets; a security group's
+``rules`` compare by the plugin's own rule key, Neutron's default egress
+rules counting only when the template's rules had an egress rule (as
+the plugin creates them).
+"""
+
+from heat_lite.resources import base
+from heat_lite.resources.openstack import client
+
+sdk_exc = client.sdk_exc
+
+# entity -> the plain properties compared (Neutron field of that name).
+COVERED = {
+    "network": (
+        "name",
+        "admin_state_up",
+        "shared",
+        "port_security_enabled",
+        "dns_domain",
+    ),
+    "subnet": (
+        "name",
+        "cidr",
+        "ip_version",
+        "enable_dhcp",
+        "gateway_ip",
+        "dns_nameservers",
+        "allocation_pools",
+        "host_routes",
+    ),
+    "port": (
+        "name",
+        "admin_state_up",
+        "mac_address",
+        "device_id",
+        "device_owner",
+        "port_security_enabled",
+    ),
+    "security_group": ("name", "description", "stateful"),
+    "router": ("name", "admin_state_up"),
+    "floatingip": ("port_id", "fixed_ip_address", "floating_ip_address"),
+}
+# entity -> {property: (kind found by name or ID, Neutron field)}.
+REFERENCES = {
+    "subnet": {
+        "network": ("network", "network_id"),
+        "network_id": ("network", "network_id"),
+    },
+    "port": {
+        "network": ("network", "network_id"),
+        "network_id": ("network", "network_id"),
+    },
+    "floatingip": {"floating_network": ("network", "floating_network_id")},
+}
+
+
+def _find(plugin, kind, value):
+    return client.find_id(
+        client.connection(plugin),
+        "network",
+        "find_" + kind,
+        value,
+        ignore_missing=True,
+    )
+
+
+def _same_ref(plugin, kind, stored, live_id):
+    return stored == live_id or _find(plugin, kind, stored) == live_id
+
+
+def neutron_state(plugin):
+    """{property: live value} of the plugin's Neutron resource.
+
+    :raises base.ResourceGone: Neutron answers 404.
+    :raises NotImplementedError: an entity whose drift is not covered.
+    """
+    entity = plugin.entity
+    if entity not in COVERED:
+        raise NotImplementedError
+    plugin._live = None
+    try:
+        live = plugin._fetch()
+    except sdk_exc.NotFoundException:
+        raise base.ResourceGone() from None
+    props = plugin.properties
+    state = {k: live[k] for k in COVERED[entity] if k in live}
+    for prop, (kind, field) in REFERENCES.get(entity, {}).items():
+        if props.get(prop) is not None and field in live:
+            state[prop] = (
+                props[prop]
+                if _same_ref(plugin, kind, props[prop], live[field])
+                else live[field]
+            )
+    if "tags" in live:
+        state["tags"] = _as_set(props.get("tags"), live["tags"])
+    if entity == "port" and props.get("security_groups") is not None:
+        state["security_groups"] = _security_groups(plugin, live)
+    if entity == "router" and "external_gateway_info" in live:
+        state["external_gateway_info"] = _gateway(plugin, live)
+    if entity == "security_group":
+        state["rules"] = _rules(plugin, live)
+    return state
+
+
+def _as_set(stored, live):
+    """The stored list when it holds the same items, else Neutron's."""
+    if stored is not None and sorted(map(str, stored)) == sorted(
+        map(str, live or ())
+    ):
+        return stored
+    return list(live or ())
+
+
+def _security_groups(plugin, live):
+    stored = plugin.properties["security_groups"]
+    ids = sorted(_find(plugin, "security_group", sg) or sg for sg in stored)
+    return (
+        stored
+        if ids == sorted(live["security_groups"])
+        else sorted(live["security_groups"])
+    )
+
+
+def _gateway(plugin, live):
+    stored = plugin.properties.get("external_gateway_info")
+    gateway = live["external_gateway_info"] or {}
+    if not gateway:
+        return None
+    if (
+        stored
+        and _same_ref(
+            plugin, "network", stored["network"], gateway.get("network_id")
+        )
+        and stored.get("enable_snat") in (None, gateway.get("enable_snat"))
+    ):
+        return stored
+    return {
+        "network": gateway.get("network_id"),
+        "enable_snat": gateway.get("enable_snat"),
+    }
+
+
+def _rules(plugin, live):
+    """The stored rules when Neutron has exactly them (keyed as the
+    plugin keys them), else Neutron's rules in the property's form."""
+    from heat_lite.resources.openstack import neutron_security_group as sg
+
+    stored = plugin.properties.get("rules") or []
+    egress = any(r.get("direction") == "egress" for r in stored)
+    wanted = list(stored) if egress else list(stored) + sg.DEFAULT_EGRESS
+    desired = sorted(plugin._key(plugin._rule(r)) for r in wanted)
+    current = live.get("security_group_rules") or []
+    if sorted(plugin._key(r) for r in current) == desired:
+        return stored
+    defaults = {plugin._key(plugin._rule(r)) for r in sg.DEFAULT_EGRESS}
+    return [
+        _rule_property(r)
+        for r in current
+        if egress or plugin._key(r) not in defaults
+    ]
+
+
+def _rule_property(rule):
+    """A Neutron rule in the ``rules`` property's form."""
+    found = {
+        k: rule.get(k)
+        for k in (
+            "direction",
+            "ethertype",
+            "protocol",
+            "port_range_min",
+            "port_range_max",
+            "remote_ip_prefix",
+            "remote_group_id",
+        )
+        if rule.get(k) is not None
+    }
+    found["remote_mode"] = (
+        "remote_group_id"
+        if rule.get("remote_group_id")
+        else "remote_ip_prefix"
+    )
+    return found

@@ -1,0 +1,84 @@
+"""The live state of an ``OS::Nova::Server`` for drift detection
+(``Resource.live_state``; ``engine.drift`` compares it).
+
+Read with one GET of the server. Values come back in the form the
+record stores them: a ``flavor`` or ``image`` the template named by
+name is returned by that name while the server still has it (names and
+IDs resolved through ``client.find_id``, cached 30 s), ``metadata`` as
+the template's map while Nova holds its serialized form. ``status`` is
+observed beyond the properties: ACTIVE is expected (SUSPENDED after a
+stack suspend).
+"""
+
+from heat_lite.common.states import Action
+from heat_lite.resources import base
+from heat_lite.resources.openstack import client
+
+sdk_exc = client.sdk_exc
+
+
+def _serialized(metadata):
+    # Nova keeps strings only (nova.serialize_metadata sent them so).
+    from heat_lite.resources.openstack import nova
+
+    return nova.serialize_metadata(metadata)
+
+
+def server_state(plugin):
+    """{name, flavor, image, metadata, status} of the plugin's server.
+
+    :raises base.ResourceGone: the server is gone (or DELETED).
+    """
+    conn = client.connection(plugin)
+    try:
+        server = conn.compute.get_server(plugin.resource_id)
+    except sdk_exc.NotFoundException:
+        raise base.ResourceGone() from None
+    if server.status in ("DELETED", "SOFT_DELETED"):
+        raise base.ResourceGone()
+    props = plugin.properties
+    live = {"name": server.name, "status": server.status}
+    live["metadata"] = _metadata(props.get("metadata") or {}, server)
+    if props.get("flavor") and server.flavor is not None:
+        live["flavor"] = _flavor(conn, props["flavor"], server.flavor)
+    if props.get("image") and server.image is not None and server.image.id:
+        live["image"] = _image(conn, props["image"], server.image.id)
+    return live
+
+
+def server_expectations(action):
+    """What ``status`` should be after the record's last ``action``."""
+    return {"status": "SUSPENDED" if action == Action.SUSPEND else "ACTIVE"}
+
+
+def _metadata(stored, server):
+    live = dict(server.metadata or {})
+    return stored if _serialized(stored) == live else live
+
+
+def _flavor(conn, stored, flavor):
+    """The stored flavor reference if the server has that flavor, else
+    the flavor's name (or ID) as Nova shows it."""
+    shown = [v for v in (flavor.original_name, flavor.name, flavor.id) if v]
+    if stored in shown:
+        return stored
+    wanted = client.find_id(
+        conn, "compute", "find_flavor", stored, ignore_missing=True
+    )
+    for value in shown:
+        if wanted is not None and wanted == client.find_id(
+            conn, "compute", "find_flavor", value, ignore_missing=True
+        ):
+            return stored
+    return shown[0] if shown else None
+
+
+def _image(conn, stored, image_id):
+    """The stored image reference if the server runs that image, else
+    the image's ID."""
+    if stored == image_id:
+        return stored
+    wanted = client.find_id(
+        conn, "image", "find_image", stored, ignore_missing=True
+    )
+    return stored if wanted == image_id else image_id
