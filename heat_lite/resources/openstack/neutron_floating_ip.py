@@ -9,7 +9,7 @@ the deprecated ``floating_network_id`` is taken as ``floating_network``
 cloud without an L3 agent, which counts as built (as in Heat).
 """
 
-from heat_lite.resources import constraints
+from heat_lite.resources import constraints, transient
 from heat_lite.resources import properties as p
 from heat_lite.resources.openstack import client, neutron
 from heat_lite.resources.openstack import implicit_depends as implicit
@@ -188,6 +188,7 @@ class FloatingIPAssociation(neutron.NeutronResource):
         self._associate(self.properties)
         return None
 
+    @transient.polled
     def check_create_complete(self, cookie):
         return True  # Neutron associates in the request
 
@@ -199,6 +200,7 @@ class FloatingIPAssociation(neutron.NeutronResource):
         self.properties = new_props
         return None
 
+    @transient.polled
     def check_update_complete(self, cookie):
         return True
 
@@ -207,6 +209,7 @@ class FloatingIPAssociation(neutron.NeutronResource):
             self._disassociate(self.properties["floatingip_id"])
         return None
 
+    @transient.polled
     def check_delete_complete(self, cookie):
         return True
 
