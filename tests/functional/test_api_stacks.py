@@ -341,3 +341,9 @@ def test_snapshots_of_a_stack_without_cloud_resources(deployment, project):
     ) in str(exc)
     heat.stacks.snapshot_delete(stack_id, made["id"])
     assert heat.stacks.snapshot_list(stack_id) == {"snapshots": []}
+    # A name that is not a string, or too long, is a 400 (a list was a
+    # 500 once: the fuzzer found it); nothing is made.
+    for bad in (["a"], {"a": 1}, 7, "n" * 256):
+        exc = error(lambda bad=bad: heat.stacks.snapshot(stack_id, bad))
+        assert exc.code == 400, (bad, exc)
+    assert heat.stacks.snapshot_list(stack_id) == {"snapshots": []}

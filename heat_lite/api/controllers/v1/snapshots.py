@@ -16,7 +16,9 @@ def snapshot_create(req, tenant, name, stack_id):
     return Reply(
         200,
         req.engine.stack_snapshot(
-            req.context, identity(tenant, name, stack_id), body.get("name")
+            req.context,
+            identity(tenant, name, stack_id),
+            stack_body.snapshot_name(body),
         ),
     )
 

@@ -54,6 +54,15 @@ def check_keys(body, allowed):
         )
 
 
+def snapshot_name(body):
+    """A snapshot's ``name``: a string of at most 255 characters, or
+    absent (the engine names it)."""
+    name = _typed(body, "name", str, "a string")
+    if name is not None and len(name) > 255:
+        raise exception.Invalid(message="name is longer than 255 characters")
+    return name
+
+
 def _typed(body, key, types, what):
     value = body.get(key)
     if value is not None and not isinstance(value, types):
