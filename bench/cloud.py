@@ -162,7 +162,7 @@ def db_transactions(dep):
 
     import sqlalchemy as sa
 
-    parser = configparser.ConfigParser(interpolation=None)
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
     parser.read(dep.config)
     url = sa.engine.make_url(parser.get("database", "connection"))
     if not url.drivername.startswith("postgresql"):
