@@ -153,27 +153,71 @@ class AccessLogs:
         }
 
 
+def db_transactions(dep):
+    """A function giving the transactions (commits and rollbacks) the
+    deployment's PostgreSQL database has seen so far (from
+    ``pg_stat_database``, which lags by up to a second), or None for
+    another database."""
+    import configparser
+
+    import sqlalchemy as sa
+
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.read(dep.config)
+    url = sa.engine.make_url(parser.get("database", "connection"))
+    if not url.drivername.startswith("postgresql"):
+        return None
+    name = url.database
+
+    def count():
+        engine = sa.create_engine(url.set(database="postgres"))
+        try:
+            with engine.connect() as conn:
+                time.sleep(1)  # pg_stat_database is flushed ~1 s late
+                return conn.execute(
+                    sa.text(
+                        "SELECT xact_commit + xact_rollback "
+                        "FROM pg_stat_database WHERE datname = :name"
+                    ),
+                    {"name": name},
+                ).scalar()
+        finally:
+            engine.dispose()
+
+    return count
+
+
 class Meter:
     """Times the phases of one round: wall seconds, CPU seconds of
     heat_lite's and the cloud's sessions, the cloud API requests by
     service, the load average at the end."""
 
-    def __init__(self, heat_sids, cloud_sids, logs=None):
+    def __init__(
+        self, heat_sids, cloud_sids, logs=None, engine_sids=(), db=None
+    ):
         self.heat_sids = set(heat_sids)
+        self.db = db  # db_transactions' (taken outside the timed span)
         self.cloud_sids = set(cloud_sids)
+        # The engine's alone (heat_sids also hold the API's).
+        self.engine_sids = set(engine_sids)
         self.logs = logs
         self.record = {}
 
     def start(self):
+        db = self.db() if self.db else 0
         self._began = (
             time.monotonic(),
             session_cpu(self.heat_sids),
             session_cpu(self.cloud_sids),
             self.logs.counts() if self.logs else {},
+            session_cpu(self.engine_sids),
+            db,
         )
 
     def stop(self, phase):
-        wall, heat_cpu, cloud_cpu, requests_before = self._began
+        wall, heat_cpu, cloud_cpu, requests_before, engine_cpu, db = (
+            self._began
+        )
         self.record[phase] = {
             "wall_s": round(time.monotonic() - wall, 2),
             "heat_lite_cpu_s": round(
@@ -182,6 +226,12 @@ class Meter:
             "cloud_cpu_s": round(session_cpu(self.cloud_sids) - cloud_cpu, 2),
             "load_average": machine.load_average(),
         }
+        if self.engine_sids:
+            self.record[phase]["engine_cpu_s"] = round(
+                session_cpu(self.engine_sids) - engine_cpu, 2
+            )
+        if self.db:
+            self.record[phase]["db_transactions"] = self.db() - db
         if self.logs:
             self.record[phase]["requests"] = AccessLogs.since(
                 requests_before, self.logs.counts()
@@ -236,9 +286,18 @@ class Profiler:
         self.out_dir = None
 
 
-def heat_round(dep, cloud, conn, count, meter, heat=None, profile=None):
-    """{phase: measures} for one ResourceGroup through heat_lite."""
+def heat_round(
+    dep, cloud, conn, count, meter, heat=None, profile=None, idle=0
+):
+    """{phase: measures} for one ResourceGroup through heat_lite; with
+    ``idle`` (seconds), first an ``idle`` phase of that length in which
+    nothing is asked of heat_lite: what its processes cost by themselves
+    (timers, heartbeats), which the phases' CPU seconds include."""
     heat = heat or dep.client()
+    if idle:
+        meter.start()
+        time.sleep(idle)
+        meter.stop("idle")
     meter.start()
     with Profiler(profile, dep.engine_pids() if profile else ()):
         stack_id = heat.stacks.create(
@@ -377,6 +436,7 @@ def run(
     keystone=False,
     profile=None,
     heat_only=False,
+    idle=0,
 ):
     """{"heat_lite": [round], "direct": [round]}; ``on_round(results)``
     after each round (the outputs are written as the run goes: a run
@@ -394,6 +454,8 @@ def run(
         deps = make(cloud, heat_dir)
         dep, heat = next(deps)
         heat_sids = [proc.pid for proc in dep.procs.values()]
+        engine_sids = [dep.procs["engine"].pid] if keystone else ()
+        transactions = db_transactions(dep) if keystone else None
         try:
             for n in range(rounds):
                 results["heat_lite"].append(
@@ -402,9 +464,16 @@ def run(
                         cloud,
                         conn,
                         count,
-                        Meter(heat_sids, cloud_sids, logs),
+                        Meter(
+                            heat_sids,
+                            cloud_sids,
+                            logs,
+                            engine_sids,
+                            transactions,
+                        ),
                         heat=heat,
                         profile=profile if n == 0 else None,
+                        idle=idle,
                     )
                 )
                 if not heat_only:
@@ -587,6 +656,14 @@ def main(argv=None):
         help="no direct rounds (a quick look at heat_lite's own costs; "
         "only the JSON is written)",
     )
+    parser.add_argument(
+        "--idle",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="measure heat_lite's processes doing nothing for SECONDS "
+        "before each round (the idle cost the phases' CPU includes)",
+    )
     args = parser.parse_args(argv)
     if args.profile and not args.keystone:
         parser.error("--profile needs --keystone (separate engine processes)")
@@ -628,6 +705,7 @@ def main(argv=None):
             keystone=args.keystone,
             profile=args.profile,
             heat_only=args.heat_only,
+            idle=args.idle,
         )
     text = write(results)
     print(text)

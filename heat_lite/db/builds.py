@@ -15,6 +15,7 @@ builds of engine lives that are gone (``builds_to_take_over``,
 ``build_take_over``). A final state frees the lane and the slot.
 """
 
+import functools
 import json
 
 import sqlalchemy as sa
@@ -304,7 +305,13 @@ def builds_queued(limit=None):
         return [dict(r._mapping) for r in session.execute(query)]
 
 
+@functools.lru_cache(maxsize=64)
 def _claimable_query(limit, max_per_app):
+    """The statement of ``builds_claimable``, made once per arguments:
+    every engine worker runs it each heartbeat, and building it (two
+    aliases of the build table, their column proxies) cost 0.7 ms of CPU
+    a time. Statements are immutable, and the same object also keeps its
+    cache key."""
     running = BUILD.alias("running")
     newer = BUILD.alias("newer")
     lane_busy = sa.exists().where(

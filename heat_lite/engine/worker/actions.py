@@ -25,7 +25,14 @@ from heat_lite.engine.fleet.retention import store as retention_store
 from heat_lite.engine.recovery import fencing
 from heat_lite.engine.traversal import ops
 from heat_lite.engine.traversal.planner import UPDATE
-from heat_lite.engine.worker import caller, dispatch, failures, hooks, lease
+from heat_lite.engine.worker import (
+    caller,
+    dispatch,
+    failures,
+    hooks,
+    lease,
+    stack_states,
+)
 from heat_lite.engine.worker import successors as successors_mod
 from heat_lite.resources import base, transient
 from heat_lite.resources import services as plugin_services
@@ -158,6 +165,10 @@ class ActionRunner:
         self.scheduler: dispatch.Dispatcher = scheduler
         self.rerun = rerun
         self.services: plugin_services.Services = services
+        # The polls' reads of their stacks' states, shared within a tick.
+        self.polled_states = stack_states.SharedStates(
+            lambda stack_id: db_stacks.stack_state(stack_id)
+        )
 
     # Running and polling actions -----------------------------------------
     def start(self, job, handle, on_replace=None):
@@ -299,7 +310,7 @@ class ActionRunner:
         if done:
             return self._finish_polled(job)
         try:
-            stopped = self._abandoned(job)
+            stopped = self._abandoned(job, self.polled_states.get)
             if stopped is not None:
                 _cancel(job)
                 return self.job_failed(job, stopped)
@@ -383,12 +394,13 @@ class ActionRunner:
         return []
 
     @staticmethod
-    def _abandoned(job):
+    def _abandoned(job, stack_state=None):
         """None while someone waits for this action; else the error that
         stops it: the stack is being deleted by a newer traversal, or its
         traversal failed, was cancelled or timed out. (A newer update lets
-        it finish.)"""
-        state = db_stacks.stack_state(job.record["stack_id"])
+        it finish.) ``stack_state``: how the stack's state is read (the
+        polls share theirs, see ``stack_states``)."""
+        state = (stack_state or db_stacks.stack_state)(job.record["stack_id"])
         if state is None:
             return exception.ActionAborted(action=job.action)
         traversal, action, status = state

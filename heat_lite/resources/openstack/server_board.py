@@ -8,9 +8,13 @@ The board of a connection (an identity: one project's view, see
 /servers/detail?changes-since=<mark>`` instead: every server of the
 project that changed since the mark, deleted ones included (Nova lists
 them with status ``DELETED`` when ``changes-since`` is given). The list
-is read as plain JSON: openstacksdk's Server objects, whose making was
-most of a list's CPU (profiled), are made only for the servers polled
-and again only when what Nova says of them changed.
+is read as plain JSON, and so is the first look at a server read alone:
+a poll is answered with a ``Look`` at that JSON, which reads the fields
+polls ask for (status, task state, fault, name) from it directly.
+openstacksdk's Server objects, whose making was most of a list's CPU
+and then most of a poll's (profiled: its ``Resource.__init__`` makes a
+dict of every attribute), are made only when something else is asked
+of a look (the attributes at completion, ``show``), once per look.
 
 What a poll may be answered with: a look at Nova that started after the
 poller's own action was sent (``seen_after``: a resize or a delete asked
@@ -54,16 +58,47 @@ def _parse(stamp):
     return parsed
 
 
+class Look:
+    """One server as one look at Nova showed it: what polls read of it
+    straight from Nova's JSON (``body``), any other attribute from
+    openstacksdk's Server made from that JSON (by ``make``) when first
+    asked for."""
+
+    __slots__ = ("_body", "_make", "_server")
+
+    def __init__(self, body, make):
+        self._body = body
+        self._make = make
+        self._server = None
+
+    id = property(lambda self: self._body.get("id"))
+    name = property(lambda self: self._body.get("name"))
+    status = property(lambda self: self._body.get("status"))
+    fault = property(lambda self: self._body.get("fault"))
+    task_state = property(lambda self: self._body.get("OS-EXT-STS:task_state"))
+    updated_at = property(lambda self: self._body.get("updated"))
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        if self._server is None:
+            self._server = self._make(self._body)
+        return getattr(self._server, attr)
+
+    def __repr__(self):
+        return "Look(%r, %r)" % (self.id, self.status)
+
+
 class _Held:
-    """What the board holds of one server: a body of a list (made into
-    openstacksdk's Server only when a poll asks for it, and again only
-    when the body changed), or a Server read alone; or that it is gone."""
+    """What the board holds of one server: Nova's JSON of it from a list
+    or a read alone (its ``Look`` made when a poll asks, again only when
+    the JSON changed); or that it is gone."""
 
     __slots__ = ("body", "obj", "gone", "updated", "seen", "asked")
 
     def __init__(self, seen, asked):
-        self.body = None  # the list's JSON of it
-        self.obj = None  # its openstacksdk Server, made from body
+        self.body = None  # Nova's JSON of it
+        self.obj = None  # its Look, made from body
         self.gone = False
         self.updated = None  # Nova's ``updated`` of that look
         self.seen = seen  # monotonic start of the look
@@ -106,19 +141,21 @@ class ServerBoard:
         return self._read(server_id, asked)
 
     def _server(self, held):
-        """openstacksdk's Server of ``held`` (under the lock), made as
-        ``Resource.list`` makes each one it yields -- the part of a list
-        that costs the most CPU, so only for the servers polled, and once
-        per change."""
+        """The ``Look`` of ``held`` (under the lock), once per change."""
         if held.gone:
             return None
         if held.obj is None:
-            held.obj = sdk_server().Server.existing(
-                microversion=self._microversion(),
-                connection=self._conn,
-                **held.body,
-            )
+            held.obj = Look(held.body, self._sdk_server)
         return held.obj
+
+    def _sdk_server(self, body):
+        """openstacksdk's Server of ``body``, made as ``Resource.list``
+        makes each one it yields."""
+        return sdk_server().Server.existing(
+            microversion=self._microversion(),
+            connection=self._conn,
+            **body,
+        )
 
     def _microversion(self):
         if self._micro is None:
@@ -185,28 +222,39 @@ class ServerBoard:
         ]:
             del self._held[server_id]
 
-    def _read(self, server_id, asked):
+    def _get_body(self, server_id):
+        """Nova's JSON of one server (a raw GET, as ``compute.get_server``
+        asks it), or None on a 404."""
         from openstack import exceptions as sdk_exc
 
-        started = time.monotonic()
+        response = self._conn.compute.get(
+            "/servers/%s" % server_id,
+            microversion=self._microversion(),
+            headers={"Accept": "application/json"},
+        )
         try:
-            server = self._conn.compute.get_server(server_id)
+            sdk_exc.raise_from_response(response)
         except sdk_exc.NotFoundException:
-            server = None
+            return None
+        return response.json().get("server")
+
+    def _read(self, server_id, asked):
+        started = time.monotonic()
+        body = self._get_body(server_id)
         with self._lock:
             self.reads += 1
-            if server is None:
+            if body is None:
                 self._held.pop(server_id, None)
                 return None
             held = self._held.get(server_id)
             if held is not None and held.seen > started:
                 return self._server(held)  # a newer look came in
             held = self._held[server_id] = _Held(started, asked)
-            if server.status == "DELETED":
+            if body.get("status") == "DELETED":
                 held.gone = True
             else:
-                held.obj = server
-                held.updated = _parse(getattr(server, "updated_at", None))
+                held.body = body
+                held.updated = _parse(body.get("updated"))
             return self._server(held)
 
 
