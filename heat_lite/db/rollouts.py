@@ -213,6 +213,28 @@ def rollout_update_owned(rollout_id, owner, values, unless=None):
     return ownership.update_owned(ROLLOUT, rollout_id, owner, values, unless)
 
 
+def rollout_settle_rolled_back(rollout_id, owner, values):
+    """Write a rolled back rollout's final ``values`` if ``owner`` still
+    owns it and, in the same transaction, release its image holds: it
+    can bring no image back again. (Written apart, a reader could see the
+    rollout finished and its images still held, and a crash between the
+    two would hold them until the rollout is deleted.)
+
+    :returns: True if written.
+    """
+    query = ROLLOUT.update().where(
+        ROLLOUT.c.id == rollout_id, _owned_by(owner)
+    )
+    with transaction() as session:
+        done = session.execute(
+            query.values(updated_at=models.utcnow(), **values)
+        )
+        if done.rowcount != 1:
+            return False
+        image_refs.release_in(session, "rollout", rollout_id)
+        return True
+
+
 def _owned_by(owner):
     return ownership.owned_by(ROLLOUT, owner)
 

@@ -8,7 +8,7 @@ import threading
 import time
 
 from heat_lite.common import context, states
-from heat_lite.db import image_refs, models
+from heat_lite.db import models
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.engine.fleet import keeper
 from heat_lite.engine.fleet.rollout import target as tgt
@@ -166,11 +166,20 @@ class RolloutRun:
             if t["revert_traversal_id"] and t["status"] == tgt.FAILED
         ]
         status = R.FAILED if stuck else R.CANCELLED
-        self._settle(status, "rolled back: %s" % summary(counts))
         # Rolled back, it can bring no image back again (the targets'
         # records name the old ones now; a target that could not go back
-        # still names them itself).
-        image_refs.release("rollout", self.id)
+        # still names them itself): its holds go with the final status.
+        written = db_rollouts.rollout_settle_rolled_back(
+            self.id,
+            self.owner,
+            {
+                "status": status,
+                "status_reason": "rolled back: %s" % summary(counts),
+                "finished_at": models.utcnow(),
+            },
+        )
+        if not written:
+            raise keeper.OwnershipLost(self.id)
 
     def _settle(self, status, reason, unless=None):
         written = db_rollouts.rollout_update_owned(
