@@ -393,14 +393,28 @@ class ActionRunner:
         self.locks.job_unlocked(job)
         return []
 
-    @staticmethod
-    def _abandoned(job, stack_state=None):
+    @classmethod
+    def _abandoned(cls, job, stack_state=None):
         """None while someone waits for this action; else the error that
         stops it: the stack is being deleted by a newer traversal, or its
         traversal failed, was cancelled or timed out. (A newer update lets
         it finish.) ``stack_state``: how the stack's state is read (the
-        polls share theirs, see ``stack_states``)."""
-        state = (stack_state or db_stacks.stack_state)(job.record["stack_id"])
+        polls share theirs, see ``stack_states``).
+
+        A shared read only ever lets the action go on: it may have been
+        taken before this action's own traversal was stored (a delete's
+        first poll, right after the update it overtook failed, saw that
+        update FAILED and aborted the delete), so stopping is decided on
+        a read of this poll's own."""
+        if stack_state is None:
+            return cls._verdict(job, db_stacks.stack_state)
+        if cls._verdict(job, stack_state) is None:
+            return None
+        return cls._verdict(job, db_stacks.stack_state)
+
+    @staticmethod
+    def _verdict(job, stack_state):
+        state = stack_state(job.record["stack_id"])
         if state is None:
             return exception.ActionAborted(action=job.action)
         traversal, action, status = state

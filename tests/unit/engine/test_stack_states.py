@@ -58,3 +58,47 @@ def test_concurrent_polls_wait_for_the_read_in_flight():
         thread.join(60)
     assert reads == ["a"]
     assert answers == [("t", "CREATE", "IN_PROGRESS")] * 5
+
+
+def test_a_shared_read_never_stops_an_action_by_itself(monkeypatch):
+    """A delete's first poll shared a read taken before the delete's own
+    traversal was stored: it showed the update the delete overtook as
+    FAILED, and the delete aborted itself (a CI run's DELETE_FAILED
+    "DELETE aborted: stack UPDATE failed"). A stop is decided on a read
+    of the poll's own; the shared one may only let the action go on."""
+    import types
+
+    from heat_lite.common.states import Action, Status
+    from heat_lite.db import stacks as db_stacks
+    from heat_lite.engine.worker import actions
+
+    job = types.SimpleNamespace(
+        record={"stack_id": "s"}, traversal="t-delete", action=Action.DELETE
+    )
+    own = {"state": ("t-delete", Action.DELETE, Status.IN_PROGRESS)}
+    reads = []
+
+    def read(stack_id):
+        reads.append(stack_id)
+        return own["state"]
+
+    monkeypatch.setattr(db_stacks, "stack_state", read)
+    monkeypatch.setattr(
+        db_stacks, "stack_get", lambda sid: {"status_reason": "overtaken"}
+    )
+
+    def stale(stack_id):
+        return ("t-update", Action.UPDATE, Status.FAILED)
+
+    def current(stack_id):
+        return ("t-delete", Action.DELETE, Status.IN_PROGRESS)
+
+    assert actions.ActionRunner._abandoned(job, stale) is None
+    assert reads == ["s"]  # confirmed by a read of its own
+    # A shared read that lets it go on is taken as it is.
+    assert actions.ActionRunner._abandoned(job, current) is None
+    assert reads == ["s"]
+    # The stack really gone: the poll's own read stops the action.
+    own["state"] = None
+    stopped = actions.ActionRunner._abandoned(job, stale)
+    assert isinstance(stopped, actions.exception.ActionAborted)
