@@ -29,6 +29,7 @@ from keystoneauth1.identity import v3
 from harness import cloud as cloud_mod
 from harness import deployment as deployment_mod
 from harness import helpers, polling
+from heat_lite.resources import test_resource
 from tools.minicloud import heat_lite as heat_lite_mod
 
 pytestmark = [
@@ -571,18 +572,27 @@ def self_in_catalog(cloud, keystone_heat):
             cloud.register_orchestration(before)
 
 
-def _self_remote_template(region="RegionOne"):
-    return helpers.template(
-        {
-            "far": {
-                "type": "OS::Heat::Stack",
-                "properties": {
-                    "template": {"get_file": "far.yaml"},
-                    "parameters": {"length": 12},
-                    "context": {"region_name": region},
-                },
+def _self_remote_template(region="RegionOne", gate=None):
+    """``gate``: the remote stack waits for a TestResource held by that
+    hold file (the test removes it once it has revoked its token)."""
+    resources = {
+        "far": {
+            "type": "OS::Heat::Stack",
+            "properties": {
+                "template": {"get_file": "far.yaml"},
+                "parameters": {"length": 12},
+                "context": {"region_name": region},
             },
         },
+    }
+    if gate:
+        resources["gate"] = {
+            "type": "OS::Heat::TestResource",
+            "properties": {"value": "g", "hold": gate},
+        }
+        resources["far"]["depends_on"] = "gate"
+    return helpers.template(
+        resources,
         outputs={"far": {"value": {"get_attr": ["far", "outputs"]}}},
     )
 
@@ -620,12 +630,19 @@ def test_remote_stack_in_the_same_heat_lite_borrows_the_trust(
     to its owner, which deletes it last."""
     user = trustor
     token = user.token()
-    stack_id = user.heat(token).stacks.create(
-        stack_name="near",
-        template=_self_remote_template(),
-        files=_self_files(),
-    )["stack"]["id"]
-    _revoke(admin_sdk, token)
+    # The remote create waits until the token is revoked: made with the
+    # token still valid, it would make a trust of its own (a CI run did).
+    hold = test_resource.hold_path(self_in_catalog.ledger, "revoked")
+    open(hold, "w").close()
+    try:
+        stack_id = user.heat(token).stacks.create(
+            stack_name="near",
+            template=_self_remote_template(gate="revoked"),
+            files=_self_files(),
+        )["stack"]["id"]
+        _revoke(admin_sdk, token)
+    finally:
+        os.remove(hold)
     heat = user.heat(user.token())
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=120)
     far_id = cloud_mod.physical(heat, stack_id)["far"]
