@@ -13,7 +13,7 @@ import time
 
 from osc_lib.command import command
 
-from heat_lite_client import api
+from heat_lite_client import api, waiting
 
 COLUMNS = (
     "Resource",
@@ -24,6 +24,7 @@ COLUMNS = (
     "Actual / Detail",
 )
 IN_PROGRESS = "DETECTION_IN_PROGRESS"
+FAILED = "DETECTION_FAILED"
 
 
 def _stack_path(client, name_or_id):
@@ -68,43 +69,48 @@ def rows(drift, only_drifted=False):
     return found
 
 
-class DetectDrift(command.Lister):
-    """Detect the drift of a stack's resources (nested stacks included)."""
+class _DriftLister(command.Lister):
+    """What both drift commands share: the stack argument and a report
+    shown as a table."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument("stack", metavar="<stack>", help="Name or ID")
-        parser.add_argument(
-            "--wait",
-            action="store_true",
-            help="Wait for the detection and show its report",
-        )
-        parser.add_argument(
-            "--poll",
-            metavar="<seconds>",
-            type=float,
-            default=2.0,
-            help="Seconds between two looks while waiting (default 2)",
-        )
+        return parser
+
+    def _client_and_path(self, parsed_args):
+        client = self.app.client_manager.orchestration
+        return client, _stack_path(client, parsed_args.stack)
+
+
+class DetectDrift(waiting.ExitsOneWhenFailed, _DriftLister):
+    """Detect the drift of a stack's resources (nested stacks included).
+
+    With ``--wait`` the command exits 1 when the detection FAILED, as the
+    rollout and promotion commands do."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        waiting.add_wait(parser, "drift detection")
         return parser
 
     def take_action(self, parsed_args):
-        client = self.app.client_manager.orchestration
-        path = _stack_path(client, parsed_args.stack)
+        client, path = self._client_and_path(parsed_args)
         api.call(client, "POST", path + "/actions", {"detect_drift": None})
         drift = _show(client, path)
-        while parsed_args.wait and drift["drift_status"] == IN_PROGRESS:
-            time.sleep(parsed_args.poll)
-            drift = _show(client, path)
+        if parsed_args.wait:
+            while drift["drift_status"] == IN_PROGRESS:
+                time.sleep(parsed_args.poll)
+                drift = _show(client, path)
+            self._failed = drift["drift_status"] == FAILED
         return COLUMNS, rows(drift)
 
 
-class ShowDrift(command.Lister):
+class ShowDrift(_DriftLister):
     """Show a stack's last drift detection."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("stack", metavar="<stack>", help="Name or ID")
         parser.add_argument(
             "--drifted",
             action="store_true",
@@ -113,6 +119,5 @@ class ShowDrift(command.Lister):
         return parser
 
     def take_action(self, parsed_args):
-        client = self.app.client_manager.orchestration
-        drift = _show(client, _stack_path(client, parsed_args.stack))
-        return COLUMNS, rows(drift, parsed_args.drifted)
+        client, path = self._client_and_path(parsed_args)
+        return COLUMNS, rows(_show(client, path), parsed_args.drifted)

@@ -21,14 +21,21 @@ def add_wait(parser, what):
     )
 
 
-class ShowsAfterWait(command.ShowOne):
-    """Subclasses give ``wait(client, thing, poll)`` -> the ended thing,
-    and ``display(thing)`` -> (fields, values)."""
+class ExitsOneWhenFailed:
+    """A command mixin: ``take_action`` sets ``self._failed`` when what it
+    waited for ended failed, and the command then exits 1."""
+
+    _failed = False
 
     def run(self, parsed_args):
         self._failed = False
         code = super().run(parsed_args)
         return 1 if self._failed else code
+
+
+class ShowsAfterWait(ExitsOneWhenFailed, command.ShowOne):
+    """Subclasses give ``wait(client, thing, poll)`` -> the ended thing,
+    and ``display(thing)`` -> (fields, values)."""
 
     def _show(self, parsed_args, thing):
         if getattr(parsed_args, "wait", False):

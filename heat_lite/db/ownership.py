@@ -83,9 +83,11 @@ def owned(table, row_id, owner):
     return row is not None
 
 
-def update_owned(table, row_id, owner, values, unless=None):
+def update_owned(table, row_id, owner, values, unless=None, also=None):
     """Write ``values`` on the row if ``owner`` still owns it (and the
-    boolean column ``unless`` is not set)."""
+    boolean column ``unless`` is not set). ``also(session)``, when given,
+    runs in the same transaction after a write that took place: what must
+    never be seen (or survive a crash) apart from the write."""
     query = table.update().where(table.c.id == row_id, owned_by(table, owner))
     if unless is not None:
         query = query.where(table.c[unless].is_(False))
@@ -93,4 +95,8 @@ def update_owned(table, row_id, owner, values, unless=None):
         done = session.execute(
             query.values(updated_at=models.utcnow(), **values)
         )
-        return done.rowcount == 1
+        if done.rowcount != 1:
+            return False
+        if also is not None:
+            also(session)
+        return True

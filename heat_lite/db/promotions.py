@@ -216,27 +216,26 @@ def promotion_settle(promotion_id, owner, values):
 
     :returns: True if written, False if ``owner`` lost the promotion.
     """
-    query = PROMOTION.update().where(
-        PROMOTION.c.id == promotion_id, ownership.owned_by(PROMOTION, owner)
-    )
-    with transaction() as session:
-        done = session.execute(
-            query.values(updated_at=models.utcnow(), **values)
+
+    def release_older(session):
+        row = session.execute(
+            sa.select(
+                PROMOTION.c.target_stack_id, PROMOTION.c.created_at
+            ).where(PROMOTION.c.id == promotion_id)
+        ).one()
+        image_refs.release_in(
+            session,
+            "promotion",
+            _older_of_target(row.target_stack_id, row.created_at),
         )
-        if done.rowcount != 1:
-            return False
-        if values.get("status") == P.COMPLETE:
-            row = session.execute(
-                sa.select(
-                    PROMOTION.c.target_stack_id, PROMOTION.c.created_at
-                ).where(PROMOTION.c.id == promotion_id)
-            ).one()
-            image_refs.release_in(
-                session,
-                "promotion",
-                _older_of_target(row.target_stack_id, row.created_at),
-            )
-        return True
+
+    return ownership.update_owned(
+        PROMOTION,
+        promotion_id,
+        owner,
+        values,
+        also=release_older if values.get("status") == P.COMPLETE else None,
+    )
 
 
 def release_holds_of_targets(session, stack_ids):

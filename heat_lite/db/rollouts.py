@@ -222,17 +222,15 @@ def rollout_settle_rolled_back(rollout_id, owner, values):
 
     :returns: True if written.
     """
-    query = ROLLOUT.update().where(
-        ROLLOUT.c.id == rollout_id, _owned_by(owner)
+    return ownership.update_owned(
+        ROLLOUT,
+        rollout_id,
+        owner,
+        values,
+        also=lambda session: image_refs.release_in(
+            session, "rollout", rollout_id
+        ),
     )
-    with transaction() as session:
-        done = session.execute(
-            query.values(updated_at=models.utcnow(), **values)
-        )
-        if done.rowcount != 1:
-            return False
-        image_refs.release_in(session, "rollout", rollout_id)
-        return True
 
 
 def _owned_by(owner):

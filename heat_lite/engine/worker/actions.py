@@ -406,24 +406,37 @@ class ActionRunner:
         first poll, right after the update it overtook failed, saw that
         update FAILED and aborted the delete), so stopping is decided on
         a read of this poll's own."""
-        if stack_state is None:
-            return cls._verdict(job, db_stacks.stack_state)
-        if cls._verdict(job, stack_state) is None:
+        stack_id = job.record["stack_id"]
+        if stack_state is not None and not cls._stops(
+            job, stack_state(stack_id)
+        ):
             return None
-        return cls._verdict(job, db_stacks.stack_state)
+        state = db_stacks.stack_state(stack_id)
+        if not cls._stops(job, state):
+            return None
+        return cls._stop_error(job, state)
 
     @staticmethod
-    def _verdict(job, stack_state):
-        state = stack_state(job.record["stack_id"])
+    def _stops(job, state):
+        """Whether the stack's (traversal, action, status) ``state`` stops
+        this action (None: the stack is gone)."""
         if state is None:
-            return exception.ActionAborted(action=job.action)
+            return True
         traversal, action, status = state
         if traversal == job.traversal:
-            return None
+            return False
+        if action == Action.DELETE and job.action != Action.DELETE:
+            return True
+        return status == Status.FAILED
+
+    @staticmethod
+    def _stop_error(job, state):
+        """The error for a ``state`` that ``_stops`` this action."""
+        if state is None:
+            return exception.ActionAborted(action=job.action)
+        traversal, action, _status = state
         if action == Action.DELETE and job.action != Action.DELETE:
             return exception.ActionAborted(action=job.action)
-        if status != Status.FAILED:
-            return None
         if traversal == ops.successor(job.traversal, ops.CANCELLED_STEP):
             return exception.ActionAborted(action=job.action)
         # The operation failed: its reason names the resource that failed
