@@ -210,23 +210,13 @@ class ListApp(command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument("--limit", metavar="<n>", type=int)
-        parser.add_argument("--marker", metavar="<id>")
+        options.add_page_options(parser)
         return parser
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.orchestration
-        query = "&".join(
-            "%s=%s" % (k, v)
-            for k, v in (
-                ("limit", parsed_args.limit),
-                ("marker", parsed_args.marker),
-            )
-            if v is not None
-        )
-        listed = api.call(
-            client, "GET", "/apps" + ("?" + query if query else "")
-        )["apps"]
+        path = "/apps" + options.page_query(parsed_args)
+        listed = api.call(client, "GET", path)["apps"]
         columns = ("ID", "Name", "Source", "Branches", "Builder", "Created At")
         rows = [
             (

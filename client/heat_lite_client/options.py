@@ -7,6 +7,7 @@ is its 400, with its message).
 """
 
 import json
+import urllib.parse
 
 import yaml
 from osc_lib import exceptions
@@ -169,3 +170,31 @@ def verify(parsed_args):
     if parsed_args.verify_timeout is not None:
         spec["timeout"] = parsed_args.verify_timeout
     return spec
+
+
+def add_page_options(parser):
+    """``--limit`` / ``--marker``: one page of a list, newest first."""
+    parser.add_argument(
+        "--limit", metavar="<n>", type=int, help="At most this many"
+    )
+    parser.add_argument(
+        "--marker",
+        metavar="<id>",
+        help="Start after this one (the last ID of the previous page)",
+    )
+
+
+def page_query(parsed_args):
+    """The query string (with its ``?``) of ``add_page_options``'s
+    options, or "" when neither is given."""
+    query = urllib.parse.urlencode(
+        [
+            (key, value)
+            for key, value in (
+                ("limit", parsed_args.limit),
+                ("marker", parsed_args.marker),
+            )
+            if value is not None
+        ]
+    )
+    return "?" + query if query else ""

@@ -172,15 +172,22 @@ class ListPromotion(command.Lister):
             metavar="<stack>",
             help="Only those that changed this stack (name or ID)",
         )
+        options.add_page_options(parser)
         return parser
 
     def take_action(self, parsed_args):
         client = self.app.client_manager.orchestration
+        if parsed_args.stack and (
+            parsed_args.limit is not None or parsed_args.marker is not None
+        ):
+            raise exceptions.CommandError(
+                "--limit and --marker page the project's list, not --stack's"
+            )
         if parsed_args.stack:
             stack = client.stacks.get(parsed_args.stack)
             path = "/stacks/%s/%s/promotions" % (stack.stack_name, stack.id)
         else:
-            path = "/promotions"
+            path = "/promotions" + options.page_query(parsed_args)
         listed = api.call(client, "GET", path)["promotions"]
         columns = ("ID", "Status", "Source", "Target", "Created At")
         rows = [

@@ -264,9 +264,15 @@ class CreateRollout(_ShowsRollout):
 class ListRollout(command.Lister):
     """List the project's rollouts, newest first."""
 
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        options.add_page_options(parser)
+        return parser
+
     def take_action(self, parsed_args):
         client = self.app.client_manager.orchestration
-        listed = api.call(client, "GET", "/rollouts")["rollouts"]
+        path = "/rollouts" + options.page_query(parsed_args)
+        listed = api.call(client, "GET", path)["rollouts"]
         columns = ("ID", "Name", "Status", "Counts", "Created At")
         rows = [
             (

@@ -92,23 +92,21 @@ def app_get_all(
     :raises Invalid: for a marker that is not an app of the project.
     """
     column = _SORT_KEYS.get(sort_key, APP.c.created_at)
-    direction = sa.desc if sort_dir == "desc" else sa.asc
     query = APP.select().where(
         APP.c.tenant == tenant, APP.c.deleted_at.is_(None)
     )
     with transaction(writer=False) as session:
-        if marker:
-            ref = session.execute(
-                APP.select().where(APP.c.id == marker, APP.c.tenant == tenant)
-            ).first()
-            if ref is None:
-                raise exception.Invalid(message="Invalid marker: %s" % marker)
-            query = query.where(
-                paging.after(ref, [column, APP.c.id], sort_dir)
-            )
-        query = query.order_by(direction(column), direction(APP.c.id))
-        if limit is not None:
-            query = query.limit(limit)
+        query = paging.page(
+            session,
+            query,
+            [column, APP.c.id],
+            sort_dir,
+            limit,
+            marker,
+            lambda m: APP.select().where(
+                APP.c.id == m, APP.c.tenant == tenant
+            ),
+        )
         return [_decoded(r) for r in session.execute(query)]
 
 

@@ -7,6 +7,8 @@ rows are added.
 
 import sqlalchemy as sa
 
+from heat_lite.common import exception
+
 
 def after(ref, columns, sort_dir):
     """The keyset condition "rows strictly after ``ref`` in sort order"."""
@@ -20,3 +22,23 @@ def after(ref, columns, sort_dir):
             sa.and_(*equal, compare(column, getattr(ref, column.name)))
         )
     return sa.or_(*clauses)
+
+
+def page(session, query, columns, sort_dir, limit, marker, marker_row):
+    """``query`` ordered by ``columns`` (the last one unique, e.g. the id)
+    in ``sort_dir`` and cut to the page after ``marker``.
+
+    ``marker_row(marker)`` is the SELECT of the marker's row, scoped to
+    what the caller may see; a marker it does not find is 400 Invalid
+    (a marker of another project is not told apart from a wrong one).
+    """
+    if marker:
+        ref = session.execute(marker_row(marker)).first()
+        if ref is None:
+            raise exception.Invalid(message="Invalid marker: %s" % marker)
+        query = query.where(after(ref, columns, sort_dir))
+    direction = sa.desc if sort_dir == "desc" else sa.asc
+    query = query.order_by(*[direction(c) for c in columns])
+    if limit is not None:
+        query = query.limit(limit)
+    return query

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from heat_lite.common import exception
 from heat_lite.common.states import PROMOTION as P
-from heat_lite.db import image_refs, models, ownership
+from heat_lite.db import image_refs, models, ownership, paging
 from heat_lite.db.session import retry_read, transaction
 
 PROMOTION = models.Promotion.__table__
@@ -34,7 +34,12 @@ def _shown():
             newer.c.created_at > PROMOTION.c.created_at,
             _overtaking(newer),
         )
-        .order_by(newer.c.created_at.desc(), newer.c.id)
+        # One direction for both keys, so that the target's index
+        # (target_stack_id, created_at[, id]) is read backwards and the
+        # first overtaking row ends the scan (mixed directions sorted
+        # every newer row of the target, per promotion read: 33 s for a
+        # list of 30,000 on MariaDB).
+        .order_by(newer.c.created_at.desc(), newer.c.id.desc())
         .limit(1)
         .correlate(PROMOTION)
         .scalar_subquery()
@@ -93,15 +98,27 @@ def promotion_get(promotion_id, tenant=None):
 
 
 @retry_read
-def promotion_get_all(tenant):
-    """The promotions from or into project ``tenant``, newest first."""
+def promotion_get_all(tenant, limit=None, marker=None):
+    """The promotions from or into project ``tenant``, newest first, a
+    page at a time (``marker``: the id of the last one of the previous
+    page; keyset paging, ``db.paging``).
+
+    :raises Invalid: for a marker the project does not see.
+    """
+    columns = [PROMOTION.c.created_at, PROMOTION.c.id]
     with transaction(writer=False) as session:
-        rows = session.execute(
-            _shown()
-            .where(_visible(tenant))
-            .order_by(PROMOTION.c.created_at.desc(), PROMOTION.c.id)
+        query = paging.page(
+            session,
+            _shown().where(_visible(tenant)),
+            columns,
+            "desc",
+            limit,
+            marker,
+            lambda m: sa.select(*columns).where(
+                PROMOTION.c.id == m, _visible(tenant)
+            ),
         )
-        return [_decoded(r) for r in rows]
+        return [_decoded(r) for r in session.execute(query)]
 
 
 @retry_read

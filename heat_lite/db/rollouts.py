@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from heat_lite.common import exception
 from heat_lite.common.states import ROLLOUT as R
 from heat_lite.common.states import ROLLOUT_TARGET as T
-from heat_lite.db import image_refs, models, ownership
+from heat_lite.db import image_refs, models, ownership, paging
 from heat_lite.db.session import retry_read, transaction
 
 ROLLOUT = models.Rollout.__table__
@@ -80,15 +80,26 @@ def rollout_get(rollout_id, tenant=None):
 
 
 @retry_read
-def rollout_get_all(tenant):
-    """The project's rollouts, newest first (spec decoded)."""
+def rollout_get_all(tenant, limit=None, marker=None):
+    """The project's rollouts, newest first (spec decoded), a page at a
+    time (``marker``: the id of the last one of the previous page).
+
+    :raises Invalid: for a marker that is not a rollout of the project.
+    """
+    columns = [ROLLOUT.c.created_at, ROLLOUT.c.id]
     with transaction(writer=False) as session:
-        rows = session.execute(
-            ROLLOUT.select()
-            .where(ROLLOUT.c.tenant == tenant)
-            .order_by(ROLLOUT.c.created_at.desc(), ROLLOUT.c.id)
+        query = paging.page(
+            session,
+            ROLLOUT.select().where(ROLLOUT.c.tenant == tenant),
+            columns,
+            "desc",
+            limit,
+            marker,
+            lambda m: sa.select(*columns).where(
+                ROLLOUT.c.id == m, ROLLOUT.c.tenant == tenant
+            ),
         )
-        return [_decoded(r) for r in rows]
+        return [_decoded(r) for r in session.execute(query)]
 
 
 @retry_read

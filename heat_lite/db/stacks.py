@@ -145,21 +145,16 @@ def stack_get_all(
     )
     columns = [_SORT_KEYS[k] for k in (sort_keys or []) if k in _SORT_KEYS]
     columns = columns or [STACK.c.created_at]
-    direction = sa.desc if sort_dir == "desc" else sa.asc
-    order = [direction(c) for c in columns] + [direction(STACK.c.id)]
     with transaction(writer=False) as session:
-        if marker:
-            ref = session.execute(
-                STACK.select().where(STACK.c.id == marker)
-            ).first()
-            if ref is None:
-                raise exception.Invalid(message="Invalid marker: %s" % marker)
-            query = query.where(
-                paging.after(ref, columns + [STACK.c.id], sort_dir)
-            )
-        query = query.order_by(*order)
-        if limit is not None:
-            query = query.limit(limit)
+        query = paging.page(
+            session,
+            query,
+            columns + [STACK.c.id],
+            sort_dir,
+            limit,
+            marker,
+            lambda m: STACK.select().where(STACK.c.id == m),
+        )
         return [as_dict(r) for r in session.execute(query)]
 
 

@@ -49,6 +49,8 @@ History of ``RPC_API_VERSION``:
   images).
 * 1.15 - detect_drift, show_drift (property-level drift;
   ``engine.drift``).
+* 1.16 - list_rollouts and list_promotions take ``limit`` and ``marker``
+  (pinned to 1.16 only when a page is asked for).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -59,7 +61,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.15"
+RPC_API_VERSION = "1.16"
 # The worker topic has its own history; 1.0 - check_resources; 1.1 -
 # detect_drift.
 WORKER_API_VERSION = "1.1"
@@ -124,6 +126,15 @@ READS = frozenset(
         "validate_template",
     }
 )
+
+
+def _paged(version, limit, marker):
+    """The version and arguments of a list call that pages since 1.16:
+    an unpaged call stays at its first ``version``, so an engine not yet
+    upgraded still serves it (a rolling upgrade)."""
+    if limit is None and marker is None:
+        return {"version": version}
+    return {"version": "1.16", "limit": limit, "marker": marker}
 
 
 class EngineAPI:
@@ -839,9 +850,12 @@ class EngineAPI:
         """
         return self._call(ctxt, "create_rollout", version="1.5", body=body)
 
-    def list_rollouts(self, ctxt):
-        """The project's rollouts, newest first, without targets (call)."""
-        return self._call(ctxt, "list_rollouts", version="1.5")
+    def list_rollouts(self, ctxt, limit=None, marker=None):
+        """The project's rollouts, newest first, without targets, a page
+        at a time when ``limit`` or ``marker`` is given (call)."""
+        return self._call(
+            ctxt, "list_rollouts", **_paged("1.5", limit, marker)
+        )
 
     def show_rollout(self, ctxt, rollout_id):
         """One rollout with its targets (call).
@@ -914,9 +928,12 @@ class EngineAPI:
             target_scope=target_scope,
         )
 
-    def list_promotions(self, ctxt):
-        """The promotions from or into the project, newest first (call)."""
-        return self._call(ctxt, "list_promotions", version="1.6")
+    def list_promotions(self, ctxt, limit=None, marker=None):
+        """The promotions from or into the project, newest first, a page
+        at a time when ``limit`` or ``marker`` is given (call)."""
+        return self._call(
+            ctxt, "list_promotions", **_paged("1.6", limit, marker)
+        )
 
     def show_promotion(self, ctxt, promotion_id):
         """One promotion (call).

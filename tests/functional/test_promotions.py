@@ -177,6 +177,22 @@ def test_ten_apps_promoted_into_prod_one_gate_fails(dep, projects, apps):
     ]
     listed = _api(dep, prod, "GET", "/promotions").json()["promotions"]
     assert {p["id"] for p in listed} == {p["id"] for p in made.values()}
+    # The same list a page at a time (limit + marker), and bad paging.
+    paged, marker = [], None
+    while True:
+        query = "?limit=2" + ("&marker=%s" % marker if marker else "")
+        page = _api(dep, prod, "GET", "/promotions" + query)
+        assert page.status_code == 200, page.text
+        ids = [p["id"] for p in page.json()["promotions"]]
+        paged += ids
+        if len(ids) < 2:
+            break
+        marker = ids[-1]
+    assert paged == [p["id"] for p in listed]
+    for query in ("?limit=x", "?limit=-1", "?marker=%s" % uuid.uuid4()):
+        refused = _api(dep, prod, "GET", "/promotions" + query)
+        assert refused.status_code == 400, (query, refused.text)
+        assert refused.json()["error"]["type"]
 
 
 def test_rollback_of_one_promotion(dep, projects, apps):

@@ -112,3 +112,18 @@ def test_a_value_every_target_accepts_is_a_rollout(dep, apps):
     response = _create(dep, {"php_version": NEW})
     assert response.status_code == 201, response.text
     assert [r["name"] for r in _rollouts(dep)] == ["upgrade"]
+    # The list pages (limit, marker of the last one seen); bad paging is
+    # a 400 in Heat's format.
+    made = response.json()["rollout"]["id"]
+    url = dep.endpoint() + "/rollouts"
+    page = requests.get(url + "?limit=1", headers=HEADERS, timeout=60)
+    assert [r["id"] for r in page.json()["rollouts"]] == [made]
+    after = requests.get(
+        url + "?limit=1&marker=" + made, headers=HEADERS, timeout=60
+    )
+    assert after.status_code == 200, after.text
+    assert after.json()["rollouts"] == []
+    for query in ("?limit=x", "?marker=" + "0" * 36):
+        refused = requests.get(url + query, headers=HEADERS, timeout=60)
+        assert refused.status_code == 400, (query, refused.text)
+        assert refused.json()["error"]["type"]

@@ -3,9 +3,9 @@ another (``engine.fleet.promotion``), list, show, roll back; and a
 target stack's provenance, /v1/{tenant}/stacks/{name}/{id}/promotions.
 """
 
-from heat_lite.api import scope
+from heat_lite.api import schemas, scope
 from heat_lite.api.controllers.v1.stack import identity
-from heat_lite.api.request import Reply, rule
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception, promotion_spec
 
 CROSS_PROJECT = "promotions:create_cross_project"
@@ -43,9 +43,16 @@ def preview_promotion(req, tenant):
 
 
 @rule("promotions:index")
+@query(**schemas.Q_PAGE)
 def list_promotions(req, tenant):
-    """List the promotions from or into the project, newest first."""
-    return Reply(200, {"promotions": req.engine.list_promotions(req.context)})
+    """List the promotions from or into the project, newest first, a page
+    at a time with ``limit`` and ``marker``."""
+    found = req.engine.list_promotions(
+        req.context,
+        limit=req.int_param("limit"),
+        marker=req.params.get("marker"),
+    )
+    return Reply(200, {"promotions": found})
 
 
 @rule("promotions:show")

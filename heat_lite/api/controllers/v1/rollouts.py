@@ -2,7 +2,8 @@
 actions (pause, resume, cancel, rollback) of rollouts (``engine.fleet``).
 """
 
-from heat_lite.api.request import Reply, rule
+from heat_lite.api import schemas
+from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import rollout_spec
 
 ACTIONS = ("pause", "resume", "cancel", "rollback")
@@ -17,9 +18,16 @@ def create_rollout(req, tenant):
 
 
 @rule("rollouts:index")
+@query(**schemas.Q_PAGE)
 def list_rollouts(req, tenant):
-    """List the project's rollouts, newest first."""
-    return Reply(200, {"rollouts": req.engine.list_rollouts(req.context)})
+    """List the project's rollouts, newest first, a page at a time with
+    ``limit`` and ``marker``."""
+    found = req.engine.list_rollouts(
+        req.context,
+        limit=req.int_param("limit"),
+        marker=req.params.get("marker"),
+    )
+    return Reply(200, {"rollouts": found})
 
 
 @rule("rollouts:show")

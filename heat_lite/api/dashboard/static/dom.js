@@ -198,7 +198,9 @@ export class Poller {
 // opening the form that makes one (`form()`), and the list, polled:
 // `fetch()` gives the items, `draw(items)` the list, `busy(items)` whether
 // to poll fast. Element ids: <id>-new, <id>-start, <id>-list.
-export function listPage(main, { id, title, newLabel, form, fetch, empty, draw, busy }) {
+// ``page``: at most this many items are fetched (the newest); when the
+// list is full a line says so and how the CLI lists the older ones.
+export function listPage(main, { id, title, newLabel, form, fetch, empty, draw, busy, page }) {
   const listEl = h("div", { id: id + "-list" }, h("p", { class: "muted" }, "Loading…"));
   const formEl = h("div", { id: id + "-start" });
   const toggle = h("button", { type: "button", id: id + "-new", "aria-expanded": "false", onclick: () => {
@@ -220,7 +222,10 @@ export function listPage(main, { id, title, newLabel, form, fetch, empty, draw, 
       replace(listEl, h("p", { class: "empty" }, empty));
       return false;
     }
-    redraw(listEl, items, () => draw(items));
+    const more = page && items.length >= page
+      ? h("p", { class: "muted", id: id + "-more" }, "The newest " + page + " are shown; `openstack stack " + id + " list --marker ID` lists older ones.")
+      : null;
+    redraw(listEl, items, () => [draw(items), more]);
     return busy(items);
   });
   poller.run();

@@ -13,6 +13,9 @@ const finished = (status) => group("promotion", "FINISHED").includes(status);
 
 export const available = () => offered("/promotions");
 
+// The newest this many are listed (the API pages with limit/marker).
+const PAGE = 100;
+
 export function promotionHref(id) {
   return "#/" + encodeURIComponent(session.project) + "/promotions/" + encodeURIComponent(id);
 }
@@ -87,7 +90,8 @@ export function promotionsPage(main) {
     title: "Promotions",
     newLabel: "Promote a stack…",
     form: promoteForm,
-    fetch: async () => (await get("/promotions")).promotions || [],
+    page: PAGE,
+    fetch: async () => (await get("/promotions?limit=" + PAGE)).promotions || [],
     empty: "No promotions in project " + session.project + ".",
     busy: (promotions) => promotions.some((p) => !finished(p.status)),
     draw: (promotions) =>

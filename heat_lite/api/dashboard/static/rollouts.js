@@ -14,6 +14,9 @@ const targetDone = (status) => group("rollout_target", "TERMINAL").includes(stat
 
 export const available = () => offered("/rollouts");
 
+// The newest this many are listed (the API pages with limit/marker).
+const PAGE = 100;
+
 function rolloutHref(id) {
   return "#/" + encodeURIComponent(session.project) + "/rollouts/" + encodeURIComponent(id);
 }
@@ -95,7 +98,8 @@ export function rolloutsPage(main) {
     title: "Rollouts",
     newLabel: "Start a rollout…",
     form: startForm,
-    fetch: async () => (await get("/rollouts")).rollouts || [],
+    page: PAGE,
+    fetch: async () => (await get("/rollouts?limit=" + PAGE)).rollouts || [],
     empty: "No rollouts in project " + session.project + ".",
     busy: (rollouts) => rollouts.some((r) => !finished(r.status)),
     draw: (rollouts) =>

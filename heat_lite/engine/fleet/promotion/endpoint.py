@@ -105,10 +105,9 @@ class PromotionEndpoint:
         return view(db_promotions.promotion_get(promotion_id))
 
     @expected
-    def list_promotions(self, ctxt):
-        return [
-            view(r) for r in db_promotions.promotion_get_all(ctxt.project_id)
-        ]
+    def list_promotions(self, ctxt, limit=None, marker=None):
+        rows = db_promotions.promotion_get_all(ctxt.project_id, limit, marker)
+        return [view(r) for r in rows]
 
     @expected
     def show_promotion(self, ctxt, promotion_id):

@@ -134,8 +134,8 @@ class RolloutEndpoint:
                 ) from None
 
     @expected
-    def list_rollouts(self, ctxt):
-        rows = db_rollouts.rollout_get_all(ctxt.project_id)
+    def list_rollouts(self, ctxt, limit=None, marker=None):
+        rows = db_rollouts.rollout_get_all(ctxt.project_id, limit, marker)
         targets = db_rollouts.targets_get([r["id"] for r in rows])
         return [view(r, targets[r["id"]], detail=False) for r in rows]
 
