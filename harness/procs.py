@@ -23,3 +23,22 @@ def proc_stats():
 def children(parent):
     """PIDs of the processes whose parent is ``parent`` now."""
     return [pid for pid, fields in proc_stats() if int(fields[1]) == parent]
+
+
+def tree_cpu_seconds(roots):
+    """CPU seconds (user + system) the processes ``roots`` and all their
+    descendants now alive have used so far (a benchmark takes the
+    difference of two reads)."""
+    stats = dict(proc_stats())
+    kids = {}
+    for pid, fields in stats.items():
+        kids.setdefault(int(fields[1]), []).append(pid)
+    total, todo = 0, list(roots)
+    while todo:
+        pid = todo.pop()
+        fields = stats.get(pid)
+        if fields is None:
+            continue
+        total += int(fields[11]) + int(fields[12])
+        todo += kids.get(pid, [])
+    return total / os.sysconf("SC_CLK_TCK")

@@ -22,7 +22,13 @@ over 10 s with the pages alone: counts that do not depend on the
 machine's load), and the load average. ``--weight`` also opens the
 stack page in headless Chromium and reports what it transferred on the
 first visit and per poll (the Resource Timing API's ``transferSize``).
-Prints JSON.
+``--horizon`` adds a phase of N Horizon Topology tabs instead, each on
+a stack of its own kept in progress (a held TestResource): every tick a
+tab does what heat-dashboard's ``d3_data`` view does with the legacy
+heatclient -- the stack by ID and its resources by stack name, each a
+302 to the canonical URL, with no ETag -- and the phase also reports
+the service's CPU seconds per tick and the ratio of the other client's
+p95 to its idle p95. Prints JSON.
 """
 
 import glob
@@ -36,7 +42,7 @@ import time
 
 import requests
 
-from harness import deployment, helpers
+from harness import deployment, helpers, polling, procs
 
 PERIOD = 2.0
 SECONDS = 15
@@ -118,6 +124,32 @@ class _Page:
         self.ticks += 1
 
 
+class _HorizonTab:
+    """One Horizon Topology tab on one stack (see the module)."""
+
+    def __init__(self, endpoint, stack_id, name):
+        self.endpoint = endpoint
+        self.stack_id = stack_id
+        self.name = name
+        self.sess = requests.Session()
+        self.requests = 0
+        self.bytes = 0
+        self.ticks = 0
+
+    def _get(self, path):
+        resp = self.sess.get(self.endpoint + path, timeout=30)
+        resp.raise_for_status()
+        for answer in [*resp.history, resp]:
+            self.requests += 1
+            self.bytes += _size(answer)
+        return resp.json()
+
+    def tick(self):
+        self._get("/stacks/" + self.stack_id)
+        self._get("/stacks/%s/resources" % self.name)
+        self.ticks += 1
+
+
 def _watch(page, tick, stop, period):
     tick()  # the first visit reads everything: not counted per tick
     page.requests = page.bytes = page.ticks = 0
@@ -187,9 +219,13 @@ def _less_idle(before, after, idle):
     }
 
 
-def _phase(base, other, counters_dir, count, period, legacy, idle):
+def _phase(
+    base, other, counters_dir, count, period, legacy, idle, tabs=None, cpu=None
+):
+    """``tabs``: the pages (Horizon tabs) to run instead of ``count``
+    stack pages; ``cpu()``: the service's CPU seconds so far."""
     stop = threading.Event()
-    pages = [_Page(base) for _ in range(count)]
+    pages = tabs or [_Page(base) for _ in range(count)]
     threads = []
     for page in pages:
         page.ready = threading.Event()
@@ -206,10 +242,12 @@ def _phase(base, other, counters_dir, count, period, legacy, idle):
     load = [round(x, 2) for x in os.getloadavg()]
     # The pages alone, for their cost per tick.
     before = _counters(counters_dir)
+    cpu_before = cpu() if cpu else 0.0
     ticks = sum(p.ticks for p in pages)
     sent = sum(p.requests for p in pages), sum(p.bytes for p in pages)
     time.sleep(COUNT_SECONDS)
     after = _counters(counters_dir)
+    cpu_spent = (cpu() - cpu_before) if cpu else None
     ticks = max(1, sum(p.ticks for p in pages) - ticks)
     cost = _less_idle(before, after, idle)
     stop.set()
@@ -220,6 +258,11 @@ def _phase(base, other, counters_dir, count, period, legacy, idle):
         (sum(p.requests for p in pages) - sent[0]) / ticks, 2
     )
     per_tick["bytes"] = round((sum(p.bytes for p in pages) - sent[1]) / ticks)
+    if cpu_spent is not None:
+        seconds = after["seconds"] - before["seconds"]
+        per_tick["service_cpu_ms"] = round(
+            (cpu_spent - idle["cpu"] * seconds) / ticks * 1000, 2
+        )
     return {
         "other_get_stacks_ms": latency,
         "counted_page_ticks": ticks,
@@ -260,7 +303,58 @@ def page_weight(dep, path, polls=5, period_ms=2000):
     }
 
 
-def main(count=50, period=PERIOD, legacy=False, busy=False, weight=False):
+def _horizon_phase(dep, heat, count, period, args, idle, cpu, alone):
+    """``count`` Topology tabs polling every ``period`` seconds, each on a
+    stack held in progress."""
+    hold = "horizon-tabs"
+    template = {
+        "heat_template_version": "2018-08-31",
+        "resources": {
+            "quick": {"type": "OS::Heat::TestResource"},
+            "slow": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"hold": hold},
+                "depends_on": "quick",
+            },
+        },
+    }
+    with helpers.holding(dep.ledger, hold):
+        tabs = []
+        for i in range(int(count)):
+            name = "tab%d" % i
+            stack_id = helpers.create(heat, name, template)
+            tabs.append(_HorizonTab(dep.endpoint("demo"), stack_id, name))
+        polling.until(
+            lambda: all(
+                heat.stacks.get(t.stack_id).stack_status
+                == "CREATE_IN_PROGRESS"
+                and any(
+                    r.resource_status == "CREATE_COMPLETE"
+                    for r in heat.resources.list(t.stack_id)
+                )
+                for t in tabs
+            ),
+            120,
+            "every watched stack in progress",
+            interval=0.5,
+        )
+        found = _phase(*args, False, idle, tabs=tabs, cpu=cpu)
+    found["other_p95_over_idle"] = round(
+        found["other_get_stacks_ms"]["p95"]
+        / alone["other_get_stacks_ms"]["p95"],
+        2,
+    )
+    return found
+
+
+def main(
+    count=50,
+    period=PERIOD,
+    legacy=False,
+    busy=False,
+    weight=False,
+    horizon=False,
+):
     workdir = tempfile.mkdtemp()
     counters_dir = os.path.join(workdir, "counters")
     dep = deployment.Deployment(
@@ -275,8 +369,15 @@ def main(count=50, period=PERIOD, legacy=False, busy=False, weight=False):
         path = "/stacks/watched/" + stack_id
         base = dep.endpoint("demo") + path
         other = dep.endpoint("other") + "/stacks"
+        roots = [proc.pid for proc in dep.procs.values()]
+
+        def cpu():
+            return procs.tree_cpu_seconds(roots)
+
         # What the service does by itself (heartbeats, watchdog), per s.
+        cpu_idle = cpu()
         _none, idle = _cost(counters_dir, lambda: time.sleep(COUNT_SECONDS))
+        idle["cpu"] = cpu() - cpu_idle
         idle = {k: v / idle["seconds"] for k, v in idle.items()}
         alone, cost = _cost(counters_dir, lambda: _latencies(other, SECONDS))
         spent = cost.pop("seconds")
@@ -299,6 +400,12 @@ def main(count=50, period=PERIOD, legacy=False, busy=False, weight=False):
         result[label] = _phase(*args, False, idle)
         if legacy:
             result[label + "_legacy"] = _phase(*args, True, idle)
+        if horizon:
+            result["%d_horizon_tabs_every_%gs" % (count, period)] = (
+                _horizon_phase(
+                    dep, heat, count, period, args, idle, cpu, result["alone"]
+                )
+            )
         if weight:  # before --busy adds events to the page
             result["stack_page_weight"] = page_weight(dep, path)
         if busy:
@@ -326,4 +433,5 @@ if __name__ == "__main__":
         legacy="--legacy" in flags,
         busy="--busy" in flags,
         weight="--weight" in flags,
+        horizon="--horizon" in flags,
     )

@@ -150,10 +150,36 @@ def _check_static_properties(bound, defn, cls):
     props = defn.properties
     if not isinstance(props, dict):
         return
-    static = {k: v for k, v in props.items() if _static(v)}
+    unknown = set(bound.stack_info.get("unknown_parameters", ()))
+    static = {
+        k: v
+        for k, v in props.items()
+        if _static(v) and not _uses_parameter(v, unknown)
+    }
     unresolved = [k for k in props if k not in static]
     values = functions.resolve(static, ValidationScope(bound))
     cls.validate_properties(values, path, unresolved)
+
+
+def _uses_parameter(value, names):
+    """True if ``value`` reads one of the parameters ``names`` (those a
+    validate has no value for: what they feed is not checked, as Heat's
+    non-strict validate checks no property values; Horizon validates a
+    template before the user has typed any)."""
+    if not names:
+        return False
+    if isinstance(value, tmpl_base.Function):
+        if value.name in ("get_param", "Ref"):
+            args = value.args
+            name = args[0] if isinstance(args, list) and args else args
+            if isinstance(name, str) and name in names:
+                return True
+        return _uses_parameter(value.args, names)
+    if isinstance(value, dict):
+        return any(_uses_parameter(v, names) for v in value.values())
+    if isinstance(value, list):
+        return any(_uses_parameter(v, names) for v in value)
+    return False
 
 
 def _static(value):

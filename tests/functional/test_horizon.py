@@ -9,11 +9,17 @@ operator would replace Heat under Horizon. Each screen is saved as a PNG
 under the test's temporary directory.
 """
 
+import functools
+import http.server
+import json
 import os
+import threading
 import uuid
 
 import pytest
 import yaml
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from heatclient import client as heat_client
 
 from harness import helpers
@@ -410,3 +416,241 @@ def test_resource_types_and_template_versions(page):
     page.go("/project/template_versions/heat_template_version.2018-08-31/")
     page.wait_text("body", "get_param")
     page.shot("template-version-functions")
+
+
+class _Files:
+    """Files served over HTTP on loopback, as a template repository would
+    serve them (Horizon fetches a template URL and its ``get_file`` and
+    template-resource URLs itself, then sends them in ``files``)."""
+
+    def __init__(self, directory):
+        handler = functools.partial(
+            http.server.SimpleHTTPRequestHandler, directory=str(directory)
+        )
+        handler.log_message = lambda *a: None
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = "http://127.0.0.1:%d/" % self.httpd.server_address[1]
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, daemon=True
+        )
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(10)
+
+
+def _public_key():
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return (
+        key.public_key()
+        .public_bytes(
+            serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
+        )
+        .decode()
+    )
+
+
+def _choose(page, field, text):
+    """Pick the option of the ``<select>`` ``field`` whose label holds
+    ``text`` (filled by Horizon from the cloud); its options' labels."""
+    selector = "#id___param_" + field
+    labels = page.b.wait_for(
+        "the cloud's %s choices" % field,
+        lambda: (
+            [
+                o.text
+                for o in page.b.css(selector + " option")
+                if text in o.text
+            ]
+            and [o.text for o in page.b.css(selector + " option")]
+        ),
+        WAIT,
+    )
+    page.b.driver.execute_script(
+        "var s = document.querySelector(arguments[0]);"
+        "for (var o of s.options) if (o.text.indexOf(arguments[1]) >= 0)"
+        " s.value = o.value;"
+        "s.dispatchEvent(new Event('change', {bubbles: true}));",
+        selector,
+        text,
+    )
+    return labels
+
+
+def test_launch_from_a_url_with_the_clouds_drop_downs(
+    page, demo_heat, cloud, tmp_path
+):
+    """Launch Stack with the template given by URL: its ``get_file`` and
+    its template resource are URLs too; the form's flavor, network,
+    key pair and image drop-downs come from Nova, Neutron and Glance.
+    The server and network the stack makes then show in Horizon's own
+    Instances and Networks panels.
+
+    The file ``get_file`` reads is a template: heat-dashboard 16 sends a
+    fetched file that is not a template as bytes and fails on them itself
+    (``TypeError: Object of type bytes is not JSON serializable``, a 500
+    before any call to the orchestration service, so with Heat as well).
+    """
+    tag = uuid.uuid4().hex[:6]
+    conn = cloud.connect("demo")
+    key = conn.compute.create_keypair(
+        name="hz-key-" + tag, public_key=_public_key()
+    )
+    served = tmp_path / "served"
+    served.mkdir()
+    files = _Files(served)
+    try:
+        inner = helpers.template(
+            {
+                "r": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"value": {"get_param": "word"}},
+                }
+            },
+            parameters={"word": {"type": "string"}},
+            outputs={"said": {"value": {"get_attr": ["r", "output"]}}},
+        )
+        (served / "inner.yaml").write_text(yaml.safe_dump(inner))
+        param = {"type": "string"}
+        template = helpers.template(
+            {
+                "greeting": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {
+                        "value": {"get_file": files.url + "inner.yaml"}
+                    },
+                },
+                "inner": {
+                    "type": files.url + "inner.yaml",
+                    "properties": {"word": "nested hi"},
+                },
+                "net": {
+                    "type": "OS::Neutron::Net",
+                    "properties": {"name": "hz-net-" + tag},
+                },
+                "server": {
+                    "type": "OS::Nova::Server",
+                    "properties": {
+                        "name": "hz-vm-" + tag,
+                        "image": {"get_param": "image"},
+                        "flavor": {"get_param": "flavor"},
+                        "key_name": {"get_param": "key"},
+                        "networks": [{"network": {"get_param": "network"}}],
+                    },
+                },
+            },
+            parameters={
+                name: dict(
+                    param, constraints=[{"custom_constraint": constraint}]
+                )
+                for name, constraint in (
+                    ("flavor", "nova.flavor"),
+                    ("network", "neutron.network"),
+                    ("key", "nova.keypair"),
+                    ("image", "glance.image"),
+                )
+            },
+            outputs={
+                "greeting": {"value": {"get_attr": ["greeting", "output"]}},
+                "inner": {"value": {"get_attr": ["inner", "said"]}},
+            },
+        )
+        (served / "launch.yaml").write_text(yaml.safe_dump(template))
+        page.go("/project/stacks/select_template")
+        page.b.wait_css("#id_template_source", WAIT)
+        page.b.driver.execute_script(
+            "var s = document.getElementById('id_template_source');"
+            "s.value = 'url';"
+            "s.dispatchEvent(new Event('change', {bubbles: true}));"
+        )
+        page.b.set_value("#id_template_url", files.url + "launch.yaml")
+        page.shot("url-1-template")
+        page.js_click("#id_template_url", submit=True)
+        page.b.wait_css("#id___param_flavor", WAIT)
+        flavors = _choose(page, "flavor", cloud.flavor)
+        networks = _choose(page, "network", cloud.network)
+        keys = _choose(page, "key", key.name)
+        _choose(page, "image", cloud.image)
+        page.shot("url-2-drop-downs")
+        # Filled from the cloud, not typed in: more than the one chosen.
+        assert len(flavors) >= 2, flavors
+        assert any(cloud.network in n for n in networks), networks
+        assert any(key.name in k for k in keys), keys
+        name = "hzu" + tag
+        page.b.set_value("#id_stack_name", name)
+        page.b.set_value("#id_password", page.password)
+        page.js_click("#id_stack_name", submit=True)
+        page.b.wait_for(
+            "the stacks list",
+            lambda: page.url.rstrip("/").endswith("/project/stacks"),
+            WAIT,
+        )
+        stack_id = demo_heat.stacks.get(name).id
+        helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
+        stack = demo_heat.stacks.get(stack_id)
+        outputs = {o["output_key"]: o["output_value"] for o in stack.outputs}
+        assert outputs["inner"] == "nested hi"
+        # What get_file read: the file's template, as Horizon sent it.
+        assert json.loads(outputs["greeting"]) == inner
+        # Horizon's own Nova and Neutron panels show what the stack made.
+        page.go("/project/instances/")
+        page.wait_text("body", "hz-vm-" + tag)
+        page.shot("url-3-instances")
+        page.go("/project/networks/")
+        page.wait_text("body", "hz-net-" + tag)
+        page.shot("url-4-networks")
+    finally:
+        files.close()
+        conn.compute.delete_keypair(key)
+        conn.close()
+
+
+def test_topology_follows_a_stack_in_progress(page, demo_heat, heat_keystone):
+    """The Topology tab of a stack in progress polls: a resource still
+    being created is drawn grey and animated, and turns green on the
+    open page (no reload) once the create ends. (The svg holds the two
+    resources; the stack itself is drawn above it.)"""
+    hold = "hzt" + uuid.uuid4().hex[:6]
+    template = helpers.template(
+        {
+            "quick": {"type": "OS::Heat::TestResource"},
+            "slow": {
+                "type": "OS::Heat::TestResource",
+                "properties": {"hold": hold},
+                "depends_on": "quick",
+            },
+        }
+    )
+
+    def images():
+        return page.b.driver.execute_script(
+            "return Array.from(document.querySelectorAll("
+            "'#heat_resource_topology svg image')).map(function (i) {"
+            " return i.getAttribute('href') || i.getAttribute('xlink:href')"
+            " || i.getAttributeNS('http://www.w3.org/1999/xlink', 'href')"
+            " || ''; });"
+        )
+
+    with helpers.holding(heat_keystone.ledger, hold):
+        stack_id = helpers.create(demo_heat, hold, template)
+        page.go(
+            "/project/stacks/stack/%s/?tab=stack_details__topology" % stack_id
+        )
+        page.b.wait_for(
+            "a resource drawn in progress",
+            lambda: any(src.endswith("-gray.gif") for src in images()),
+            WAIT,
+        )
+        page.shot("topology-1-in-progress")
+    helpers.wait_for_status(demo_heat, stack_id, "CREATE_COMPLETE")
+    page.b.wait_for(
+        "every node green, on the same page",
+        lambda: (
+            len(images()) == 2
+            and all(src.endswith("-green.svg") for src in images())
+        ),
+        WAIT,
+    )
+    page.shot("topology-2-complete")

@@ -144,6 +144,44 @@ def test_validate_and_versions(deployment, heat):
     assert "yaql" in names and "filter" not in names
 
 
+def test_validate_needs_no_values_for_what_parameters_feed(heat):
+    """Horizon's Launch form validates the template before the user has
+    typed any value: a required property fed by a parameter without one
+    is not "not assigned" there (Heat's non-strict validate checks no
+    property values), but a create without the value is refused."""
+    template = helpers.template(
+        {
+            "r": {
+                "type": "OS::Heat::RandomString",
+                "properties": {"length": {"get_param": "size"}},
+            },
+            "n": {
+                "type": "OS::Heat::ResourceGroup",
+                "properties": {
+                    "count": 1,
+                    "resource_def": {
+                        "type": "OS::Heat::TestResource",
+                        "properties": {"value": {"get_param": "word"}},
+                    },
+                },
+            },
+            "p": {
+                "type": "OS::Neutron::Port",
+                "properties": {"network": {"get_param": "net"}},
+            },
+        },
+        parameters={
+            "size": {"type": "number"},
+            "word": {"type": "string"},
+            "net": {"type": "string"},
+        },
+    )
+    doc = heat.stacks.validate(template=template)
+    assert set(doc["Parameters"]) == {"size", "word", "net"}
+    exc = error(lambda: helpers.create(heat, "valueless", template))
+    assert exc.code == 400 and "was not provided" in str(exc)
+
+
 def test_template_errors_name_the_path(deployment, heat):
     old = {
         "heat_template_version": "2015-04-30",

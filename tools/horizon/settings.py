@@ -38,6 +38,18 @@ TIME_ZONE = "UTC"
 # tests page over the stacks list and the events tab with a few rows.
 API_RESULT_PAGE_SIZE = {page_size}
 API_RESULT_LIMIT = 1000
+# Errors with their tracebacks in horizon.log (a 500 says why).
+LOGGING = {{
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {{"console": {{"class": "logging.StreamHandler"}}}},
+    "loggers": {{
+        "django.request": {{"handlers": ["console"], "level": "WARNING"}},
+        "horizon": {{"handlers": ["console"], "level": "WARNING"}},
+        "openstack_dashboard": {{"handlers": ["console"], "level": "WARNING"}},
+        "heat_dashboard": {{"handlers": ["console"], "level": "WARNING"}},
+    }},
+}}
 """
 
 

@@ -47,7 +47,7 @@ connection = {db}
 topic = heat_lite-engine-{name}
 worker_topic = heat_lite-worker-{name}
 graceful_shutdown_timeout = 5
-{keystone}"""
+{ledger}{keystone}"""
 
 
 KEYSTONE = """
@@ -117,10 +117,13 @@ def free_port():
 
 
 def render_config(
-    *, name, port, db, transport, auth_url, password, region, key
+    *, name, port, db, transport, auth_url, password, region, key, ledger=None
 ):
-    """heat_lite.conf for keystone mode (pure: no I/O)."""
+    """heat_lite.conf for keystone mode (pure: no I/O). ``ledger``: the
+    TestResource ledger, so a test can hold a resource's action
+    (``harness.helpers.holding``)."""
     return CONFIG.format(
+        ledger="test_resource_ledger = %s\n" % ledger if ledger else "",
         name=name,
         port=port,
         db=db,
@@ -179,6 +182,11 @@ class Heat:
     def url(self):
         return "http://127.0.0.1:%d" % self.state["port"]
 
+    @property
+    def ledger(self):
+        """OS::Heat::TestResource's ledger (and hold files' place)."""
+        return os.path.join(self.dir, "ledger")
+
     @classmethod
     def load(cls, directory):
         """:raises FileNotFoundError: if none was started there."""
@@ -230,6 +238,7 @@ class Heat:
                     password=layout.password,
                     region="RegionOne",
                     key=secrets.token_hex(16),
+                    ledger=self.ledger,
                 )
             )
         self.manage("db", "sync")
