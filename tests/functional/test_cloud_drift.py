@@ -5,7 +5,12 @@ metadata, a rule added to the group, the port deleted, the router set
 down); the report says so property by property, leaves the untouched
 resources IN_SYNC and the template's flavor, image and external network
 (named by name) undrifted, and
-``openstack stack drift show`` prints the same."""
+``openstack stack drift show`` prints the same. Then the other types,
+each checked IN_SYNC first (what the cloud filled in is no drift) and
+changed out of band: a server's networks, a security group rule, a
+trunk's subports, a floating IP association, a router interface; a
+Glance image; the Keystone project, role, group, user and user role
+assignment (as admin)."""
 
 import json
 
@@ -19,7 +24,7 @@ pytestmark = [
     pytest.mark.functional,
     pytest.mark.cloud,
     pytest.mark.timeout(1500),
-    pytest.mark.usefixtures("cloud_ledger_demo"),
+    pytest.mark.usefixtures("cloud_ledger_admin"),
 ]
 
 
@@ -179,3 +184,308 @@ def test_out_of_band_changes_are_reported(cloud, heat_on_cloud, cloud_sdk):
         ("server", "MODIFIED", "metadata"),
         ("server", "MODIFIED", "name"),
     }, shown.stdout
+
+
+def _stack(heat, endpoint, name, template):
+    stack_id = helpers.create(heat, name, template)
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=240)
+    url = "%s/stacks/%s/%s" % (endpoint, name, stack_id)
+    drift = _detect(url)
+    assert drift["drift_status"] == "IN_SYNC", drift
+    assert {e["drift_status"] for e in drift["resources"]} == {"IN_SYNC"}
+    return cloud_mod.physical(heat, stack_id), url
+
+
+def _given(value):
+    """``value`` without the None entries of its maps (a stored list
+    of maps holds every key of their schema)."""
+    if isinstance(value, list):
+        return [_given(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _given(v) for k, v in value.items() if v is not None}
+    return value
+
+
+def _by_property(entry):
+    return {
+        p["name"]: (_given(p["expected"]), _given(p["actual"]))
+        for p in entry["properties"]
+    }
+
+
+def _wiring(cloud):
+    return {
+        "net": {"type": "OS::Neutron::Net"},
+        "subnet": {
+            "type": "OS::Neutron::Subnet",
+            "properties": {
+                "network": {"get_resource": "net"},
+                "cidr": "10.82.0.0/24",
+            },
+        },
+        "router": {
+            "type": "OS::Neutron::Router",
+            "properties": {"external_gateway_info": {"network": "public"}},
+        },
+        "gate": {
+            "type": "OS::Neutron::RouterInterface",
+            "properties": {
+                "router": {"get_resource": "router"},
+                "subnet": {"get_resource": "subnet"},
+            },
+        },
+        "sg": {"type": "OS::Neutron::SecurityGroup"},
+        "rule": {
+            "type": "OS::Neutron::SecurityGroupRule",
+            "properties": {
+                "security_group": {"get_resource": "sg"},
+                "port_range_min": 443,
+                "port_range_max": 443,
+            },
+        },
+        "parent": {
+            "type": "OS::Neutron::Port",
+            "properties": {"network": {"get_resource": "net"}},
+        },
+        "sub": {
+            "type": "OS::Neutron::Port",
+            "properties": {"network": {"get_resource": "net"}},
+        },
+        "trunk": {
+            "type": "OS::Neutron::Trunk",
+            "properties": {
+                "name": "tr",
+                "port": {"get_resource": "parent"},
+                "sub_ports": [
+                    {
+                        "port": {"get_resource": "sub"},
+                        "segmentation_type": "vlan",
+                        "segmentation_id": 101,
+                    }
+                ],
+            },
+        },
+        "fport": {
+            "type": "OS::Neutron::Port",
+            "depends_on": ["subnet"],
+            "properties": {"network": {"get_resource": "net"}},
+        },
+        "fip": {
+            "type": "OS::Neutron::FloatingIP",
+            "properties": {"floating_network": "public"},
+        },
+        "assoc": {
+            "type": "OS::Neutron::FloatingIPAssociation",
+            "depends_on": ["gate"],
+            "properties": {
+                "floatingip_id": {"get_resource": "fip"},
+                "port_id": {"get_resource": "fport"},
+            },
+        },
+        "server": {
+            "type": "OS::Nova::Server",
+            "properties": {
+                "image": cloud.image,
+                "flavor": cloud.flavor,
+                "networks": [{"network": cloud.network}],
+            },
+        },
+    }
+
+
+def test_networks_rule_trunk_and_association(cloud, heat_on_cloud, cloud_sdk):
+    heat = heat_on_cloud.client()
+    ids, url = _stack(
+        heat,
+        heat_on_cloud.endpoint(),
+        "wired",
+        helpers.template(_wiring(cloud)),
+    )
+    net = cloud_sdk.network
+    extra = cloud_sdk.compute.create_server_interface(
+        ids["server"], net_id=ids["net"]
+    )
+    net.delete_security_group_rule(ids["rule"])
+    net.delete_trunk_subports(ids["trunk"], [{"port_id": ids["sub"]}])
+    net.update_trunk(ids["trunk"], name="tr2")
+    net.update_ip(ids["fip"], port_id=None)
+    router_id, _, subnet = ids["gate"].partition(":subnet_id=")
+    net.remove_interface_from_router(router_id, subnet_id=subnet)
+
+    drift = _detect(url)
+    assert drift["drift_status"] == "DRIFTED", drift
+    found = {e["resource_name"]: e for e in drift["resources"]}
+    changed = {
+        n: e["drift_status"]
+        for n, e in found.items()
+        if e["drift_status"] != "IN_SYNC"
+    }
+    assert changed == {
+        "server": "MODIFIED",
+        "rule": "DELETED",
+        "trunk": "MODIFIED",
+        "assoc": "MODIFIED",
+        "gate": "DELETED",
+    }, drift
+    expected, actual = _by_property(found["server"])["networks"]
+    assert expected == [{"network": cloud.network}]
+    assert actual[0] == {"network": cloud.network}, actual
+    assert actual[1:] == [
+        {
+            "network": ids["net"],
+            "port": extra.port_id,
+            "fixed_ip": extra.fixed_ips[0]["ip_address"],
+        }
+    ], actual
+    assert _by_property(found["trunk"]) == {
+        "name": ("tr", "tr2"),
+        "sub_ports": (
+            [
+                {
+                    "port": ids["sub"],
+                    "segmentation_type": "vlan",
+                    "segmentation_id": 101,
+                }
+            ],
+            [],
+        ),
+    }, found["trunk"]
+    assert _by_property(found["assoc"]) == {"port_id": (ids["fport"], None)}, (
+        found["assoc"]
+    )
+
+
+def test_image(heat_on_cloud, cloud_sdk, image_server):
+    heat = heat_on_cloud.client()
+    template = helpers.template(
+        {
+            "image": {
+                "type": "OS::Glance::WebImage",
+                "properties": {
+                    "name": "drift-img",
+                    "location": image_server,
+                    "disk_format": "raw",
+                    "container_format": "bare",
+                    "min_ram": 64,
+                    "tags": ["a", "b"],
+                    "extra_properties": {"purpose": "test"},
+                },
+            }
+        }
+    )
+    ids, url = _stack(heat, heat_on_cloud.endpoint(), "imaged", template)
+    cloud_sdk.image.update_image(
+        ids["image"], name="renamed", tags=["b"], purpose="other", extra="x"
+    )
+    cloud_sdk.image.deactivate_image(ids["image"])
+
+    drift = _detect(url)
+    (entry,) = drift["resources"]
+    assert entry["drift_status"] == "MODIFIED", drift
+    assert _by_property(entry) == {
+        "name": ("drift-img", "renamed"),
+        "tags": (["a", "b"], ["b"]),
+        "extra_properties": ({"purpose": "test"}, {"purpose": "other"}),
+        "active": (True, False),
+    }, entry
+    cloud_sdk.image.reactivate_image(ids["image"])
+
+
+def test_keystone_types(cloud, heat_as_admin):
+    admin = cloud.connect("admin")
+    member = admin.identity.find_role("member").id
+    demo = admin.identity.find_user("demo").id
+    own = {
+        "role": {"get_resource": "role"},
+        "project": {"get_resource": "project"},
+    }
+    template = helpers.template(
+        {
+            "project": {
+                "type": "OS::Keystone::Project",
+                "properties": {
+                    "description": "drift",
+                    "enabled": True,
+                    "tags": ["t"],
+                },
+            },
+            "role": {
+                "type": "OS::Keystone::Role",
+                "properties": {"name": "drift-role"},
+            },
+            "group": {
+                "type": "OS::Keystone::Group",
+                "properties": {"name": "drift-group", "roles": [own]},
+            },
+            "user": {
+                "type": "OS::Keystone::User",
+                "properties": {
+                    "name": "drift-user",
+                    "password": "s3cret",
+                    "email": "a@example.org",
+                    "groups": [{"get_resource": "group"}],
+                    "default_project": {"get_resource": "project"},
+                    "roles": [
+                        {
+                            "role": "member",
+                            "project": {"get_resource": "project"},
+                        }
+                    ],
+                },
+            },
+            "grant": {
+                "type": "OS::Keystone::UserRoleAssignment",
+                "properties": {"user": "demo", "roles": [own]},
+            },
+        }
+    )
+    heat = heat_as_admin.client(project="admin")
+    ids, url = _stack(
+        heat, heat_as_admin.endpoint("admin"), "people", template
+    )
+    ident = admin.identity
+    ident.update_role(ids["role"], name="drift-role2")
+    ident.update_group(ids["group"], name="drift-group2")
+    ident.update_user(ids["user"], email="b@example.org")
+    ident.remove_user_from_group(ids["user"], ids["group"])
+    ident.unassign_project_role_from_user(ids["project"], ids["user"], member)
+    ident.assign_project_role_to_user(ids["project"], ids["user"], ids["role"])
+    ident.unassign_project_role_from_user(ids["project"], demo, ids["role"])
+    # Another grant of the user the assignment names is not its drift.
+    ident.assign_project_role_to_user(ids["project"], demo, member)
+    ident.update_project(
+        ids["project"], description="changed", is_enabled=False
+    )
+
+    drift = _detect(url)
+    found = {e["resource_name"]: e for e in drift["resources"]}
+    assert {n: e["drift_status"] for n, e in found.items()} == {
+        "project": "MODIFIED",
+        "role": "MODIFIED",
+        "group": "MODIFIED",
+        "user": "MODIFIED",
+        "grant": "MODIFIED",
+    }, drift
+    assert _by_property(found["project"]) == {
+        "description": ("drift", "changed"),
+        "enabled": (True, False),
+    }, found["project"]
+    assert _by_property(found["role"]) == {
+        "name": ("drift-role", "drift-role2")
+    }
+    assert _by_property(found["group"]) == {
+        "name": ("drift-group", "drift-group2")
+    }
+    user = _by_property(found["user"])
+    assert sorted(user) == ["email", "groups", "roles"], user
+    assert user["email"] == ("a@example.org", "b@example.org")
+    assert user["groups"] == ([ids["group"]], [])
+    assert user["roles"] == (
+        [{"role": "member", "project": ids["project"]}],
+        [{"role": ids["role"], "project": ids["project"]}],
+    )
+    assert _by_property(found["grant"]) == {
+        "roles": ([{"role": ids["role"], "project": ids["project"]}], [])
+    }, found["grant"]
+    ident.unassign_project_role_from_user(ids["project"], demo, member)
+    admin.close()

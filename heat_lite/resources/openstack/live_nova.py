@@ -12,7 +12,8 @@ stack suspend).
 
 from heat_lite.common.states import Action
 from heat_lite.resources import base
-from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack import client, server_networks
+from heat_lite.resources.openstack import server_nets_match as nets_match
 
 sdk_exc = client.sdk_exc
 
@@ -43,6 +44,9 @@ def server_state(plugin):
         live["flavor"] = _flavor(conn, props["flavor"], server.flavor)
     if props.get("image") and server.image is not None and server.image.id:
         live["image"] = _image(conn, props["image"], server.image.id)
+    networks = props.get("networks")
+    if networks and not any(n.get("allocate_network") for n in networks):
+        live["networks"] = _networks(conn, plugin.resource_id, networks)
     return live
 
 
@@ -82,3 +86,25 @@ def _image(conn, stored, image_id):
         conn, "image", "find_image", stored, ignore_missing=True
     )
     return stored if wanted == image_id else image_id
+
+
+def _networks(conn, server_id, stored):
+    """The stored entries when the server's interfaces are exactly
+    theirs, else the paired entries and the other interfaces."""
+    entries = [
+        server_networks.resolve(conn, net, strict=False) for net in stored
+    ]
+    ifaces = [
+        nets_match.interface_facts(i)
+        for i in conn.compute.server_interfaces(server_id)
+    ]
+    paired = nets_match.pair(entries, ifaces)
+    if None not in paired and len(ifaces) == len(stored):
+        return stored
+    taken = set(paired)
+    kept = [n for n, j in zip(stored, paired, strict=True) if j is not None]
+    return kept + [
+        {k: iface[k] for k in ("network", "port", "fixed_ip")}
+        for j, iface in enumerate(ifaces)
+        if j not in taken
+    ]
