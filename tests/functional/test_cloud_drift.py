@@ -12,7 +12,10 @@ trunk's subports, a floating IP association, a router interface; a
 Glance image; the Keystone project, role, group, user and user role
 assignment (as admin)."""
 
+import collections
+import glob
 import json
+import os
 
 import pytest
 import requests
@@ -186,13 +189,63 @@ def test_out_of_band_changes_are_reported(cloud, heat_on_cloud, cloud_sdk):
     }, shown.stdout
 
 
-def _stack(heat, endpoint, name, template):
+def _requests(cloud):
+    """{service: ["METHOD /path"]} of the requests the cloud's API
+    clients (openstacksdk: heat_lite's engine, the test's own
+    connections; not the services' calls to each other) made so far."""
+    found = {}
+    for path in sorted(glob.glob(cloud.layout.path("log", "*-access.log"))):
+        service = os.path.basename(path)[: -len("-access.log")]
+        with open(path, errors="replace") as f:
+            found[service] = [
+                " ".join(parts[1].split()[:2])
+                for parts in (line.split('"') for line in f)
+                if len(parts) > 5 and parts[5].startswith("openstacksdk/")
+            ]
+    return found
+
+
+def _kind(request):
+    """A request without IDs and query values: ``GET /v2.0/ports/{id}``,
+    ``GET /v2.0/ports?device_id``."""
+    method, _, path = request.partition(" ")
+    path, _, query = path.partition("?")
+    words = [
+        "{id}" if len(w) >= 32 or w.count("-") == 4 else w
+        for w in path.split("/")
+    ]
+    keys = sorted(k.partition("=")[0] for k in query.split("&") if k)
+    return "%s %s%s" % (
+        method,
+        "/".join(words),
+        "?" + "&".join(keys) if keys else "",
+    )
+
+
+def _stack(cloud, heat, endpoint, name, template):
+    """Create, check IN_SYNC, and measure a detection's cloud requests
+    (a second one: the first warmed the engine's lookups, as a periodic
+    detection finds them) -- at most 3 per resource."""
     stack_id = helpers.create(heat, name, template)
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE", timeout=240)
     url = "%s/stacks/%s/%s" % (endpoint, name, stack_id)
-    drift = _detect(url)
-    assert drift["drift_status"] == "IN_SYNC", drift
-    assert {e["drift_status"] for e in drift["resources"]} == {"IN_SYNC"}
+    for _ in range(2):
+        before = _requests(cloud)
+        drift = _detect(url)
+        assert drift["drift_status"] == "IN_SYNC", drift
+        assert {e["drift_status"] for e in drift["resources"]} == {"IN_SYNC"}
+    made = collections.Counter(
+        "%s %s" % (service, _kind(request))
+        for service, requests_of in _requests(cloud).items()
+        for request in requests_of[len(before.get(service, ())) :]
+    )
+    print(
+        "\n%s: %d resources, %d cloud requests"
+        % (name, len(drift["resources"]), sum(made.values()))
+    )
+    for kind, n in sorted(made.items()):
+        print("  %3d %s" % (n, kind))
+    assert sum(made.values()) <= 3 * len(drift["resources"]), made
     return cloud_mod.physical(heat, stack_id), url
 
 
@@ -296,6 +349,7 @@ def _wiring(cloud):
 def test_networks_rule_trunk_and_association(cloud, heat_on_cloud, cloud_sdk):
     heat = heat_on_cloud.client()
     ids, url = _stack(
+        cloud,
         heat,
         heat_on_cloud.endpoint(),
         "wired",
@@ -355,7 +409,7 @@ def test_networks_rule_trunk_and_association(cloud, heat_on_cloud, cloud_sdk):
     )
 
 
-def test_image(heat_on_cloud, cloud_sdk, image_server):
+def test_image(cloud, heat_on_cloud, cloud_sdk, image_server):
     heat = heat_on_cloud.client()
     template = helpers.template(
         {
@@ -373,7 +427,9 @@ def test_image(heat_on_cloud, cloud_sdk, image_server):
             }
         }
     )
-    ids, url = _stack(heat, heat_on_cloud.endpoint(), "imaged", template)
+    ids, url = _stack(
+        cloud, heat, heat_on_cloud.endpoint(), "imaged", template
+    )
     cloud_sdk.image.update_image(
         ids["image"], name="renamed", tags=["b"], purpose="other", extra="x"
     )
@@ -441,7 +497,7 @@ def test_keystone_types(cloud, heat_as_admin):
     )
     heat = heat_as_admin.client(project="admin")
     ids, url = _stack(
-        heat, heat_as_admin.endpoint("admin"), "people", template
+        cloud, heat, heat_as_admin.endpoint("admin"), "people", template
     )
     ident = admin.identity
     ident.update_role(ids["role"], name="drift-role2")
