@@ -9,11 +9,13 @@ its live state (``Resource.live_state``), compared with the properties
 the record was converged to (``compare``). Records in any other state
 are NOT_CHECKED with the reason.
 
-Cost per checked resource: the plugin's reads (one GET for a Neutron
-resource, one for a server plus a flavor/image lookup when the template
-named them by name, cached 30 s) and no SQL of its own; per stack of the
-tree, three reads (its records, its children, its template, cached);
-two writes per detection (``db.drift``) and one read of the previous
+Cost per checked resource (doc/bench/drift.md): the plugin's reads (one
+GET for most cloud types, two or three for a server with ``networks``
+or a Keystone user with ``groups`` and ``roles``; names resolved
+through lookups cached 30 s) and no SQL of its own (a software config
+or deployment: one read of its store); per stack of the tree, two reads
+(its children, its records; its template is cached); per detection, the
+stack row, the previous report and the report written (one commit).
 report. When a detection finds the stack DRIFTED and the previous
 report did not (or there was none), a stack event (``DRIFT DRIFTED``,
 resource type ``OS::Heat::Stack``) is written and
