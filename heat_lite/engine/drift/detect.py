@@ -16,7 +16,7 @@ through lookups cached 30 s) and no SQL of its own (a software config
 or deployment: one read of its store); per stack of the tree, two reads
 (its children, its records; its template is cached); per detection, the
 stack row, the previous report and the report written (one commit).
-report. When a detection finds the stack DRIFTED and the previous
+When a detection finds the stack DRIFTED and the previous
 report did not (or there was none), a stack event (``DRIFT DRIFTED``,
 resource type ``OS::Heat::Stack``) is written and
 ``orchestration.stack.drift.drifted`` sent (``common.notify``).
