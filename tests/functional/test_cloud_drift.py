@@ -545,3 +545,61 @@ def test_keystone_types(cloud, heat_as_admin):
     }, found["grant"]
     ident.unassign_project_role_from_user(ids["project"], demo, member)
     admin.close()
+
+
+def test_key_pair_server_group_and_flavor(cloud, heat_as_admin):
+    admin = cloud.connect("admin")
+    demo_project = admin.identity.find_project("demo").id
+    template = helpers.template(
+        {
+            "key": {
+                "type": "OS::Nova::KeyPair",
+                "properties": {"name": "drift-key"},
+            },
+            "group": {
+                "type": "OS::Nova::ServerGroup",
+                "properties": {
+                    "name": "drift-group",
+                    "policies": ["affinity"],
+                },
+            },
+            "flavor": {
+                "type": "OS::Nova::Flavor",
+                "properties": {
+                    "ram": 128,
+                    "vcpus": 1,
+                    "disk": 1,
+                    "is_public": False,
+                    "tenants": [demo_project],
+                    "extra_specs": {"hw:cpu_policy": "shared"},
+                },
+            },
+        }
+    )
+    heat = heat_as_admin.client(project="admin")
+    ids, url = _stack(
+        cloud, heat, heat_as_admin.endpoint("admin"), "novas", template
+    )
+    compute = admin.compute
+    compute.delete_keypair(ids["key"])
+    compute.delete_server_group(ids["group"])
+    compute.update_flavor_extra_specs_property(
+        ids["flavor"], "hw:cpu_policy", "dedicated"
+    )
+    compute.flavor_remove_tenant_access(ids["flavor"], demo_project)
+
+    drift = _detect(url)
+    found = {e["resource_name"]: e for e in drift["resources"]}
+    assert {n: e["drift_status"] for n, e in found.items()} == {
+        "key": "DELETED",
+        "group": "DELETED",
+        "flavor": "MODIFIED",
+    }, drift
+    assert _by_property(found["flavor"]) == {
+        "extra_specs": (
+            {"hw:cpu_policy": "shared"},
+            {"hw:cpu_policy": "dedicated"},
+        ),
+        "tenants": ([demo_project], []),
+    }, found["flavor"]
+    admin.close()

@@ -108,3 +108,62 @@ def _networks(conn, server_id, stored):
         for j, iface in enumerate(ifaces)
         if j not in taken
     ]
+
+
+def _get(getter, ident):
+    try:
+        return getter(ident)
+    except sdk_exc.NotFoundException:
+        raise base.ResourceGone() from None
+
+
+def keypair_state(plugin):
+    """{name, public_key, type} of a key pair."""
+    compute = client.connection(plugin).compute
+    found = compute.find_keypair(
+        plugin.resource_id, user_id=plugin.properties.get("user")
+    )
+    if found is None:
+        raise base.ResourceGone()
+    return {
+        "name": found.name,
+        "public_key": found.public_key,
+        "type": found.type,
+    }
+
+
+def server_group_state(plugin):
+    """{name, policies, rules} of a server group."""
+    compute = client.connection(plugin).compute
+    group = _get(compute.get_server_group, plugin.resource_id)
+    policies = list(group.policies or ([group.policy] if group.policy else []))
+    stored = plugin.properties.get("rules") or {}
+    rules = {
+        k: stored[k] if str(stored.get(k)) == str(v) else v
+        for k, v in (group.rules or {}).items()
+    }
+    return {"name": group.name, "policies": policies, "rules": rules}
+
+
+FLAVOR_FIELDS = ("name", "ram", "vcpus", "disk", "ephemeral", "rxtx_factor")
+
+
+def flavor_state(plugin):
+    """The flavor's fields, ``extra_specs`` and ``tenants``."""
+    compute = client.connection(plugin).compute
+    flavor = _get(compute.get_flavor, plugin.resource_id)
+    props = plugin.properties
+    state = {k: getattr(flavor, k) for k in FLAVOR_FIELDS}
+    state["swap"] = flavor.swap or 0  # Nova shows no swap as ""
+    state["is_public"] = flavor.is_public
+    if props.get("extra_specs") is not None:
+        live = compute.fetch_flavor_extra_specs(flavor.id).extra_specs or {}
+        wanted = {k: str(v) for k, v in props["extra_specs"].items()}
+        state["extra_specs"] = props["extra_specs"] if wanted == live else live
+    if props.get("tenants") and not flavor.is_public:
+        have = sorted(
+            a["tenant_id"] for a in compute.get_flavor_access(flavor.id)
+        )
+        stored = props["tenants"]
+        state["tenants"] = stored if sorted(stored) == have else have
+    return state
