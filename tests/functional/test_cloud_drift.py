@@ -4,13 +4,14 @@ behind its back with openstacksdk (the server renamed and given
 metadata, a rule added to the group, the port deleted, the router set
 down); the report says so property by property, leaves the untouched
 resources IN_SYNC and the template's flavor, image and external network
-(named by name) undrifted, and
-``openstack stack drift show`` prints the same. Then the other types,
-each checked IN_SYNC first (what the cloud filled in is no drift) and
+(named by name) undrifted, and ``openstack stack drift show`` prints the
+same. Then the other types, each checked IN_SYNC first (what the cloud
+filled in is no drift; the cloud requests of a detection measured) and
 changed out of band: a server's networks, a security group rule, a
-trunk's subports, a floating IP association, a router interface; a
-Glance image; the Keystone project, role, group, user and user role
-assignment (as admin)."""
+trunk's subports, a floating IP association, a router interface, an
+extra route set; a Glance image; the Keystone project, role, group, user
+and user role assignment, a key pair, a server group and a flavor (as
+admin)."""
 
 import collections
 import glob
@@ -266,6 +267,12 @@ def _by_property(entry):
     }
 
 
+ROUTES = [
+    {"destination": "10.99.0.0/24", "nexthop": "10.82.0.5"},
+    {"destination": "10.98.0.0/24", "nexthop": "10.82.0.6"},
+]
+
+
 def _wiring(cloud):
     return {
         "net": {"type": "OS::Neutron::Net"},
@@ -285,6 +292,13 @@ def _wiring(cloud):
             "properties": {
                 "router": {"get_resource": "router"},
                 "subnet": {"get_resource": "subnet"},
+            },
+        },
+        "routes": {
+            "type": "OS::Neutron::ExtraRouteSet",
+            "properties": {
+                "router": {"get_resource": "router"},
+                "routes": ROUTES,
             },
         },
         "sg": {"type": "OS::Neutron::SecurityGroup"},
@@ -364,6 +378,10 @@ def test_networks_rule_trunk_and_association(cloud, heat_on_cloud, cloud_sdk):
     net.update_trunk(ids["trunk"], name="tr2")
     net.update_ip(ids["fip"], port_id=None)
     router_id, _, subnet = ids["gate"].partition(":subnet_id=")
+    # Both routes: Neutron keeps an interface a route's next hop needs.
+    net.remove_extra_routes_from_router(
+        router_id, {"router": {"routes": ROUTES}}
+    )
     net.remove_interface_from_router(router_id, subnet_id=subnet)
 
     drift = _detect(url)
@@ -380,7 +398,10 @@ def test_networks_rule_trunk_and_association(cloud, heat_on_cloud, cloud_sdk):
         "trunk": "MODIFIED",
         "assoc": "MODIFIED",
         "gate": "DELETED",
+        "routes": "MODIFIED",
     }, drift
+    routes = found["routes"]
+    assert _by_property(routes) == {"routes": (ROUTES, [])}, routes
     expected, actual = _by_property(found["server"])["networks"]
     assert expected == [{"network": cloud.network}]
     assert actual[0] == {"network": cloud.network}, actual

@@ -17,7 +17,11 @@ reads its floating IP: the ``port_id`` it has (None once disassociated)
 and its ``fixed_ip_address``. A router interface (its physical ID is
 ``<router>:subnet_id=<id>`` or ``<router>:port_id=<id>``) is one list
 of the router's ports: DELETED when none of them is its port or on its
-subnet, else in sync (its properties cannot change in place).
+subnet, else in sync (its properties cannot change in place). An
+extra route set (its physical ID is its router's) is one GET of the
+router: its ``routes`` are the template's routes the router still has
+(a route removed is drift; another route of the router is not the
+set's).
 """
 
 from heat_lite.resources import base
@@ -259,3 +263,22 @@ def router_interface_state(plugin):
         ):
             return {}
     raise base.ResourceGone()
+
+
+def extra_routes_state(plugin):
+    """{routes: the set's routes the router still has}.
+
+    :raises base.ResourceGone: the router is gone.
+    """
+    network = client.connection(plugin).network
+    try:
+        router = network.get_router(plugin.resource_id)
+    except sdk_exc.NotFoundException:
+        raise base.ResourceGone() from None
+    have = {(r["destination"], r["nexthop"]) for r in router.routes or ()}
+    stored = plugin.properties.get("routes") or []
+    return {
+        "routes": [
+            r for r in stored if (r["destination"], r["nexthop"]) in have
+        ]
+    }
