@@ -11,6 +11,11 @@ means nothing is sent; ``driver = messagingv2`` sends them on the same
 transport as RPC unless ``[oslo_messaging_notifications] transport_url``
 says otherwise. Sending never fails the operation that triggered it.
 
+``orchestration.stack.drift.drifted`` is sent when a drift detection
+finds a stack DRIFTED that was not before (``engine.drift.detect``):
+the stack payload (its state as it is) with ``drift_status`` and
+``drift_counts`` ({IN_SYNC, MODIFIED, DELETED, NOT_CHECKED: n}).
+
 Resource notifications (one per resource action start, completion and
 failure) carry ``tenant_id``, ``user_id`` (null: a worker does not load
 the stack's user), ``stack_id``, ``stack_identity``, ``stack_name``,
@@ -122,6 +127,19 @@ def stack_event(stack, action, phase, status=None, reason=None):
         lambda: stack_payload(stack, action, status, reason),
         stack.get("id"),
     )
+
+
+def stack_drifted(stack, reason, counts):
+    """Send ``orchestration.stack.drift.drifted`` for a stack row."""
+    if not enabled():
+        return
+
+    def payload():
+        body = stack_payload(stack, stack["action"], stack["status"], reason)
+        body.update(drift_status="DRIFTED", drift_counts=counts)
+        return body
+
+    _send("stack", "drift", "drifted", payload, stack.get("id"))
 
 
 def _send(kind, action, phase, make_payload, what):

@@ -14,10 +14,12 @@ import json
 import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
+from heat_lite.common.states import Status
 from heat_lite.db import models
 from heat_lite.db.session import as_dict, retry_read, retry_write, transaction
 
 DRIFT = models.StackDrift.__table__
+STACK = models.Stack.__table__
 IN_PROGRESS = "DETECTION_IN_PROGRESS"
 
 
@@ -104,3 +106,38 @@ def drift_get(stack_id):
     result = as_dict(row)
     result["report"] = json.loads(result["report"] or "[]")
     return result
+
+
+@retry_read
+def drift_due(tag, before, stale_before):
+    """The top-level live stacks tagged ``tag`` whose periodic detection
+    is due: never detected, last detected (or failed) before ``before``,
+    or whose running detection started before ``stale_before`` (its
+    engine died). Stacks with an operation in progress wait. One
+    statement.
+
+    :returns: [{id, name, tenant}], the longest undetected first.
+    """
+    last = sa.func.coalesce(DRIFT.c.detected_at, DRIFT.c.started_at)
+    query = (
+        sa.select(STACK.c.id, STACK.c.name, STACK.c.tenant)
+        .select_from(STACK.outerjoin(DRIFT, DRIFT.c.stack_id == STACK.c.id))
+        .where(
+            STACK.c.owner_id.is_(None),
+            STACK.c.deleted_at.is_(None),
+            STACK.c.status != Status.IN_PROGRESS,
+            STACK.c.tags.is_not(None),
+            STACK.c.tags.contains(json.dumps(tag), autoescape=True),
+            sa.or_(
+                DRIFT.c.stack_id.is_(None),
+                sa.and_(DRIFT.c.status != IN_PROGRESS, last < before),
+                sa.and_(
+                    DRIFT.c.status == IN_PROGRESS,
+                    DRIFT.c.started_at < stale_before,
+                ),
+            ),
+        )
+        .order_by(last.is_not(None), last, STACK.c.id)
+    )
+    with transaction(writer=False) as session:
+        return [as_dict(row) for row in session.execute(query)]

@@ -11,6 +11,7 @@ from heat_lite.common import crypt, rpc
 from heat_lite.db import services as db_services
 from heat_lite.engine import plugin_services, rpcapi
 from heat_lite.engine.drift import detect as drift_detect
+from heat_lite.engine.drift import periodic as drift_periodic
 from heat_lite.engine.endpoint import goals, service, snapshots
 from heat_lite.engine.fleet.app import deploy as app_deploy
 from heat_lite.engine.fleet.app import driver as build_driver
@@ -76,8 +77,9 @@ class EngineProcess:
         self.ops.verifier = verify.Verifier(
             self.ops, self.runner.graphs, self.dispatcher, self.services
         )
+        self.drift = drift_periodic.Periodic(lambda: self.fence.engine_id)
         self.watchdog = watchdog.Watchdog(
-            self.fence, self.ops, self.dispatcher
+            self.fence, self.ops, self.dispatcher, shares=[self.drift]
         )
         self.heartbeat = fencing.Heartbeat(self.fence, self.runner.drop_all)
         update_goals = goals.UpdateGoals()

@@ -45,7 +45,8 @@ server has that flavor), and may add values that are not properties (a
 server's ``status``) whose expected values ``live_expectations(action)``
 gives. It raises ``ResourceGone`` when the physical resource no longer
 exists (DELETED). The default raises ``NotImplementedError``: the type
-cannot read its live state (NOT_CHECKED). The engine compares only the
+cannot read its live state (NOT_CHECKED; a message given to the
+exception is the report's reason). The engine compares only the
 properties the template set, so values the cloud fills in are no drift.
 """
 

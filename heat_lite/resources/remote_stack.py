@@ -271,6 +271,15 @@ class RemoteStack(stack_resource.PollsStack, base.Resource):
             }
         return None
 
+    def live_state(self):
+        """Drift: a stack of another region or cloud is that Heat's to
+        check (``detect_drift`` there); gone, it is DELETED."""
+        if self._remote_stack() is None:
+            raise base.ResourceGone()
+        raise NotImplementedError(
+            "a remote stack's drift is detected by its own region's Heat"
+        )
+
     def _show_resource(self):
         return self._remote_stack()
 

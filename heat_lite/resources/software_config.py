@@ -137,6 +137,13 @@ class SoftwareConfig(base.Resource):
         except exception.NotFound:
             pass  # already deleted through the API
 
+    def live_state(self):
+        """Drift: a config never changes; deleted through the
+        software_configs API it is DELETED (engine.drift)."""
+        if self.software_config() is None:
+            raise base.ResourceGone()
+        return {}
+
     def software_config(self):
         """The stored config, as the software_configs API shows it (None
         before create or once deleted)."""

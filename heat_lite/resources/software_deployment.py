@@ -313,6 +313,15 @@ class SoftwareDeployment(base.Resource):
             self._delete_config(old["config_id"])
         return status == IN_PROGRESS
 
+    def live_state(self):
+        """Drift: the deployment deleted through the software_deployments
+        API is DELETED; its ``server`` is compared (engine.drift). Its
+        status is the server's to signal, not drift."""
+        deployment = self._deployment()
+        if deployment is None:
+            raise base.ResourceGone()
+        return {"server": deployment["server_id"]}
+
     def _deployment(self):
         if self.resource_id is None:
             return None

@@ -63,6 +63,9 @@ class Value(base.Resource):
         props["value"] = schema.coerce(props["value"], "%s.value" % path)
         return props
 
+    # Drift: the state is the record (engine.drift).
+    live_state = base.state_in_record
+
     def handle_create(self):
         self.resource_id_set(self.physical_resource_name())
 

@@ -154,6 +154,10 @@ class WaitCondition(base.Resource):
             "delay": FIRST_POLL,
         }
 
+    # Drift: the state is its own record, changed only by heat_lite
+    # (signals are its input, not drift; engine.drift).
+    live_state = base.state_in_record
+
     def handle_create(self):
         # No physical ID, as in Heat: get_resource gives the name.
         return self._start()

@@ -171,6 +171,10 @@ class WaitConditionHandle(base.Resource):
             )
         return props
 
+    # Drift: the state is its own record, changed only by heat_lite
+    # (signals are its input, not drift; engine.drift).
+    live_state = base.state_in_record
+
     def handle_create(self):
         transport = self.properties.get("signal_transport")
         if transport in ("TOKEN_SIGNAL", "HEAT_SIGNAL"):

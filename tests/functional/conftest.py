@@ -5,6 +5,9 @@ PostgreSQL and MariaDB with separate API and two engine processes over
 RabbitMQ.
 """
 
+import http.server
+import threading
+
 import pytest
 
 from harness import cloud as cloud_mod
@@ -116,3 +119,26 @@ def cloud_ledger_admin(cloud_sdk, heat_on_cloud, heat_as_admin):
         [heat_on_cloud.client()],
         others=[heat_as_admin.client(project="admin")],
     )
+
+
+@pytest.fixture
+def image_server():
+    """A loopback HTTP server with one 4 KiB raw image at /disk.raw."""
+    data = b"\2" * 4096
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield "http://127.0.0.1:%d/disk.raw" % server.server_address[1]
+    server.shutdown()
+    server.server_close()

@@ -1,8 +1,9 @@
 """Drift detection through the REST API on the SQLite deployment: the
 report of a stack whose types hold their own state (nested stacks and
-group members included, a type that cannot read its live state
-NOT_CHECKED) and the refusals (404, 409) in Heat's error format. The
-cloud types' drift is tests/functional/test_cloud_drift.py's."""
+group members included; a software config deleted through the
+software_configs API DELETED; a failed resource NOT_CHECKED) and the
+refusals (404, 409) in Heat's error format. The cloud types' drift is
+tests/functional/test_cloud_drift.py's."""
 
 import uuid
 
@@ -18,6 +19,11 @@ TMPL = helpers.template(
         "a": {"type": "OS::Heat::TestResource", "properties": {"value": "x"}},
         "r": {"type": "OS::Heat::RandomString", "properties": {"length": 8}},
         "h": {"type": "OS::Heat::WaitConditionHandle"},
+        "v": {"type": "OS::Heat::Value", "properties": {"value": "y"}},
+        "c": {
+            "type": "OS::Heat::SoftwareConfig",
+            "properties": {"config": "echo hi"},
+        },
         "g": {
             "type": "OS::Heat::ResourceGroup",
             "properties": {
@@ -90,18 +96,36 @@ def test_report_of_own_state_types_and_nested(deployment, request):
         "/".join(filter(None, (e["parent_resource"], e["resource_name"]))): e
         for e in drift["resources"]
     }
-    assert sorted(by_name) == ["a", "g", "g/0", "g/1", "h", "r"], by_name
-    for name in ("a", "r", "g", "g/0", "g/1"):
-        assert by_name[name]["drift_status"] == "IN_SYNC", by_name[name]
-    assert by_name["h"]["drift_status"] == "NOT_CHECKED"
-    assert by_name["h"]["reason"] == (
-        "OS::Heat::WaitConditionHandle cannot read its live state"
-    )
+    assert sorted(by_name) == [
+        "a",
+        "c",
+        "g",
+        "g/0",
+        "g/1",
+        "h",
+        "r",
+        "v",
+    ], by_name
+    for entry in by_name.values():
+        assert entry["drift_status"] == "IN_SYNC", entry
+
+    # Deleted through the software_configs API behind the stack's back.
+    config_id = heat.resources.get(stack_id, "c").physical_resource_id
+    heat.software_configs.delete(config_id)
+    assert _detect(url_of).status_code == 202
+    drift = _report(url_of)
+    assert drift["drift_status"] == "DRIFTED", drift
+    changed = {
+        e["resource_name"]: e["drift_status"]
+        for e in drift["resources"]
+        if e["drift_status"] != "IN_SYNC"
+    }
+    assert changed == {"c": "DELETED"}, drift
     assert drift["counts"] == {
-        "IN_SYNC": 5,
+        "IN_SYNC": 7,
         "MODIFIED": 0,
-        "DELETED": 0,
-        "NOT_CHECKED": 1,
+        "DELETED": 1,
+        "NOT_CHECKED": 0,
     }
     # The other project sees neither the report nor the stack.
     other = "o" + uuid.uuid4().hex[:8]
@@ -131,6 +155,23 @@ def test_refusals(deployment, request):
         error = _error(_detect(url_of), 409)
         assert "in progress" in error["message"], error
     helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+    # A record that did not converge is not compared, and says why.
+    heat.stacks.update(
+        stack_id,
+        template=helpers.template(
+            {
+                "a": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {"value": "z", "fail": True},
+                }
+            }
+        ),
+    )
+    helpers.wait_for_status(heat, stack_id, "UPDATE_FAILED")
+    assert _detect(url_of).status_code == 202
+    drift = _report(url_of)
+    assert drift["resources"][0]["drift_status"] == "NOT_CHECKED", drift
+    assert drift["resources"][0]["reason"] == "resource is UPDATE_FAILED"
     bad = requests.post(
         url_of("actions"),
         json={"detect_drift": None, "check": None},

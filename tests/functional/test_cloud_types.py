@@ -7,9 +7,6 @@ what the stack says exists must exist, and nothing may be left after a
 delete.
 """
 
-import http.server
-import threading
-
 import pytest
 
 from harness import cloud as cloud_mod
@@ -241,29 +238,6 @@ def test_keystone_types_as_admin(cloud, heat_as_admin):
     assert admin.identity.find_role(ids["role"]) is None
     assert _assigned(admin, user_id=demo, scope_project_id=project.id) == []
     admin.close()
-
-
-@pytest.fixture
-def image_server():
-    """A loopback HTTP server with one 4 KiB raw image at /disk.raw."""
-    data = b"\2" * 4096
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield "http://127.0.0.1:%d/disk.raw" % server.server_address[1]
-    server.shutdown()
-    server.server_close()
 
 
 def test_web_image_imports_and_updates(

@@ -15,6 +15,9 @@ NOT_CHECKED = "NOT_CHECKED"
 DRIFTED = "DRIFTED"
 DETECTION_IN_PROGRESS = "DETECTION_IN_PROGRESS"
 DETECTION_FAILED = "DETECTION_FAILED"
+# The action of the stack event written when a stack becomes DRIFTED.
+DRIFT = "DRIFT"
+RESOURCE_STATUSES = (IN_SYNC, MODIFIED, DELETED, NOT_CHECKED)
 
 
 def template_set(defn_properties, deprecated=None):
@@ -73,3 +76,11 @@ def rollup(entries):
     DELETED, else IN_SYNC."""
     drifted = any(e["drift_status"] in (MODIFIED, DELETED) for e in entries)
     return DRIFTED if drifted else IN_SYNC
+
+
+def counts(entries):
+    """{resource status: how many entries have it}."""
+    return {
+        status: sum(1 for e in entries if e["drift_status"] == status)
+        for status in RESOURCE_STATUSES
+    }

@@ -9,21 +9,29 @@ its live state (``Resource.live_state``), compared with the properties
 the record was converged to (``compare``). Records in any other state
 are NOT_CHECKED with the reason.
 
-Cost per checked resource: the plugin's reads (one GET for a Neutron
-resource, one for a server plus a flavor/image lookup when the template
-named them by name, cached 30 s) and no SQL of its own; per stack of the
-tree, three reads (its records, its children, its template, cached);
-two writes per detection (``db.drift``).
+Cost per checked resource (doc/bench/drift.md): the plugin's reads (one
+GET for most cloud types, two or three for a server with ``networks``
+or a Keystone user with ``groups`` and ``roles``; names resolved
+through lookups cached 30 s) and no SQL of its own (a software config
+or deployment: one read of its store); per stack of the tree, two reads
+(its children, its records; its template is cached); per detection, the
+stack row, the previous report and the report written (one commit).
+When a detection finds the stack DRIFTED and the previous
+report did not (or there was none), a stack event (``DRIFT DRIFTED``,
+resource type ``OS::Heat::Stack``) is written and
+``orchestration.stack.drift.drifted`` sent (``common.notify``).
 """
 
 import logging
 
-from heat_lite.common import exception
+from heat_lite.common import exception, notify
 from heat_lite.common.states import Action, Status
 from heat_lite.db import drift as db_drift
+from heat_lite.db import events as db_events
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import cloud, definitions
 from heat_lite.engine.drift import compare
+from heat_lite.engine.traversal import ops
 from heat_lite.resources import base
 
 LOG = logging.getLogger(__name__)
@@ -43,6 +51,7 @@ class Detector:
         the row meanwhile)."""
         try:
             stack = db_stacks.stack_get(stack_id, show_deleted=False)
+            before = _last_status(stack_id)
             entries = self.stack_entries(stack, [])
         except Exception as exc:  # noqa: BLE001 - stored as the outcome
             LOG.exception("Drift detection of stack %s failed", stack_id)
@@ -54,9 +63,10 @@ class Detector:
                 reason="%s: %s" % (type(exc).__name__, exc),
             )
             return
-        db_drift.drift_finish(
-            stack_id, detection, compare.rollup(entries), entries
-        )
+        status = compare.rollup(entries)
+        stored = db_drift.drift_finish(stack_id, detection, status, entries)
+        if stored and status == compare.DRIFTED and before != compare.DRIFTED:
+            _drifted(stack, entries)
 
     def stack_entries(self, stack, path):
         """The entries of ``stack``'s resources and of everything nested
@@ -115,9 +125,9 @@ class Detector:
             ):
                 live = plugin.live_state()
                 expectations = plugin.live_expectations(record["action"])
-        except NotImplementedError:
+        except NotImplementedError as exc:
             return _not_checked(
-                "%s cannot read its live state" % record["type"]
+                str(exc) or "%s cannot read its live state" % record["type"]
             )
         except base.ResourceGone:
             return {"drift_status": compare.DELETED}
@@ -138,6 +148,25 @@ class Detector:
         if found:
             return {"drift_status": compare.MODIFIED, "properties": found}
         return {"drift_status": compare.IN_SYNC}
+
+
+def _last_status(stack_id):
+    """The status of the stack's last stored report (None: none)."""
+    row = db_drift.drift_get(stack_id)
+    return compare.rollup(row["report"]) if row and row["report"] else None
+
+
+def _drifted(stack, entries):
+    """The stack became DRIFTED: a stack event and a notification."""
+    counts = compare.counts(entries)
+    reason = "Stack drifted: %d resource(s) MODIFIED, %d DELETED" % (
+        counts[compare.MODIFIED],
+        counts[compare.DELETED],
+    )
+    db_events.event_create(
+        ops.stack_event(stack, compare.DRIFT, compare.DRIFTED, reason)
+    )
+    notify.stack_drifted(stack, reason, counts)
 
 
 def _not_checked(reason):

@@ -76,14 +76,6 @@ class DriftEndpoint:
             # While a detection runs, the report (and its time) is the
             # previous one's, if any.
             "detected_at": _when(row["detected_at"]),
-            "counts": {
-                status: sum(1 for e in report if e["drift_status"] == status)
-                for status in (
-                    compare.IN_SYNC,
-                    compare.MODIFIED,
-                    compare.DELETED,
-                    compare.NOT_CHECKED,
-                )
-            },
+            "counts": compare.counts(report),
             "resources": report,
         }

@@ -22,6 +22,10 @@ Each engine process runs ``Watchdog.tick`` every ``heartbeat_interval``
   no progress; a node whose lock is held by a live engine (a long polled
   action) is not re-driven, and is never reported as a stall.
 
+Shares (``shares``) get the live engine ids after each pass and run
+their own periodic work over them the same way (periodic drift
+detection, ``engine.drift.periodic``).
+
 Cost per pass and engine: a handful of statements whatever the number of
 stacks (services, locks, stacks, progress marks per 500 watched stacks),
 plus one ``ready_nodes`` read per watched stack that looks stalled.
@@ -74,8 +78,12 @@ def live_members(services, dead_before):
 class Watchdog:
     """Periodic recovery for one engine process."""
 
-    def __init__(self, fence, stack_ops, dispatcher):
+    def __init__(self, fence, stack_ops, dispatcher, shares=()):
         self.fence = fence
+        # Periodic work shared out over the live engines the way the
+        # stacks are (``watcher``): each pass calls ``share.tick(engines)``
+        # (``engine.drift.periodic``).
+        self.shares = tuple(shares)
         self.ops = stack_ops
         self.dispatcher = dispatcher
         self._stop = threading.Event()
@@ -142,6 +150,11 @@ class Watchdog:
         redriven += self._watch(engines, changed)
         if redriven:
             self.dispatcher.cast(redriven)
+        for share in self.shares:
+            try:
+                share.tick(engines)
+            except Exception:  # noqa: BLE001 - recovery goes on
+                LOG.exception("Periodic %s failed", type(share).__name__)
         return redriven
 
     # Locks ---------------------------------------------------------------

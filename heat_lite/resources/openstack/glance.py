@@ -12,7 +12,7 @@ imported. Updates are JSON patches; ``tags``, ``extra_properties``,
 
 from heat_lite.resources import base, constraints, transient
 from heat_lite.resources import properties as p
-from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack import client, live_glance
 from heat_lite.resources.openstack.client import sdk_exc
 
 DISK_FORMATS = [
@@ -240,6 +240,15 @@ class WebImage(base.Resource):
             self._request("DELETE", "/" + self.resource_id)
         except sdk_exc.NotFoundException:
             pass
+
+    def live_state(self):
+        """Drift detection's view (``live_glance``)."""
+        return live_glance.image_state(self)
+
+    def live_expectations(self, action):
+        """Whether the image is active is the plugin's to keep, set in
+        the template or not (``active`` defaults to true)."""
+        return {"active": bool(self.properties.get("active", True))}
 
     def _show_resource(self):
         if not self.resource_id:

@@ -13,7 +13,7 @@ counts as deleted.
 from heat_lite.common import exception
 from heat_lite.resources import base
 from heat_lite.resources import properties as p
-from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack import client, live_keystone
 from heat_lite.resources.openstack.client import sdk_exc
 
 ROLES_SCHEMA = p.Schema(
@@ -111,6 +111,10 @@ class KeystoneResource(base.Resource):
     def _show_resource(self):
         live = self._live()
         return live.to_dict() if live is not None else None
+
+    def live_state(self):
+        """Drift detection's view (``live_keystone``)."""
+        return live_keystone.identity_state(self)
 
 
 class RoleAssignments:
@@ -388,6 +392,10 @@ class UserRoleAssignment(RoleAssignments, base.Resource):
 
     def _actor_id(self):
         return self._find("user", self.properties["user"])
+
+    def live_state(self):
+        """Drift detection's view (``live_keystone``)."""
+        return live_keystone.assignment_state(self)
 
     def handle_create(self):
         self.grant_roles(self.properties.get("roles"))

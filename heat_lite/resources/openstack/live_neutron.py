@@ -9,7 +9,19 @@ other resources (``REFERENCES``) come back as the record stores them
 tags and a port's security groups compare as sets; a security group's
 ``rules`` compare by the plugin's own rule key, Neutron's default egress
 rules counting only when the template's rules had an egress rule (as
-the plugin creates them).
+the plugin creates them); a trunk's ``sub_ports`` compare as a set of
+(port, segmentation type, segmentation ID), ports by name or ID. A
+security group rule has no update in Neutron: its only drift is being
+deleted (or its group's, which deletes it). A floating IP association
+reads its floating IP: the ``port_id`` it has (None once disassociated)
+and its ``fixed_ip_address``. A router interface (its physical ID is
+``<router>:subnet_id=<id>`` or ``<router>:port_id=<id>``) is one list
+of the router's ports: DELETED when none of them is its port or on its
+subnet, else in sync (its properties cannot change in place). An
+extra route set (its physical ID is its router's) is one GET of the
+router: its ``routes`` are the template's routes the router still has
+(a route removed is drift; another route of the router is not the
+set's).
 """
 
 from heat_lite.resources import base
@@ -47,6 +59,16 @@ COVERED = {
     "security_group": ("name", "description", "stateful"),
     "router": ("name", "admin_state_up"),
     "floatingip": ("port_id", "fixed_ip_address", "floating_ip_address"),
+    "security_group_rule": (
+        "description",
+        "direction",
+        "ethertype",
+        "protocol",
+        "port_range_min",
+        "port_range_max",
+        "remote_ip_prefix",
+    ),
+    "trunk": ("name", "description", "admin_state_up"),
 }
 # entity -> {property: (kind found by name or ID, Neutron field)}.
 REFERENCES = {
@@ -59,6 +81,11 @@ REFERENCES = {
         "network_id": ("network", "network_id"),
     },
     "floatingip": {"floating_network": ("network", "floating_network_id")},
+    "security_group_rule": {
+        "security_group": ("security_group", "security_group_id"),
+        "remote_group": ("security_group", "remote_group_id"),
+    },
+    "trunk": {"port": ("port", "port_id")},
 }
 
 
@@ -107,6 +134,8 @@ def neutron_state(plugin):
         state["external_gateway_info"] = _gateway(plugin, live)
     if entity == "security_group":
         state["rules"] = _rules(plugin, live)
+    if entity == "trunk" and props.get("sub_ports") is not None:
+        state["sub_ports"] = _sub_ports(plugin, live)
     return state
 
 
@@ -189,3 +218,67 @@ def _rule_property(rule):
         else "remote_ip_prefix"
     )
     return found
+
+
+def _sub_ports(plugin, live):
+    """The stored subports when the trunk has exactly them, else the
+    trunk's in the property's form (ports by ID)."""
+    stored = plugin.properties["sub_ports"] or []
+    have = sorted(
+        (sp["port_id"], sp["segmentation_type"], sp["segmentation_id"])
+        for sp in live.get("sub_ports") or ()
+    )
+    ids = {key[0] for key in have}
+    wanted = sorted(
+        (
+            sp["port"]
+            if sp["port"] in ids
+            else plugin._port_id(sp["port"], must_exist=False),
+            sp["segmentation_type"],
+            sp["segmentation_id"],
+        )
+        for sp in stored
+    )
+    if wanted == have:
+        return stored
+    return [
+        {"port": port, "segmentation_type": kind, "segmentation_id": seg}
+        for port, kind, seg in have
+    ]
+
+
+def router_interface_state(plugin):
+    """{} while the router still has the interface.
+
+    :raises base.ResourceGone: it has not (or the router is gone).
+    """
+    router_id, _, rest = plugin.resource_id.partition(":")
+    key, _, value = rest.partition("=")
+    ports = client.connection(plugin).network.ports(device_id=router_id)
+    for port in ports:
+        if key == "port_id" and port.id == value:
+            return {}
+        if key == "subnet_id" and any(
+            ip.get("subnet_id") == value for ip in port.fixed_ips or ()
+        ):
+            return {}
+    raise base.ResourceGone()
+
+
+def extra_routes_state(plugin):
+    """{routes: the set's routes the router still has}.
+
+    :raises base.ResourceGone: the router is gone.
+    """
+    network = client.connection(plugin).network
+    try:
+        router = network.get_router(plugin.resource_id)
+    except sdk_exc.NotFoundException:
+        raise base.ResourceGone() from None
+    have = {(r["destination"], r["nexthop"]) for r in router.routes or ()}
+    stored = plugin.properties.get("routes") or []
+    return {
+        "routes": [
+            r for r in stored if (r["destination"], r["nexthop"]) in have
+        ]
+    }

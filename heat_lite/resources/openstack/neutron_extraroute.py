@@ -13,7 +13,11 @@ router in the stack (a next hop must be on a connected subnet).
 
 from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
-from heat_lite.resources.openstack import client, neutron_subnet
+from heat_lite.resources.openstack import (
+    client,
+    live_neutron,
+    neutron_subnet,
+)
 from heat_lite.resources.openstack import implicit_depends as implicit
 from heat_lite.resources.openstack.client import sdk_exc
 
@@ -103,6 +107,10 @@ class ExtraRouteSet(base.Resource):
         self._add(self.resource_id, new - owned)
         self._own(new)
         self.properties = new_props
+
+    def live_state(self):
+        """Drift detection's view (``live_neutron``)."""
+        return live_neutron.extra_routes_state(self)
 
     def handle_delete(self):
         if not self.resource_id:

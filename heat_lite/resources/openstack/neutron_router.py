@@ -14,7 +14,7 @@ a new name both given: 400).
 from heat_lite.common import exception
 from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
-from heat_lite.resources.openstack import client, neutron
+from heat_lite.resources.openstack import client, live_neutron, neutron
 from heat_lite.resources.openstack import implicit_depends as implicit
 from heat_lite.resources.openstack.client import sdk_exc
 
@@ -256,6 +256,10 @@ class RouterInterface(base.Resource):
             )
         self._call(router_id, "add", key, value)
         self.resource_id_set("%s:%s=%s" % (router_id, key, value))
+
+    def live_state(self):
+        """Drift detection's view (``live_neutron``)."""
+        return live_neutron.router_interface_state(self)
 
     def handle_delete(self):
         if not self.resource_id:

@@ -14,7 +14,7 @@ create fails with Nova's 403.
 
 from heat_lite.resources import base, constraints
 from heat_lite.resources import properties as p
-from heat_lite.resources.openstack import client
+from heat_lite.resources.openstack import client, live_nova
 
 
 class KeyPair(base.Resource):
@@ -91,6 +91,10 @@ class KeyPair(base.Resource):
             return self.data().get("private_key", "")
         return None
 
+    def live_state(self):
+        """Drift detection's view (``live_nova``)."""
+        return live_nova.keypair_state(self)
+
     def _show_resource(self):
         if not self.resource_id:
             return None
@@ -160,6 +164,10 @@ class ServerGroup(base.Resource):
             self._compute().delete_server_group(
                 self.resource_id, ignore_missing=True
             )
+
+    def live_state(self):
+        """Drift detection's view (``live_nova``)."""
+        return live_nova.server_group_state(self)
 
     def _show_resource(self):
         if not self.resource_id:
@@ -295,6 +303,10 @@ class Flavor(base.Resource):
                 self._compute().fetch_flavor_extra_specs(flavor.id).extra_specs
             )
         return None
+
+    def live_state(self):
+        """Drift detection's view (``live_nova``)."""
+        return live_nova.flavor_state(self)
 
     def _show_resource(self):
         flavor = self._flavor()

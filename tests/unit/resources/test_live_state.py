@@ -5,7 +5,15 @@ tests/functional/test_cloud_drift.py."""
 import pytest
 
 from heat_lite.common.states import Action
-from heat_lite.resources import base, none, random_string, test_resource
+from heat_lite.resources import (
+    base,
+    none,
+    random_string,
+    test_resource,
+    value,
+    wait_condition,
+    wait_condition_handle,
+)
 from heat_lite.resources.openstack import live_neutron, live_nova
 
 
@@ -22,6 +30,10 @@ def test_a_type_that_cannot_read_its_state_says_so():
         none.NoneResource,
         random_string.RandomString,
         test_resource.TestResource,
+        value.Value,
+        wait_condition.WaitCondition,
+        wait_condition_handle.WaitConditionHandle,
+        wait_condition_handle.UpdateWaitConditionHandle,
     ],
 )
 def test_types_whose_state_is_their_record_are_in_sync(cls):
