@@ -22,6 +22,7 @@ from harness import databases, helpers, polling
 from harness import deployment as deployment_mod
 from heat_lite.common.states import IMAGE
 from heat_lite.db import image_refs
+from heat_lite.resources import test_resource
 from tests.functional.test_apps import _api
 
 pytestmark = [
@@ -292,5 +293,125 @@ def test_an_update_in_place_onto_a_retired_image_fails_before_nova(
     nova = cloud.connect("demo").compute.get_server(server_id)
     assert nova.image["id"] == before
     assert _state(image) in (IMAGE.DELETING, IMAGE.DELETED)
+    client.stacks.delete(stack_id)
+    helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
+
+
+def test_an_image_shared_from_another_project_is_kept_for_this_one(
+    heat, glance, cloud
+):
+    """An image of project ``admin`` heat_lite built, shared with
+    ``demo`` and named *by name* by a server of demo's stack: the worker
+    resolves the name as the server's create does (Glance's find_image
+    as demo), so the record keeps the image of the other project; passes
+    run (a sentinel of demo's is hidden meanwhile) and it stays NEEDED,
+    shown in Glance."""
+    owner = cloud.connect("admin").image
+    name = "ret-shared-" + uuid.uuid4().hex[:6]
+    shared = owner.create_image(
+        name=name,
+        disk_format="raw",
+        container_format="bare",
+        data=io.BytesIO(b"\0" * 1024),
+        visibility="shared",
+        heat_lite_build=str(uuid.uuid4()),
+    ).id
+    member = cloud.connect("demo").current_project_id
+    owner.add_member(shared, member_id=member)
+    glance.update_member(member, shared, status="accepted")
+    # Held (by its app, say) until demo's server names it: this
+    # deployment acts in the cloud as demo, who may not hide admin's
+    # image (heat_lite acts for the app that built an image, which in
+    # keystone mode is its owner's trust).
+    image_refs.image_add({"id": shared, "tenant": "admin", "name": name})
+    image_refs.use("admin", [shared], kind="app", holder="owner-app")
+    try:
+        client, stack_id = _stack_on(heat, cloud, name)
+        assert image_refs.release("app", "owner-app") == 1
+        sentinel = _hidden_by_a_pass(glance)  # passes ran since
+
+        row = image_refs.image_get("admin", shared)
+        assert row["state"] == IMAGE.NEEDED, row
+        [why] = image_refs.needed([shared], lambda app: 0)[shared]
+        assert (why["kind"], why["stack_id"]) == ("record", stack_id)
+        assert not owner.get_image(shared).is_hidden
+        assert _state(sentinel) == IMAGE.HIDDEN
+        client.stacks.delete(stack_id)
+        helpers.wait_for_status(
+            client, stack_id, "DELETE_COMPLETE", timeout=180
+        )
+    finally:
+        owner.delete_image(shared, ignore_missing=True)
+
+
+def _gated_template(cloud, image, fail):
+    """A server on ``image`` and, after it, a gate that waits while its
+    hold file exists and then fails if ``fail``."""
+    tmpl = _server_template(cloud, image)
+    tmpl["resources"]["gate"] = {
+        "type": "OS::Heat::TestResource",
+        "depends_on": "server",
+        "properties": {"value": image, "fail": fail, "hold": "gate"},
+    }
+    return tmpl
+
+
+def _resource_status(client, stack_id, name):
+    return client.resources.get(stack_id, name).resource_status
+
+
+def test_a_stack_rolled_back_after_passes_finds_its_old_image(
+    heat, glance, cloud
+):
+    """A stack's update rebuilds its server in place onto a new image,
+    then fails (its gate, held meanwhile) and rolls back. While it can
+    roll back, passes keep the old image (held for the stack's rollback:
+    NEEDED, never hidden); the rollback rebuilds the server onto it; once
+    the stack settled, the image it rolled back off is retired."""
+    old, new = _glance_image(glance), _glance_image(glance)
+    _managed(old)
+    _managed(new)
+    client = heat.client(PROJECT)
+    stack_id = client.stacks.create(
+        stack_name="ret-" + uuid.uuid4().hex[:6],
+        template=_gated_template(cloud, old, False),
+        disable_rollback=False,
+    )["stack"]["id"]
+    helpers.wait_for_status(client, stack_id, "CREATE_COMPLETE", timeout=180)
+    server_id = cloud_mod.physical(client, stack_id)["server"]
+    hold = test_resource.hold_path(heat.ledger, "gate")
+    open(hold, "w").close()
+    try:
+        client.stacks.update(
+            stack_id,
+            template=_gated_template(cloud, new, True),
+            disable_rollback=False,
+        )
+        polling.until(
+            lambda: (
+                _resource_status(client, stack_id, "server")
+                == "UPDATE_COMPLETE"
+                and _resource_status(client, stack_id, "gate")
+                == "UPDATE_IN_PROGRESS"
+            ),
+            180,
+            "the server rebuilt, the gate held",
+        )
+        sentinel = _hidden_by_a_pass(glance)  # passes ran meanwhile
+        assert _state(sentinel) == IMAGE.HIDDEN
+        assert _state(old) == IMAGE.NEEDED and not _hidden(glance, old)
+        why = image_refs.needed([old], lambda app: 0)[old]
+        assert why == [{"kind": "rollback", "holder": stack_id}]
+    finally:
+        os.unlink(hold)
+    helpers.wait_for_status(client, stack_id, "ROLLBACK_COMPLETE", timeout=300)
+
+    assert cloud_mod.physical(client, stack_id)["server"] == server_id
+    server = cloud.connect("demo").compute.get_server(server_id)
+    assert server.image["id"] == old
+    assert image_refs.image_events(PROJECT, image_id=old) == []
+    # Settled: the image it rolled back off goes (this module hides).
+    polling.until(lambda: _state(new) == IMAGE.HIDDEN, 120, "new hidden")
+    assert _state(old) == IMAGE.NEEDED
     client.stacks.delete(stack_id)
     helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
