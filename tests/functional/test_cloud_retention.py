@@ -8,6 +8,10 @@ names stays visible; an unneeded image of an app whose policy deletes at
 once is hidden, then deleted from Glance; an unneeded image under the
 default policy (hide) is hidden and stays; once something names it again
 it is shown again; an image heat_lite did not build is never touched.
+With stacks whose servers boot managed images, while passes run: a stack
+rolled back finds its old image, a promotion rolled back finds its
+image, a snapshot keeps its image and restores, and an image shared from
+another project and named by name is kept for the project naming it.
 """
 
 import io
@@ -415,3 +419,124 @@ def test_a_stack_rolled_back_after_passes_finds_its_old_image(
     assert _state(old) == IMAGE.NEEDED
     client.stacks.delete(stack_id)
     helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
+
+
+def test_a_snapshot_restores_with_its_image_kept(heat, glance, cloud):
+    """A stack snapshotted on a managed image, then moved off it by an
+    update in place: the snapshot keeps the image (passes run, it stays
+    NEEDED and shown) and the restore onto the snapshot's template (which
+    names it) completes; once the snapshot is deleted and the stack moved
+    on, the image is retired."""
+    old = _glance_image(glance)
+    _managed(old)
+    client, stack_id = _stack_on(heat, cloud, old)
+    snapshot = client.stacks.snapshot(stack_id, "kept")["id"]
+    polling.until(
+        lambda: (
+            client.stacks.snapshot_show(stack_id, snapshot)["snapshot"][
+                "status"
+            ]
+            == "COMPLETE"
+        ),
+        180,
+        "snapshot done",
+    )
+    new = _glance_image(glance)
+    _managed(new)
+    client.stacks.update(stack_id, template=_server_template(cloud, new))
+    helpers.wait_for_status(client, stack_id, "UPDATE_COMPLETE", timeout=300)
+    sentinel = _hidden_by_a_pass(glance)  # passes ran since
+    assert _state(sentinel) == IMAGE.HIDDEN
+    assert _state(old) == IMAGE.NEEDED and not _hidden(glance, old)
+    assert image_refs.needed([old], lambda app: 0)[old] == [
+        {"kind": "snapshot", "holder": snapshot}
+    ]
+
+    server_id = cloud_mod.physical(client, stack_id)["server"]
+    client.stacks.restore(stack_id, snapshot)
+    helpers.wait_for_status(client, stack_id, "RESTORE_COMPLETE", timeout=300)
+    # Rebuilt from the server's snapshot image (Nova's, which retention
+    # never touches); the snapshot still keeps the image it was taken on.
+    assert cloud_mod.physical(client, stack_id)["server"] == server_id
+    booted = cloud.connect("demo").compute.get_server(server_id).image["id"]
+    assert booted not in (old, new)
+    assert image_refs.needed([old], lambda app: 0)[old] == [
+        {"kind": "snapshot", "holder": snapshot}
+    ]
+    # Moved on again and the snapshot deleted: nothing keeps it.
+    client.stacks.update(stack_id, template=_server_template(cloud, new))
+    helpers.wait_for_status(client, stack_id, "UPDATE_COMPLETE", timeout=300)
+    client.stacks.snapshot_delete(stack_id, snapshot)
+    polling.until(lambda: _state(old) == IMAGE.HIDDEN, 120, "old hidden")
+    polling.until(lambda: _hidden(glance, old), 60, "hidden in Glance")
+    client.stacks.delete(stack_id)
+    helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
+
+
+def _promotions(heat, method, path="", body=None):
+    response = requests.request(
+        method,
+        heat.endpoint(PROJECT) + "/promotions" + path,
+        json=body,
+        headers={"X-Auth-User": "dev"},
+        timeout=60,
+    )
+    assert response.status_code in (200, 201), response.text
+    return response.json().get("promotion")
+
+
+def _promotion_ended(heat, promotion_id, status):
+    """Wait until the promotion is ``status`` (or FAILED: an error)."""
+
+    def ended():
+        shown = _promotions(heat, "GET", "/" + promotion_id)
+        return shown if shown["status"] in (status, "FAILED") else None
+
+    shown = polling.until(ended, 300, "promotion %s" % status)
+    assert shown["status"] == status, shown
+    return shown
+
+
+def test_a_promotion_rolled_back_finds_its_image(heat, glance, cloud):
+    """A promotion rebuilds its target's server in place onto the
+    source's image. While the promotion can roll back, passes keep the
+    target's previous image (held by the promotion: NEEDED, shown); its
+    rollback rebuilds the server onto it."""
+    old, new = _glance_image(glance), _glance_image(glance)
+    _managed(old)
+    _managed(new)
+    client, source = _stack_on(heat, cloud, new)
+    _, target = _stack_on(heat, cloud, old)
+    server_id = cloud_mod.physical(client, target)["server"]
+    promotion = _promotions(
+        heat,
+        "POST",
+        body={
+            "source": {"stack": client.stacks.get(source).stack_name},
+            "target": {"stack": client.stacks.get(target).stack_name},
+        },
+    )["id"]
+    _promotion_ended(heat, promotion, "COMPLETE")
+    nova = cloud.connect("demo").compute
+    assert nova.get_server(server_id).image["id"] == new
+
+    sentinel = _hidden_by_a_pass(glance)  # passes ran since
+    assert _state(sentinel) == IMAGE.HIDDEN
+    assert _state(old) == IMAGE.NEEDED and not _hidden(glance, old)
+    assert image_refs.needed([old], lambda app: 0)[old] == [
+        {"kind": "promotion", "holder": promotion}
+    ]
+
+    _promotions(heat, "POST", "/%s/actions" % promotion, {"rollback": None})
+    _promotion_ended(heat, promotion, "ROLLED_BACK")
+    helpers.wait_for_status(client, target, "UPDATE_COMPLETE", timeout=300)
+    assert cloud_mod.physical(client, target)["server"] == server_id
+    assert nova.get_server(server_id).image["id"] == old
+    why = image_refs.needed([old], lambda app: 0)[old]
+    assert [(r["kind"], r["stack_id"]) for r in why] == [("record", target)]
+    for stack_id in (source, target):
+        client.stacks.delete(stack_id)
+    for stack_id in (source, target):
+        helpers.wait_for_status(
+            client, stack_id, "DELETE_COMPLETE", timeout=180
+        )
