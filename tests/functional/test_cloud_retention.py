@@ -540,3 +540,21 @@ def test_a_promotion_rolled_back_finds_its_image(heat, glance, cloud):
         helpers.wait_for_status(
             client, stack_id, "DELETE_COMPLETE", timeout=180
         )
+
+
+def test_an_image_without_heat_lite_build_is_never_retired(heat, glance):
+    """heat_lite's rows say an image is its own, unneeded, under a policy
+    that deletes at once, but Glance's record lacks ``heat_lite_build``
+    (never ours, or the property was removed): the image store refuses
+    to hide or delete it, pass after pass; a sentinel of the same policy
+    is deleted meanwhile."""
+    app_id = _app(heat, {"mode": "delete", "grace": 0, "keep_last": 0})
+    stranger = _glance_image(glance, built=False)
+    sentinel = _glance_image(glance)
+    _managed(stranger, app_id)
+    _managed(sentinel, app_id)
+    polling.until(lambda: _state(sentinel) == IMAGE.DELETED, 120, "deleted")
+    image = glance.get_image(stranger)
+    assert image.status == "active" and not image.is_hidden
+    row = image_refs.image_get(PROJECT, stranger)
+    assert row["state"] == IMAGE.HIDDEN and row["hidden_at"] is None
