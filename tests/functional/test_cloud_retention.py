@@ -558,3 +558,31 @@ def test_an_image_without_heat_lite_build_is_never_retired(heat, glance):
     assert image.status == "active" and not image.is_hidden
     row = image_refs.image_get(PROJECT, stranger)
     assert row["state"] == IMAGE.HIDDEN and row["hidden_at"] is None
+
+
+def test_a_deletion_glance_refuses_is_retried_later(heat, glance):
+    """A protected image under a policy that deletes at once: Glance
+    refuses the delete (403), the row stays DELETING with Glance's words
+    and a ``delete_failed`` event; once unprotected, a later pass
+    deletes it."""
+    app_id = _app(heat, {"mode": "delete", "grace": 0, "keep_last": 0})
+    image = _glance_image(glance)
+    glance.update_image(image, is_protected=True)
+    _managed(image, app_id)
+    try:
+        polling.until(
+            lambda: image_refs.image_get(PROJECT, image)["last_error"],
+            120,
+            "a refused delete",
+        )
+        row = image_refs.image_get(PROJECT, image)
+        assert row["state"] == IMAGE.DELETING
+        assert glance.get_image(image).status == "active"
+        actions = [
+            e["action"] for e in image_refs.image_events(PROJECT, image)
+        ]
+        assert "delete_failed" in actions
+    finally:
+        glance.update_image(image, is_protected=False)
+    polling.until(lambda: _state(image) == IMAGE.DELETED, 120, "deleted")
+    assert glance.find_image(image, ignore_missing=True) is None
