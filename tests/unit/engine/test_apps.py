@@ -12,6 +12,7 @@ from harness import polling
 from heat_lite import conf
 from heat_lite.common import context, crypt, exception
 from heat_lite.db import apps as db_apps
+from heat_lite.db import image_refs
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
@@ -185,8 +186,6 @@ def test_of_concurrent_updates_none_is_lost(api):
 def test_an_app_keeps_the_images_its_defaults_and_environment_name(api):
     """Image retention's ``app`` references, written by the app's
     create, replaced by its update, released by its delete."""
-    from heat_lite.db import image_refs
-
     ctxt = _ctxt()
     named, later = (str(uuid.uuid4()) for _ in "12")
     for image_id in (named, later):
