@@ -261,6 +261,30 @@ def retention(spec):
     }
 
 
+def named_images(spec):
+    """The values the app's template parameter defaults and environment
+    (``parameters``, ``parameter_defaults``) give, sorted: each may name
+    an image (by ID or name) that every deploy of the app uses, so image
+    retention keeps the image heat_lite built that it names
+    (``db.image_refs``, kind ``app``). Values of every parameter are
+    taken, not only the image parameter's: one that names no image
+    heat_lite built keeps nothing."""
+    values = []
+    params = spec["template"].get(
+        "parameters", spec["template"].get("Parameters")
+    )
+    if isinstance(params, dict):
+        values.extend(
+            p.get("default") for p in params.values() if isinstance(p, dict)
+        )
+    environment = spec.get("environment") or {}
+    for key in ("parameters", "parameter_defaults"):
+        section = environment.get(key)
+        if isinstance(section, dict):
+            values.extend(section.values())
+    return sorted({v for v in values if isinstance(v, str) and v})
+
+
 def parse(body):
     """The checked, normalised app.
 

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from heat_lite.common import exception
-from heat_lite.db import models, paging
+from heat_lite.db import image_refs, models, paging
 from heat_lite.db.session import retry_read, retry_write, transaction
 
 APP = models.App.__table__
@@ -35,15 +35,21 @@ def _decoded(row):
     return row
 
 
-def app_create(values, spec, webhook_secret=None):
+def app_create(values, spec, webhook_secret=None, images=()):
     """Store a new app.
 
     :param values: id, tenant, name, username, and trust_id (the stored
         form of the trust its builds act through) if it has one.
     :param spec: the normalised app (``common.app_spec``) without secret.
     :param webhook_secret: the secret, already encrypted, or None.
+    :param images: the image IDs or names its parameter defaults and
+        environment give (``app_spec.named_images``): the app keeps those
+        heat_lite built (image retention's ``app`` references), written
+        in the same transaction.
     :returns: the stored app.
     :raises AppExists: if a live app of the project has the name.
+    :raises ImageRetired: if one of ``images`` is being deleted (nothing
+        is stored).
     """
     now = models.utcnow()
     row = dict(
@@ -58,6 +64,7 @@ def app_create(values, spec, webhook_secret=None):
     try:
         with transaction() as session:
             session.execute(APP.insert().values(row))
+            _name_images(session, values["tenant"], values["id"], images)
     except db_exc.DBDuplicateEntry:
         raise exception.AppExists(app=values["name"]) from None
     return app_get(values["tenant"], values["id"])
@@ -116,6 +123,15 @@ def _live(tenant, app_id):
     )
 
 
+def _name_images(session, tenant, app_id, images):
+    """In ``session``: the app names exactly ``images`` from now on (its
+    references to others end; a hidden one is revived, the next pass
+    shows it again)."""
+    image_refs.release_in(session, "app", app_id)
+    if images:
+        image_refs.use_in(session, tenant, images, kind="app", holder=app_id)
+
+
 def _changed(session, tenant, app_id):
     """The error of a conditional write that matched no row."""
     live = session.execute(
@@ -127,14 +143,20 @@ def _changed(session, tenant, app_id):
 
 
 @retry_write
-def app_update(tenant, app_id, version, spec, webhook_secret=KEEP):
+def app_update(
+    tenant, app_id, version, spec, webhook_secret=KEEP, images=None
+):
     """Replace the app's spec (and secret) if it is still at ``version``.
 
     :param webhook_secret: the new secret, encrypted; None removes it;
         KEEP leaves it.
+    :param images: as ``app_create``'s, replacing the app's references
+        (None: leave them).
     :returns: the updated app.
     :raises AppChanged: (409) if it was updated since ``version``.
     :raises AppNotFound: if it is gone.
+    :raises ImageRetired: if one of ``images`` is being deleted (nothing
+        is changed).
     """
     values = {
         "spec": json.dumps(spec),
@@ -151,13 +173,15 @@ def app_update(tenant, app_id, version, spec, webhook_secret=KEEP):
         ).rowcount
         if not done:
             raise _changed(session, tenant, app_id)
+        if images is not None:
+            _name_images(session, tenant, app_id, images)
     return app_get(tenant, app_id)
 
 
 @retry_write
 def app_delete(tenant, app_id):
     """Soft-delete the live app ``app_id`` of ``tenant``; its name is
-    free again at once.
+    free again at once, and the images it named are kept by it no more.
 
     :raises AppNotFound: if there is no such live app.
     """
@@ -174,6 +198,8 @@ def app_delete(tenant, app_id):
                 version=APP.c.version + 1,
             )
         ).rowcount
+        if done:
+            image_refs.release_in(session, "app", app_id)
     if not done:
         raise exception.AppNotFound(app=app_id)
 

@@ -34,9 +34,13 @@ IMAGE = models.ManagedImage.__table__
 RECORD_IMAGE = models.RecordImage.__table__
 REFERENCE = models.ImageReference.__table__
 RESOURCE = models.Resource.__table__
+STACK = models.Stack.__table__
 SNAPSHOT = models.Snapshot.__table__
-# Holders other than resource records.
-KINDS = ("snapshot", "rollout", "promotion", "build", "app")
+# Holders other than resource records. ``rollback``: a root stack (its
+# id) whose running or failed operation updated a record in place off an
+# image, which a rollback (or the user's update back) names again; it
+# counts while that stack is unsettled (``_unsettled``).
+KINDS = ("snapshot", "rollout", "promotion", "build", "app", "rollback")
 _UUID = re.compile(
     r"\A[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?"
     r"[0-9a-fA-F]{12}\Z"
@@ -235,17 +239,89 @@ def use(tenant, image_ids, record_id=None, kind=None, holder=None):
 
 
 @retry_write
-def record_images_now(tenant, record_id, refs):
+def record_images_now(tenant, record_id, refs, stack_id=None):
     """After an update in place: the record names exactly ``refs`` (ids
-    or names) now; its references to other images end."""
+    or names) now; its references to other images end.
+
+    :param stack_id: the record's stack. The images it no longer names
+        are then held (kind ``rollback``, by the root stack) while the
+        stack's operation may still roll back onto them: until the stack
+        is COMPLETE on its newest template, or deleted.
+    """
     with transaction() as conn:
         keep = _ids(conn, tenant, refs)
-        query = RECORD_IMAGE.delete().where(
+        query = sa.select(RECORD_IMAGE.c.image_id).where(
             RECORD_IMAGE.c.resource_id == record_id
         )
         if keep:
             query = query.where(RECORD_IMAGE.c.image_id.not_in(keep))
-        conn.execute(query)
+        dropped = list(conn.execute(query).scalars())
+        if not dropped:
+            return
+        if stack_id is not None:
+            root = _root(conn, stack_id)
+            for image_id in dropped:
+                _insert_once(
+                    conn,
+                    REFERENCE.insert().values(
+                        image_id=image_id,
+                        kind="rollback",
+                        holder=root,
+                        tenant=tenant,
+                        created_at=models.utcnow(),
+                    ),
+                )
+        conn.execute(
+            RECORD_IMAGE.delete().where(
+                RECORD_IMAGE.c.resource_id == record_id,
+                RECORD_IMAGE.c.image_id.in_(dropped),
+            )
+        )
+
+
+def _root(conn, stack_id):
+    """The id of the root of the stacks ``stack_id`` is nested in (its
+    own if it is one): the stack whose operation rolls back."""
+    seen = set()
+    while stack_id not in seen:
+        seen.add(stack_id)
+        owner = conn.execute(
+            sa.select(STACK.c.owner_id).where(STACK.c.id == stack_id)
+        ).scalar()
+        if owner is None:
+            break
+        stack_id = owner
+    return stack_id
+
+
+def _unsettled():
+    """Whether the stack a ``rollback`` reference names may still roll
+    back (or be updated back by its user): live, and not COMPLETE on its
+    newest template (an operation runs, failed or is rolling back)."""
+    return sa.exists().where(
+        STACK.c.id == REFERENCE.c.holder,
+        STACK.c.deleted_at.is_(None),
+        sa.or_(
+            STACK.c.status != st.Status.COMPLETE,
+            STACK.c.prev_raw_template_id != STACK.c.raw_template_id,
+        ),
+    )
+
+
+@retry_write
+def release_settled_rollbacks():
+    """Drop the ``rollback`` references of stacks that settled (or went):
+    they keep nothing any more, and would count again during the stack's
+    next operation. A pass runs it.
+
+    :returns: how many.
+    """
+    with transaction(single=True) as conn:
+        return conn.execute(
+            REFERENCE.delete().where(
+                REFERENCE.c.kind == "rollback", sa.not_(_unsettled())
+            )
+        ).rowcount
 
 
 @retry_write
@@ -375,10 +451,10 @@ def needed(image_ids, keep_last):
     cross-check all ask it).
 
     A reason is a dict with ``kind``: ``record`` (``resource_id``,
-    ``stack_id``, ``name``, ``role``: a record of any role or version
-    whose properties name it), one of ``KINDS`` (``holder``), or
-    ``keep_last`` (``rank``: 1 is the newest deployed image of its app
-    and branch).
+    ``stack_id``, ``name``, ``role``: a record of a live stack, of any
+    role or version, whose properties name it), one of ``KINDS``
+    (``holder``), or ``keep_last`` (``rank``: 1 is the newest deployed
+    image of its app and branch).
 
     :param keep_last: ``keep_last(app_id) -> int``, the app's policy.
     """
@@ -396,7 +472,12 @@ def needed(image_ids, keep_last):
                 RESOURCE.c.role,
             )
             .join(RESOURCE, RESOURCE.c.id == RECORD_IMAGE.c.resource_id)
-            .where(RECORD_IMAGE.c.image_id.in_(ids))
+            .join(STACK, STACK.c.id == RESOURCE.c.stack_id)
+            # A deleted stack's records (history until the purge) bring
+            # nothing back: no rollback, restore or update of it runs.
+            .where(
+                RECORD_IMAGE.c.image_id.in_(ids), STACK.c.deleted_at.is_(None)
+            )
         ):
             why[row.image_id].append(
                 {
@@ -422,10 +503,15 @@ def needed(image_ids, keep_last):
 
 def _holder_exists():
     """A reference counts while its holder row exists (snapshots: their
-    rows go with their stack, without a step of their own here)."""
+    rows go with their stack, without a step of their own here); a
+    ``rollback`` one while its stack is unsettled."""
     return sa.or_(
-        REFERENCE.c.kind != "snapshot",
-        sa.exists().where(SNAPSHOT.c.id == REFERENCE.c.holder),
+        REFERENCE.c.kind.not_in(("snapshot", "rollback")),
+        sa.and_(
+            REFERENCE.c.kind == "snapshot",
+            sa.exists().where(SNAPSHOT.c.id == REFERENCE.c.holder),
+        ),
+        sa.and_(REFERENCE.c.kind == "rollback", _unsettled()),
     )
 
 

@@ -8,6 +8,10 @@ names stays visible; an unneeded image of an app whose policy deletes at
 once is hidden, then deleted from Glance; an unneeded image under the
 default policy (hide) is hidden and stays; once something names it again
 it is shown again; an image heat_lite did not build is never touched.
+With stacks whose servers boot managed images, while passes run: a stack
+rolled back finds its old image, a promotion rolled back finds its
+image, a snapshot keeps its image and restores, and an image shared from
+another project and named by name is kept for the project naming it.
 """
 
 import io
@@ -22,6 +26,7 @@ from harness import databases, helpers, polling
 from harness import deployment as deployment_mod
 from heat_lite.common.states import IMAGE
 from heat_lite.db import image_refs
+from heat_lite.resources import test_resource
 from tests.functional.test_apps import _api
 
 pytestmark = [
@@ -294,3 +299,290 @@ def test_an_update_in_place_onto_a_retired_image_fails_before_nova(
     assert _state(image) in (IMAGE.DELETING, IMAGE.DELETED)
     client.stacks.delete(stack_id)
     helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
+
+
+def test_an_image_shared_from_another_project_is_kept_for_this_one(
+    heat, glance, cloud
+):
+    """An image of project ``admin`` heat_lite built, shared with
+    ``demo`` and named *by name* by a server of demo's stack: the worker
+    resolves the name as the server's create does (Glance's find_image
+    as demo), so the record keeps the image of the other project; passes
+    run (a sentinel of demo's is hidden meanwhile) and it stays NEEDED,
+    shown in Glance."""
+    owner = cloud.connect("admin").image
+    name = "ret-shared-" + uuid.uuid4().hex[:6]
+    shared = owner.create_image(
+        name=name,
+        disk_format="raw",
+        container_format="bare",
+        data=io.BytesIO(b"\0" * 1024),
+        visibility="shared",
+        heat_lite_build=str(uuid.uuid4()),
+    ).id
+    member = cloud.connect("demo").current_project_id
+    owner.add_member(shared, member_id=member)
+    glance.update_member(member, shared, status="accepted")
+    # Held (by its app, say) until demo's server names it: this
+    # deployment acts in the cloud as demo, who may not hide admin's
+    # image (heat_lite acts for the app that built an image, which in
+    # keystone mode is its owner's trust).
+    image_refs.image_add({"id": shared, "tenant": "admin", "name": name})
+    image_refs.use("admin", [shared], kind="app", holder="owner-app")
+    try:
+        client, stack_id = _stack_on(heat, cloud, name)
+        assert image_refs.release("app", "owner-app") == 1
+        sentinel = _hidden_by_a_pass(glance)  # passes ran since
+
+        row = image_refs.image_get("admin", shared)
+        assert row["state"] == IMAGE.NEEDED, row
+        [why] = image_refs.needed([shared], lambda app: 0)[shared]
+        assert (why["kind"], why["stack_id"]) == ("record", stack_id)
+        assert not owner.get_image(shared).is_hidden
+        assert _state(sentinel) == IMAGE.HIDDEN
+        client.stacks.delete(stack_id)
+        helpers.wait_for_status(
+            client, stack_id, "DELETE_COMPLETE", timeout=180
+        )
+    finally:
+        owner.delete_image(shared, ignore_missing=True)
+
+
+def _gated_template(cloud, image, fail):
+    """A server on ``image`` and, after it, a gate that waits while its
+    hold file exists and then fails if ``fail``."""
+    tmpl = _server_template(cloud, image)
+    tmpl["resources"]["gate"] = {
+        "type": "OS::Heat::TestResource",
+        "depends_on": "server",
+        "properties": {"value": image, "fail": fail, "hold": "gate"},
+    }
+    return tmpl
+
+
+def _resource_status(client, stack_id, name):
+    return client.resources.get(stack_id, name).resource_status
+
+
+def test_a_stack_rolled_back_after_passes_finds_its_old_image(
+    heat, glance, cloud
+):
+    """A stack's update rebuilds its server in place onto a new image,
+    then fails (its gate, held meanwhile) and rolls back. While it can
+    roll back, passes keep the old image (held for the stack's rollback:
+    NEEDED, never hidden); the rollback rebuilds the server onto it; once
+    the stack settled, the image it rolled back off is retired."""
+    old, new = _glance_image(glance), _glance_image(glance)
+    _managed(old)
+    _managed(new)
+    client = heat.client(PROJECT)
+    stack_id = client.stacks.create(
+        stack_name="ret-" + uuid.uuid4().hex[:6],
+        template=_gated_template(cloud, old, False),
+        disable_rollback=False,
+    )["stack"]["id"]
+    helpers.wait_for_status(client, stack_id, "CREATE_COMPLETE", timeout=180)
+    server_id = cloud_mod.physical(client, stack_id)["server"]
+    hold = test_resource.hold_path(heat.ledger, "gate")
+    open(hold, "w").close()
+    try:
+        client.stacks.update(
+            stack_id,
+            template=_gated_template(cloud, new, True),
+            disable_rollback=False,
+        )
+        polling.until(
+            lambda: (
+                _resource_status(client, stack_id, "server")
+                == "UPDATE_COMPLETE"
+                and _resource_status(client, stack_id, "gate")
+                == "UPDATE_IN_PROGRESS"
+            ),
+            180,
+            "the server rebuilt, the gate held",
+        )
+        sentinel = _hidden_by_a_pass(glance)  # passes ran meanwhile
+        assert _state(sentinel) == IMAGE.HIDDEN
+        assert _state(old) == IMAGE.NEEDED and not _hidden(glance, old)
+        why = image_refs.needed([old], lambda app: 0)[old]
+        assert why == [{"kind": "rollback", "holder": stack_id}]
+    finally:
+        os.unlink(hold)
+    helpers.wait_for_status(client, stack_id, "ROLLBACK_COMPLETE", timeout=300)
+
+    assert cloud_mod.physical(client, stack_id)["server"] == server_id
+    server = cloud.connect("demo").compute.get_server(server_id)
+    assert server.image["id"] == old
+    assert image_refs.image_events(PROJECT, image_id=old) == []
+    # Settled: the image it rolled back off goes (this module hides).
+    polling.until(lambda: _state(new) == IMAGE.HIDDEN, 120, "new hidden")
+    assert _state(old) == IMAGE.NEEDED
+    client.stacks.delete(stack_id)
+    helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
+
+
+def test_a_snapshot_restores_with_its_image_kept(heat, glance, cloud):
+    """A stack snapshotted on a managed image, then moved off it by an
+    update in place: the snapshot keeps the image (passes run, it stays
+    NEEDED and shown) and the restore onto the snapshot's template (which
+    names it) completes; once the snapshot is deleted and the stack moved
+    on, the image is retired."""
+    old = _glance_image(glance)
+    _managed(old)
+    client, stack_id = _stack_on(heat, cloud, old)
+    snapshot = client.stacks.snapshot(stack_id, "kept")["id"]
+    polling.until(
+        lambda: (
+            client.stacks.snapshot_show(stack_id, snapshot)["snapshot"][
+                "status"
+            ]
+            == "COMPLETE"
+        ),
+        180,
+        "snapshot done",
+    )
+    new = _glance_image(glance)
+    _managed(new)
+    client.stacks.update(stack_id, template=_server_template(cloud, new))
+    helpers.wait_for_status(client, stack_id, "UPDATE_COMPLETE", timeout=300)
+    sentinel = _hidden_by_a_pass(glance)  # passes ran since
+    assert _state(sentinel) == IMAGE.HIDDEN
+    assert _state(old) == IMAGE.NEEDED and not _hidden(glance, old)
+    assert image_refs.needed([old], lambda app: 0)[old] == [
+        {"kind": "snapshot", "holder": snapshot}
+    ]
+
+    server_id = cloud_mod.physical(client, stack_id)["server"]
+    client.stacks.restore(stack_id, snapshot)
+    helpers.wait_for_status(client, stack_id, "RESTORE_COMPLETE", timeout=300)
+    # Rebuilt from the server's snapshot image (Nova's, which retention
+    # never touches); the snapshot still keeps the image it was taken on.
+    assert cloud_mod.physical(client, stack_id)["server"] == server_id
+    booted = cloud.connect("demo").compute.get_server(server_id).image["id"]
+    assert booted not in (old, new)
+    assert image_refs.needed([old], lambda app: 0)[old] == [
+        {"kind": "snapshot", "holder": snapshot}
+    ]
+    # Moved on again and the snapshot deleted: nothing keeps it.
+    client.stacks.update(stack_id, template=_server_template(cloud, new))
+    helpers.wait_for_status(client, stack_id, "UPDATE_COMPLETE", timeout=300)
+    client.stacks.snapshot_delete(stack_id, snapshot)
+    polling.until(lambda: _state(old) == IMAGE.HIDDEN, 120, "old hidden")
+    polling.until(lambda: _hidden(glance, old), 60, "hidden in Glance")
+    client.stacks.delete(stack_id)
+    helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
+
+
+def _promotions(heat, method, path="", body=None):
+    response = requests.request(
+        method,
+        heat.endpoint(PROJECT) + "/promotions" + path,
+        json=body,
+        headers={"X-Auth-User": "dev"},
+        timeout=60,
+    )
+    assert response.status_code in (200, 201), response.text
+    return response.json().get("promotion")
+
+
+def _promotion_ended(heat, promotion_id, status):
+    """Wait until the promotion is ``status`` (or FAILED: an error)."""
+
+    def ended():
+        shown = _promotions(heat, "GET", "/" + promotion_id)
+        return shown if shown["status"] in (status, "FAILED") else None
+
+    shown = polling.until(ended, 300, "promotion %s" % status)
+    assert shown["status"] == status, shown
+    return shown
+
+
+def test_a_promotion_rolled_back_finds_its_image(heat, glance, cloud):
+    """A promotion rebuilds its target's server in place onto the
+    source's image. While the promotion can roll back, passes keep the
+    target's previous image (held by the promotion: NEEDED, shown); its
+    rollback rebuilds the server onto it."""
+    old, new = _glance_image(glance), _glance_image(glance)
+    _managed(old)
+    _managed(new)
+    client, source = _stack_on(heat, cloud, new)
+    _, target = _stack_on(heat, cloud, old)
+    server_id = cloud_mod.physical(client, target)["server"]
+    promotion = _promotions(
+        heat,
+        "POST",
+        body={
+            "source": {"stack": client.stacks.get(source).stack_name},
+            "target": {"stack": client.stacks.get(target).stack_name},
+        },
+    )["id"]
+    _promotion_ended(heat, promotion, "COMPLETE")
+    nova = cloud.connect("demo").compute
+    assert nova.get_server(server_id).image["id"] == new
+
+    sentinel = _hidden_by_a_pass(glance)  # passes ran since
+    assert _state(sentinel) == IMAGE.HIDDEN
+    assert _state(old) == IMAGE.NEEDED and not _hidden(glance, old)
+    assert image_refs.needed([old], lambda app: 0)[old] == [
+        {"kind": "promotion", "holder": promotion}
+    ]
+
+    _promotions(heat, "POST", "/%s/actions" % promotion, {"rollback": None})
+    _promotion_ended(heat, promotion, "ROLLED_BACK")
+    helpers.wait_for_status(client, target, "UPDATE_COMPLETE", timeout=300)
+    assert cloud_mod.physical(client, target)["server"] == server_id
+    assert nova.get_server(server_id).image["id"] == old
+    why = image_refs.needed([old], lambda app: 0)[old]
+    assert [(r["kind"], r["stack_id"]) for r in why] == [("record", target)]
+    for stack_id in (source, target):
+        client.stacks.delete(stack_id)
+    for stack_id in (source, target):
+        helpers.wait_for_status(
+            client, stack_id, "DELETE_COMPLETE", timeout=180
+        )
+
+
+def test_an_image_without_heat_lite_build_is_never_retired(heat, glance):
+    """heat_lite's rows say an image is its own, unneeded, under a policy
+    that deletes at once, but Glance's record lacks ``heat_lite_build``
+    (never ours, or the property was removed): the image store refuses
+    to hide or delete it, pass after pass; a sentinel of the same policy
+    is deleted meanwhile."""
+    app_id = _app(heat, {"mode": "delete", "grace": 0, "keep_last": 0})
+    stranger = _glance_image(glance, built=False)
+    sentinel = _glance_image(glance)
+    _managed(stranger, app_id)
+    _managed(sentinel, app_id)
+    polling.until(lambda: _state(sentinel) == IMAGE.DELETED, 120, "deleted")
+    image = glance.get_image(stranger)
+    assert image.status == "active" and not image.is_hidden
+    row = image_refs.image_get(PROJECT, stranger)
+    assert row["state"] == IMAGE.HIDDEN and row["hidden_at"] is None
+
+
+def test_a_deletion_glance_refuses_is_retried_later(heat, glance):
+    """A protected image under a policy that deletes at once: Glance
+    refuses the delete (403), the row stays DELETING with Glance's words
+    and a ``delete_failed`` event; once unprotected, a later pass
+    deletes it."""
+    app_id = _app(heat, {"mode": "delete", "grace": 0, "keep_last": 0})
+    image = _glance_image(glance)
+    glance.update_image(image, is_protected=True)
+    _managed(image, app_id)
+    try:
+        polling.until(
+            lambda: image_refs.image_get(PROJECT, image)["last_error"],
+            120,
+            "a refused delete",
+        )
+        row = image_refs.image_get(PROJECT, image)
+        assert row["state"] == IMAGE.DELETING
+        assert glance.get_image(image).status == "active"
+        actions = [
+            e["action"] for e in image_refs.image_events(PROJECT, image)
+        ]
+        assert "delete_failed" in actions
+    finally:
+        glance.update_image(image, is_protected=False)
+    polling.until(lambda: _state(image) == IMAGE.DELETED, 120, "deleted")
+    assert glance.find_image(image, ignore_missing=True) is None

@@ -256,13 +256,14 @@ class ActionRunner:
     @staticmethod
     def _images_updated(job):
         """An update in place done: the record names only its new images
-        now (a rollback's images are kept by the app's ``keep_last``, a
-        promotion, or a replaced record's own references)."""
+        now; those it named before are held for the stack's rollback
+        until the stack settles (``image_refs.record_images_now``)."""
         if job.plugin.may_name_images():
             image_refs.record_images_now(
                 job.record.get("stack_tenant"),
                 job.record["id"],
                 job.plugin.image_references(),
+                stack_id=job.record["stack_id"],
             )
 
     def instant(self, job, handle):

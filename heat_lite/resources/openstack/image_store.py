@@ -29,6 +29,9 @@ from heat_lite.common import exception
 from heat_lite.resources.openstack import client
 from heat_lite.resources.openstack.client import sdk_exc
 
+# The property every image a build makes carries (its build's id): the
+# only images retention may hide or delete.
+BUILT = "heat_lite_build"
 # Glance v2's media type of an image update (a JSON patch).
 JSON_PATCH = "application/openstack-images-v2.1-json-patch"
 
@@ -107,12 +110,35 @@ class GlanceImageStore:
             )
         return status
 
+    def _check_built(self, on_behalf, image_id):
+        """Refuse to retire an image heat_lite did not build: one whose
+        Glance record lacks the ``heat_lite_build`` property (stripped,
+        or never ours), whatever heat_lite's rows say.
+
+        :returns: False if the image is gone.
+        :raises ImageStoreRefused: if it is not one of heat_lite's.
+        """
+        try:
+            image = self._request(on_behalf, "GET", "/" + image_id)
+        except sdk_exc.NotFoundException:
+            return False
+        if not image.get(BUILT):
+            raise exception.ImageStoreRefused(
+                image=image_id,
+                reason="it has no %s property: heat_lite did not build it"
+                % BUILT,
+            )
+        return True
+
     def delete(self, on_behalf, image_id):
         """Delete the image; one that is gone counts as deleted.
 
         :raises ImageStoreRefused: if Glance refuses (in use: 409,
-            protected: 403); image retention tries again later.
+            protected: 403), or the image is not one heat_lite built
+            (``_check_built``); image retention tries again later.
         """
+        if not self._check_built(on_behalf, image_id):
+            return
         try:
             self._request(on_behalf, "DELETE", "/" + image_id)
         except sdk_exc.NotFoundException:
@@ -124,8 +150,12 @@ class GlanceImageStore:
 
     def hide(self, on_behalf, image_id):
         """Hide the image from image lists (``os_hidden``): it can still
-        be booted by id. One that is gone counts as hidden."""
-        self._set_hidden(on_behalf, image_id, True)
+        be booted by id. One that is gone counts as hidden.
+
+        :raises ImageStoreRefused: if it is not one heat_lite built.
+        """
+        if self._check_built(on_behalf, image_id):
+            self._set_hidden(on_behalf, image_id, True)
 
     def unhide(self, on_behalf, image_id):
         """Show the image in image lists again."""

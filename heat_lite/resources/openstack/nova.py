@@ -27,6 +27,8 @@ import base64
 import json
 import time
 
+from keystoneauth1 import exceptions as ks_exc
+
 from heat_lite.common import exception
 from heat_lite.resources import base, transient
 from heat_lite.resources.openstack import (
@@ -41,6 +43,18 @@ from heat_lite.resources.openstack import (
 )
 from heat_lite.resources.openstack import implicit_depends as implicit
 from heat_lite.resources.openstack.client import sdk_exc
+
+
+def _image_id(conn, value):
+    """The ID of the image ``value`` names, None if Glance finds none or
+    several."""
+    try:
+        return client.find_id(
+            conn, "image", "find_image", value, ignore_missing=True
+        )
+    except sdk_exc.DuplicateResource:
+        return None
+
 
 # Statuses a server passes through on its way to ACTIVE (Heat's list).
 DEFERRED = frozenset(
@@ -94,6 +108,28 @@ class Server(base.Resource):
 
     def _conn(self):
         return client.connection(self)
+
+    def image_references(self, props=None):
+        """The images the properties name, a name resolved to its ID as
+        the create and the rebuild resolve it (``find_image`` as the
+        stack's identity): so an image shared from another project, or
+        one of that project's images named by name, is kept for this
+        stack by image retention. A name Glance does not resolve (a
+        hidden image: Glance lists none; the cloud unreachable) stays a
+        name, which ``db.image_refs`` counts for the project's own
+        images of that name."""
+        values = super().image_references(props)
+        if not values:
+            return values
+        try:
+            conn = self._conn()
+            return [_image_id(conn, v) or v for v in values]
+        except (
+            client.CloudUnavailable,
+            sdk_exc.SDKException,
+            ks_exc.ClientException,
+        ):
+            return values
 
     # Create --------------------------------------------------------------
     def _internal_ports(self):

@@ -293,3 +293,26 @@ def test_stack_names():
     assert len(app_spec.stack_name("s" * 250, "b" * 20)) == 255
     assert app_spec.follows(["release/*"], "release/1")
     assert not app_spec.follows(["release/*"], "main")
+
+
+def test_named_images_are_the_parameter_defaults_and_environment():
+    spec = {
+        "template": {
+            "heat_template_version": "2021-04-16",
+            "parameters": {
+                "image": {"type": "string"},
+                "base": {"type": "string", "default": "base-v1"},
+                "count": {"type": "number", "default": 3},
+                "odd": "not a map",
+            },
+        },
+        "environment": {
+            "parameters": {"image": "11111111-2222-3333-4444-555555555555"},
+            "parameter_defaults": {"base": "base-v1", "extra": ""},
+        },
+    }
+    assert app_spec.named_images(spec) == [
+        "11111111-2222-3333-4444-555555555555",
+        "base-v1",
+    ]
+    assert app_spec.named_images({"template": {}}) == []

@@ -107,7 +107,9 @@ def test_a_record_keeps_its_image_while_the_record_row_exists(tenant):
 
 def test_other_holders_keep_it_until_they_release_it(tenant):
     image_id = _image(tenant)
-    kinds = [k for k in image_refs.KINDS if k != "snapshot"]
+    # (Snapshots and rollbacks count while their holder row says so:
+    # below.)
+    kinds = [k for k in image_refs.KINDS if k not in ("snapshot", "rollback")]
     for kind in kinds:
         image_refs.use(tenant, [image_id], kind=kind, holder=kind + "-1")
     why = image_refs.needed([image_id], never)[image_id]
@@ -358,3 +360,109 @@ def test_an_update_in_place_ends_the_record_s_use_of_its_old_image(tenant):
     ]
     image_refs.record_images_now(tenant, record, [])
     assert image_refs.needed([new], never)[new] == []
+
+
+def _template_of(stack_id):
+    with session.transaction(writer=False) as conn:
+        return conn.execute(
+            sa.select(rows.STACK.c.raw_template_id).where(
+                rows.STACK.c.id == stack_id
+            )
+        ).scalar()
+
+
+def test_a_record_of_any_role_keeps_it_while_its_stack_lives(tenant):
+    """Current, replaced, pending-delete and history records (the last
+    within ``[engine] max_record_versions``: a trimmed one's row is
+    gone) all keep the images they name; once the stack is deleted its
+    history records (kept until the purge) keep nothing."""
+    stack_id, current = rows.stack()
+    template = _template_of(stack_id)
+    with session.transaction() as conn:
+        records = {"current": current}
+        for role in ("replaced", "pending-delete", "history"):
+            records[role] = rows.record(
+                conn, stack_id, template, "r-" + role, role=role
+            )
+    images = {role: _image(tenant) for role in records}
+    for role, record in records.items():
+        image_refs.use(tenant, [images[role]], record_id=record)
+    why = image_refs.needed(list(images.values()), never)
+    assert {
+        role: [(r["kind"], r["role"]) for r in why[images[role]]]
+        for role in records
+    } == {role: [("record", role)] for role in records}
+    with session.transaction() as conn:
+        conn.execute(
+            rows.STACK.update()
+            .where(rows.STACK.c.id == stack_id)
+            .values(deleted_at=models.utcnow())
+        )
+        conn.execute(
+            RESOURCE.update()
+            .where(RESOURCE.c.stack_id == stack_id)
+            .values(role="history")
+        )
+    assert image_refs.needed(list(images.values()), never) == {
+        i: [] for i in images.values()
+    }
+
+
+def _set_stack(stack_id, **values):
+    with session.transaction() as conn:
+        conn.execute(
+            rows.STACK.update()
+            .where(rows.STACK.c.id == stack_id)
+            .values(**values)
+        )
+
+
+def test_an_update_in_place_holds_the_old_image_until_the_stack_settles(
+    tenant,
+):
+    """A record of a nested stack updated in place off an image: its
+    root's operation can still fail and roll back onto it, so the image
+    is held by the root (``rollback``) while the root is IN_PROGRESS or
+    FAILED, and no more once it is COMPLETE on its newest template (or
+    deleted); a pass then drops the settled holds."""
+    old, new = _image(tenant), _image(tenant)
+    root, _ = rows.stack()
+    nested, record = rows.stack()
+    template = _template_of(root)
+    _set_stack(nested, owner_id=root)
+    image_refs.use(tenant, [old], record_id=record)
+    image_refs.use(tenant, [new], record_id=record)
+    image_refs.record_images_now(tenant, record, [new], stack_id=nested)
+    assert image_refs.needed([old], never)[old] == [
+        {"kind": "rollback", "holder": root}
+    ]
+    # The nested stack alone settling changes nothing: its root rolls it
+    # back.
+    _set_stack(nested, status="COMPLETE", prev_raw_template_id=None)
+    _set_stack(root, action="UPDATE", status="FAILED")
+    assert [r["kind"] for r in image_refs.needed([old], never)[old]] == [
+        "rollback"
+    ]
+    # The rollback done: COMPLETE on the template it rolled back to.
+    _set_stack(
+        root, action="ROLLBACK", status="COMPLETE",
+        prev_raw_template_id=template,
+    )  # fmt: skip
+    assert image_refs.needed([old], never)[old] == []
+    assert image_refs.release_settled_rollbacks() >= 1
+    assert _references(old) == 0
+    assert [r["kind"] for r in image_refs.needed([new], never)[new]] == [
+        "record"
+    ]
+
+
+def test_a_deleted_stack_holds_nothing_for_its_rollback(tenant):
+    old = _image(tenant)
+    stack_id, record = rows.stack()
+    image_refs.use(tenant, [old], record_id=record)
+    image_refs.record_images_now(tenant, record, [], stack_id=stack_id)
+    assert [r["kind"] for r in image_refs.needed([old], never)[old]] == [
+        "rollback"
+    ]
+    _set_stack(stack_id, deleted_at=models.utcnow())
+    assert image_refs.needed([old], never)[old] == []

@@ -12,6 +12,7 @@ from harness import polling
 from heat_lite import conf
 from heat_lite.common import context, crypt, exception
 from heat_lite.db import apps as db_apps
+from heat_lite.db import image_refs
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
@@ -180,3 +181,33 @@ def test_of_concurrent_updates_none_is_lost(api):
     assert len(outcomes) == 4 and landed
     assert app["version"] == 1 + len(landed)
     assert app["source"]["branches"][0] in landed
+
+
+def test_an_app_keeps_the_images_its_defaults_and_environment_name(api):
+    """Image retention's ``app`` references, written by the app's
+    create, replaced by its update, released by its delete."""
+    ctxt = _ctxt()
+    named, later = (str(uuid.uuid4()) for _ in "12")
+    for image_id in (named, later):
+        image_refs.image_add(
+            {"id": image_id, "tenant": ctxt.project_id, "name": "img"}
+        )
+
+    def kept_by(image_id):
+        why = image_refs.needed([image_id], lambda app: 0)[image_id]
+        return [(r["kind"], r["holder"]) for r in why]
+
+    template = copy.deepcopy(TEMPLATE)
+    template["parameters"]["image"]["default"] = named
+    app = api.create_app(ctxt, _body(name="kept", template=template))
+    assert kept_by(named) == [("app", app["id"])]
+    api.update_app(
+        ctxt, "kept", {"environment": {"parameter_defaults": {"image": later}}}
+    )
+    # The default is still named; so is the environment's value now.
+    assert kept_by(named) == [("app", app["id"])]
+    assert kept_by(later) == [("app", app["id"])]
+    api.update_app(ctxt, "kept", {"template": copy.deepcopy(TEMPLATE)})
+    assert kept_by(named) == []
+    api.delete_app(ctxt, "kept")
+    assert kept_by(later) == []

@@ -17,9 +17,10 @@ from harness import databases
 from heat_lite import conf
 from heat_lite.common import context, exception
 from heat_lite.common import states as st
-from heat_lite.db import image_refs, models
+from heat_lite.db import image_refs, models, session
+from heat_lite.db import services as db_services
 from heat_lite.engine.fleet.retention import endpoint as retention_endpoint
-from heat_lite.engine.fleet.retention import sweep
+from heat_lite.engine.fleet.retention import runner, sweep
 from tests.unit.db import rows
 
 CONF = conf.CONF
@@ -355,3 +356,65 @@ def test_the_endpoint_shows_each_image_with_what_keeps_it(world):
         with pytest.raises(messaging.ExpectedException) as info:
             call()
         assert isinstance(info.value.exc_info[1], error)
+
+
+# Who runs the pass ----------------------------------------------------------
+class _Fence:
+    """An engine life's fence as the runner reads it."""
+
+    def __init__(self, engine_id):
+        self.engine_id = engine_id
+        self.valid = True
+
+    def lease_valid(self):
+        return self.valid
+
+
+def test_one_live_engine_runs_the_pass_and_another_takes_it_over(world):
+    """Of two live engines exactly one passes per tick; once its
+    heartbeat is older than ``engine_life_check_timeout`` (and it is
+    fenced) the other passes at its next tick, with nothing handed
+    over."""
+    tenant, _, _, pass_ = world
+    ids = [str(uuid.uuid4()) for _ in "12"]
+    for engine_id in ids:
+        db_services.service_create(
+            {
+                "engine_id": engine_id,
+                "host": "h",
+                "hostname": "h",
+                "binary": "heat-lite-engine",
+                "topic": "t",
+                "pid": 1,
+                "report_interval": 1.0,
+                "epoch": 1,
+            }
+        )
+    fences = {e: _Fence(e) for e in ids}
+    runners = {e: runner.RetentionRunner(fences[e], pass_) for e in ids}
+    image_id = _built(tenant)
+    service = models.Service.__table__
+    try:
+        ran = [e for e in ids if runners[e].tick() is not None]
+        assert len(ran) == 1
+        assert _state(tenant, image_id) == IMAGE.UNNEEDED
+        [owner] = ran
+        [other] = [e for e in ids if e != owner]
+        assert runners[owner].tick() is not None  # it stays the owner
+        assert runners[other].tick() is None
+        # The owner dies: its heartbeat ages, its fence closes.
+        with session.transaction() as conn:
+            conn.execute(
+                service.update()
+                .where(service.c.engine_id == owner)
+                .values(updated_at=datetime.datetime(2000, 1, 1))
+            )
+        fences[owner].valid = False
+        later = _built(tenant)
+        assert runners[owner].tick() is None
+        assert _state(tenant, later) == IMAGE.NEEDED
+        assert runners[other].tick() is not None
+        assert _state(tenant, later) == IMAGE.UNNEEDED
+    finally:
+        with session.transaction() as conn:
+            conn.execute(service.delete().where(service.c.engine_id.in_(ids)))

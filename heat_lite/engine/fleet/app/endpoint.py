@@ -84,6 +84,7 @@ class AppEndpoint:
                 },
                 _spec_of(checked),
                 _seal(checked["webhook_secret"]),
+                images=app_spec.named_images(checked),
             )
         except Exception:
             trusts.delete(trust)
@@ -131,7 +132,7 @@ class AppEndpoint:
         )
         updated = db_apps.app_update(
             ctxt.project_id, row["id"], row["version"], _spec_of(checked),
-            secret,
+            secret, images=app_spec.named_images(checked),
         )  # fmt: skip
         return view(updated, detail=True)
 

@@ -165,6 +165,8 @@ class Sweep:
         done = collections.Counter()
         decided = []
         after = None
+        if not dry_run:
+            image_refs.release_settled_rollbacks()
         while True:
             page = image_refs.candidates(
                 after, limit=CONF.retention.page_size, tenant=tenant
