@@ -49,6 +49,9 @@ History of ``RPC_API_VERSION``:
   images).
 * 1.15 - detect_drift, show_drift (property-level drift;
   ``engine.drift``).
+* 1.16 - list_traversals, cancel_traversal, set_update_semantics (a
+  stack's traversal history and queue, its update semantics;
+  ``engine.traversal.queue``).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -59,7 +62,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.15"
+RPC_API_VERSION = "1.16"
 # The worker topic has its own history; 1.0 - check_resources; 1.1 -
 # detect_drift.
 WORKER_API_VERSION = "1.1"
@@ -98,6 +101,7 @@ READS = frozenset(
         "list_stack_resources",
         "list_stacks",
         "list_template_functions",
+        "list_traversals",
         "list_template_versions",
         "preview_promotion",
         "preview_stack",
@@ -1174,6 +1178,46 @@ class EngineAPI:
         """
         return self._call(
             ctxt, "show_drift", version="1.15", stack_identity=stack_identity
+        )
+
+    # 1.16 --------------------------------------------------------------
+    def list_traversals(self, ctxt, stack_identity):
+        """The stack's running, queued and recent traversals (call).
+
+        :raises StackNotFound: (404).
+        """
+        return self._call(
+            ctxt,
+            "list_traversals",
+            version="1.16",
+            stack_identity=stack_identity,
+        )
+
+    def cancel_traversal(self, ctxt, stack_identity, traversal_id):
+        """Cancel a queued update of the stack (call).
+
+        :raises StackNotFound, TraversalNotFound: (404).
+        :raises TraversalNotQueued: (409).
+        """
+        return self._call(
+            ctxt,
+            "cancel_traversal",
+            version="1.16",
+            stack_identity=stack_identity,
+            traversal_id=traversal_id,
+        )
+
+    def set_update_semantics(self, ctxt, stack_identity, semantics):
+        """Set the stack's update semantics (call).
+
+        :raises StackNotFound: (404). :raises Invalid: (400).
+        """
+        return self._call(
+            ctxt,
+            "set_update_semantics",
+            version="1.16",
+            stack_identity=stack_identity,
+            semantics=semantics,
         )
 
 
