@@ -187,12 +187,12 @@ def stack_action(req, tenant, name, stack_id):
     """Suspend, resume, check or cancel an update of a stack, start a
     drift detection (202), or set the stack's update semantics
     (heat_lite's own ``{"update_semantics": "queue"}``)."""
-    action = req.action(ACTIONS)
+    action, value = req.action(ACTIONS, value=True)
     ident = identity(tenant, name, stack_id)
     if action == "detect_drift":
         return Reply(202, req.engine.detect_drift(req.context, ident))
     if action == "update_semantics":
-        semantics = stack_body.update_semantics(req.body()[action])
+        semantics = stack_body.update_semantics(value)
         return Reply(
             200, req.engine.set_update_semantics(req.context, ident, semantics)
         )
