@@ -120,9 +120,9 @@ class EngineService:
         # Checks an update's new goal (a rollout's targets use it too).
         self.goals = update_goals or goals.UpdateGoals()
         # Starts, queues or refuses an update by the stack's semantics.
-        self.queue = stack_ops.queue or update_queue.UpdateQueue(
-            stack_ops, self.goals
-        )
+        self.queue = getattr(
+            stack_ops, "queue", None
+        ) or update_queue.UpdateQueue(stack_ops, self.goals)
 
     # Lookup --------------------------------------------------------------
     _stack = staticmethod(find_stack)
