@@ -35,9 +35,6 @@ from heat_lite.engine.worker import caller
 CONF = conf.CONF
 LOG = logging.getLogger(__name__)
 _RETRIES = 20
-# What a queued request keeps of its context: never the token itself
-# (``caller_token`` keeps it encrypted).
-_SECRET = ("auth_token", "handle_token")
 
 
 def semantics_of(stack):
@@ -103,7 +100,9 @@ class UpdateQueue:
         raise exception.ConcurrentTransaction(what="stack %s" % stack["id"])
 
     def _enqueue(self, ctxt, stack, request):
-        values = {k: v for k, v in ctxt.to_dict().items() if k not in _SECRET}
+        # The request keeps the caller's context but no token of it
+        # (``caller_token`` keeps that, encrypted).
+        values = {k: v for k, v in ctxt.to_dict().items() if "token" not in k}
         traversal = str(uuid.uuid4())
         position = db_log.queue_add(
             stack["id"],
