@@ -123,10 +123,22 @@ def queue_add(stack_id, traversal, requested_by, request, caller_token, limit):
     """Queue an update of ``stack_id`` (its goal, JSON-serializable, in
     ``request``) as traversal ``traversal``.
 
+    The transaction first writes the stack's row (a write that changes
+    nothing): concurrent submissions to one stack take turns on its row
+    lock, so each counts the others' rows and the bound is exact.
+
     :returns: its position in the queue (1: next).
     :raises UpdateQueueFull: if ``limit`` updates already wait.
+    :raises StackNotFound: if the stack was deleted.
     """
     with transaction() as session:
+        turn = session.execute(
+            STACK.update()
+            .where(STACK.c.id == stack_id, STACK.c.deleted_at.is_(None))
+            .values(update_semantics=STACK.c.update_semantics)
+        )
+        if turn.rowcount != 1:
+            raise exception.StackNotFound(name=stack_id)
         waiting = session.execute(
             sa.select(sa.func.count())
             .select_from(LOG_TABLE)

@@ -4,6 +4,7 @@ history trimmed to the newest ``max_traversal_history`` (MySQL cannot
 LIMIT a subquery of the table it deletes from), and ``purge_deleted``."""
 
 import datetime
+import threading
 import uuid
 
 import pytest
@@ -131,3 +132,26 @@ def test_stack_semantics_leaving_queue_cancels_what_waits(database):
             sa.select(STACK.c.update_semantics).where(STACK.c.id == stack_id)
         ).scalar()
     assert stored is None
+
+
+def test_concurrent_submissions_never_pass_the_bound(database):
+    """Eight threads queue at once behind a bound of three: exactly three
+    are queued, the others refused (each submission takes its turn on
+    the stack's row)."""
+    stack_id, _ = rows.stack()
+    outcomes = []
+
+    def submit():
+        try:
+            db_log.queue_add(stack_id, _id(), "a", {}, None, 3)
+            outcomes.append("queued")
+        except exception.UpdateQueueFull:
+            outcomes.append("full")
+
+    threads = [threading.Thread(target=submit) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(outcomes) == ["full"] * 5 + ["queued"] * 3
+    assert [s for _, s in _states(stack_id)] == ["QUEUED"] * 3
