@@ -12,45 +12,21 @@ client send ``verify`` with the stack (heatclient's ``stacks.create`` /
 when they fail, as it does for any failed update.
 """
 
-import functools
-
-from cliff import hooks
 from osc_lib.command import command
 
-from heat_lite_client import api, options
+from heat_lite_client import api, field_hook, options
 
 
-class _VerifyHook(hooks.CommandHook):
+class _VerifyHook(field_hook.StackFieldHook):
     """Adds the verify options to one heatclient command."""
 
-    #: the ``client.stacks`` method the command sends the stack with
-    method = None
+    key = "verify"
 
-    def get_parser(self, parser):
+    def add_options(self, parser):
         options.add_verify_options(parser)
-        return parser
 
-    def get_epilog(self):
-        return ""
-
-    def before(self, parsed_args):
-        spec = options.verify(parsed_args)
-        if spec is not None:
-            manager = self.cmd.app.client_manager.orchestration.stacks
-            send = getattr(manager, self.method)
-            setattr(
-                manager,
-                self.method,
-                functools.partial(_with_verify, send, spec),
-            )
-        return parsed_args
-
-    def after(self, parsed_args, return_code):
-        return return_code
-
-
-def _with_verify(send, spec, *args, **fields):
-    return send(*args, verify=spec, **fields)
+    def value(self, parsed_args):
+        return options.verify(parsed_args)
 
 
 class CreateHook(_VerifyHook):

@@ -134,8 +134,9 @@ class Request:
             )
         return value
 
-    def action(self, allowed):
-        """The one action a ``.../actions`` body names (``{"name": ...}``).
+    def action(self, allowed, value=False):
+        """The one action a ``.../actions`` body names (``{"name": ...}``)
+        (with ``value``: and what the body gives it, as a pair).
 
         :raises BadRequest: for none, several, or one not in ``allowed``
             (Heat's messages).
@@ -152,7 +153,7 @@ class Request:
             raise exception.BadRequest(
                 message="Invalid action %s specified" % action
             )
-        return action
+        return (action, body[action]) if value else action
 
     def body(self, any_json=False):
         """The JSON body as a dict ({} when empty).

@@ -36,6 +36,8 @@ def states_enum(vocabulary):
 STRING = {"type": "string"}
 INTEGER = {"type": "integer"}
 BOOLEAN = {"type": "boolean"}
+# heat_lite's own stack field: what an update does while another runs.
+UPDATE_SEMANTICS = {"type": "string", "enum": list(states.UPDATE_SEMANTICS)}
 ANY_OBJECT = {"type": "object", "additionalProperties": True}
 TIME = nullable(STRING)
 STRINGS = array(STRING)
@@ -111,6 +113,7 @@ STACK = obj(
     timeout_mins=nullable(INTEGER),
     capabilities=array({}),
     notification_topics=array({}),
+    update_semantics=UPDATE_SEMANTICS,
     **_STACK_COMMON,
 )
 STACK_LIST = obj(
@@ -314,6 +317,20 @@ SNAPSHOT = obj(
     creation_time=STRING,
 )
 
+# A stack's traversals (engine.endpoint.traversals, GET .../traversals).
+TRAVERSAL = obj(
+    ("id", "action", "state", "created_at"),
+    id=STRING,
+    action=STRING,
+    state=states_enum(states.TRAVERSAL),
+    status_reason=nullable(STRING),
+    requested_by=nullable(STRING),
+    superseded_by=nullable(STRING),
+    created_at=STRING,
+    started_at=nullable(STRING),
+    finished_at=nullable(STRING),
+)
+
 # Successful answers, by handler name: (status, schema or None).
 # A stack's last drift detection (engine.drift.endpoint.show_drift).
 DRIFT_RESOURCE = obj(
@@ -371,6 +388,11 @@ RESPONSES = {
     "show_output": (200, obj(("output",), output=OUTPUT)),
     "stack_action": (200, None),
     "show_drift": (200, obj(("drift",), drift=DRIFT)),
+    "list_traversals": (
+        200,
+        obj(("traversals",), traversals=array(TRAVERSAL)),
+    ),
+    "cancel_traversal": (200, obj(("traversal",), traversal=TRAVERSAL)),
     "snapshot_create": (200, SNAPSHOT),
     "snapshot_list": (200, obj(("snapshots",), snapshots=array(SNAPSHOT))),
     "snapshot_show": (200, obj(("snapshot",), snapshot=SNAPSHOT)),
@@ -581,6 +603,7 @@ _OPTIONS = dict(
     timeout=nullable({"type": "integer", "minimum": 0}),
     disable_rollback=BOOLEAN,
     tags={"oneOf": [STRING, STRINGS]},
+    update_semantics=UPDATE_SEMANTICS,
 )
 CREATE_BODY = obj(
     ("stack_name",),
@@ -623,6 +646,7 @@ REQUESTS = {
                     "detect_drift",
                 )
             },
+            update_semantics=UPDATE_SEMANTICS,
         ),
         minProperties=1,
         maxProperties=1,

@@ -298,6 +298,24 @@ class ActionInProgress(Conflict):
     )
 
 
+class UpdateQueueFull(Conflict):
+    msg_fmt = (
+        "Stack %(stack_name)s already has %(count)s updates queued "
+        "(the most [engine] max_queued_updates allows)."
+    )
+
+
+class TraversalNotQueued(Conflict):
+    msg_fmt = (
+        "Traversal %(traversal)s of stack %(stack_name)s is %(state)s: "
+        "only a QUEUED one can be cancelled."
+    )
+
+
+class TraversalNotFound(NotFound):
+    msg_fmt = "The Traversal (%(traversal)s) could not be found."
+
+
 class DriftDetectionInProgress(Conflict):
     msg_fmt = "Stack %(stack_name)s already has a drift detection running."
 

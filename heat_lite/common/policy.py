@@ -206,9 +206,24 @@ _OPERATIONS = [
         _STACK + "/drift",
     ),
     (
+        "stacks:traversals",
+        _READ,
+        "List a stack's running, queued and recent traversals.",
+        "GET",
+        _STACK + "/traversals",
+    ),
+    (
+        "stacks:cancel_traversal",
+        _WRITE,
+        "Cancel a stack's queued update.",
+        "DELETE",
+        _STACK + "/traversals/{traversal_id}",
+    ),
+    (
         "actions:action",
         _WRITE,
-        "Suspend, resume, check, cancel or detect drift.",
+        "Suspend, resume, check, cancel, detect drift or set the update "
+        "semantics.",
         "POST",
         _STACK + "/actions",
     ),

@@ -351,6 +351,31 @@ BuildStatus = Vocabulary(
 )
 BUILD = BuildStatus
 
+# One traversal of a stack as its history shows it (``db.traversal_log``,
+# GET .../traversals): QUEUED (an update waiting behind the running one,
+# a stack with ``queue`` update semantics), RUNNING, then COMPLETE or
+# FAILED, SUPERSEDED (a newer operation took the stack over: the row
+# names it) or CANCELLED (a queued one cancelled, or its stack deleted).
+TRAVERSAL = Vocabulary(
+    "traversal",
+    {
+        "QUEUED": ("RUNNING", "CANCELLED"),
+        "RUNNING": ("COMPLETE", "FAILED", "SUPERSEDED", "CANCELLED"),
+        "COMPLETE": (),
+        "FAILED": (),
+        "SUPERSEDED": (),
+        "CANCELLED": (),
+    },
+    FINISHED=("COMPLETE", "FAILED", "SUPERSEDED", "CANCELLED"),
+)
+
+# What an update does while another operation runs on its stack (the
+# stack's ``update_semantics``; NULL is CONVERGE): take the stack over
+# (Heat's convergence), wait its turn in the stack's queue, or be refused
+# (409, as CloudFormation).
+UPDATE_SEMANTICS = ("converge", "queue", "reject")
+CONVERGE, QUEUE, REJECT = UPDATE_SEMANTICS
+
 VOCABULARIES = (
     STACK,
     ROLLOUT,
@@ -360,6 +385,7 @@ VOCABULARIES = (
     SNAPSHOT,
     IMAGE,
     BuildStatus,
+    TRAVERSAL,
 )
 
 

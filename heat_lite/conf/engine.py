@@ -150,6 +150,25 @@ engine_opts = [
         "has more than this many; then the oldest are deleted when the "
         "stack's operation ends. 1 keeps no history.",
     ),
+    cfg.IntOpt(
+        "max_queued_updates",
+        default=5,
+        min=1,
+        max=100,
+        help="Updates that may wait in the queue of a stack whose update "
+        "semantics is 'queue' (behind the running operation); one more "
+        "is refused with HTTP 409.",
+    ),
+    cfg.IntOpt(
+        "max_traversal_history",
+        default=20,
+        min=1,
+        max=1000,
+        help="Finished traversals kept per stack in its traversal history "
+        "(GET .../traversals): when an operation ends, the oldest finished "
+        "ones beyond this many are deleted. Running and queued ones are "
+        "always kept.",
+    ),
 ]
 
 

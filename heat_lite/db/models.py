@@ -118,6 +118,9 @@ class Stack(BASE):
     # engine.trusts). A nested stack holds a copy of its root's; NULL once
     # the stack is deleted.
     trust_id = sa.Column(sa.Text, nullable=True)
+    # What an update does while another operation runs: converge (NULL,
+    # the default), queue or reject (``states.UPDATE_SEMANTICS``).
+    update_semantics = sa.Column(sa.String(16), nullable=True)
 
 
 class Resource(BASE):
@@ -266,6 +269,39 @@ class Traversal(BASE):
     # replaced or finished.
     caller_token = sa.Column(sa.Text, nullable=True)
     created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+
+
+class TraversalLog(BASE):
+    """A stack's traversal history and queue (``db.traversal_log``).
+
+    One row per traversal (``id`` is its id): QUEUED rows are the updates
+    waiting behind the running one (``request`` holds their goal and
+    ``caller_token`` the encrypted token of who asked, both cleared when
+    it starts); RUNNING is the stack's current one; the finished ones
+    are kept, the newest ``max_traversal_history`` per stack. ``seq``
+    orders them (the queue runs in ``seq`` order).
+    """
+
+    __tablename__ = "traversal_log"
+    __table_args__ = (
+        sa.Index("ix_traversal_log_stack_state", "stack_id", "state"),
+    )
+
+    seq = sa.Column(sa.Integer, primary_key=True, autoincrement=True)
+    id = sa.Column(sa.String(36), nullable=False, unique=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    action = sa.Column(sa.String(16), nullable=False)
+    state = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    # The user who asked for it (None: the engine, e.g. a rollback
+    # after a failure).
+    requested_by = sa.Column(sa.String(255), nullable=True)
+    superseded_by = sa.Column(sa.String(36), nullable=True)
+    request = sa.Column(LongText, nullable=True)
+    caller_token = sa.Column(sa.Text, nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    started_at = sa.Column(DateTime, nullable=True)
+    finished_at = sa.Column(DateTime, nullable=True)
 
 
 class Service(BASE):

@@ -17,6 +17,7 @@ import collections
 import sqlalchemy as sa
 
 from heat_lite import conf
+from heat_lite.common.states import TRAVERSAL as TRAVERSAL_STATES
 from heat_lite.common.states import Action, Role, Status
 from heat_lite.db import apps as db_apps
 from heat_lite.db import builds as db_builds
@@ -30,6 +31,7 @@ RESOURCE = models.Resource.__table__
 EVENT = models.Event.__table__
 SYNC = models.SyncPoint.__table__
 TRAVERSAL = models.Traversal.__table__
+TRAVERSAL_LOG = models.TraversalLog.__table__
 TEMPLATE = models.RawTemplate.__table__
 SERVICE = models.Service.__table__
 VERIFICATION = models.Verification.__table__
@@ -166,8 +168,10 @@ def purge_deleted(older_than, tenant=None, batch_size=20):
     Each batch of ``batch_size`` such stacks goes in one transaction with
     the stacks nested in them (at any depth) that are soft-deleted too,
     and with their records, events, sync points, traversals and
-    templates. Engine service rows and apps deleted before ``older_than``
-    go too, with the apps' builds and build logs.
+    templates. The finished traversals of live stacks that ended before
+    ``older_than`` (their traversal history), engine service rows and
+    apps deleted before ``older_than`` go too, with the apps' builds and
+    build logs.
 
     :param tenant: only the stacks of this project.
     :returns: {name: rows deleted} for each name of ``PURGED``
@@ -179,11 +183,30 @@ def purge_deleted(older_than, tenant=None, batch_size=20):
         if not batch["stacks"]:
             break
         totals.update(batch)
+    totals["traversals"] += _purge_traversal_history(older_than, tenant)
     totals["services"] = _purge_services(older_than)
     # an app's builds and their logs first: they name the app
     totals["builds"] = db_builds.purge_of_deleted_apps(older_than, tenant)
     totals["apps"] = db_apps.purge_deleted(older_than, tenant)
     return {key: totals[key] for key in PURGED}
+
+
+@retry_write
+def _purge_traversal_history(older_than, tenant):
+    """Delete the traversal history rows that finished before
+    ``older_than`` (of ``tenant``'s stacks only, if given)."""
+    query = TRAVERSAL_LOG.delete().where(
+        TRAVERSAL_LOG.c.state.in_(TRAVERSAL_STATES.FINISHED),
+        TRAVERSAL_LOG.c.finished_at < older_than,
+    )
+    if tenant is not None:
+        query = query.where(
+            TRAVERSAL_LOG.c.stack_id.in_(
+                sa.select(STACK.c.id).where(STACK.c.tenant == tenant)
+            )
+        )
+    with transaction() as session:
+        return session.execute(query).rowcount
 
 
 @retry_write
@@ -249,6 +272,8 @@ def _delete_stacks(session, stack_ids):
         for table, key in (
             (SYNC, "sync_points"),
             (TRAVERSAL, "traversals"),
+            # Their traversal history (and any queue left) too.
+            (TRAVERSAL_LOG, "traversals"),
             (EVENT, "events"),
             (RESOURCE, "resources"),
         ):

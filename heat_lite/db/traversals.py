@@ -16,6 +16,7 @@ from heat_lite.db import (
     stacks,
     statements,
     templates,
+    traversal_log,
     verifications,
 )
 from heat_lite.db import events as db_events
@@ -42,6 +43,7 @@ def traversal_begin(
     refused_actions=(),
     verify=None,
     running=False,
+    log=None,
 ):
     """Start a traversal: swap the stack's traversal and plan the graph.
 
@@ -60,11 +62,13 @@ def traversal_begin(
     one of ``refused_actions`` (and, with ``running``, the stack to be
     IN_PROGRESS: a rollback that follows a failure). ``verify`` (a
     checked ``verify`` document) is stored with it and flagged in its
-    graph.
+    graph. ``log`` says how the traversal log records the start
+    (``traversal_log.log_start``; None: a plain start of the action).
 
     :returns: the planner's return of ``build``.
     :raises ConcurrentTransaction: if the stack's traversal changed, it
-        was deleted or its action is refused.
+        was deleted or its action is refused (or a queued traversal was
+        started or cancelled by someone else).
     """
     traversal = stack_values["current_traversal"]
     with transaction() as session:
@@ -83,6 +87,12 @@ def traversal_begin(
             running=running,
         ):
             raise exception.ConcurrentTransaction(what="stack %s" % stack_id)
+        traversal_log.log_start(
+            session,
+            stack_id,
+            traversal,
+            log or {"action": stack_values["action"]},
+        )
         db_events.event_insert(session, *events)
         built = _plan(session, stack_id, planner)
         if verify is not None:
@@ -225,7 +235,14 @@ def cleanup_begin(stack_id, traversal, planner):
 # The end of a traversal -----------------------------------------------------
 @retry_write
 def stack_finish(
-    stack_id, traversal, values, events, purge, delete=False, running=True
+    stack_id,
+    traversal,
+    values,
+    events,
+    purge,
+    delete=False,
+    running=True,
+    log_state=None,
 ):
     """Set the stack's final state for ``traversal`` and purge.
 
@@ -240,6 +257,8 @@ def stack_finish(
         templates no longer referenced.
     :param delete: soft-delete the stack; all its records become history
         (``heat-lite-manage purge_deleted`` removes them).
+    :param log_state: the traversal's final state in the traversal log
+        (default: the stack's new status, COMPLETE or FAILED).
     :returns: False if the traversal was superseded.
     """
     with transaction() as session:
@@ -257,6 +276,14 @@ def stack_finish(
         ):
             return False
         db_events.event_insert(session, *events)
+        traversal_log.log_finish(
+            session,
+            stack_id,
+            traversal,
+            log_state or values.get("status"),
+            values.get("status_reason"),
+            delete=delete,
+        )
         if delete:
             # Its records stay as history until purge_deleted.
             db_purge.records_to_history(session, stack_id, every=True)

@@ -24,7 +24,7 @@ from heat_lite.engine.fleet.retention import sweep
 from heat_lite.engine.fleet.rollout import runner as rollout_runner
 from heat_lite.engine.fleet.rollout import target as rollout_target
 from heat_lite.engine.recovery import fencing, watchdog
-from heat_lite.engine.traversal import graph_cache, ops, verify
+from heat_lite.engine.traversal import graph_cache, ops, queue, verify
 from heat_lite.engine.worker import dispatch, runner
 from heat_lite.engine.worker import endpoint as worker_endpoint
 from heat_lite.resources import registry
@@ -70,7 +70,7 @@ class EngineProcess:
             self.dispatcher,
             self.services,
         )
-        # The two cycles left: the dispatcher runs nodes with the runner,
+        # The three cycles left: the dispatcher runs nodes with the runner,
         # which schedules its polls through the dispatcher; StackOps asks
         # the verifier to hold a cleanup, the verifier resumes it there.
         self.dispatcher.runner = self.runner
@@ -78,11 +78,13 @@ class EngineProcess:
             self.ops, self.runner.graphs, self.dispatcher, self.services
         )
         self.drift = drift_periodic.Periodic(lambda: self.fence.engine_id)
+        update_goals = goals.UpdateGoals()
+        # And StackOps starts a stack's next queued update through this.
+        self.ops.queue = queue.UpdateQueue(self.ops, update_goals)
         self.watchdog = watchdog.Watchdog(
             self.fence, self.ops, self.dispatcher, shares=[self.drift]
         )
         self.heartbeat = fencing.Heartbeat(self.fence, self.runner.drop_all)
-        update_goals = goals.UpdateGoals()
         self.service = service.EngineService(
             self.ops, self.services, update_goals
         )

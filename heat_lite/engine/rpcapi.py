@@ -51,6 +51,10 @@ History of ``RPC_API_VERSION``:
   ``engine.drift``).
 * 1.16 - list_rollouts and list_promotions take ``limit`` and ``marker``
   (pinned to 1.16 only when a page is asked for).
+* 1.17 - list_traversals, cancel_traversal, set_update_semantics (a
+  stack's traversal history and queue, its update semantics;
+  ``engine.traversal.queue``); create_stack and update_stack take
+  ``args["update_semantics"]`` (pinned to 1.17 when given).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -61,7 +65,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.16"
+RPC_API_VERSION = "1.17"
 # The worker topic has its own history; 1.0 - check_resources; 1.1 -
 # detect_drift.
 WORKER_API_VERSION = "1.1"
@@ -100,6 +104,7 @@ READS = frozenset(
         "list_stack_resources",
         "list_stacks",
         "list_template_functions",
+        "list_traversals",
         "list_template_versions",
         "preview_promotion",
         "preview_stack",
@@ -188,6 +193,8 @@ class EngineAPI:
         version = "1.2" if args.get("adopt_stack_data") is not None else None
         if args.get("verify") is not None:
             version = "1.4"
+        if args.get("update_semantics") is not None:
+            version = "1.17"
         return self._call(
             ctxt,
             "create_stack",
@@ -217,10 +224,13 @@ class EngineAPI:
 
         Accepted while another operation runs; the newest wins.
         """
+        version = "1.4" if args.get("verify") is not None else None
+        if args.get("update_semantics") is not None:
+            version = "1.17"
         return self._call(
             ctxt,
             "update_stack",
-            version="1.4" if args.get("verify") is not None else None,
+            version=version,
             stack_identity=stack_identity,
             template=template,
             params=params,
@@ -1191,6 +1201,46 @@ class EngineAPI:
         """
         return self._call(
             ctxt, "show_drift", version="1.15", stack_identity=stack_identity
+        )
+
+    # 1.17 --------------------------------------------------------------
+    def list_traversals(self, ctxt, stack_identity):
+        """The stack's running, queued and recent traversals (call).
+
+        :raises StackNotFound: (404).
+        """
+        return self._call(
+            ctxt,
+            "list_traversals",
+            version="1.17",
+            stack_identity=stack_identity,
+        )
+
+    def cancel_traversal(self, ctxt, stack_identity, traversal_id):
+        """Cancel a queued update of the stack (call).
+
+        :raises StackNotFound, TraversalNotFound: (404).
+        :raises TraversalNotQueued: (409).
+        """
+        return self._call(
+            ctxt,
+            "cancel_traversal",
+            version="1.17",
+            stack_identity=stack_identity,
+            traversal_id=traversal_id,
+        )
+
+    def set_update_semantics(self, ctxt, stack_identity, semantics):
+        """Set the stack's update semantics (call).
+
+        :raises StackNotFound: (404). :raises Invalid: (400).
+        """
+        return self._call(
+            ctxt,
+            "set_update_semantics",
+            version="1.17",
+            stack_identity=stack_identity,
+            semantics=semantics,
         )
 
 

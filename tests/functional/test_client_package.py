@@ -42,6 +42,9 @@ COMMANDS = (
     "stack rollout resume",
     "stack rollout rollback",
     "stack rollout show",
+    "stack semantics set",
+    "stack traversal cancel",
+    "stack traversal list",
     "stack verdict",
 )
 # What the server needs and a client must not: its database layer, its

@@ -14,7 +14,7 @@ Nothing here writes.
 import json
 
 from heat_lite.common import exception, policy, verify_spec
-from heat_lite.common.states import Action, Status
+from heat_lite.common.states import CONVERGE, UPDATE_SEMANTICS, Action, Status
 from heat_lite.db import templates as db_templates
 from heat_lite.engine import definitions, validation
 from heat_lite.engine.endpoint.base import find_stack
@@ -175,6 +175,24 @@ def types_checker(ctxt):
         policy.authorize_resource_types(ctxt, names, ctxt.project_id)
 
     return check
+
+
+def semantics_arg(args):
+    """The ``update_semantics`` of a request's args as stored: None for
+    converge (the default) or when absent.
+
+    :raises InvalidParameter: (400) for a value not in
+        ``states.UPDATE_SEMANTICS``.
+    """
+    value = args.get("update_semantics")
+    if value is None or value == CONVERGE:
+        return None
+    if value not in UPDATE_SEMANTICS:
+        raise exception.Invalid(
+            message="update_semantics must be one of %s, not %r"
+            % (", ".join(UPDATE_SEMANTICS), value)
+        )
+    return value
 
 
 def verify_document(args, adopt=False):

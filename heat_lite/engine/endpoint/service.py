@@ -5,14 +5,13 @@ Heat's engine format. Typed exceptions are expected: they go back to the
 caller instead of being logged as errors here.
 """
 
-import json
 import logging
 import re
 import uuid
 
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.common.states import Action, Status
+from heat_lite.common.states import TRAVERSAL, Action, Status
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import trusts
 from heat_lite.engine.drift import endpoint as drift_endpoint
@@ -22,6 +21,7 @@ from heat_lite.engine.endpoint import (
     preview,
     queries,
     snapshots,
+    traversals,
     views,
 )
 from heat_lite.engine.endpoint.base import (
@@ -46,6 +46,7 @@ from heat_lite.engine.fleet.promotion import endpoint as promotion_endpoint
 from heat_lite.engine.fleet.retention import endpoint as image_endpoint
 from heat_lite.engine.fleet.rollout import endpoint as rollout_endpoint
 from heat_lite.engine.traversal import ops
+from heat_lite.engine.traversal import queue as update_queue
 from heat_lite.engine.worker import adopt, caller
 from heat_lite.resources import services as plugin_services
 
@@ -91,6 +92,7 @@ def endpoints(
         builds_endpoint.BuildEndpoint(),
         image_endpoint.ImageEndpoint(),
         drift_endpoint.DriftEndpoint(),
+        traversals.TraversalEndpoint(),
     ]
     if rollouts is not None:
         found.append(rollout_endpoint.RolloutEndpoint(rollouts))
@@ -117,6 +119,10 @@ class EngineService:
         self.services: plugin_services.Services = services
         # Checks an update's new goal (a rollout's targets use it too).
         self.goals = update_goals or goals.UpdateGoals()
+        # Starts, queues or refuses an update by the stack's semantics.
+        self.queue = getattr(
+            stack_ops, "queue", None
+        ) or update_queue.UpdateQueue(stack_ops, self.goals)
 
     # Lookup --------------------------------------------------------------
     _stack = staticmethod(find_stack)
@@ -173,6 +179,7 @@ class EngineService:
             args,
             str(uuid.uuid4()),
         )
+        values["update_semantics"] = goals.semantics_arg(args)
         # The trust first: a create Keystone refuses leaves no stack.
         values["trust_id"] = trusts.create(ctxt)
         try:
@@ -191,6 +198,7 @@ class EngineService:
             adopt=resources,
             caller_token=caller.keep(ctxt),
             verify=goals.verify_document(args),
+            requested_by=update_queue.requested_by(ctxt),
         )
         return views.identity(stack)
 
@@ -256,23 +264,41 @@ class EngineService:
             existing,
         )
         trusts.ensure(ctxt, stack)
-        extra = {"timeout": args.get("timeout_mins", stack["timeout"])}
-        if args.get("disable_rollback") is not None:
-            extra["disable_rollback"] = args["disable_rollback"]
-        if "tags" in args or not existing:
-            extra["tags"] = (
-                json.dumps(args["tags"]) if args.get("tags") else None
+        if args.get("update_semantics") is not None:
+            stack = dict(
+                stack, update_semantics=self._set_semantics(stack, args)
             )
-        self.ops.start(
-            stack,
-            Action.UPDATE,
-            bound,
-            new_template=(template, env, files),
-            extra=extra,
-            caller_token=caller.keep(ctxt),
-            verify=goals.verify_document(args),
-        )
-        return views.identity(stack)
+        extra = update_queue.update_columns(stack, args, existing)
+        token = caller.keep(ctxt)
+
+        def start(stack, retry):
+            return self.ops.start(
+                stack,
+                Action.UPDATE,
+                bound,
+                new_template=(template, env, files),
+                extra=extra,
+                caller_token=token,
+                verify=goals.verify_document(args),
+                retry=retry,
+                requested_by=update_queue.requested_by(ctxt),
+            )
+
+        request = {
+            "template": template,
+            "params": params,
+            "files": files,
+            "environment": environment,
+            "environment_files": environment_files,
+            "args": args,
+            "existing": existing,
+        }
+        started = self.queue.update(ctxt, stack, request, start)
+        return dict(views.identity(stack), traversal=started)
+
+    @staticmethod
+    def _set_semantics(stack, args):
+        return traversals.set_semantics(stack, goals.semantics_arg(args))
 
     @_expected
     def preview_update_stack(
@@ -324,7 +350,12 @@ class EngineService:
             )
         # Heat's order: the snapshots (and their images) go first.
         snapshots.delete_all(stack, self.services)
-        self.ops.start(stack, Action.DELETE, caller_token=caller.keep(ctxt))
+        self.ops.start(
+            stack,
+            Action.DELETE,
+            caller_token=caller.keep(ctxt),
+            requested_by=update_queue.requested_by(ctxt),
+        )
 
     @_expected
     def export_stack(self, ctxt, stack_identity):
@@ -385,6 +416,8 @@ class EngineService:
                 ],
                 caller_token=caller.keep(ctxt),
                 running=True,
+                supersedes_as=TRAVERSAL.CANCELLED,
+                requested_by=update_queue.requested_by(ctxt),
             )
             return started is not None
         return self.ops.cancel(stack, reason)
@@ -397,7 +430,12 @@ class EngineService:
         stack = self._stack(ctxt, stack_identity, live=True)
         ops.check_start(stack, action)
         trusts.ensure(ctxt, stack)
-        self.ops.run_action(stack, action, caller_token=caller.keep(ctxt))
+        self.ops.run_action(
+            stack,
+            action,
+            caller_token=caller.keep(ctxt),
+            requested_by=update_queue.requested_by(ctxt),
+        )
 
     @_expected
     def stack_verdict(self, ctxt, stack_identity, status, reason=None):

@@ -56,6 +56,8 @@ def stack_detail(stack, bound, outputs=None):
             "timeout_mins": stack["timeout"],
             "capabilities": [],
             "notification_topics": [],
+            # heat_lite's own (heatclient shows what it knows).
+            "update_semantics": stack.get("update_semantics") or "converge",
         }
     )
     if outputs is not None:

@@ -22,6 +22,10 @@ Each engine process runs ``Watchdog.tick`` every ``heartbeat_interval``
   no progress; a node whose lock is held by a live engine (a long polled
   action) is not re-driven, and is never reported as a stall.
 
+It also starts the next queued update of each watched stack that waits
+with no operation running (a stack whose update semantics is ``queue``,
+whose last traversal ended on an engine that died before starting it).
+
 Shares (``shares``) get the live engine ids after each pass and run
 their own periodic work over them the same way (periodic drift
 detection, ``engine.drift.periodic``).
@@ -48,6 +52,7 @@ from heat_lite.db import services as db_services
 from heat_lite.db import session as db_session
 from heat_lite.db import stacks as db_stacks
 from heat_lite.db import sync_points as db_sync_points
+from heat_lite.db import traversal_log as db_traversal_log
 from heat_lite.db import traversals as db_traversals
 from heat_lite.engine.recovery import redrive
 from heat_lite.engine.traversal.planner import BARRIER, STACK
@@ -148,6 +153,7 @@ class Watchdog:
         self.passes += 1
         redriven = self._recover_locks(engines)
         redriven += self._watch(engines, changed)
+        self._start_queued(engines)
         if redriven:
             self.dispatcher.cast(redriven)
         for share in self.shares:
@@ -256,6 +262,22 @@ class Watchdog:
                 self._progress[stack["id"]] = (mark, now)
                 nodes += self._redrive(stack, stalled=not members_changed)
         return nodes
+
+    def _start_queued(self, engines):
+        """Start the queued updates of the idle stacks this engine
+        watches: the engine that finished their last traversal died
+        before it started the next (``traversal.queue``)."""
+        if self.ops.queue is None:
+            return
+        for stack_id in db_traversal_log.queued_idle_stacks():
+            if watcher(stack_id, engines) == self.engine_id:
+                started = self.ops.queue.start_next(stack_id)
+                if started:
+                    LOG.info(
+                        "Started queued update %s of stack %s",
+                        started,
+                        stack_id,
+                    )
 
     def _timed_out(self, stack):
         timeout = (

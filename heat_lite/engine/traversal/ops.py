@@ -12,8 +12,9 @@ import logging
 import uuid
 
 from heat_lite.common import exception, notify, states
+from heat_lite.common.states import QUEUE, Action, Status
+from heat_lite.common.states import TRAVERSAL as T
 from heat_lite.common.states import VERIFICATION as V
-from heat_lite.common.states import Action, Status
 from heat_lite.db import events as db_events
 from heat_lite.db import models
 from heat_lite.db import stacks as db_stacks
@@ -114,6 +115,10 @@ class StackOps:
         # verified traversal until its checks pass.
         self.verifier = None
         self.snapshots = snapshots
+        # traversal.queue.UpdateQueue, set by the process (it starts
+        # traversals here, and the end of one starts the next queued
+        # update through it); None: no queue is run from here.
+        self.queue = None
 
     # Starting ------------------------------------------------------------
     def start(
@@ -131,6 +136,9 @@ class StackOps:
         verify=None,
         traversal=None,
         running=False,
+        requested_by=None,
+        queued=False,
+        supersedes_as=None,
     ):
         """Start a traversal of ``stack`` towards a goal.
 
@@ -152,6 +160,13 @@ class StackOps:
             by the caller beforehand (a rollout, with ``retry=False``).
         :param running: start only if the stack is IN_PROGRESS (the
             rollback that follows a failure of the running traversal).
+        :param requested_by: who asked (the traversal log shows it).
+        :param queued: ``traversal`` is a QUEUED update of the traversal
+            log (``traversal.queue``): it starts only if still QUEUED.
+        :param supersedes_as: what the running traversal this one takes
+            the stack from becomes in the log (default SUPERSEDED, with
+            an event naming both; FAILED for a rollback of a failure,
+            CANCELLED for a cancel: their own events say so).
         :returns: the stack row as it was before, with the new
             traversal's id as ``new_traversal``; or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
@@ -186,17 +201,22 @@ class StackOps:
             event = stack_event(
                 stack, action, Status.IN_PROGRESS, values["status_reason"]
             )
+            log = _log_start(
+                stack, action, traversal, requested_by, supersedes_as
+            )
+            log["queued"] = queued
             try:
                 built = self._begin(
                     stack,
                     action,
                     values,
-                    list(events) + [event],
+                    list(events) + log.pop("events") + [event],
                     plan,
                     new_template,
                     caller_token,
                     verify,
                     running,
+                    log,
                 )
             except exception.ConcurrentTransaction:
                 if not retry:
@@ -224,6 +244,7 @@ class StackOps:
         caller_token,
         verify=None,
         running=False,
+        log=None,
     ):
         """The conditional write that starts the traversal (a seam the
         race tests use to commit another operation just before it)."""
@@ -238,9 +259,18 @@ class StackOps:
             refused_actions=tuple(states.refused_from(action)),
             verify=verify,
             running=running,
+            log=log,
         )
 
-    def rollback(self, stack, events=(), caller_token=None, running=False):
+    def rollback(
+        self,
+        stack,
+        events=(),
+        caller_token=None,
+        running=False,
+        supersedes_as=T.FAILED,
+        requested_by=None,
+    ):
         """Converge back onto the last COMPLETE template (or nothing).
 
         Starts from the stack's current traversal and gives up if a newer
@@ -267,6 +297,8 @@ class StackOps:
                 caller_token=caller_token,
                 traversal=traversal,
                 running=running,
+                supersedes_as=supersedes_as,
+                requested_by=requested_by,
             )
         current = db_templates.raw_template_get(stack["raw_template_id"])
         empty = {
@@ -284,9 +316,11 @@ class StackOps:
             caller_token=caller_token,
             traversal=traversal,
             running=running,
+            supersedes_as=supersedes_as,
+            requested_by=requested_by,
         )
 
-    def run_action(self, stack, action, caller_token=None):
+    def run_action(self, stack, action, caller_token=None, requested_by=None):
         """Suspend (dependents first), resume or check every resource."""
         if (
             stack["action"] == action
@@ -305,6 +339,7 @@ class StackOps:
             bound,
             goal_template_id=stack["raw_template_id"],
             caller_token=caller_token,
+            requested_by=requested_by,
         )
 
     def cancel(self, stack, reason):
@@ -316,13 +351,17 @@ class StackOps:
                 stack["current_traversal"], CANCELLED_STEP
             ),
         }
-        return db_traversals.stack_finish(
+        if db_traversals.stack_finish(
             stack["id"],
             stack["current_traversal"],
             values,
             [stack_event(stack, stack["action"], Status.FAILED, reason)],
             purge=True,
-        )
+            log_state=T.CANCELLED,
+        ):
+            self.next_queued(stack)
+            return True
+        return False
 
     # Finishing -----------------------------------------------------------
     def begin_cleanup(self, stack_id, traversal):
@@ -391,6 +430,7 @@ class StackOps:
             delete=action == Action.DELETE,
         ):
             notify.stack_event(stack, action, "end", reason=reason)
+            self.next_queued(stack)
 
     def resource_failed(self, stack_id, traversal, record_id, reason):
         """A resource failed in ``traversal``: fail the stack (or, if a
@@ -455,11 +495,57 @@ class StackOps:
             purge=True,
         ):
             notify.stack_event(stack, action, "error", reason=reason)
+            self.next_queued(stack)
             return True
         return False
 
+    def next_queued(self, stack):
+        """A traversal of ``stack`` ended: start its next queued update
+        (a stack whose semantics is ``queue``; any leftover is the
+        watchdog's). Never fails the finish that calls it."""
+        if self.queue is None or stack.get("update_semantics") != QUEUE:
+            return
+        try:
+            self.queue.start_next(stack["id"])
+        except Exception as exc:  # noqa: BLE001 - the watchdog retries
+            LOG.error(
+                "Queued update of stack %s could not start",
+                stack["id"],
+                exc_info=exc,
+            )
+
     def _runner_retrigger(self, record_id):
         return self.dispatcher.runner.retrigger(record_id)
+
+
+def _log_start(stack, action, traversal, requested_by, supersedes_as):
+    """How the traversal log records a start on ``stack`` (as read before
+    it): the running traversal it takes over, if any, and the event that
+    says so (none for a rollback or a cancel: their events say it)."""
+    log = {"action": action, "requested_by": requested_by, "events": []}
+    if stack.get("status") != Status.IN_PROGRESS or not stack.get(
+        "current_traversal"
+    ):
+        return log
+    log["previous"] = stack["current_traversal"]
+    log["previous_state"] = supersedes_as or T.SUPERSEDED
+    if supersedes_as is None:
+        log["events"].append(
+            stack_event(
+                stack,
+                action,
+                Status.IN_PROGRESS,
+                "Traversal %s (%s) superseded by traversal %s (%s%s)"
+                % (
+                    stack["current_traversal"],
+                    stack["action"],
+                    traversal,
+                    action,
+                    ", by %s" % requested_by if requested_by else "",
+                ),
+            )
+        )
+    return log
 
 
 def _not_here(stack_id, node):

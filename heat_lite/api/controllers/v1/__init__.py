@@ -35,6 +35,7 @@ from heat_lite.api.controllers.v1 import (
     stack,
     stacks,
     templates,
+    traversals,
 )
 
 # Paths that exist under a stack name as well as under name/id; any
@@ -49,6 +50,7 @@ LOOKUP_SUBS = (
     "outputs",
     "snapshots",
     "drift",
+    "traversals",
     "export",
     "abandon",
     "preview",
@@ -123,6 +125,16 @@ class Snapshots(Node):
     _param = ("snapshot_id", Snapshot)
 
 
+class Traversals(Node):
+    """/stacks/{name}/{stack_id}/traversals[/{traversal_id}]"""
+
+    get_all = verb(traversals.list_traversals)
+    _param = (
+        "traversal_id",
+        leaf(delete=traversals.cancel_traversal),
+    )
+
+
 class Stack(Node):
     """/stacks/{name}/{stack_id}: the canonical URL of a stack."""
 
@@ -143,6 +155,7 @@ class Stack(Node):
         "actions": leaf(post=stack.stack_action),
         "verdict": leaf(post=stack.verdict),
         "drift": leaf(get=stack.show_drift),
+        "traversals": Traversals,
         "promotions": leaf(get=promotions.stack_promotions),
         "snapshots": Snapshots,
         "resources": Resources,

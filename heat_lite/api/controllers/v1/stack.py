@@ -178,17 +178,24 @@ ACTIONS = (
     "cancel_update",
     "cancel_without_rollback",
     "detect_drift",
+    "update_semantics",
 )
 
 
 @rule("actions:action")
 def stack_action(req, tenant, name, stack_id):
-    """Suspend, resume, check or cancel an update of a stack, or start a
-    drift detection (202)."""
-    action = req.action(ACTIONS)
+    """Suspend, resume, check or cancel an update of a stack, start a
+    drift detection (202), or set the stack's update semantics
+    (heat_lite's own ``{"update_semantics": "queue"}``)."""
+    action, value = req.action(ACTIONS, value=True)
     ident = identity(tenant, name, stack_id)
     if action == "detect_drift":
         return Reply(202, req.engine.detect_drift(req.context, ident))
+    if action == "update_semantics":
+        semantics = stack_body.update_semantics(value)
+        return Reply(
+            200, req.engine.set_update_semantics(req.context, ident, semantics)
+        )
     if action in ("cancel_update", "cancel_without_rollback"):
         req.engine.stack_cancel_update(
             req.context, ident, cancel_with_rollback=action == "cancel_update"

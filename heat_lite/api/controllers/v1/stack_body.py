@@ -5,7 +5,7 @@ what the values mean is the engine's business.
 """
 
 from heat_lite import conf
-from heat_lite.common import exception, template_format, verify_spec
+from heat_lite.common import exception, states, template_format, verify_spec
 
 CONF = conf.CONF
 CREATE_KEYS = (
@@ -23,6 +23,8 @@ CREATE_KEYS = (
     "adopt_stack_data",
     "timeout",
     "verify",
+    # heat_lite's own: converge (default), queue or reject.
+    "update_semantics",
 )
 UPDATE_KEYS = CREATE_KEYS + ("clear_parameters", "converge", "existing")
 VALIDATE_KEYS = (
@@ -175,7 +177,22 @@ def args(body, update=False):
                 message="converge is only allowed on update"
             )
         result["converge"] = _bool(body, "converge")
+    if body.get("update_semantics") is not None:
+        result["update_semantics"] = update_semantics(body["update_semantics"])
     return result
+
+
+def update_semantics(value):
+    """A checked ``update_semantics`` (``states.UPDATE_SEMANTICS``).
+
+    :raises Invalid: (400) for any other value.
+    """
+    if value not in states.UPDATE_SEMANTICS:
+        raise exception.Invalid(
+            message="update_semantics must be one of %s"
+            % ", ".join(states.UPDATE_SEMANTICS)
+        )
+    return value
 
 
 def adopt_data(body):
