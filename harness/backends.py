@@ -45,11 +45,13 @@ def _reachable(host, port):
         return False
 
 
-def create_database(kind, owner=None):
+def create_database(kind, owner=None, template=None):
     """Create a private database; return (sqlalchemy url, drop callable).
 
     :param owner: PostgreSQL only: a login role (see ``create_pg_role``)
         that owns the database and that the returned URL connects as.
+    :param template: PostgreSQL only: the name of a database (that nobody
+        is connected to) whose copy the new one is.
     """
     import sqlalchemy as sa
 
@@ -63,6 +65,8 @@ def create_database(kind, owner=None):
         create = "CREATE DATABASE %s" % name
         drop = "DROP DATABASE IF EXISTS %s WITH (FORCE)" % name
         url = "%s/%s" % (PG_URL, name)
+        if template is not None:
+            create += " TEMPLATE %s" % template
         if owner is not None:
             create += " OWNER %s" % owner
             url = sa.engine.make_url(url).set(username=owner)
