@@ -104,3 +104,25 @@ def _install(venv, pip_args, what, marker, log, timeout, after=None):
         after(venv)
     open(os.path.join(venv, marker), "w").close()
     return time.monotonic() - started
+
+
+def sdist(requirement, timeout=None):
+    """The source distribution of ``requirement`` (a pinned ``name==X``),
+    fetched once with ``pip download`` into the cache and kept: the path
+    of its archive. A run fetched it with pip each time (its index,
+    5-10 CPU-s and up to a minute and a half under load)."""
+    where = os.path.join(CACHE, "sdist-" + requirement.replace("==", "-"))
+    with _locked(where):
+        if not ready(where):
+            shutil.rmtree(where, ignore_errors=True)
+            os.makedirs(where)
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--quiet"]
+                + ["--no-deps", "--no-binary", ":all:", "--dest", where]
+                + [requirement],
+                check=True,
+                timeout=timeout,
+            )
+            open(os.path.join(where, ".complete"), "w").close()
+    [archive] = [f for f in os.listdir(where) if not f.startswith(".")]
+    return os.path.join(where, archive)
