@@ -6,6 +6,7 @@ see each other's data. A service that is not reachable makes the tests
 that need it skip, except under ``CI=true`` where it is a failure.
 """
 
+import atexit
 import os
 import shutil
 import socket
@@ -44,11 +45,13 @@ def _reachable(host, port):
         return False
 
 
-def create_database(kind, owner=None):
+def create_database(kind, owner=None, template=None):
     """Create a private database; return (sqlalchemy url, drop callable).
 
     :param owner: PostgreSQL only: a login role (see ``create_pg_role``)
         that owns the database and that the returned URL connects as.
+    :param template: PostgreSQL only: the name of a database (that nobody
+        is connected to) whose copy the new one is.
     """
     import sqlalchemy as sa
 
@@ -62,6 +65,8 @@ def create_database(kind, owner=None):
         create = "CREATE DATABASE %s" % name
         drop = "DROP DATABASE IF EXISTS %s WITH (FORCE)" % name
         url = "%s/%s" % (PG_URL, name)
+        if template is not None:
+            create += " TEMPLATE %s" % template
         if owner is not None:
             create += " OWNER %s" % owner
             url = sa.engine.make_url(url).set(username=owner)
@@ -117,26 +122,83 @@ def create_pg_role():
     return name, set_limit, _drop
 
 
+# rabbitmqctl is an Erlang VM of its own: each run costs about a second
+# and half a CPU-second, and a vhost took three (add_vhost,
+# set_permissions, delete_vhost). Vhosts are made VHOST_BATCH at a time in
+# one ``rabbitmqctl eval`` and each is handed out once, never used before
+# and never used again; the used ones are deleted VHOST_BATCH at a time,
+# and what is left when the process ends at exit.
+VHOST_BATCH = 4
+_ACTOR = '<<"heat_lite-tests">>'
+_vhosts_ready = []
+_vhosts_used = []
+
+
+def _erl(names):
+    return "[%s]" % ", ".join('<<"%s">>' % name for name in names)
+
+
+def _rabbit_eval(expression, check=True):
+    """Run ``expression`` in the broker (``rabbitmqctl eval``)."""
+    return subprocess.run(
+        [shutil.which("rabbitmqctl"), "eval", expression],
+        check=check,
+        capture_output=True,
+        text=True,
+    )
+
+
+def _make_vhosts(user):
+    names = [
+        "heat_lite_%s_%s" % (RUN_ID, uuid.uuid4().hex[:6])
+        for _ in range(VHOST_BATCH)
+    ]
+    done = _rabbit_eval(
+        "[begin ok = rabbit_vhost:add(V, %(actor)s), "
+        "ok = rabbit_auth_backend_internal:set_permissions("
+        '<<"%(user)s">>, V, <<".*">>, <<".*">>, <<".*">>, %(actor)s) '
+        "end || V <- %(names)s]."
+        % dict(actor=_ACTOR, user=user, names=_erl(names))
+    )
+    if done.stdout.count("ok") != len(names):
+        raise RuntimeError(
+            "rabbitmqctl eval: %s%s" % (done.stdout, done.stderr)
+        )
+    if not _vhosts_ready and not _vhosts_used:
+        atexit.register(_delete_vhosts, all_of_them=True)
+    _vhosts_ready.extend(names)
+
+
+def _delete_vhosts(all_of_them=False):
+    names = list(_vhosts_used)
+    if all_of_them:
+        names += _vhosts_ready
+        del _vhosts_ready[:]
+    del _vhosts_used[:]
+    if names:
+        _rabbit_eval(
+            "[rabbit_vhost:delete(V, %s) || V <- %s]." % (_ACTOR, _erl(names)),
+            check=False,
+        )
+
+
 def create_vhost():
-    """Create a private RabbitMQ vhost; return (transport_url, drop)."""
+    """A private RabbitMQ vhost; return (transport_url, drop)."""
     host_port = RABBIT.rsplit("@", 1)[1]
     host, port = host_port.split(":")
     if not _reachable(host, int(port)):
         unavailable("RabbitMQ", "%s refused" % host_port)
-    vhost = "heat_lite_%s_%s" % (RUN_ID, uuid.uuid4().hex[:6])
-    ctl = shutil.which("rabbitmqctl")
-    if ctl is None:
+    if shutil.which("rabbitmqctl") is None:
         # No admin tool: isolate by exchange and topics on the default
         # vhost instead (the caller sets a unique control_exchange).
         return "rabbit://%s/" % RABBIT, lambda: None
-    subprocess.run([ctl, "add_vhost", vhost], check=True, capture_output=True)
-    subprocess.run(
-        [ctl, "set_permissions", "-p", vhost, "guest", ".*", ".*", ".*"],
-        check=True,
-        capture_output=True,
-    )
+    if not _vhosts_ready:
+        _make_vhosts(RABBIT.split(":", 1)[0])
+    vhost = _vhosts_ready.pop(0)
 
     def _drop():
-        subprocess.run([ctl, "delete_vhost", vhost], capture_output=True)
+        _vhosts_used.append(vhost)
+        if len(_vhosts_used) >= VHOST_BATCH:
+            _delete_vhosts()
 
     return "rabbit://%s/%s" % (RABBIT, vhost), _drop

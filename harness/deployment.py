@@ -7,10 +7,15 @@ Two shapes, as operators run it:
   --workers 2`` over a private RabbitMQ vhost and a private database.
 """
 
+import atexit
+import configparser
+import datetime
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import uuid
 
 import requests
@@ -69,19 +74,20 @@ class Deployment(process_group.ProcessGroup):
         self.port = free_port()
         self.ledger = os.path.join(self.workdir, "ledger")
         self.config = os.path.join(self.workdir, "heat_lite.conf")
+        self.db_url = None
 
     # Life cycle ----------------------------------------------------------
     def start(self):
         if self.kind == "sqlite":
             db_url = "sqlite:///%s/heat_lite.sqlite" % self.workdir
             transport = "fake://"
+            _copy_template(self.kind, self.env(), db_url)
         else:
-            db_url, drop = backends.create_database(
-                self.kind, owner=self.db_owner
-            )
+            db_url, drop = _database(self.kind, self.env(), self.db_owner)
             self.add_cleanup(drop)
             transport, drop_vhost = backends.create_vhost()
             self.add_cleanup(drop_vhost)
+        self.db_url = db_url
         suffix = uuid.uuid4().hex[:8]
         with open(self.config, "w") as f:
             f.write(
@@ -94,7 +100,8 @@ class Deployment(process_group.ProcessGroup):
                 )
                 + self.extra_conf
             )
-        self.manage("db", "sync")
+        if db_url not in _MIGRATED:
+            self.manage("db", "sync")
         if self.kind == "sqlite":
             self._spawn("all", "heat-lite-all")
         else:
@@ -155,24 +162,34 @@ class Deployment(process_group.ProcessGroup):
         )
 
     def engines_up(self):
-        out = self.manage("service", "list")
-        return sum(1 for line in out.splitlines()[1:] if " up " in line)
+        """How many engines ``heat-lite-manage service list`` shows up:
+        its query and its rule (a heartbeat no older than ``[engine]
+        engine_life_check_timeout``), read here instead of by a process
+        whose start costs a CPU-second, which a start's wait used to
+        pay on every poll."""
+        import sqlalchemy as sa
+
+        parser = configparser.ConfigParser(strict=False, interpolation=None)
+        parser.read(self.config)
+        limit = parser.getfloat(
+            "engine", "engine_life_check_timeout", fallback=20.0
+        )
+        # NullPool: no connection stays open between polls (a test may
+        # count a role's connections, or restart the server).
+        engine = sa.create_engine(self.db_url, poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as conn:
+                beats = conn.exec_driver_sql(
+                    "SELECT updated_at FROM service WHERE deleted_at IS NULL"
+                ).scalars()
+                now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+                return sum(1 for beat in beats if _age(now, beat) <= limit)
+        finally:
+            engine.dispose()
 
     # Helpers -------------------------------------------------------------
     def manage(self, *args):
-        result = subprocess.run(
-            [command("heat-lite-manage"), "--config-file", self.config, *args],
-            capture_output=True,
-            text=True,
-            timeout=self.MANAGE_TIMEOUT,
-            env=self.env(),
-        )
-        if result.returncode != 0:
-            raise RuntimeError(
-                "heat-lite-manage %s failed: %s%s"
-                % (" ".join(args), result.stdout, result.stderr)
-            )
-        return result.stdout
+        return _manage(self.config, self.env(), *args)
 
     @property
     def url(self):
@@ -195,6 +212,82 @@ class Deployment(process_group.ProcessGroup):
         supervisor)."""
         parent = self.procs["engine"].pid
         return children(parent)
+
+
+def _manage(config, env, *args):
+    """``heat-lite-manage --config-file config *args``; its output."""
+    result = subprocess.run(
+        [command("heat-lite-manage"), "--config-file", config, *args],
+        capture_output=True,
+        text=True,
+        timeout=Deployment.MANAGE_TIMEOUT,
+        env=env,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(
+            "heat-lite-manage %s failed: %s%s"
+            % (" ".join(args), result.stdout, result.stderr)
+        )
+    return result.stdout
+
+
+# A deployment's database starts as a copy of one that ``heat-lite-manage
+# db sync`` migrated, once per test process and kind, instead of a
+# migration of its own (a Python process and every migration, ~1 CPU-s):
+# a SQLite file copied, a PostgreSQL database made with TEMPLATE. MariaDB
+# has no template, and a database owned by a role of its own (``db_owner``:
+# a copy's tables would still be the superuser's) is migrated as before.
+_TEMPLATES = {}  # {kind: SQLite path or PostgreSQL database name}
+_MIGRATED = set()  # the URLs of deployments' databases that are copies
+
+
+def _template(kind, env):
+    found = _TEMPLATES.get(kind)
+    if found is not None:
+        return found
+    workdir = tempfile.mkdtemp(prefix="heat_lite-template-")
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)
+    if kind == "sqlite":
+        found = os.path.join(workdir, "heat_lite.sqlite")
+        url = "sqlite:///%s" % found
+    else:
+        url, drop = backends.create_database(kind)
+        atexit.register(drop)
+        found = url.rsplit("/", 1)[1]
+    config = os.path.join(workdir, "heat_lite.conf")
+    with open(config, "w") as f:
+        f.write("[database]\nconnection = %s\n" % url)
+    _manage(config, env, "db", "sync")
+    _TEMPLATES[kind] = found
+    return found
+
+
+def _copy_template(kind, env, url):
+    """The SQLite database of ``url``: a copy of the migrated template,
+    unless it exists (a deployment started again on its database)."""
+    path = url[len("sqlite:///") :]
+    if not os.path.exists(path):
+        shutil.copyfile(_template(kind, env), path)
+        _MIGRATED.add(url)
+    else:
+        _MIGRATED.discard(url)
+
+
+def _database(kind, env, owner):
+    """(url, drop) of a new private database of ``kind``, migrated when
+    it is a template's copy (it is in ``_MIGRATED``)."""
+    if kind != "postgresql" or owner is not None:
+        return backends.create_database(kind, owner=owner)
+    url, drop = backends.create_database(kind, template=_template(kind, env))
+    _MIGRATED.add(url)
+    return url, drop
+
+
+def _age(now, beat):
+    """Seconds since ``beat`` (SQLite answers a DATETIME as text)."""
+    if isinstance(beat, str):
+        beat = datetime.datetime.fromisoformat(beat)
+    return (now - beat).total_seconds()
 
 
 _CONFIG = """\

@@ -104,3 +104,39 @@ def _install(venv, pip_args, what, marker, log, timeout, after=None):
         after(venv)
     open(os.path.join(venv, marker), "w").close()
     return time.monotonic() - started
+
+
+def once(where, make):
+    """The directory ``where``, filled by ``make(where)`` the first time
+    (one maker at a time; a marker written last, so a half-made one is
+    made again): things a run would otherwise make each time."""
+    with _locked(where):
+        if not ready(where):
+            shutil.rmtree(where, ignore_errors=True)
+            os.makedirs(where)
+            make(where)
+            open(os.path.join(where, ".complete"), "w").close()
+    return where
+
+
+def sdist(requirement, timeout=None):
+    """The source distribution of ``requirement`` (a pinned ``name==X``),
+    fetched once with ``pip download`` into the cache and kept: the path
+    of its archive. A run fetched it with pip each time (its index,
+    5-10 CPU-s and up to a minute and a half under load)."""
+
+    def download(where):
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet"]
+            + ["--no-deps", "--no-binary", ":all:", "--dest", where]
+            + [requirement],
+            check=True,
+            timeout=timeout,
+        )
+
+    where = once(
+        os.path.join(CACHE, "sdist-" + requirement.replace("==", "-")),
+        download,
+    )
+    [archive] = [f for f in os.listdir(where) if not f.startswith(".")]
+    return os.path.join(where, archive)

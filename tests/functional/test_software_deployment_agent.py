@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from harness import helpers, polling
+from tools import cached_venv
 
 HEAT_AGENTS = "heat-agents==13.0.0"
 NOTIFY = "heat-config/bin/heat-config-notify"
@@ -23,24 +24,7 @@ def notify(tmp_path_factory):
     """The heat-config-notify script of the heat-agents source
     distribution (the wheel leaves the agent scripts out)."""
     where = tmp_path_factory.mktemp("heat-agents")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-            "--dest",
-            str(where),
-            HEAT_AGENTS,
-        ],
-        check=True,
-        timeout=300,
-    )
-    [sdist] = where.glob("heat_agents-*.tar.gz")
+    sdist = cached_venv.sdist(HEAT_AGENTS, timeout=300)
     with tarfile.open(sdist) as archive:
         [member] = [m for m in archive.getmembers() if m.name.endswith(NOTIFY)]
         archive.extract(member, where, filter="data")
