@@ -3,7 +3,7 @@ that redirects a name, an id or an ARN to the canonical stack URL."""
 
 from urllib import parse
 
-from heat_lite.api import schemas, views
+from heat_lite.api import identities, schemas, views
 from heat_lite.api.controllers.v1 import stack_body
 from heat_lite.api.request import Reply, query, rule
 from heat_lite.common import exception
@@ -178,10 +178,14 @@ def _redirect(req, ident, sub=None):
     return Reply(302, None, {"Location": location})
 
 
+# The API process's stack identities found by ID (``api.identities``).
+IDENTITIES = identities.Identities()
+
+
 @rule("stacks:lookup")
 def lookup(req, tenant, name, sub=None):
     """302 from a name (or id) to the canonical stack URL."""
-    ident = req.engine.identify_stack(req.context, name)
+    ident = IDENTITIES.identify(req.engine, req.context, name)
     return _redirect(req, ident, sub)
 
 
@@ -190,7 +194,7 @@ def lookup_arn(req, tenant, arn_tenant, name, stack_id, sub=None):
     """302 from ``arn:openstack:heat::<tenant>:stacks/<name>/<id>``."""
     if arn_tenant != tenant:
         raise exception.StackNotFound(name=name)
-    ident = req.engine.identify_stack(req.context, stack_id)
+    ident = IDENTITIES.identify(req.engine, req.context, stack_id)
     if ident["stack_name"] != name:
         raise exception.StackNotFound(name=name)
     return _redirect(req, ident, sub.lstrip("/") if sub else None)
