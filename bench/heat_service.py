@@ -88,6 +88,8 @@ class Heat(process_group.ProcessGroup):
     """A standalone Heat under ``workdir``, from the venv ``bin_dir``."""
 
     STOP_TIMEOUT = 20
+    # Seconds gunicorn keeps an idle connection open (its default).
+    KEEP_ALIVE = 2
 
     def __init__(self, bin_dir, workdir, workers=2):
         super().__init__(workdir, log_prefix="heat-")
@@ -165,6 +167,8 @@ class Heat(process_group.ProcessGroup):
             str(API_THREADS),
             "--timeout",
             "3600",
+            "--keep-alive",
+            str(self.KEEP_ALIVE),
             "%s:application" % module,
         )
 
@@ -268,7 +272,16 @@ endpoint_type = public
 auth_uri = {keystone_url}
 
 [ec2authtoken]
-auth_uri = {auth_url}
+# heat-api-cfn checks EC2 signatures at <endpoint_override>/v3/ec2tokens
+# (the catalog's identity endpoint carries /v3), as the heat user.
+endpoint_override = {keystone_url}
+auth_type = password
+auth_url = {auth_url}
+username = heat
+password = {password}
+project_name = service
+user_domain_id = default
+project_domain_id = default
 
 [oslo_messaging_notifications]
 driver = noop
@@ -290,6 +303,11 @@ class KeystoneHeat(Heat):
     beforehand: ``tools.tempest.heat.stack_domain``); every password is
     ``password``. The OpenStack clients of the engine use the catalog's
     ``public`` endpoints of ``region``."""
+
+    # Longer than a client's pause between two requests: tempest polls
+    # every 2 s on a kept-alive connection, and with gunicorn's 2 s the
+    # server closed it as the next poll was sent (RemoteDisconnected).
+    KEEP_ALIVE = 75
 
     def __init__(
         self,

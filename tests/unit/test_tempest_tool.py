@@ -216,7 +216,10 @@ def test_real_heat_config_is_keystone_mode_with_trusts(tmp_path):
     assert parsed["trustee"]["username"] == "heat"
     assert parsed["clients"]["endpoint_type"] == "public"
     assert parsed["clients_keystone"]["auth_uri"] == "http://127.0.0.1:17000"
-    assert parsed["ec2authtoken"]["auth_uri"] == "http://127.0.0.1:17000/v3"
+    # heat-api-cfn posts EC2 signatures to <endpoint_override>/v3/ec2tokens.
+    ec2 = parsed["ec2authtoken"]
+    assert ec2["endpoint_override"] == "http://127.0.0.1:17000"
+    assert (ec2["auth_type"], ec2["username"]) == ("password", "heat")
     # heat-api-cfn serves CFN_SIGNAL and wait condition URLs, beside
     # heat-api on a port of its own.
     os.makedirs(service.workdir)
@@ -224,6 +227,9 @@ def test_real_heat_config_is_keystone_mode_with_trusts(tmp_path):
     assert list(services) == ["engine", "api", "cfn"]
     assert "127.0.0.1:%d" % service.cfn_port in services["cfn"]
     assert "127.0.0.1:%d" % service.port in services["api"]
+    # Idle connections outlive tempest's 2 s between polls.
+    api = services["api"]
+    assert int(api[api.index("--keep-alive") + 1]) > 2
 
 
 def test_real_heat_is_recorded_for_the_one_stop_path(tmp_path):
