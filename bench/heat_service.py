@@ -30,24 +30,32 @@ import requests
 from harness import backends, process_group
 from harness.deployment import free_port
 from harness.procs import children
+from tools.minicloud import heat_lite as heat_lite_mod
 
 START_TIMEOUT = 180
 API_THREADS = 8
 API_MODULE = """\
 import sys
 
-sys.argv = ["heat-api", "--config-file", {config!r}]
-from heat.api.openstack.wsgi import init_application  # noqa: E402
+sys.argv = [{prog!r}, "--config-file", {config!r}]
+from heat.api.{package}.wsgi import init_application  # noqa: E402
 
 application = init_application()
 """
+# (prog, package of its wsgi module) of heat-api and heat-api-cfn.
+API_APPS = {"api": ("heat-api", "openstack"), "cfn": ("heat-api-cfn", "cfn")}
 
-HEAT_CONF = """\
+# The head of [DEFAULT] that every Heat of this module has.
+DEFAULT_HEAD = """\
 [DEFAULT]
 transport_url = {transport}
 control_exchange = heat_bench_{suffix}
 convergence_engine = true
 num_engine_workers = {workers}
+"""
+HEAT_CONF = (
+    DEFAULT_HEAD
+    + """\
 deferred_auth_method = password
 max_resources_per_stack = -1
 max_stacks_per_tenant = 10000
@@ -73,12 +81,15 @@ driver = noop
 enforce_new_defaults = false
 enforce_scope = false
 """
+)
 
 
 class Heat(process_group.ProcessGroup):
     """A standalone Heat under ``workdir``, from the venv ``bin_dir``."""
 
     STOP_TIMEOUT = 20
+    # Seconds gunicorn keeps an idle connection open (its default).
+    KEEP_ALIVE = 2
 
     def __init__(self, bin_dir, workdir, workers=2):
         super().__init__(workdir, log_prefix="heat-")
@@ -91,46 +102,74 @@ class Heat(process_group.ProcessGroup):
         os.makedirs(self.workdir, exist_ok=True)
         db_url, drop = backends.create_database("postgresql")
         self.add_cleanup(drop)
+        self.backend_made("database", db_url)
         transport, drop_vhost = backends.create_vhost()
         self.add_cleanup(drop_vhost)
-        venv = os.path.dirname(self.bin_dir)
+        self.backend_made("vhost", transport)
         with open(self.config, "w") as f:
-            f.write(
-                HEAT_CONF.format(
-                    transport=transport,
-                    suffix=uuid.uuid4().hex[:8],
-                    workers=self.workers,
-                    db=db_url,
-                    paste=os.path.join(venv, "etc", "heat", "api-paste.ini"),
-                )
-            )
+            f.write(self.render_config(db_url, transport))
         self.manage("db_sync")
-        self._spawn("engine", "heat-engine", "--config-file", self.config)
-        self._spawn("api", *self._api_command())
+        for key, argv in self.services():
+            self._spawn(key, *argv)
         self._write_pids()
         self._wait_ready()
         return self
 
-    def _api_command(self):
-        """gunicorn serving Heat's WSGI application (what devstack runs
-        under uwsgi): one process, ``API_THREADS`` threads. The app module
-        gives oslo.config the config file, as heat-wsgi-api would."""
-        module = os.path.join(self.workdir, "heat_bench_api.py")
-        with open(module, "w") as f:
-            f.write(API_MODULE.format(config=self.config))
+    def services(self):
+        """[(key, argv)] of the processes to start, in order."""
+        return [
+            ("engine", ("heat-engine", "--config-file", self.config)),
+            ("api", self._api_command()),
+        ]
+
+    @property
+    def paste_config(self):
+        venv = os.path.dirname(self.bin_dir)
+        return os.path.join(venv, "etc", "heat", "api-paste.ini")
+
+    def render_config(self, db_url, transport):
+        """heat.conf's text (pure)."""
+        return HEAT_CONF.format(
+            transport=transport,
+            suffix=uuid.uuid4().hex[:8],
+            workers=self.workers,
+            db=db_url,
+            paste=self.paste_config,
+        )
+
+    def backend_made(self, kind, url):
+        """Called as soon as the ``database`` or ``vhost`` at ``url``
+        exists (before any process starts): a subclass records it where
+        a later clean-up can find it after a crash."""
+
+    def _api_command(self, name="api", port=None):
+        """gunicorn serving Heat's WSGI application ``name`` (``api``,
+        ``cfn``: one of API_APPS; what devstack runs under uwsgi): one
+        process, ``API_THREADS`` threads. The app module gives oslo.config
+        the config file, as heat-wsgi-api would."""
+        module = "heat_bench_%s" % name
+        prog, package = API_APPS[name]
+        with open(os.path.join(self.workdir, module + ".py"), "w") as f:
+            f.write(
+                API_MODULE.format(
+                    prog=prog, package=package, config=self.config
+                )
+            )
         return (
             "gunicorn",
             "--chdir",
             self.workdir,
             "--bind",
-            "127.0.0.1:%d" % self.port,
+            "127.0.0.1:%d" % (port or self.port),
             "--workers",
             "1",
             "--threads",
             str(API_THREADS),
             "--timeout",
             "3600",
-            "heat_bench_api:application",
+            "--keep-alive",
+            str(self.KEEP_ALIVE),
+            "%s:application" % module,
         )
 
     def _spawn(self, key, binary, *args):
@@ -203,3 +242,118 @@ class Heat(process_group.ProcessGroup):
 
 def _children(parent):
     return children(parent)
+
+
+KEYSTONE_CONF = (
+    DEFAULT_HEAD
+    + """\
+deferred_auth_method = trusts
+auth_encryption_key = {key}
+region_name_for_services = {region}
+stack_user_domain_name = {stack_domain}
+stack_domain_admin = {domain_admin}
+stack_domain_admin_password = {password}
+heat_metadata_server_url = {cfn_url}
+heat_waitcondition_server_url = {cfn_url}/v1/waitcondition
+max_stacks_per_tenant = 10000
+rpc_response_timeout = 600
+debug = true
+
+[database]
+connection = {db}
+
+[paste_deploy]
+api_paste_config = {paste}
+
+[clients]
+endpoint_type = public
+
+[clients_keystone]
+auth_uri = {keystone_url}
+
+[ec2authtoken]
+# heat-api-cfn checks EC2 signatures at <endpoint_override>/v3/ec2tokens
+# (the catalog's identity endpoint carries /v3), as the heat user.
+endpoint_override = {keystone_url}
+auth_type = password
+auth_url = {auth_url}
+username = heat
+password = {password}
+project_name = service
+user_domain_id = default
+project_domain_id = default
+
+[oslo_messaging_notifications]
+driver = noop
+
+[oslo_policy]
+enforce_new_defaults = false
+enforce_scope = false
+{keystone}"""
+)
+
+
+class KeystoneHeat(Heat):
+    """Heat 27 as a cloud runs it: heat-api (with keystonemiddleware),
+    heat-api-cfn and heat-engine (convergence) against the cloud's
+    Keystone at ``auth_url``, with Heat's ``deferred_auth_method =
+    trusts``: the ``heat`` service user of the ``service`` project
+    validates tokens and is every stack's trustee; stack users live in
+    the ``stack_domain`` domain, administered by ``domain_admin`` (made
+    beforehand: ``tools.tempest.heat.stack_domain``); every password is
+    ``password``. The OpenStack clients of the engine use the catalog's
+    ``public`` endpoints of ``region``."""
+
+    # Longer than a client's pause between two requests: tempest polls
+    # every 2 s on a kept-alive connection, and with gunicorn's 2 s the
+    # server closed it as the next poll was sent (RemoteDisconnected).
+    KEEP_ALIVE = 75
+
+    def __init__(
+        self,
+        bin_dir,
+        workdir,
+        *,
+        auth_url,
+        password,
+        region="RegionOne",
+        stack_domain="heat",
+        domain_admin="heat_domain_admin",
+        workers=2,
+    ):
+        super().__init__(bin_dir, workdir, workers=workers)
+        self.auth_url = auth_url
+        self.password = password
+        self.region = region
+        self.stack_domain = stack_domain
+        self.domain_admin = domain_admin
+        self.cfn_port = free_port()
+
+    @property
+    def cfn_url(self):
+        return "http://127.0.0.1:%d" % self.cfn_port
+
+    def render_config(self, db_url, transport):
+        return KEYSTONE_CONF.format(
+            transport=transport,
+            suffix=uuid.uuid4().hex[:8],
+            workers=self.workers,
+            key=uuid.uuid4().hex,
+            region=self.region,
+            stack_domain=self.stack_domain,
+            domain_admin=self.domain_admin,
+            password=self.password,
+            cfn_url=self.cfn_url,
+            db=db_url,
+            paste=self.paste_config,
+            keystone_url=self.auth_url.rsplit("/v3", 1)[0],
+            auth_url=self.auth_url,
+            keystone=heat_lite_mod.keystone_sections(
+                self.auth_url, self.password
+            ),
+        )
+
+    def services(self):
+        return super().services() + [
+            ("cfn", self._api_command("cfn", self.cfn_port))
+        ]

@@ -3,7 +3,9 @@ the per-module summary, the test regex, the venv key. (Running the suite
 for real is ``tox -e tempest``; see doc/tempest.md.)"""
 
 import configparser
+import os
 import re
+import sys
 
 import pytest
 
@@ -150,3 +152,103 @@ def test_venv_key_follows_the_pins(tmp_path):
     two.write_text("tempest==46.0.0\n")
     assert venv.digest(str(one)) != venv.digest(str(two))
     assert venv.digest(str(one)) == venv.digest(str(one))
+
+
+def test_service_option_chooses_heat_lite_or_heat():
+    assert cli._parser().parse_args(["run"]).service == "heat_lite"
+    args = cli._parser().parse_args(["run", "--service", "heat"])
+    assert args.service == "heat"
+    with pytest.raises(SystemExit):
+        cli._parser().parse_args(["run", "--service", "senlin"])
+
+
+def _real_heat(tmp_path):
+    # Only the config is rendered and one stand-in process spawned: no
+    # Heat venv is needed (bin_dir is not read until start()).
+    from tools.tempest import heat as real_heat
+
+    return real_heat.Recorded(
+        str(tmp_path / "venv" / "bin"),
+        str(tmp_path / "heat"),
+        auth_url="http://127.0.0.1:17000/v3",
+        password="pw%1",
+        stack_domain="heat",
+        domain_admin="heat_domain_admin",
+    )
+
+
+def test_real_heat_config_is_keystone_mode_with_trusts(tmp_path):
+    service = _real_heat(tmp_path)
+    parsed = _parsed(
+        service.render_config(
+            "postgresql+psycopg2://postgres@127.0.0.1:5432/heat_x",
+            "rabbit://guest:guest@127.0.0.1:5672/heat_x",
+        )
+    )
+    default = parsed["DEFAULT"]
+    assert default["deferred_auth_method"] == "trusts"
+    assert default.getboolean("convergence_engine")
+    assert default["num_engine_workers"] == "2"
+    assert len(default["auth_encryption_key"]) == 32
+    assert default["stack_user_domain_name"] == "heat"
+    assert default["stack_domain_admin"] == "heat_domain_admin"
+    assert default["stack_domain_admin_password"] == "pw%1"
+    assert default["region_name_for_services"] == "RegionOne"
+    cfn = "http://127.0.0.1:%d" % service.cfn_port
+    assert default["heat_metadata_server_url"] == cfn
+    waitcondition = default["heat_waitcondition_server_url"]
+    assert waitcondition == cfn + "/v1/waitcondition"
+    assert default["transport_url"].endswith("/heat_x")
+    assert parsed["database"]["connection"].endswith("/heat_x")
+    # heat-api's keystone pipeline: no noauth flavor.
+    assert "flavor" not in parsed["paste_deploy"]
+    assert parsed["paste_deploy"]["api_paste_config"].endswith(
+        "/venv/etc/heat/api-paste.ini"
+    )
+    # The same keystone sections heat_lite's config has.
+    authtoken = parsed["keystone_authtoken"]
+    assert authtoken["auth_url"] == "http://127.0.0.1:17000/v3"
+    assert (authtoken["username"], authtoken["project_name"]) == (
+        "heat",
+        "service",
+    )
+    assert authtoken["password"] == parsed["trustee"]["password"] == "pw%1"
+    assert parsed["trustee"]["username"] == "heat"
+    assert parsed["clients"]["endpoint_type"] == "public"
+    assert parsed["clients_keystone"]["auth_uri"] == "http://127.0.0.1:17000"
+    # heat-api-cfn posts EC2 signatures to <endpoint_override>/v3/ec2tokens.
+    ec2 = parsed["ec2authtoken"]
+    assert ec2["endpoint_override"] == "http://127.0.0.1:17000"
+    assert (ec2["auth_type"], ec2["username"]) == ("password", "heat")
+    # heat-api-cfn serves CFN_SIGNAL and wait condition URLs, beside
+    # heat-api on a port of its own.
+    os.makedirs(service.workdir)
+    services = dict(service.services())
+    assert list(services) == ["engine", "api", "cfn"]
+    assert "127.0.0.1:%d" % service.cfn_port in services["cfn"]
+    assert "127.0.0.1:%d" % service.port in services["api"]
+    # Idle connections outlive tempest's 2 s between polls.
+    api = services["api"]
+    assert int(api[api.index("--keep-alive") + 1]) > 2
+
+
+def test_real_heat_is_recorded_for_the_one_stop_path(tmp_path):
+    service = _real_heat(tmp_path)
+    service.backend_made(
+        "database", "postgresql+psycopg2://postgres@127.0.0.1:5432/heat_db1"
+    )
+    # Recorded before anything runs: a crash now still drops it.
+    assert heat.Heat.load(service.workdir).state["database"] == "heat_db1"
+    service.backend_made("vhost", "rabbit://guest:guest@127.0.0.1:5672/vh1")
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    service.spawn("engine", sleeper)
+    pid = service.procs["engine"].pid
+    loaded = heat.Heat.load(service.workdir)
+    assert loaded.state["pids"] == {"engine": pid}
+    assert loaded.state["vhost"] == "vh1"
+    # tools.tempest's stop: the recorded process group goes. (Database
+    # and vhost are names only here: blank them, nothing was made.)
+    loaded.state.update(database="", vhost="")
+    loaded.stop()
+    assert service.procs["engine"].wait(timeout=30) is not None
+    assert not os.path.exists(os.path.join(service.workdir, "heat.json"))

@@ -54,7 +54,10 @@ KEYSTONE = """
 [api]
 auth_strategy = keystone
 {api}
-
+"""
+# keystonemiddleware's section and the trustee's: the same text for
+# heat_lite and for OpenStack Heat in keystone mode (``keystone_sections``).
+AUTHTOKEN = """
 [keystone_authtoken]
 www_authenticate_uri = {auth_url}
 auth_url = {auth_url}
@@ -94,19 +97,30 @@ def keystone_conf(
     any INI parser). Everything that
     runs heat_lite in keystone mode (this tool, the benchmarks, the
     tests) takes its sections from here."""
+    conf = KEYSTONE.format(api=api) + keystone_sections(
+        auth_url, password, username=username, project=project, trusts=trusts
+    )
+    if region:
+        conf += "\n[openstack]\nregion_name = %s\n" % region
+    return conf
+
+
+def keystone_sections(
+    auth_url, password, *, username="heat", project="service", trusts=True
+):
+    """``[keystone_authtoken]`` validating tokens as ``username`` of
+    ``project`` and, with ``trusts``, ``[trustee]``: that user as the
+    trustee of every stack's trust (pure: no I/O). Heat reads the same
+    two sections (``bench.heat_service.KeystoneHeat``)."""
     values = {
         "auth_url": auth_url,
         "password": password,
         "username": username,
         "project": project,
-        "region": region,
-        "api": api,
     }
-    conf = KEYSTONE.format(**values)
+    conf = AUTHTOKEN.format(**values)
     if trusts:
         conf += TRUSTEE.format(**values)
-    if region:
-        conf += "\n[openstack]\nregion_name = %s\n" % region
     return conf
 
 

@@ -6,6 +6,8 @@ cached venv, prints the results per test module (and writes them as
 ``<workdir>/summary.json``), and stops everything again, also on failure
 or Ctrl-C. It exits 1 when a test that is not in expected_failures.txt
 fails. ``stop`` cleans up after a run that was killed outright.
+``run --service heat`` runs the same suite against OpenStack Heat 27
+instead (``tools.tempest.heat``), for the comparison in doc/tempest.md.
 Run from heat_lite's own venv at the top of the tree.
 """
 
@@ -33,6 +35,7 @@ SUITES = {
     "scenario": "scenario",
     "all": "(?:api|functional|scenario)",
 }
+SERVICES = ("heat_lite", "heat")
 DEFAULT_WORKDIR = os.path.join(mc_venv.DEFAULT_CACHE, "tempest-run")
 
 
@@ -51,6 +54,14 @@ def _parser():
             "(default %(default)s)",
         )
     run.add_argument("--suite", choices=sorted(SUITES), default="api")
+    run.add_argument(
+        "--service",
+        choices=SERVICES,
+        default="heat_lite",
+        help="the orchestration service under test: heat_lite, or "
+        "OpenStack Heat 27 from the benchmarks' venv for the comparison "
+        "in doc/tempest.md (default %(default)s)",
+    )
     run.add_argument(
         "--cloud",
         default="",
@@ -126,8 +137,9 @@ def stop(workdir):
     """Stop heat_lite and the cloud recorded under ``workdir``, if any
     (a cloud given with ``--cloud`` lives elsewhere and is left alone)."""
     try:
+        # heat_lite's and Heat's (tools.tempest.heat) records alike.
         heat_mod.Heat.load(os.path.join(workdir, "heat")).stop()
-        _log("heat_lite stopped")
+        _log("the orchestration service stopped")
     except FileNotFoundError:
         pass
     cloud_dir = os.path.join(workdir, "cloud")
@@ -174,6 +186,19 @@ def run(args):
         stop(workdir)
 
 
+def start_service(service, directory, lay):
+    """Start ``service`` (one of SERVICES) in keystone mode against the
+    cloud of ``lay``; return its API root."""
+    _log("starting %s (keystone mode)" % service)
+    if service == "heat":
+        # Only here: bench (and harness, which imports pytest) load for
+        # the comparison alone.
+        from tools.tempest import heat as real_heat
+
+        return real_heat.start(directory, lay, log=_log).url
+    return heat_mod.Heat(directory).start(lay).url
+
+
 def _run(args, workdir, venv_path, entries, began):
     cloud_dir = os.path.join(workdir, "cloud")
     if args.cloud:
@@ -189,10 +214,9 @@ def _run(args, workdir, venv_path, entries, began):
             log=os.path.join(workdir, "minicloud.log"),
         )
     lay = layout_mod.Layout.load(cloud_dir)
-    _log("starting heat_lite (keystone mode)")
-    heat = heat_mod.Heat(os.path.join(workdir, "heat")).start(lay)
-    catalog.register_orchestration(lay, heat.url)
-    _log("heat_lite %s is the cloud's orchestration service" % heat.url)
+    url = start_service(args.service, os.path.join(workdir, "heat"), lay)
+    catalog.register_orchestration(lay, url)
+    _log("%s %s is the cloud's orchestration service" % (args.service, url))
     tempest_dir = os.path.join(workdir, "tempest")
     tempest = os.path.join(venv_path, "bin", "tempest")
     if not os.path.exists(os.path.join(tempest_dir, "etc")):
@@ -269,6 +293,7 @@ def _report(args, workdir, venv_path, tempest_dir, entries, started):
     )
     report = {
         "suite": args.suite,
+        "service": args.service,
         "regex": args.regex,
         "seconds": round(time.monotonic() - started),
         "modules": table,
