@@ -1,7 +1,8 @@
 """oslo.messaging plumbing: the transport, the context serializer, and
 factories for clients and servers.
 
-``fake://`` (the embedded default) delivers messages inside one process;
+``fake://`` (the embedded default) delivers messages inside one process
+(``rpc_inproc``: woken by each delivery);
 a ``rabbit://`` transport_url spreads them over engine processes and hosts.
 Typed exceptions from ``heat_lite.common.exception`` survive the hop.
 """
@@ -10,7 +11,7 @@ import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
 
 from heat_lite import conf
-from heat_lite.common import context, counters
+from heat_lite.common import context, counters, rpc_inproc
 
 CONF = conf.CONF
 # The webhook's refusals (401, 400, 413) are typed in ``apps.webhook``.
@@ -40,9 +41,13 @@ def init():
     """Create the RPC transport from ``[DEFAULT] transport_url``."""
     if _STATE["transport"] is None:
         messaging.set_transport_defaults("heat_lite")
-        _STATE["transport"] = messaging.get_rpc_transport(
-            CONF, allowed_remote_exmods=ALLOWED_EXMODS
-        )
+        if CONF.transport_url.startswith(conf.EMBEDDED_TRANSPORT):
+            # In one process: woken by deliveries, not polling (rpc_inproc).
+            _STATE["transport"] = rpc_inproc.transport(CONF, ALLOWED_EXMODS)
+        else:
+            _STATE["transport"] = messaging.get_rpc_transport(
+                CONF, allowed_remote_exmods=ALLOWED_EXMODS
+            )
     return _STATE["transport"]
 
 

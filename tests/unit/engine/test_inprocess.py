@@ -156,23 +156,38 @@ def test_nested_stacks_and_rollbacks_act_with_the_callers_token(
     with hold("nested"):
         parent_id = _nested_stack_in_progress(engine)
     polling.stack_reaches(parent_id, "CREATE_COMPLETE")
-    # A failed create rolls back with the token of the create.
+    # A failed create rolls back with the token of the create. ``bad``
+    # fails only once ``slow`` is being created (held), so the rollback
+    # has ``slow`` to delete, held too, while the test looks.
     with hold("rollback"):
-        stack_id = _create(
-            engine,
-            "tok-rollback",
-            {
-                "bad": {
-                    "type": "OS::Heat::TestResource",
-                    "properties": {"fail": True},
+        with hold("gate"):
+            stack_id = _create(
+                engine,
+                "tok-rollback",
+                {
+                    "bad": {
+                        "type": "OS::Heat::TestResource",
+                        "properties": {"fail": True, "hold": "gate"},
+                    },
+                    "slow": {
+                        "type": "OS::Heat::TestResource",
+                        "properties": {"hold": "rollback"},
+                    },
                 },
-                "slow": {
-                    "type": "OS::Heat::TestResource",
-                    "properties": {"hold": "rollback"},
-                },
-            },
-            disable_rollback=False,
-        )
+                disable_rollback=False,
+            )
+            polling.until(
+                lambda: (
+                    {
+                        r["name"]: r["status"]
+                        for r in db_records.resource_get_all(stack_id)
+                    }.get("slow")
+                    == "IN_PROGRESS"
+                ),
+                30,
+                "slow being created",
+                interval=0.05,
+            )
         stack, record = _in_progress(stack_id, "ROLLBACK")
         ctxt = caller.request_context(record, stack["current_traversal"])
         assert ctxt.auth_token == TOKEN
