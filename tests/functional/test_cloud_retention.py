@@ -67,10 +67,10 @@ def glance(cloud):
     return cloud.connect("demo").image
 
 
-def _glance_image(glance, built=True):
+def _glance_image(glance, built=True, name=None):
     properties = {"heat_lite_build": str(uuid.uuid4())} if built else {}
     image = glance.create_image(
-        name="ret-" + uuid.uuid4().hex[:6],
+        name=name or "ret-" + uuid.uuid4().hex[:6],
         disk_format="raw",
         container_format="bare",
         data=io.BytesIO(b"\0" * 1024),
@@ -79,9 +79,9 @@ def _glance_image(glance, built=True):
     return image.id
 
 
-def _managed(image_id, app_id=None):
+def _managed(image_id, app_id=None, name="ret"):
     image_refs.image_add(
-        {"id": image_id, "tenant": PROJECT, "app_id": app_id, "name": "ret"}
+        {"id": image_id, "tenant": PROJECT, "app_id": app_id, "name": name}
     )
 
 
@@ -185,9 +185,11 @@ def _engine_log(heat):
         return log.read()
 
 
-def _hidden_by_a_pass(glance):
-    image = _glance_image(glance)
-    _managed(image)  # no app: the default policy hides it
+def _hidden_by_a_pass(glance, name=None):
+    """An image heat_lite built (named ``name`` in Glance and in its
+    row), hidden by a pass."""
+    image = _glance_image(glance, name=name)
+    _managed(image, name=name or "ret")  # no app: the policy hides it
     polling.until(
         lambda: image_refs.image_get(PROJECT, image)["hidden_at"] is not None,
         120,
@@ -269,6 +271,35 @@ def test_hidden_image_shown_before_an_update_in_place_uses_it(
     why = image_refs.needed([image, before], lambda app: 0)
     assert [r["kind"] for r in why[image]] == ["record"]
     assert why[before] == []
+    client.stacks.delete(stack_id)
+    helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
+
+
+def test_an_update_naming_a_hidden_image_by_name_revives_it(
+    heat, glance, cloud
+):
+    """A user's update names *by name* an image a pass hid. Glance's
+    list omits hidden images, but openstacksdk's ``find_image`` (what
+    the glance.image constraint, the worker's reference and the server's
+    rebuild resolve names with) asks again with ``os_hidden=true``: the
+    update is accepted, the worker resolves the name to the hidden
+    image, shows it again before the rebuild (its "revived" event) and
+    Nova rebuilds the server onto it."""
+    client, stack_id, server_id, _ = _server_stack(heat, glance, cloud)
+    name = "ret-byname-" + uuid.uuid4().hex[:6]
+    image = _hidden_by_a_pass(glance, name=name)
+    assert list(glance.images(name=name)) == []  # Glance lists it not
+
+    client.stacks.update(stack_id, template=_server_template(cloud, name))
+    helpers.wait_for_status(client, stack_id, "UPDATE_COMPLETE", timeout=300)
+
+    assert cloud_mod.physical(client, stack_id)["server"] == server_id
+    server = cloud.connect("demo").compute.get_server(server_id)
+    assert server.image["id"] == image
+    assert not _hidden(glance, image)
+    assert _state(image) == IMAGE.NEEDED
+    events = image_refs.image_events(PROJECT, image_id=image)
+    assert [e["action"] for e in reversed(events)] == ["hidden", "revived"]
     client.stacks.delete(stack_id)
     helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
 
