@@ -147,6 +147,20 @@ IMAGE_EVENT = obj(
     created_at=TIME,
 )
 _IGNORED = obj(("ignored",), ignored=STRING)
+# A project's default retention (/v1/{tenant}/retention): the keys it set,
+# the [retention] options, and what an app without its own gets.
+_OWN_RETENTION = obj((), additional=False, **_RETENTION_PROPS)
+_PROJECT_RETENTION = obj(
+    ("retention",),
+    retention=obj(
+        ("project", "project_default", "options", "effective"),
+        project=STRING,
+        project_default=_OWN_RETENTION,
+        options=_RETENTION,
+        effective=_RETENTION,
+        updated_at=TIME,
+    ),
+)
 RESPONSES = {
     "webhook": (202, _BUILD),
     "push": (202, _BUILD),
@@ -164,6 +178,9 @@ RESPONSES = {
         200,
         obj(("image_events",), image_events=array(IMAGE_EVENT)),
     ),
+    "show_retention": (200, _PROJECT_RETENTION),
+    "set_retention": (200, _PROJECT_RETENTION),
+    "delete_retention": (204, None),
     "create_app": (201, _ONE),
     "list_apps": (200, obj(("apps",), apps=array(APP))),
     "show_app": (200, _ONE),
@@ -189,6 +206,11 @@ REQUESTS = {
         **_PROPS,
     ),
     "update_app": dict(obj((), additional=False, **_PROPS), minProperties=1),
+    "set_retention": obj(
+        ("retention",),
+        additional=False,
+        retention=dict(_OWN_RETENTION, minProperties=1),
+    ),
     "push": obj(
         ("ref", "commit"), additional=False, ref=STRING, commit=STRING
     ),

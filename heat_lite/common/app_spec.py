@@ -14,7 +14,8 @@ engine encrypts before storing and never returns)::
      "stacks": {"main": "shop-prod"},     # adopted stacks, by branch
      "verify": {...} or None,             # common.verify_spec
      "retention": {"keep_last": 3, "grace": 86400, "mode": "delete"}
-                  or None,                # [retention] defaults
+                  or None,                # the project's default, then
+                                          # the [retention] options
      "webhook_secret": "..." or None}
 
 An update (PATCH) is the stored app with the given keys laid over it,
@@ -220,16 +221,26 @@ def _secret(value):
 def _retention(value):
     """An app's image retention (doc/specs/image_retention.md): any of
     keep_last, grace (seconds), mode; what it leaves out follows the
-    ``[retention]`` defaults when the pass runs."""
+    project's default, then the ``[retention]`` options, when the pass
+    runs."""
+    return check_retention(value, _invalid)
+
+
+def check_retention(value, invalid):
+    """``value`` (None, or a map of any of keep_last, grace, mode)
+    checked: the one validation of an app's retention and of a
+    project's default (``db.retention_defaults``).
+
+    :param invalid: ``invalid(reason)`` -> the exception to raise.
+    :returns: the keys given, checked (None for None).
+    """
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise _invalid("retention must be a map")
-    unknown = sorted(
-        str(k) for k in set(value) - {"keep_last", "grace", "mode"}
-    )
+        raise invalid("retention must be a map")
+    unknown = sorted(str(k) for k in set(value) - set(RETENTION_KEYS))
     if unknown:
-        raise _invalid("retention: unknown key %s" % ", ".join(unknown))
+        raise invalid("retention: unknown key %s" % ", ".join(unknown))
     checked = {}
     for key in ("keep_last", "grace"):
         if key in value:
@@ -239,11 +250,11 @@ def _retention(value):
                 or not isinstance(number, int)
                 or number < 0
             ):
-                raise _invalid("retention.%s must be an integer >= 0" % key)
+                raise invalid("retention.%s must be an integer >= 0" % key)
             checked[key] = number
     if "mode" in value:
         if value["mode"] not in retention_conf.MODES:
-            raise _invalid(
+            raise invalid(
                 "retention.mode must be one of %s"
                 % ", ".join(retention_conf.MODES)
             )
@@ -251,13 +262,19 @@ def _retention(value):
     return checked
 
 
-def retention(spec):
-    """The app's retention with the ``[retention]`` defaults filled in."""
+RETENTION_KEYS = ("keep_last", "grace", "mode")
+
+
+def retention(spec, project=None):
+    """The app's effective retention, key by key: the app's own value,
+    else its project's default (``project``: the keys the project set,
+    ``db.retention_defaults``), else the ``[retention]`` option."""
     own = spec.get("retention") or {}
+    project = project or {}
+    options = CONF.retention
     return {
-        "keep_last": own.get("keep_last", CONF.retention.keep_last),
-        "grace": own.get("grace", CONF.retention.grace),
-        "mode": own.get("mode", CONF.retention.mode),
+        key: own.get(key, project.get(key, getattr(options, key)))
+        for key in RETENTION_KEYS
     }
 
 

@@ -274,6 +274,10 @@ class ImageNotFound(NotFound):
     msg_fmt = "The Image (%(image)s) could not be found."
 
 
+class RetentionDefaultNotFound(NotFound):
+    msg_fmt = "The project %(project)s has no retention default."
+
+
 class BuildNotFound(NotFound):
     msg_fmt = "The Build (%(build)s) could not be found."
 

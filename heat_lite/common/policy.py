@@ -564,6 +564,22 @@ _OPERATIONS = [
         "/v1/{tenant_id}/images/actions",
     ),
     (
+        "retention:show",
+        _READ,
+        "Show the project's default image retention (for its apps "
+        "without their own) and the deployment's options.",
+        "GET",
+        "/v1/{tenant_id}/retention",
+    ),
+    (
+        "retention:update",
+        _WRITE,
+        "Set or unset the project's default image retention (as "
+        "apps:update sets an app's own).",
+        "PUT",
+        "/v1/{tenant_id}/retention",
+    ),
+    (
         "references:index",
         _READ,
         "Count the stacks using each value of a resource property.",

@@ -611,6 +611,21 @@ class ManagedImage(BASE):
     last_error = sa.Column(sa.Text, nullable=True)
 
 
+class RetentionDefault(BASE):
+    """A project's default image retention (``db.retention_defaults``):
+    the keys it set (NULL: not set), for its apps that leave them out of
+    their own ``retention``; what neither sets follows the
+    ``[retention]`` options."""
+
+    __tablename__ = "retention_default"
+
+    tenant = sa.Column(sa.String(64), primary_key=True)
+    keep_last = sa.Column(sa.Integer, nullable=True)
+    grace = sa.Column(sa.Integer, nullable=True)
+    mode = sa.Column(sa.String(16), nullable=True)
+    updated_at = sa.Column(DateTime, nullable=False, default=utcnow)
+
+
 class RecordImage(BASE):
     """An image a resource record's properties name (any role and
     version). Counts only while the record row exists: deleting a record

@@ -55,6 +55,8 @@ History of ``RPC_API_VERSION``:
   stack's traversal history and queue, its update semantics;
   ``engine.traversal.queue``); create_stack and update_stack take
   ``args["update_semantics"]`` (pinned to 1.17 when given).
+* 1.18 - show_retention, set_retention, delete_retention (a project's
+  default image retention; ``engine.fleet.retention``).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -65,7 +67,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.17"
+RPC_API_VERSION = "1.18"
 # The worker topic has its own history; 1.0 - check_resources; 1.1 -
 # detect_drift.
 WORKER_API_VERSION = "1.1"
@@ -91,6 +93,7 @@ READS = frozenset(
         "build_log",
         "list_events",
         "list_images",
+        "show_retention",
         "list_outputs",
         "list_promotions",
         "list_references",
@@ -1242,6 +1245,28 @@ class EngineAPI:
             stack_identity=stack_identity,
             semantics=semantics,
         )
+
+    # 1.18 --------------------------------------------------------------
+    def show_retention(self, ctxt):
+        """The project's default image retention, the ``[retention]``
+        options and the policy an app without its own gets (call)."""
+        return self._call(ctxt, "show_retention", version="1.18")
+
+    def set_retention(self, ctxt, retention):
+        """Set the project's whole default image retention (call).
+
+        :raises Invalid: (400).
+        """
+        return self._call(
+            ctxt, "set_retention", version="1.18", retention=retention
+        )
+
+    def delete_retention(self, ctxt):
+        """Unset the project's default image retention (call).
+
+        :raises RetentionDefaultNotFound: (404).
+        """
+        return self._call(ctxt, "delete_retention", version="1.18")
 
 
 class WorkerAPI:

@@ -67,10 +67,10 @@ def glance(cloud):
     return cloud.connect("demo").image
 
 
-def _glance_image(glance, built=True):
+def _glance_image(glance, built=True, name=None):
     properties = {"heat_lite_build": str(uuid.uuid4())} if built else {}
     image = glance.create_image(
-        name="ret-" + uuid.uuid4().hex[:6],
+        name=name or "ret-" + uuid.uuid4().hex[:6],
         disk_format="raw",
         container_format="bare",
         data=io.BytesIO(b"\0" * 1024),
@@ -79,9 +79,9 @@ def _glance_image(glance, built=True):
     return image.id
 
 
-def _managed(image_id, app_id=None):
+def _managed(image_id, app_id=None, name="ret"):
     image_refs.image_add(
-        {"id": image_id, "tenant": PROJECT, "app_id": app_id, "name": "ret"}
+        {"id": image_id, "tenant": PROJECT, "app_id": app_id, "name": name}
     )
 
 
@@ -185,9 +185,11 @@ def _engine_log(heat):
         return log.read()
 
 
-def _hidden_by_a_pass(glance):
-    image = _glance_image(glance)
-    _managed(image)  # no app: the default policy hides it
+def _hidden_by_a_pass(glance, name=None):
+    """An image heat_lite built (named ``name`` in Glance and in its
+    row), hidden by a pass."""
+    image = _glance_image(glance, name=name)
+    _managed(image, name=name or "ret")  # no app: the policy hides it
     polling.until(
         lambda: image_refs.image_get(PROJECT, image)["hidden_at"] is not None,
         120,
@@ -241,18 +243,27 @@ def _server_stack(heat, glance, cloud):
     return client, stack_id, server_id, image
 
 
+@pytest.mark.parametrize("by_name", [False, True], ids=["by id", "by name"])
 def test_hidden_image_shown_before_an_update_in_place_uses_it(
-    heat, glance, cloud
+    heat, glance, cloud, by_name
 ):
     """A stack's server rebuilt in place (``image_update_policy``
     REBUILD, Heat's default) onto an image a pass hid: the worker reads
     the update's new properties, so the image is NEEDED again, shown in
     Glance and its event written before Nova rebuilds the server; the
-    server keeps its id."""
-    client, stack_id, server_id, before = _server_stack(heat, glance, cloud)
-    image = _hidden_by_a_pass(glance)
+    server keeps its id.
 
-    client.stacks.update(stack_id, template=_server_template(cloud, image))
+    By name too: Glance's list omits hidden images, but openstacksdk's
+    ``find_image`` (what the glance.image constraint, the worker's
+    reference and the rebuild resolve a name with) asks again with
+    ``os_hidden=true``, so the update is accepted and revives it."""
+    client, stack_id, server_id, before = _server_stack(heat, glance, cloud)
+    name = "ret-hidden-" + uuid.uuid4().hex[:6]
+    image = _hidden_by_a_pass(glance, name=name)
+    assert list(glance.images(name=name)) == []  # Glance lists it not
+
+    named = name if by_name else image
+    client.stacks.update(stack_id, template=_server_template(cloud, named))
     helpers.wait_for_status(client, stack_id, "UPDATE_COMPLETE", timeout=300)
 
     assert cloud_mod.physical(client, stack_id)["server"] == server_id

@@ -114,8 +114,10 @@ class Server(base.Resource):
         the create and the rebuild resolve it (``find_image`` as the
         stack's identity): so an image shared from another project, or
         one of that project's images named by name, is kept for this
-        stack by image retention. A name Glance does not resolve (a
-        hidden image: Glance lists none; the cloud unreachable) stays a
+        stack by image retention. A hidden image's name resolves too
+        (openstacksdk's ``find_image`` asks again with
+        ``os_hidden=true``), so the use revives it. A name Glance does
+        not resolve (no image, several; the cloud unreachable) stays a
         name, which ``db.image_refs`` counts for the project's own
         images of that name."""
         values = super().image_references(props)

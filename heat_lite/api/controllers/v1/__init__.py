@@ -27,6 +27,7 @@ from heat_lite.api.controllers.v1 import (
     query,
     references,
     resources,
+    retention,
     rollouts,
     services,
     snapshots,
@@ -289,6 +290,12 @@ class Images(Node):
     _param = ("image_id", leaf(get=images.show_image))
 
 
+class Retention(Node):
+    get_all = verb(retention.show_retention)
+    put = verb(retention.set_retention)
+    delete = verb(retention.delete_retention)
+
+
 class TemplateVersion(Branch):
     _children = {"functions": leaf(get=templates.list_functions)}
 
@@ -332,6 +339,7 @@ class Tenant(Branch):
         "promotions": Promotions,
         "apps": Apps,
         "images": Images,
+        "retention": Retention,
         "references": leaf(get=references.list_references),
         "changes": leaf(get=changes.project_changes),
     }

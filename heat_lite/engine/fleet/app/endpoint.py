@@ -13,6 +13,7 @@ import oslo_messaging as messaging
 
 from heat_lite.common import app_spec, crypt, exception
 from heat_lite.db import apps as db_apps
+from heat_lite.db import retention_defaults as db_defaults
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import rpcapi, trusts
 from heat_lite.engine.endpoint.base import expected
@@ -89,7 +90,7 @@ class AppEndpoint:
         except Exception:
             trusts.delete(trust)
             raise
-        return view(row, detail=True)
+        return view(row, True, _project_default(ctxt.project_id))
 
     @expected
     def list_apps(
@@ -110,11 +111,13 @@ class AppEndpoint:
             sort_key=sort_key,
             sort_dir=sort_dir or "desc",
         )
-        return [view(r) for r in rows]
+        default = _project_default(ctxt.project_id)
+        return [view(r, project_default=default) for r in rows]
 
     @expected
     def show_app(self, ctxt, app):
-        return view(db_apps.app_get(ctxt.project_id, app), detail=True)
+        row = db_apps.app_get(ctxt.project_id, app)
+        return view(row, True, _project_default(ctxt.project_id))
 
     @expected
     def update_app(self, ctxt, app, body):
@@ -134,7 +137,7 @@ class AppEndpoint:
             ctxt.project_id, row["id"], row["version"], _spec_of(checked),
             secret, images=app_spec.named_images(checked),
         )  # fmt: skip
-        return view(updated, detail=True)
+        return view(updated, True, _project_default(ctxt.project_id))
 
     @expected
     def delete_app(self, ctxt, app):
@@ -175,9 +178,15 @@ def _release_trust(ctxt, stored):
     trusts.delete(stored)
 
 
-def view(row, detail=False):
+def _project_default(tenant):
+    """The keys of the project's default retention (one query)."""
+    return db_defaults.retention_defaults(tenant).get(tenant)
+
+
+def view(row, detail=False, project_default=None):
     """The API's app dict: never the secret, only whether there is one;
-    the template, files and environment only in ``detail``."""
+    the template, files and environment only in ``detail``.
+    ``project_default``: the keys of the project's default retention."""
     spec = row["spec"]
     result = {
         "id": row["id"],
@@ -188,8 +197,9 @@ def view(row, detail=False):
         "image_parameter": spec["image_parameter"],
         "stacks": spec["stacks"],
         "verify": spec["verify"],
-        # With the [retention] defaults filled in: what the pass applies.
-        "retention": app_spec.retention(spec),
+        # With the project's default and the [retention] options filled
+        # in: what the pass applies.
+        "retention": app_spec.retention(spec, project_default),
         "webhook": row["webhook_secret"] is not None,
         "version": row["version"],
         "user": row["username"],

@@ -8,10 +8,11 @@ import datetime
 
 import oslo_messaging as messaging
 
-from heat_lite.common import exception
+from heat_lite.common import app_spec, exception
 from heat_lite.common import states as st
 from heat_lite.db import apps as db_apps
 from heat_lite.db import image_refs
+from heat_lite.db import retention_defaults as db_defaults
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint.base import expected
 from heat_lite.engine.endpoint.views import timestamp
@@ -66,9 +67,33 @@ def event_view(event):
 
 
 def _views(tenant, rows):
-    apps = sweep.Apps(lambda app_id: tenant)
+    apps = sweep.Apps(
+        lambda app_id: tenant, db_defaults.retention_defaults(tenant)
+    )
     why = image_refs.needed([r["id"] for r in rows], apps.keep_last)
     return [view(r, why[r["id"]], apps.policy(r["app_id"])) for r in rows]
+
+
+def _invalid_retention(reason):
+    return exception.Invalid(message="Invalid retention: %s" % reason)
+
+
+def retention_view(tenant):
+    """The project's default retention: what it set itself
+    (``project_default``, {} if nothing), the ``[retention]`` options,
+    and what an app of the project without a ``retention`` of its own
+    gets (``effective``: key by key, the project's, else the option)."""
+    try:
+        row = db_defaults.retention_default_get(tenant)
+    except exception.RetentionDefaultNotFound:
+        row = {"retention": {}, "updated_at": None}
+    return {
+        "project": tenant,
+        "project_default": row["retention"],
+        "options": app_spec.retention({}),
+        "effective": app_spec.retention({}, row["retention"]),
+        "updated_at": timestamp(row["updated_at"]),
+    }
 
 
 class ImageEndpoint:
@@ -153,3 +178,36 @@ class ImageEndpoint:
             }
             for step in decided
         ]
+
+    # 1.18 --------------------------------------------------------------
+    @expected
+    def show_retention(self, ctxt):
+        """The caller's project's default retention (``retention_view``);
+        a project that set none sees the options."""
+        return retention_view(ctxt.project_id)
+
+    @expected
+    def set_retention(self, ctxt, retention):
+        """Make ``retention`` (any of keep_last, grace, mode; what it
+        leaves out follows the ``[retention]`` options) the project's
+        whole default, replacing any before (idempotent).
+
+        :raises Invalid: (400) as an app's ``retention`` would be, or for
+            an empty map (unset the default with ``delete_retention``).
+        """
+        checked = app_spec.check_retention(retention, _invalid_retention)
+        if not checked:
+            raise _invalid_retention(
+                "give any of %s (delete the default to unset it)"
+                % ", ".join(app_spec.RETENTION_KEYS)
+            )
+        db_defaults.retention_default_set(ctxt.project_id, checked)
+        return retention_view(ctxt.project_id)
+
+    @expected
+    def delete_retention(self, ctxt):
+        """Unset the project's default: its apps follow the options.
+
+        :raises RetentionDefaultNotFound: (404) if it set none.
+        """
+        db_defaults.retention_default_delete(ctxt.project_id)

@@ -34,6 +34,7 @@ from heat_lite.common import app_spec, exception
 from heat_lite.common import states as st
 from heat_lite.db import apps as db_apps
 from heat_lite.db import image_refs, models
+from heat_lite.db import retention_defaults as db_defaults
 from heat_lite.db import session as db_session
 
 CONF = conf.CONF
@@ -114,11 +115,18 @@ class Apps:
     """The apps of the images one pass (or one API call) looks at, each
     row read once: the retention policy and the acting identity of every
     image of an app come from the same read (``app_get``). A deleted
-    app is None; its images follow the defaults."""
+    app is None; its images follow the project's default.
 
-    def __init__(self, tenant_of=None):
+    ``defaults``: {tenant: the keys of the project's default retention}
+    (``db.retention_defaults.retention_defaults``, read once by the
+    caller); a policy is, key by key, the app's own, else its project's
+    default, else the ``[retention]`` option (``app_spec.retention``).
+    """
+
+    def __init__(self, tenant_of=None, defaults=None):
         # ``tenant_of(app_id)``: the project the app is read in.
         self._tenant_of = tenant_of or (lambda app_id: None)
+        self._defaults = defaults or {}
         self._rows = {}
 
     def get(self, tenant, app_id):
@@ -133,9 +141,13 @@ class Apps:
         return self._rows[app_id]
 
     def policy(self, app_id, tenant=None):
-        """The retention of ``app_id`` (``app_spec.retention``)."""
-        app = self.get(tenant or self._tenant_of(app_id), app_id)
-        return app_spec.retention(app["spec"] if app else {})
+        """The retention of ``app_id`` (of project ``tenant``: an image
+        of no app follows its project's default)."""
+        tenant = tenant or self._tenant_of(app_id)
+        app = self.get(tenant, app_id)
+        return app_spec.retention(
+            app["spec"] if app else {}, self._defaults.get(tenant)
+        )
 
     def keep_last(self, app_id):
         return self.policy(app_id)["keep_last"]
@@ -158,7 +170,8 @@ class Sweep:
         """
         now = self.clock()
         tenants = {}
-        apps = Apps(tenants.get)
+        # Every project's default in one query, for the whole pass.
+        apps = Apps(tenants.get, db_defaults.retention_defaults(tenant))
         store = self.store
         if hasattr(store, "for_pass"):
             store = store.for_pass(apps)
@@ -178,7 +191,7 @@ class Sweep:
             why = image_refs.needed([r["id"] for r in page], apps.keep_last)
             steps = []
             for row in page:
-                policy = apps.policy(row["app_id"])
+                policy = apps.policy(row["app_id"], row["tenant"])
                 step = decide(row, why[row["id"]], policy, now)
                 if step is None:
                     continue
