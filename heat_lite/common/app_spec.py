@@ -248,9 +248,12 @@ def check_retention(value, invalid):
             if (
                 isinstance(number, bool)
                 or not isinstance(number, int)
-                or number < 0
+                or not 0 <= number <= RETENTION_MAX[key]
             ):
-                raise invalid("retention.%s must be an integer >= 0" % key)
+                raise invalid(
+                    "retention.%s must be an integer from 0 to %d"
+                    % (key, RETENTION_MAX[key])
+                )
             checked[key] = number
     if "mode" in value:
         if value["mode"] not in retention_conf.MODES:
@@ -263,6 +266,10 @@ def check_retention(value, invalid):
 
 
 RETENTION_KEYS = ("keep_last", "grace", "mode")
+# Bounds that a database integer column and the pass's date arithmetic
+# hold (a grace of 10**24 seconds was a 500): a million images per branch,
+# 68 years.
+RETENTION_MAX = {"keep_last": 1000000, "grace": 2**31 - 1}
 
 
 def retention(spec, project=None):

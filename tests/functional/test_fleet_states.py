@@ -16,6 +16,7 @@ KINDS = (
     "snapshot",
     "image",
     "build",
+    "traversal",
 )
 
 

@@ -80,6 +80,10 @@ def test_bad_values_are_refused_as_for_an_app(dep, project):
         {"keep_last": -1},
         {"keep_last": "3"},
         {"grace": 1.5},
+        # Past what a database integer and a date hold (fuzzer-found 500).
+        {"grace": 365220810083232705937408},
+        {"grace": 2**31},
+        {"keep_last": 10**7},
         {"mode": "purge"},
         {"keep": 1},
         {},
