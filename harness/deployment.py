@@ -24,6 +24,7 @@ from keystoneauth1 import noauth, session
 
 from harness import backends, polling, process_group
 from harness.procs import children
+from tools.minicloud import backing
 
 BIN = os.path.dirname(sys.executable)
 
@@ -193,7 +194,7 @@ class Deployment(process_group.ProcessGroup):
             # engine topic's queue shows as consumers too.
             topics = dict(parser.items("engine"))
             for topic in (topics["topic"], topics["worker_topic"]):
-                up = min(up, backends.queue_consumers(self.transport, topic))
+                up = min(up, backing.queue_consumers(self.transport, topic))
         return up
 
     # Helpers -------------------------------------------------------------
