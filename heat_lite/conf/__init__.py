@@ -17,6 +17,7 @@ from heat_lite.conf import (
     resources,
     retention,
     trustee,
+    upgrade_levels,
 )
 
 CONF = cfg.CONF
@@ -36,6 +37,7 @@ MODULES = (
     resources,
     retention,
     trustee,
+    upgrade_levels,
 )
 
 for _module in MODULES:
