@@ -82,6 +82,14 @@ VERIFY = {
 }
 
 
+_SHAPES = {
+    "sqlite": "heat-lite-all (SQLite)",
+    "postgresql": "heat-lite-api and two engine workers (PostgreSQL, "
+    "RabbitMQ)",
+    "mysql": "heat-lite-api and two engine workers (MariaDB, RabbitMQ)",
+}
+
+
 def _conf(cloud, counters, repos):
     return cloud.heat_conf("demo") + (
         "\n[DEFAULT]\ncounters_dir = %s\n"
@@ -494,7 +502,8 @@ def steady(dep, meter, apps, commits, sizes, cloud_s):
         rows, poster.sent, posting_s, _cost(before, after), cloud_s, finished
     )
     figures["backlog_when_pushes_stopped"] = backlog
-    with open(dep.log_path("all"), errors="replace") as f:
+    runs_builds = "all" if dep.kind == "sqlite" else "engine"
+    with open(dep.log_path(runs_builds), errors="replace") as f:
         figures["phases"] = phases(rows, f.read())
     return figures
 
@@ -556,8 +565,11 @@ def run(sizes, workdir, cloud):
     artifact = git_repo.ServedImage(workdir)
     conn = cloud.connect("demo")
     figures = {"sizes": dict(sizes)}
+    # sqlite: heat-lite-all; postgresql/mysql: heat-lite-api and two
+    # engine workers (whose builder workers run the builds).
+    kind = sizes.get("kind", "sqlite")
     dep = deployment_mod.Deployment(
-        "sqlite",
+        kind,
         os.path.join(workdir, "heat"),
         extra_conf=_conf(cloud, counters, repos),
     )
@@ -570,8 +582,7 @@ def run(sizes, workdir, cloud):
             else None
         )
         dep.start()
-        url = "sqlite:///%s/heat_lite.sqlite" % dep.workdir
-        with databases.attached(url):
+        with databases.attached(dep.db_url):
             meter = Meter(dep, counters)
             apps = [
                 make_app(
@@ -691,11 +702,14 @@ def render(meta, figures):
         machine.caption(meta) + ".",
         "",
         "Made by `python -m bench --apps%s` (see bench/apps.py): "
-        "heat-lite-all (SQLite) in the test cloud (`tools/minicloud`: real "
+        "%s in the test cloud (`tools/minicloud`: real "
         "Glance, Nova with its fake driver) on the same machine, the "
         "`artifact` builder (Glance web-download of a 1 MiB qcow2), one "
         "`OS::Nova::Server` per app, verified by an output check."
-        % (" --quick" if meta.get("quick") else ""),
+        % (
+            " --quick" if meta.get("quick") else "",
+            _SHAPES[z.get("kind", "sqlite")],
+        ),
         "",
         "## Steady: %d apps, %.1f pushes/s for %.0f s"
         % (z["apps"], z["rate"], z["seconds"]),
@@ -719,6 +733,8 @@ def main(opts):
     sizes = dict(QUICK if opts.quick else FULL)
     if opts.apps_seconds:
         sizes["seconds"] = opts.apps_seconds
+    if opts.apps_kind:
+        sizes["kind"] = opts.apps_kind
     meta = {
         "revision": cli.revision(),
         "started": datetime.datetime.now().isoformat(timespec="seconds"),

@@ -199,6 +199,12 @@ def parser():
         help="--apps: seconds of steady pushes (default 600; --quick: 60)",
     )
     p.add_argument(
+        "--apps-kind",
+        choices=("sqlite", "postgresql", "mysql"),
+        help="--apps: heat-lite-all on SQLite (default) or heat-lite-api "
+        "and two engine workers on PostgreSQL or MariaDB",
+    )
+    p.add_argument(
         "--repeat",
         type=int,
         help="--against-heat: repetitions of every scenario; the "

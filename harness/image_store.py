@@ -23,6 +23,13 @@ class MemoryImageStore:
         self.gate = threading.Event()
         self.gate.set()
 
+    def find(self, on_behalf, name):
+        """Every image of the name (the test process sees them all)."""
+        with self._lock:
+            return sorted(
+                i for i, image in self.images.items() if image["name"] == name
+            )
+
     def create(self, on_behalf, name, artifact, properties):
         with self._lock:
             image_id = "img-%d" % next(self._ids)

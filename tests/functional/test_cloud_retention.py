@@ -367,6 +367,54 @@ def test_an_image_shared_from_another_project_is_kept_for_this_one(
         owner.delete_image(shared, ignore_missing=True)
 
 
+def test_an_app_naming_a_shared_image_by_name_keeps_it(heat, glance, cloud):
+    """An app of ``demo`` whose template's image default is the *name*
+    of an image project ``admin`` built and shared with demo: the app's
+    create looks the name up in Glance as the app (here: demo) sees it,
+    so the app keeps admin's image; deleting the app lets it go."""
+    owner = cloud.connect("admin").image
+    name = "ret-app-shared-" + uuid.uuid4().hex[:6]
+    shared = owner.create_image(
+        name=name,
+        disk_format="raw",
+        container_format="bare",
+        data=io.BytesIO(b"\0" * 1024),
+        visibility="shared",
+        heat_lite_build=str(uuid.uuid4()),
+    ).id
+    member = cloud.connect("demo").current_project_id
+    owner.add_member(shared, member_id=member)
+    glance.update_member(member, shared, status="accepted")
+    managed_images.image_add({"id": shared, "tenant": "admin", "name": name})
+    try:
+        made = _api(
+            heat,
+            PROJECT,
+            "POST",
+            body={
+                "name": "ret-" + uuid.uuid4().hex[:6],
+                "source": {"url": "file:///srv/git/x", "branches": ["main"]},
+                "builder": {"name": "artifact"},
+                "template": {
+                    "heat_template_version": "2021-04-16",
+                    "parameters": {
+                        "image": {"type": "string", "default": name}
+                    },
+                },
+                "image_parameter": "image",
+            },
+        )
+        assert made.status_code == 201, made.text
+        app_id = made.json()["app"]["id"]
+        why = image_needs.needed([shared], lambda app: 0)[shared]
+        assert [(r["kind"], r["holder"]) for r in why] == [("app", app_id)]
+        deleted = _api(heat, PROJECT, "DELETE", "/" + app_id)
+        assert deleted.status_code == 204, deleted.text
+        assert image_needs.needed([shared], lambda app: 0)[shared] == []
+    finally:
+        owner.delete_image(shared, ignore_missing=True)
+
+
 def _gated_template(cloud, image, fail):
     """A server on ``image`` and, after it, a gate that waits while its
     hold file exists and then fails if ``fail``."""

@@ -88,7 +88,7 @@ def endpoints(
         ReferenceEndpoint(services),
         ChangesEndpoint(),
         snapshots.SnapshotEndpoint(stack_ops, services),
-        app_endpoint.AppEndpoint(),
+        app_endpoint.AppEndpoint(services),
         builds_endpoint.BuildEndpoint(),
         image_endpoint.ImageEndpoint(),
         drift_endpoint.DriftEndpoint(),

@@ -16,7 +16,9 @@ the cached openstacksdk connection of ``client``:
 * ``delete`` removes it (an image already gone counts as deleted; a
   refusal, in use or protected, is ``ImageStoreRefused``);
 * ``hide`` / ``unhide`` set ``os_hidden`` (image retention hides an image
-  nothing names before it deletes it; a hidden image still boots by id).
+  nothing names before it deletes it; a hidden image still boots by id);
+* ``find`` lists the ids of the images of a name the acting identity
+  sees (its own, shared with it, public), as a lookup by name does.
 
 ``on_behalf`` names whom the cloud sees acting: an object whose
 ``stack`` is ``{"id", "trust"}``, as a resource plugin's is (keystone
@@ -147,6 +149,13 @@ class GlanceImageStore:
             raise exception.ImageStoreRefused(
                 image=image_id, reason=_reason(exc)
             ) from None
+
+    def find(self, on_behalf, name):
+        """The ids of the images named ``name`` that ``on_behalf`` sees
+        in image lists (its project's, shared with it and accepted,
+        public), sorted."""
+        found = self._request(on_behalf, "GET", "", params={"name": name})
+        return sorted(image["id"] for image in found.get("images", []))
 
     def hide(self, on_behalf, image_id):
         """Hide the image from image lists (``os_hidden``): it can still

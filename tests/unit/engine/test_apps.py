@@ -211,3 +211,62 @@ def test_an_app_keeps_the_images_its_defaults_and_environment_name(api):
     assert kept_by(named) == []
     api.delete_app(ctxt, "kept")
     assert kept_by(later) == []
+
+
+@pytest.fixture
+def glance(engine, monkeypatch):
+    """The image store the engine's app endpoint looks names up in: one
+    of the test process (``harness.image_store``), instead of Glance."""
+    from harness import image_store
+    from heat_lite.engine.fleet.app import endpoint as app_endpoint
+
+    store = image_store.MemoryImageStore()
+    [endpoint] = [
+        e
+        for server in engine._servers
+        for e in server.dispatcher.endpoints
+        if isinstance(e, app_endpoint.AppEndpoint)
+    ]
+    monkeypatch.setattr(endpoint, "store", lambda: store)
+    return store
+
+
+def test_a_name_is_resolved_as_the_app_sees_it(api, glance):
+    """A default naming an image *by name* that Glance resolves to one
+    image the app sees (here another project's, shared with it) keeps
+    that image; a name Glance finds twice, or cannot look up, stays a
+    name and keeps the images of the app's own project built under it."""
+    ctxt = _ctxt()
+    shared, own = str(uuid.uuid4()), str(uuid.uuid4())
+    managed_images.image_add({"id": shared, "tenant": "owner", "name": "base"})
+    managed_images.image_add(
+        {"id": own, "tenant": ctxt.project_id, "name": "x"}
+    )
+    glance.images[shared] = {"name": "base"}
+
+    def kept_by(image_id):
+        why = image_needs.needed([image_id], lambda app: 0)[image_id]
+        return [(r["kind"], r["holder"]) for r in why]
+
+    template = copy.deepcopy(TEMPLATE)
+    template["parameters"]["image"]["default"] = "base"
+    app = api.create_app(ctxt, _body(name="shared", template=template))
+    assert kept_by(shared) == [("app", app["id"])]
+
+    # Two images of the name in Glance: it stays a name (the project's).
+    glance.images[str(uuid.uuid4())] = {"name": "x"}
+    glance.images[str(uuid.uuid4())] = {"name": "x"}
+    api.update_app(
+        ctxt, "shared", {"environment": {"parameter_defaults": {"image": "x"}}}
+    )
+    assert kept_by(own) == [("app", app["id"])]
+    assert kept_by(shared) == [("app", app["id"])]  # the default, still
+
+    def unreachable(who, name):
+        raise ConnectionError("Glance is down")
+
+    glance.find = unreachable
+    api.update_app(ctxt, "shared", {"template": copy.deepcopy(TEMPLATE)})
+    assert kept_by(shared) == []
+    assert kept_by(own) == [("app", app["id"])]
+    api.delete_app(ctxt, "shared")

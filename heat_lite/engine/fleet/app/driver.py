@@ -15,12 +15,14 @@ faster than it builds still deploys. A cancel is honoured between steps
 and while waiting.
 """
 
+import functools
 import logging
 import os
 import threading
 import time
 import types
 
+from oslo_utils import uuidutils
 from stevedore import driver as stevedore_driver
 
 from heat_lite import builders, conf
@@ -43,6 +45,36 @@ def load_store(name):
     return stevedore_driver.DriverManager(
         STORES, name, invoke_on_load=True
     ).driver
+
+
+@functools.cache
+def configured_store():
+    """The image store of ``[apps] image_store``, loaded once (an engine
+    that never touches an image never loads it)."""
+    return load_store(CONF.apps.image_store)
+
+
+def resolve_names(store, who, refs):
+    """``refs`` (image ids or names, as an app's template names them)
+    with every name that exactly one image ``who`` sees carries replaced
+    by that image's id: the way a server's lookup by name would resolve
+    it, so an image shared from another project counts for the app.
+
+    A name Glance does not resolve (no image, several, the cloud
+    unreachable) stays a name: it then counts for every image of the
+    app's project heat_lite built under it (``db.image_holds``)."""
+    resolved = []
+    for ref in refs:
+        if uuidutils.is_uuid_like(ref):
+            resolved.append(ref)
+            continue
+        try:
+            found = store.find(who, ref)
+        except Exception as exc:  # noqa: BLE001 - counted by name instead
+            LOG.warning("Image name %r not looked up: %s", ref, exc)
+            found = []
+        resolved.append(found[0] if len(found) == 1 else ref)
+    return resolved
 
 
 def on_behalf(app, services=None):

@@ -10,6 +10,7 @@ never leaves this module: answers say only whether there is one.
 import uuid
 
 import oslo_messaging as messaging
+from oslo_utils import uuidutils
 
 from heat_lite.common import app_spec, crypt, exception
 from heat_lite.db import apps as db_apps
@@ -18,6 +19,7 @@ from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import rpcapi, trusts
 from heat_lite.engine.endpoint.base import expected
 from heat_lite.engine.endpoint.views import timestamp
+from heat_lite.engine.fleet.app import driver as app_driver
 
 MAX_LIMIT = 1000
 
@@ -64,9 +66,28 @@ def _spec_of(checked):
 
 
 class AppEndpoint:
-    """App requests from the API (or any RPC client)."""
+    """App requests from the API (or any RPC client).
+
+    :param services: the engine's plugin services (the acting identity
+        of the image lookups).
+    :param store: a callable giving the image store (``[apps]
+        image_store``), asked only when an app names an image by name.
+    """
 
     target = messaging.Target(version=rpcapi.RPC_API_VERSION)
+
+    def __init__(self, services=None, store=app_driver.configured_store):
+        self.services = services
+        self.store = store
+
+    def _images(self, app, checked):
+        """The images the app's template names (``named_images``), names
+        resolved as the app's identity sees them in Glance."""
+        refs = app_spec.named_images(checked)
+        if all(uuidutils.is_uuid_like(ref) for ref in refs):
+            return refs
+        who = app_driver.on_behalf(app, self.services)
+        return app_driver.resolve_names(self.store(), who, refs)
 
     @expected
     def create_app(self, ctxt, body):
@@ -74,10 +95,12 @@ class AppEndpoint:
         _check_stacks(ctxt, checked)
         # The trust first: a create Keystone refuses leaves no app.
         trust = trusts.create(ctxt)
+        app_id = str(uuid.uuid4())
         try:
+            images = self._images({"id": app_id, "trust_id": trust}, checked)
             row = db_apps.app_create(
                 {
-                    "id": str(uuid.uuid4()),
+                    "id": app_id,
                     "tenant": ctxt.project_id,
                     "name": checked["name"],
                     "username": ctxt.user_id,
@@ -85,7 +108,7 @@ class AppEndpoint:
                 },
                 _spec_of(checked),
                 _seal(checked["webhook_secret"]),
-                images=app_spec.named_images(checked),
+                images=images,
             )
         except Exception:
             trusts.delete(trust)
@@ -135,7 +158,7 @@ class AppEndpoint:
         )
         updated = db_apps.app_update(
             ctxt.project_id, row["id"], row["version"], _spec_of(checked),
-            secret, images=app_spec.named_images(checked),
+            secret, images=self._images(row, checked),
         )  # fmt: skip
         return view(updated, True, _project_default(ctxt.project_id))
 

@@ -2,7 +2,6 @@
 (``[apps] image_store``, loaded by name), acting for the app that built
 each image, as its builds do (``fleet.app.driver.on_behalf``)."""
 
-import functools
 import logging
 
 from heat_lite import conf
@@ -50,12 +49,6 @@ class AppImages:
         self._store().delete(self._on_behalf(row), row["id"])
 
 
-@functools.cache
-def _configured_store():
-    """The build image store (``[apps] image_store``), loaded once."""
-    return app_driver.load_store(CONF.apps.image_store)
-
-
 def show_again(image_ids, services=None, store=None):
     """Before an operation that uses them runs: show the images a use
     revived (``image_holds.use`` moved them HIDDEN -> NEEDED, bumping the
@@ -70,7 +63,7 @@ def show_again(image_ids, services=None, store=None):
     if not rows:
         return []
     images = AppImages(
-        (lambda: store) if store is not None else _configured_store,
+        (lambda: store) if store is not None else app_driver.configured_store,
         services,
         sweep.Apps(),
     )
