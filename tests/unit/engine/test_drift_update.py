@@ -19,8 +19,13 @@ from heat_lite.common import context, exception
 from heat_lite.db import drift as db_drift
 from heat_lite.db import events as db_events
 from heat_lite.db import records as db_records
+from heat_lite.db import session
+from heat_lite.db import stacks as db_stacks
+from heat_lite.engine import definitions
+from heat_lite.engine.drift import inputs as drift_inputs
 from heat_lite.engine.endpoint import service
 from heat_lite.resources import value as value_mod
+from tests.unit.engine.test_step_costs import Counter
 
 CTXT = context.RequestContext(project_id="p", user_id="u", is_admin=True)
 TEMPLATE = {
@@ -131,3 +136,39 @@ def test_plain_update_keeps_and_revert_puts_back(engine, monkeypatch):
     after = _record(stack_id, "v")
     assert after["properties_before"] is None
     assert after["physical_resource_id"] == record["physical_resource_id"]
+
+
+def test_what_an_update_start_reads(engine):
+    """The drift inputs of an update's start (``drift.inputs``): one
+    read (the report) without drift, one more (the stack's records)
+    with drift; nothing written (the events and the planner's columns
+    go in the start's own transaction)."""
+    endpoint = service.EngineService(engine.ops, engine.services)
+    name = "c" + uuid.uuid4().hex[:8]
+    stack_id = endpoint.create_stack(
+        CTXT, name, TEMPLATE, {}, {}, None, None, {}
+    )["stack_id"]
+    polling.stack_reaches(stack_id, "CREATE_COMPLETE")
+    stack = db_stacks.stack_get(stack_id)
+    bound = definitions.get(
+        stack["raw_template_id"], definitions.stack_info(stack)
+    )
+
+    def cost(reverting):
+        with Counter(session.get_engine()) as counter:
+            found = counter.call(
+                drift_inputs.update_inputs,
+                stack,
+                bound,
+                reverting,
+                engine.services,
+            )
+        return counter.statements, counter.commits, found
+
+    statements, commits, found = cost(False)
+    assert (statements, commits, found.events) == (1, 0, [])
+    _report(stack_id, _record(stack_id, "v"))
+    statements, commits, found = cost(True)
+    assert (statements, commits) == (2, 0), statements
+    assert sorted(found.revert) == ["v"]
+    assert [e["resource_status"] for e in found.events] == ["REVERTING"]
