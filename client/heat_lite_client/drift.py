@@ -13,7 +13,7 @@ import time
 
 from osc_lib.command import command
 
-from heat_lite_client import api, waiting
+from heat_lite_client import api, field_hook, waiting
 
 COLUMNS = (
     "Resource",
@@ -121,3 +121,26 @@ class ShowDrift(_DriftLister):
     def take_action(self, parsed_args):
         client, path = self._client_and_path(parsed_args)
         return COLUMNS, rows(_show(client, path), parsed_args.drifted)
+
+
+class UpdateHook(field_hook.StackFieldHook):
+    """``openstack stack update --revert-drift``: the update (or its
+    ``--dry-run``) also puts every drifted resource of the last drift
+    detection back onto the template (``revert_drift``)."""
+
+    method = "update"
+    also = ("preview_update",)
+    key = "revert_drift"
+
+    def add_options(self, parser):
+        parser.add_argument(
+            "--revert-drift",
+            action="store_true",
+            default=False,
+            help="heat_lite: converge the resources the last drift "
+            "detection found drifted back onto the template (and re-create "
+            "deleted ones), even where the template did not change",
+        )
+
+    def value(self, parsed_args):
+        return True if getattr(parsed_args, "revert_drift", False) else None

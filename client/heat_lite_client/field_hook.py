@@ -22,6 +22,8 @@ class StackFieldHook(hooks.CommandHook):
     method = None
     #: the body field it sends
     key = None
+    #: other ``client.stacks`` methods that send it too (a dry run's)
+    also = ()
 
     def add_options(self, parser):
         """Add the field's options to ``parser``."""
@@ -42,12 +44,13 @@ class StackFieldHook(hooks.CommandHook):
         value = self.value(parsed_args)
         if value is not None:
             manager = self.cmd.app.client_manager.orchestration.stacks
-            send = getattr(manager, self.method)
-            setattr(
-                manager,
-                self.method,
-                functools.partial(_with_field, send, self.key, value),
-            )
+            for method in (self.method,) + tuple(self.also):
+                send = getattr(manager, method)
+                setattr(
+                    manager,
+                    method,
+                    functools.partial(_with_field, send, self.key, value),
+                )
         return parsed_args
 
     def after(self, parsed_args, return_code):

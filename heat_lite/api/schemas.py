@@ -146,12 +146,42 @@ STACK_PREVIEW = obj(
         resources=array({}),
     ),
 )
+DRIFT_PROPERTY = obj(
+    ("name", "expected", "actual", "action"),
+    name=STRING,
+    expected={},
+    actual={},
+    action={"enum": ["revert", "update", "keep"]},
+)
+# A resource's drift in an update preview (``engine.drift.revert``).
+RESOURCE_DRIFT = obj(
+    ("status",),
+    status={"enum": ["MODIFIED", "DELETED"]},
+    properties=array(DRIFT_PROPERTY),
+    action={"enum": ["recreate", "keep"]},
+    reason=STRING,
+)
 CHANGES = obj(
     ("resource_changes",),
+    # heat_lite's own: the drift report the preview was computed against.
+    drift=obj(
+        ("state", "detected_at", "message", "revert_drift"),
+        state={"enum": ["CURRENT", "STALE", "NOT_DETECTED"]},
+        detected_at=TIME,
+        message=STRING,
+        revert_drift=BOOLEAN,
+    ),
     resource_changes=obj(
         ("added", "deleted", "replaced", "unchanged", "updated"),
         **{
-            k: array(ENGINE_RESOURCE)
+            k: array(
+                dict(
+                    ENGINE_RESOURCE,
+                    properties=dict(
+                        ENGINE_RESOURCE["properties"], drift=RESOURCE_DRIFT
+                    ),
+                )
+            )
             for k in ("added", "deleted", "replaced", "unchanged", "updated")
         },
     ),
@@ -617,6 +647,8 @@ UPDATE_BODY = obj(
     additional=False,
     clear_parameters=STRINGS,
     converge=BOOLEAN,
+    # heat_lite's own: converge the live state back onto the template.
+    revert_drift=BOOLEAN,
     existing=BOOLEAN,
     stack_name=STRING,
     adopt_stack_data=STRING,

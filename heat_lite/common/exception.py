@@ -332,6 +332,10 @@ class DriftDetectionInProgress(Conflict):
     msg_fmt = "Stack %(stack_name)s already has a drift detection running."
 
 
+class DriftNotCurrent(Conflict):
+    msg_fmt = "Drift of stack %(stack_name)s cannot be reverted: %(reason)s"
+
+
 class RolloutStateConflict(Conflict):
     msg_fmt = "Rollout %(rollout)s is %(status)s: cannot %(action)s it."
 

@@ -80,7 +80,9 @@ class EngineProcess:
         self.drift = drift_periodic.Periodic(lambda: self.fence.engine_id)
         update_goals = goals.UpdateGoals()
         # And StackOps starts a stack's next queued update through this.
-        self.ops.queue = queue.UpdateQueue(self.ops, update_goals)
+        self.ops.queue = queue.UpdateQueue(
+            self.ops, update_goals, self.services
+        )
         self.watchdog = watchdog.Watchdog(
             self.fence, self.ops, self.dispatcher, shares=[self.drift]
         )

@@ -57,6 +57,10 @@ History of ``RPC_API_VERSION``:
   ``args["update_semantics"]`` (pinned to 1.17 when given).
 * 1.18 - show_retention, set_retention, delete_retention (a project's
   default image retention; ``engine.fleet.retention``).
+* 1.20 - update_stack and preview_update_stack take
+  ``args["revert_drift"]`` (pinned to 1.20 when given);
+  preview_update_stack takes ``with_drift`` (the answer's ``drift``: the
+  drift report it was computed against; ``engine.drift.revert``).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -67,7 +71,7 @@ from heat_lite import conf
 from heat_lite.common import exception, rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.18"
+RPC_API_VERSION = "1.20"
 # The worker topic has its own history; 1.0 - check_resources; 1.1 -
 # detect_drift.
 WORKER_API_VERSION = "1.1"
@@ -243,6 +247,8 @@ class EngineAPI:
         version = "1.4" if args.get("verify") is not None else None
         if args.get("update_semantics") is not None:
             version = "1.17"
+        if args.get("revert_drift"):
+            version = "1.20"
         return self._call(
             ctxt,
             "update_stack",
@@ -500,16 +506,22 @@ class EngineAPI:
         args,
         existing=False,
         show_nested=False,
+        with_drift=False,
     ):
         """Return what an update would do to each resource (call).
 
+        :param with_drift: add the answer's ``drift`` (1.20).
         :returns: {added, deleted, replaced, unchanged, updated: [resource
-            in engine format]}.
+            in engine format, with its ``drift`` if it drifted]} (and
+            ``drift``: {state, detected_at, message, revert_drift}).
         """
+        pinned = with_drift or args.get("revert_drift")
+        kwargs = {"with_drift": True} if with_drift else {}
         return self._call(
             ctxt,
             "preview_update_stack",
-            version="1.1",
+            version="1.20" if pinned else "1.1",
+            **kwargs,
             stack_identity=stack_identity,
             template=template,
             params=params,

@@ -22,6 +22,7 @@ from heat_lite.common import exception
 from heat_lite.common.states import Action, Status
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, validation
+from heat_lite.engine.drift import revert
 from heat_lite.engine.endpoint import views
 from heat_lite.engine.template import constraints as tmpl_constraints
 from heat_lite.engine.traversal import nested
@@ -280,6 +281,7 @@ def update_changes(
     show_nested=False,
     shown=None,
     budget=None,
+    drift=None,
 ):
     """{kind: [resource in engine format]} for an update to ``bound``.
 
@@ -295,7 +297,13 @@ def update_changes(
         ``stack``; a nested one is named after its parent's preview).
     :param budget: the Budget of the whole preview (a new one at the
         top).
+    :param drift: (entries, reverting): {name: drift report entry} of
+        the stack's drifted resources (a CURRENT report) and whether the
+        update reverts them: each such resource gets a ``drift`` section
+        (``drift.revert.section``), and with ``reverting`` the kind the
+        worker's decision gives from its live values (``as_live``).
     """
+    entries, reverting = drift or ({}, False)
     shown = shown or stack
     changes = {k: [] for k in CHANGE_KINDS}
     scope = definitions.RecordScope(bound, records, services)
@@ -304,10 +312,14 @@ def update_changes(
     for name, defn in bound.resources.items():
         record = records.get(name)
         cls, props = properties(bound, defn, scope)
+        drifted = entries.get(name) if record is not None else None
+        decided = record
+        if drifted is not None and reverting:
+            decided = revert.as_live(record, drifted)
         found = (
             "added"
             if record is None
-            else kind(old_bound, defn, record, cls, props, scope)
+            else kind(old_bound, defn, decided, cls, props, scope)
         )
         if found == "updated":
             entry = item(record, stack, deps.get(name, ()))
@@ -315,12 +327,20 @@ def update_changes(
             entry = item(_blank_record(shown, defn), shown, deps.get(name, ()))
         entry["resource_type"] = defn.type
         entry["description"] = defn.description or ""
+        if drifted is not None:
+            entry["drift"] = revert.section(
+                drifted, _stored(record), props, reverting
+            )
         changes[found].append(entry)
         if show_nested:
             walk.note(found, defn, cls, props, record)
     for name, record in records.items():
         if name not in bound.resources:
             changes["deleted"].append(item(record, stack))
+            if name in entries:
+                changes["deleted"][-1]["drift"] = revert.section(
+                    entries[name], _stored(record), None, False
+                )
             if show_nested:
                 walk.note("deleted", None, None, None, record)
     if show_nested:
@@ -414,6 +434,10 @@ class _Nested:
         )
         for key, items in inner.items():
             self.changes[key].extend(items)
+
+
+def _stored(record):
+    return json.loads(record["properties_data"] or "{}")
 
 
 def _child_row(record):

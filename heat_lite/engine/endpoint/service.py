@@ -15,6 +15,7 @@ from heat_lite.common.states import TRAVERSAL, Action, Status
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import trusts
 from heat_lite.engine.drift import endpoint as drift_endpoint
+from heat_lite.engine.drift import inputs as drift_inputs
 from heat_lite.engine.endpoint import (
     abandon,
     goals,
@@ -122,7 +123,7 @@ class EngineService:
         # Starts, queues or refuses an update by the stack's semantics.
         self.queue = getattr(
             stack_ops, "queue", None
-        ) or update_queue.UpdateQueue(stack_ops, self.goals)
+        ) or update_queue.UpdateQueue(stack_ops, self.goals, services)
 
     # Lookup --------------------------------------------------------------
     _stack = staticmethod(find_stack)
@@ -270,18 +271,26 @@ class EngineService:
             )
         extra = update_queue.update_columns(stack, args, existing)
         token = caller.keep(ctxt)
+        if args.get("revert_drift"):
+            # Refused now (409) without a current report, not once queued.
+            drift_inputs.check_current(stack)
 
         def start(stack, retry):
+            drift = drift_inputs.update_inputs(
+                stack, bound, args.get("revert_drift"), self.services
+            )
             return self.ops.start(
                 stack,
                 Action.UPDATE,
                 bound,
                 new_template=(template, env, files),
                 extra=extra,
+                events=drift.events,
                 caller_token=token,
                 verify=goals.verify_document(args),
                 retry=retry,
                 requested_by=update_queue.requested_by(ctxt),
+                revert=drift.revert,
             )
 
         request = {
@@ -313,7 +322,11 @@ class EngineService:
         args,
         existing=False,
         show_nested=False,
+        with_drift=False,
     ):
+        """What an update would do: {kind: [resource]} (Heat's), and with
+        ``with_drift`` (1.20) its ``drift``: the state of the report it
+        is computed against (``drift.inputs.preview_drift``)."""
         stack, _t, _e, _f, bound = self.goals.check(
             ctxt,
             stack_identity,
@@ -329,14 +342,20 @@ class EngineService:
             old_bound = bound_template(stack)
         except exception.HeatLiteException:
             old_bound = None
-        return preview.update_changes(
+        reverting = bool(args.get("revert_drift"))
+        state, entries = drift_inputs.preview_drift(stack, reverting)
+        changes = preview.update_changes(
             stack,
             bound,
             old_bound,
             records_by_name(stack),
             self.services,
             show_nested=show_nested,
+            drift=(entries, reverting),
         )
+        if with_drift:
+            changes["drift"] = state
+        return changes
 
     @_expected
     def delete_stack(self, ctxt, stack_identity):

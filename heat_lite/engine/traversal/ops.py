@@ -139,6 +139,7 @@ class StackOps:
         requested_by=None,
         queued=False,
         supersedes_as=None,
+        revert=None,
     ):
         """Start a traversal of ``stack`` towards a goal.
 
@@ -167,6 +168,9 @@ class StackOps:
             the stack from becomes in the log (default SUPERSEDED, with
             an event naming both; FAILED for a rollback of a failure,
             CANCELLED for a cancel: their own events say so).
+        :param revert: revert_drift: {name: drift report entry} of the
+            drifted resources the update converges back
+            (``drift.inputs``).
         :returns: the stack row as it was before, with the new
             traversal's id as ``new_traversal``; or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
@@ -197,6 +201,7 @@ class StackOps:
                 resources,
                 keep_roles=action in KEEP_TEMPLATE,
                 adopt=adopt,
+                revert=revert,
             )
             event = stack_event(
                 stack, action, Status.IN_PROGRESS, values["status_reason"]

@@ -15,6 +15,7 @@ from heat_lite.common import exception
 from heat_lite.common.states import Action, Role, Status
 from heat_lite.db import models
 from heat_lite.engine import graph as graph_mod
+from heat_lite.engine.drift import revert
 
 UPDATE, CLEANUP, BARRIER, STACK = "update", "cleanup", "barrier", "stack"
 # Adopt data key holding a nested stack's resources in a record's data
@@ -73,8 +74,12 @@ class TraversalPlanner:
         definitions,
         keep_roles=False,
         adopt=None,
+        revert=None,
     ):
         self.stack_id = stack_id
+        # revert_drift: {name: drift report entry} of the drifted
+        # resources to converge back (``drift.revert.record_columns``).
+        self.revert = revert or {}
         # ADOPT: {name: abandon data entry} prefilling the new records.
         self.adopt = adopt or {}
         self.goal_template_id = goal_template_id
@@ -122,6 +127,10 @@ class TraversalPlanner:
                         "role": Role.CURRENT,
                         "replaced_by": None,
                     }
+                elif name in self.revert:
+                    columns = revert.record_columns(best, self.revert[name])
+                    if columns:
+                        updates[best["id"]] = columns
             else:
                 inserts.append(
                     self._new_record(name, defn, versions[name] + 1)

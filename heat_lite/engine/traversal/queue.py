@@ -29,6 +29,7 @@ from heat_lite.common import context, exception, verify_spec
 from heat_lite.common.states import CONVERGE, QUEUE, REJECT, Action, Status
 from heat_lite.db import stacks as db_stacks
 from heat_lite.db import traversal_log as db_log
+from heat_lite.engine.drift import inputs as drift_inputs
 from heat_lite.engine.traversal import ops
 from heat_lite.engine.worker import caller
 
@@ -55,9 +56,12 @@ class UpdateQueue:
         request into its goal when its turn comes.
     """
 
-    def __init__(self, stack_ops, goals):
+    def __init__(self, stack_ops, goals, services=None):
         self.ops = stack_ops
         self.goals = goals
+        # The plugins' services: a queued update resolves the drifted
+        # resources' new properties with them (``drift.inputs``).
+        self.services = services
 
     def update(self, ctxt, stack, request, start):
         """Run an update of ``stack`` (already checked) by its semantics.
@@ -181,12 +185,17 @@ class UpdateQueue:
             request["args"],
             request["existing"],
         )
+        drift = drift_inputs.update_inputs(
+            stack, bound, request["args"].get("revert_drift"), self.services
+        )
         return self.ops.start(
             stack,
             Action.UPDATE,
             bound,
             new_template=(template, env, files),
             extra=update_columns(stack, request["args"], request["existing"]),
+            events=drift.events,
+            revert=drift.revert,
             caller_token=entry["caller_token"],
             verify=_verify(request["args"]),
             traversal=entry["id"],

@@ -1,7 +1,9 @@
 """``openstack stack drift detect --wait``: polls until the detection
 ends and exits 1 when it FAILED (the real server path is in
-tests/functional/test_cloud_drift.py; here the HTTP answers are canned)."""
+tests/functional/test_cloud_drift.py; here the HTTP answers are canned),
+and the ``--revert-drift`` hook on heatclient's ``stack update``."""
 
+import argparse
 import types
 
 import pytest
@@ -72,3 +74,36 @@ def test_without_wait_it_shows_the_first_answer_and_succeeds():
     assert rc == 0
     assert http.statuses == ["IN_SYNC"]
     assert shown[0][0][2] == "DETECTION_IN_PROGRESS"
+
+
+def test_revert_drift_hook_sends_the_field_with_update_and_dry_run():
+    sent = []
+
+    class Stacks:
+        def update(self, stack_id, **fields):
+            sent.append(("update", stack_id, fields))
+
+        def preview_update(self, stack_id, **fields):
+            sent.append(("preview_update", stack_id, fields))
+
+    client = types.SimpleNamespace(stacks=Stacks())
+    cmd = types.SimpleNamespace(
+        app=types.SimpleNamespace(
+            client_manager=types.SimpleNamespace(orchestration=client)
+        )
+    )
+    parser = argparse.ArgumentParser()
+    drift.UpdateHook(cmd).get_parser(parser)
+    drift.UpdateHook(cmd).before(parser.parse_args(["--revert-drift"]))
+    client.stacks.update("s1", existing=True)
+    client.stacks.preview_update("s1", existing=True)
+    assert sent == [
+        ("update", "s1", {"existing": True, "revert_drift": True}),
+        ("preview_update", "s1", {"existing": True, "revert_drift": True}),
+    ]
+    # Without the option heatclient's calls are left alone.
+    sent.clear()
+    client.stacks = Stacks()
+    drift.UpdateHook(cmd).before(parser.parse_args([]))
+    client.stacks.update("s2")
+    assert sent == [("update", "s2", {})]

@@ -70,8 +70,12 @@ def _preview_update(req, tenant, name, stack_id, existing):
         *_update_request(req, tenant, name, stack_id, existing),
         existing=existing,
         show_nested=req.bool_param("show_nested"),
+        with_drift=True,
     )
-    return Reply(200, {"resource_changes": changes})
+    # heatclient reads resource_changes only; the drift report's state is
+    # heat_lite's own key beside it.
+    drift = changes.pop("drift", None)
+    return Reply(200, {"resource_changes": changes, "drift": drift})
 
 
 @rule("stacks:preview_update")

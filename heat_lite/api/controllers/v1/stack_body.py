@@ -26,7 +26,13 @@ CREATE_KEYS = (
     # heat_lite's own: converge (default), queue or reject.
     "update_semantics",
 )
-UPDATE_KEYS = CREATE_KEYS + ("clear_parameters", "converge", "existing")
+UPDATE_KEYS = CREATE_KEYS + (
+    "clear_parameters",
+    "converge",
+    "existing",
+    # heat_lite's own: put drifted resources back (engine.drift.revert).
+    "revert_drift",
+)
 VALIDATE_KEYS = (
     "template",
     "template_url",
@@ -177,6 +183,13 @@ def args(body, update=False):
                 message="converge is only allowed on update"
             )
         result["converge"] = _bool(body, "converge")
+    if body.get("revert_drift") is not None:
+        if not update:
+            raise exception.Invalid(
+                message="revert_drift is only allowed on update"
+            )
+        if _bool(body, "revert_drift"):
+            result["revert_drift"] = True
     if body.get("update_semantics") is not None:
         result["update_semantics"] = update_semantics(body["update_semantics"])
     return result
