@@ -67,6 +67,10 @@ class CountingClient:
     def prepare(self, **kwargs):
         return CountingClient(self._client.prepare(**kwargs))
 
+    def can_send_version(self, version):
+        """Whether ``version`` is within the client's version cap."""
+        return self._client.can_send_version(version)
+
     def cast(self, ctxt, method, **kwargs):
         counters.incr("rpc_casts")
         counters.incr("rpc_cast_" + method)

@@ -515,6 +515,9 @@ class EngineAPI:
             in engine format, with its ``drift`` if it drifted]} (and
             ``drift``: {state, detected_at, message, revert_drift}).
         """
+        # The drift section is extra: an API pinned below 1.20 during a
+        # rolling upgrade previews without it.
+        with_drift = with_drift and self._client.can_send_version("1.20")
         pinned = with_drift or args.get("revert_drift")
         kwargs = {"with_drift": True} if with_drift else {}
         return self._call(

@@ -149,11 +149,19 @@ def test_pinned_to_the_previous_release_every_old_call_is_served(
             assert "1.17" in str(exc)
             refused.append(name)
         assert _version(stamped[0]) >= _version(introduced[name]), name
-    new = sorted(m for m in _engine_methods() if introduced[m] == "1.18")
+    new = sorted(
+        m for m in _engine_methods() if _version(introduced[m]) > (1, 17)
+    )
     assert refused == new and new
     assert sorted(set(engine.served)) == sorted(
         set(_engine_methods()) - set(new)
     )
+    # A preview asked with its drift section (1.20) is answered without
+    # it by the old engine, not refused.
+    del engine.served[:]
+    method = api.preview_update_stack
+    api.preview_update_stack(ctxt, **_arguments(method), with_drift=True)
+    assert engine.served == ["preview_update_stack"]
 
 
 def test_unpinned_old_calls_still_reach_an_old_engine(old_engines):
