@@ -57,6 +57,8 @@ History of ``RPC_API_VERSION``:
   ``args["update_semantics"]`` (pinned to 1.17 when given).
 * 1.18 - show_retention, set_retention, delete_retention (a project's
   default image retention; ``engine.fleet.retention``).
+* 1.19 - create_plan, list_plans, show_plan, apply_plan, delete_plan
+  (saved plans of updates; ``engine.endpoint.plans``).
 
 Every method of ``EngineAPI`` is a ``call``: the caller waits for the
 answer (or the engine's typed exception, re-raised here). ``WorkerAPI``
@@ -67,7 +69,7 @@ from heat_lite import conf
 from heat_lite.common import rpc
 
 CONF = conf.CONF
-RPC_API_VERSION = "1.18"
+RPC_API_VERSION = "1.19"
 # The worker topic has its own history; 1.0 - check_resources; 1.1 -
 # detect_drift.
 WORKER_API_VERSION = "1.1"
@@ -95,6 +97,7 @@ READS = frozenset(
         "list_images",
         "show_retention",
         "list_outputs",
+        "list_plans",
         "list_promotions",
         "list_references",
         "list_resource_types",
@@ -122,6 +125,7 @@ READS = frozenset(
         "show_event",
         "show_image",
         "show_output",
+        "show_plan",
         "show_promotion",
         "show_rollout",
         "show_snapshot",
@@ -1267,6 +1271,85 @@ class EngineAPI:
         :raises RetentionDefaultNotFound: (404).
         """
         return self._call(ctxt, "delete_retention", version="1.18")
+
+    # 1.19 --------------------------------------------------------------
+    def create_plan(
+        self,
+        ctxt,
+        stack_identity,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+        existing=False,
+    ):
+        """Preview an update and save it as a plan (call).
+
+        :returns: the plan with ``resource_changes`` (the preview).
+        """
+        return self._call(
+            ctxt,
+            "create_plan",
+            version="1.19",
+            stack_identity=stack_identity,
+            template=template,
+            params=params,
+            files=files,
+            environment=environment,
+            environment_files=environment_files,
+            args=args,
+            existing=existing,
+        )
+
+    def list_plans(self, ctxt, stack_identity, limit=None, marker=None):
+        """The stack's saved plans, newest first, a page at a time
+        (call)."""
+        return self._call(
+            ctxt,
+            "list_plans",
+            version="1.19",
+            stack_identity=stack_identity,
+            limit=limit,
+            marker=marker,
+        )
+
+    def show_plan(self, ctxt, stack_identity, plan_id):
+        """One saved plan with its changes (call).
+
+        :raises PlanNotFound: (404).
+        """
+        return self._call(
+            ctxt,
+            "show_plan",
+            version="1.19",
+            stack_identity=stack_identity,
+            plan_id=plan_id,
+        )
+
+    def apply_plan(self, ctxt, stack_identity, plan_id):
+        """Start the plan's update (call).
+
+        :raises StalePlan, PlanExpired, PlanAlreadyApplied: (409).
+        """
+        return self._call(
+            ctxt,
+            "apply_plan",
+            version="1.19",
+            stack_identity=stack_identity,
+            plan_id=plan_id,
+        )
+
+    def delete_plan(self, ctxt, stack_identity, plan_id):
+        """Delete a saved plan (call)."""
+        return self._call(
+            ctxt,
+            "delete_plan",
+            version="1.19",
+            stack_identity=stack_identity,
+            plan_id=plan_id,
+        )
 
 
 class WorkerAPI:

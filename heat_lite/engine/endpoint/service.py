@@ -18,6 +18,7 @@ from heat_lite.engine.drift import endpoint as drift_endpoint
 from heat_lite.engine.endpoint import (
     abandon,
     goals,
+    plans,
     preview,
     queries,
     snapshots,
@@ -78,8 +79,10 @@ def endpoints(
     :param rollouts: the ``fleet.rollout.runner.RolloutRunner``.
     :param promotions: the ``fleet.promotion.runner.PromotionRunner``.
     """
+    stack_service = stack_service or EngineService(stack_ops, services)
     found = [
-        stack_service or EngineService(stack_ops, services),
+        stack_service,
+        plans.PlanEndpoint(stack_service),
         ReadEndpoint(services),
         ResourceEndpoint(services),
         CatalogEndpoint(),

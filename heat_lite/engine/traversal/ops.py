@@ -139,6 +139,7 @@ class StackOps:
         requested_by=None,
         queued=False,
         supersedes_as=None,
+        saved_plan=None,
     ):
         """Start a traversal of ``stack`` towards a goal.
 
@@ -167,6 +168,10 @@ class StackOps:
             the stack from becomes in the log (default SUPERSEDED, with
             an event naming both; FAILED for a rollback of a failure,
             CANCELLED for a cancel: their own events say so).
+        :param saved_plan: {"id", "stack_name"} of the saved plan this
+            update applies: claimed in the transaction that starts it
+            (``db.plans.plan_claim``); use with ``retry=False`` and the
+            plan's traversal as ``stack["current_traversal"]``.
         :returns: the stack row as it was before, with the new
             traversal's id as ``new_traversal``; or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
@@ -217,6 +222,7 @@ class StackOps:
                     verify,
                     running,
                     log,
+                    saved_plan,
                 )
             except exception.ConcurrentTransaction:
                 if not retry:
@@ -245,6 +251,7 @@ class StackOps:
         verify=None,
         running=False,
         log=None,
+        saved_plan=None,
     ):
         """The conditional write that starts the traversal (a seam the
         race tests use to commit another operation just before it)."""
@@ -260,6 +267,7 @@ class StackOps:
             verify=verify,
             running=running,
             log=log,
+            plan=saved_plan,
         )
 
     def rollback(
