@@ -5,10 +5,11 @@ A plan keeps an update's inputs, the preview made of them and its
 read in one transaction: the ``current_traversal`` of every live stack of
 its tree (the stack and the stacks nested in it, at any depth), the
 version, role, ``atomic_key``, action and status of each of their live
-records (history rows left out) and a digest of each stack's last drift
-report. Any update, rollback, cancel, resource step or lock changes one
-of these (a record's ``atomic_key`` moves whenever it is locked or
-written); a detection that finds something new changes the report.
+records (history rows left out) and a digest of what each stack's last
+drift report found drifted. Any update, rollback, cancel, resource step
+or lock changes one of these (a record's ``atomic_key`` moves whenever
+it is locked or written); a detection that finds new drift changes the
+digest.
 
 ``plan_claim`` is the apply's guard: called inside the transaction that
 swaps the stack's traversal (``traversals.traversal_begin``), it compares
@@ -35,6 +36,9 @@ READY, APPLIED, STALE = "READY", "APPLIED", "STALE"
 # How many differences a stale plan's reason names at most.
 _SHOWN = 3
 _JSON_COLUMNS = ("request", "changes", "basis")
+# The drift statuses of a report entry that are drift
+# (``engine.drift.compare``).
+_DRIFTED = ("MODIFIED", "DELETED")
 
 
 def _decoded(row):
@@ -67,7 +71,7 @@ def basis_read(session, stack_id):
     """The basis of ``stack_id``'s tree as it is in ``session`` (see the
     module docstring): {"stacks": {id: traversal}, "records": {"<stack
     id>/<name>/<version>": [role, atomic_key, action, status]}, "drift":
-    {stack id: digest of its last report}}."""
+    {stack id: digest of the drift its last report found}}."""
     stacks = _tree(session, stack_id)
     ids = sorted(stacks)
     records = {
@@ -91,16 +95,32 @@ def basis_read(session, stack_id):
             )
         )
     }
-    drift = {
-        r.stack_id: hashlib.sha256((r.report or "").encode()).hexdigest()
-        for r in session.execute(
-            sa.select(DRIFT.c.stack_id, DRIFT.c.report).where(
-                DRIFT.c.stack_id.in_(ids)
-            )
+    drift = {}
+    for row in session.execute(
+        sa.select(DRIFT.c.stack_id, DRIFT.c.report).where(
+            DRIFT.c.stack_id.in_(ids)
         )
-        if r.report is not None
-    }
+    ):
+        digest = _drift_digest(row.report)
+        if digest is not None:
+            drift[row.stack_id] = digest
     return {"stacks": stacks, "records": records, "drift": drift}
+
+
+def _drift_digest(report):
+    """A digest of what a drift report found drifted (MODIFIED or
+    DELETED entries, with their properties), None if nothing: a detection
+    that finds everything in sync (or cannot check) stales no plan, one
+    that finds new drift does."""
+    drifted = [
+        entry
+        for entry in json.loads(report or "[]")
+        if entry.get("drift_status") in _DRIFTED
+    ]
+    if not drifted:
+        return None
+    text = json.dumps(drifted, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @retry_read

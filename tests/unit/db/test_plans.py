@@ -81,8 +81,14 @@ def test_the_basis_moves_with_a_record_a_nested_record_and_drift(database):
     changed = db_plans.basis_changes(first, db_plans.plan_basis(stack_id))
     assert changed == ["resource record %s/r0/1 changed" % child_id]
     second = db_plans.plan_basis(stack_id)
+    in_sync = [{"resource_name": "r0", "drift_status": "IN_SYNC"}]
     assert db_drift.drift_start(stack_id, "t", "d1", 60)
-    db_drift.drift_finish(stack_id, "d1", "IN_SYNC", [{"a": 1}])
+    db_drift.drift_finish(stack_id, "d1", "IN_SYNC", in_sync)
+    # a detection that finds nothing drifted stales nothing
+    assert db_plans.basis_changes(second, db_plans.plan_basis(stack_id)) == []
+    drifted = [{"resource_name": "r0", "drift_status": "DELETED"}]
+    assert db_drift.drift_start(stack_id, "t", "d2", 60)
+    db_drift.drift_finish(stack_id, "d2", "DRIFTED", drifted)
     changed = db_plans.basis_changes(second, db_plans.plan_basis(stack_id))
     assert changed == ["the drift report of stack %s changed" % stack_id]
 
