@@ -82,7 +82,6 @@ def endpoints(
     stack_service = stack_service or EngineService(stack_ops, services)
     found = [
         stack_service,
-        plans.PlanEndpoint(stack_service),
         ReadEndpoint(services),
         ResourceEndpoint(services),
         CatalogEndpoint(),
@@ -96,6 +95,7 @@ def endpoints(
         image_endpoint.ImageEndpoint(),
         drift_endpoint.DriftEndpoint(),
         traversals.TraversalEndpoint(),
+        plans.PlanEndpoint(stack_service),
     ]
     if rollouts is not None:
         found.append(rollout_endpoint.RolloutEndpoint(rollouts))
