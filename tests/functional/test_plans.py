@@ -371,3 +371,30 @@ def test_the_plan_commands(deployment, request, tmp_path):
         ok=False,
     )
     assert gone.returncode != 0 and "could not be found" in gone.stderr
+
+
+def test_bad_input_is_400(deployment, request):
+    stack = _Stack(deployment, request, _template("v0"), name="bad-input")
+    for body in (
+        {"template": 5},
+        {"bogus": 1},
+        {"template": _template("v1"), "existing": "maybe"},
+        {"template": _template("v1"), "parameters": []},
+        {},
+    ):
+        answer = requests.post(stack.url(), json=body, timeout=60)
+        assert answer.status_code == 400, (body, answer.text)
+        assert answer.json()["error"]["message"], answer.text
+    answer = requests.post(
+        stack.url("/%s/apply" % uuid.uuid4()),
+        data=b"{not json",
+        headers={"Content-Type": "application/json"},
+        timeout=60,
+    )
+    _error(answer, 400, "BadRequest")
+    for query in ("?limit=x", "?limit=-1", "?marker=%s" % uuid.uuid4()):
+        answer = requests.get(stack.url(query), timeout=60)
+        assert answer.status_code == 400, (query, answer.text)
+    _error(stack.show("x" * 300), 404, "PlanNotFound")
+    _error(stack.apply("x" * 300), 404, "PlanNotFound")
+    assert requests.get(stack.url(), timeout=60).json()["plans"] == []

@@ -4,7 +4,7 @@ kept, then applied exactly as reviewed, or refused as stale (409)."""
 
 from heat_lite.api import schemas
 from heat_lite.api.controllers.v1 import stack_body
-from heat_lite.api.controllers.v1.stack import identity
+from heat_lite.api.controllers.v1.stack import identity, update_request
 from heat_lite.api.request import Reply, query, rule
 
 
@@ -13,18 +13,9 @@ def create_plan(req, tenant, name, stack_id):
     """Preview an update (a PUT body; ``"existing": true`` for a PATCH)
     and save it as a plan, with the records it was computed against."""
     body = req.body()
-    stack_body.check_keys(body, stack_body.UPDATE_KEYS)
     existing = stack_body.existing(body)
-    params, files, environment, env_files = stack_body.sources(body)
     plan = req.engine.create_plan(
-        req.context,
-        identity(tenant, name, stack_id),
-        stack_body.template(body, required=not existing),
-        params,
-        files,
-        environment,
-        env_files,
-        stack_body.args(body, True),
+        *update_request(req, tenant, name, stack_id, existing, body),
         existing=existing,
     )
     return Reply(201, {"plan": plan})
