@@ -398,3 +398,20 @@ def test_bad_input_is_400(deployment, request):
     _error(stack.show("x" * 300), 404, "PlanNotFound")
     _error(stack.apply("x" * 300), 404, "PlanNotFound")
     assert requests.get(stack.url(), timeout=60).json()["plans"] == []
+
+
+def test_a_reject_stack_refuses_a_plan_while_busy(deployment, request):
+    hold = "rej-" + uuid.uuid4().hex[:8]
+    stack = _Stack(
+        deployment, request, _template("v0", hold), update_semantics="reject"
+    )
+    with helpers.holding(deployment.ledger, hold):
+        stack.heat.stacks.update(stack.id, template=_template("v1", hold))
+        # made while the update runs, on what it has done so far
+        plan = stack.plan({"template": _template("v2", hold)})
+        message = _error(stack.apply(plan["id"]), 409, "ActionInProgress")
+        assert "in progress" in message
+    helpers.wait_for_status(stack.heat, stack.id, "UPDATE_COMPLETE")
+    # the running update went on: what the plan saw moved
+    _error(stack.apply(plan["id"]), 409, "StalePlan")
+    assert stack.value() == "v1"

@@ -220,10 +220,8 @@ class PlanEndpoint:
         )
         _check_semantics(stack)
         trusts.ensure(ctxt, stack)
-        if args.get("update_semantics") is not None:
-            traversals.set_semantics(stack, goals.semantics_arg(args))
         try:
-            return self.stacks.ops.start(
+            started = self.stacks.ops.start(
                 dict(stack, current_traversal=plan["traversal"]),
                 Action.UPDATE,
                 bound,
@@ -240,6 +238,10 @@ class PlanEndpoint:
         except exception.StalePlan as exc:
             db_plans.plan_mark_stale(plan["id"], exc.kwargs["reason"])
             raise
+        if started is not None and args.get("update_semantics") is not None:
+            # Only once applied: a refused plan changes nothing.
+            traversals.set_semantics(stack, goals.semantics_arg(args))
+        return started
 
     @staticmethod
     def _stale(plan, stack, reason):
