@@ -19,7 +19,7 @@ exactly with the images one real ``Sweep`` pass leaves NEEDED. The pass
 is heat_lite's own code end to end; only the image store is a counter
 (no Glance serves 100,000 images here). Measured: the pass's wall time,
 SQL statements and Python peak memory (tracemalloc), and
-``image_refs.needed`` for one page (the references query; target < 1 s).
+``image_needs.needed`` for one page (the references query; target < 1 s).
 """
 
 import collections
@@ -42,7 +42,7 @@ from bench import machine
 from harness import databases
 from heat_lite import conf
 from heat_lite.common import states as st
-from heat_lite.db import image_refs, models
+from heat_lite.db import image_needs, managed_images, models
 from heat_lite.db import session as db_session
 from heat_lite.engine.fleet.retention import sweep
 
@@ -410,11 +410,11 @@ def run(sizes, tmp_path, now=None):
         load(url, data)
         figures["load_seconds"] = round(time.monotonic() - clock, 1)
         page_size = conf.CONF.retention.page_size
-        page = [r["id"] for r in image_refs.candidates(limit=page_size)]
+        page = [r["id"] for r in managed_images.candidates(limit=page_size)]
         times = []
         for _ in range(3):
             clock = time.monotonic()
-            image_refs.needed(page, lambda app_id: KEEP_LAST)
+            image_needs.needed(page, lambda app_id: KEEP_LAST)
             times.append(time.monotonic() - clock)
         figures["needed_page"] = {
             "images": len(page),

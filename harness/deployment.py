@@ -24,6 +24,7 @@ from keystoneauth1 import noauth, session
 
 from harness import backends, polling, process_group
 from harness.procs import children
+from tools.minicloud import backing
 
 BIN = os.path.dirname(sys.executable)
 
@@ -75,6 +76,7 @@ class Deployment(process_group.ProcessGroup):
         self.ledger = os.path.join(self.workdir, "ledger")
         self.config = os.path.join(self.workdir, "heat_lite.conf")
         self.db_url = None
+        self.transport = None
 
     # Life cycle ----------------------------------------------------------
     def start(self):
@@ -88,6 +90,7 @@ class Deployment(process_group.ProcessGroup):
             transport, drop_vhost = backends.create_vhost()
             self.add_cleanup(drop_vhost)
         self.db_url = db_url
+        self.transport = transport
         suffix = uuid.uuid4().hex[:8]
         with open(self.config, "w") as f:
             f.write(
@@ -183,9 +186,16 @@ class Deployment(process_group.ProcessGroup):
                     "SELECT updated_at FROM service WHERE deleted_at IS NULL"
                 ).scalars()
                 now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
-                return sum(1 for beat in beats if _age(now, beat) <= limit)
+                up = sum(1 for beat in beats if _age(now, beat) <= limit)
         finally:
             engine.dispose()
+        if (self.transport or "").startswith("rabbit://"):
+            # Registered is not yet consuming: count only what every
+            # engine topic's queue shows as consumers too.
+            topics = dict(parser.items("engine"))
+            for topic in (topics["topic"], topics["worker_topic"]):
+                up = min(up, backing.queue_consumers(self.transport, topic))
+        return up
 
     # Helpers -------------------------------------------------------------
     def manage(self, *args):

@@ -290,7 +290,7 @@ def named_images(spec):
     (``parameters``, ``parameter_defaults``) give, sorted: each may name
     an image (by ID or name) that every deploy of the app uses, so image
     retention keeps the image heat_lite built that it names
-    (``db.image_refs``, kind ``app``). Values of every parameter are
+    (``db.image_holds``, kind ``app``). Values of every parameter are
     taken, not only the image parameter's: one that names no image
     heat_lite built keeps nothing."""
     values = []

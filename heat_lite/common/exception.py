@@ -292,6 +292,14 @@ class Conflict(HeatLiteException):
     msg_fmt = "%(message)s"
 
 
+class RPCVersionPinned(Conflict):
+    msg_fmt = (
+        "%(method)s needs engines that serve %(topic)s RPC %(needed)s; "
+        "[upgrade_levels] %(topic)s pins %(cap)s while a rolling upgrade "
+        "is under way."
+    )
+
+
 class StackExists(Conflict):
     msg_fmt = "The Stack (%(stack_name)s) already exists."
 

@@ -17,6 +17,7 @@ CONF = conf.CONF
 # The webhook's refusals (401, 400, 413) are typed in ``apps.webhook``.
 ALLOWED_EXMODS = ["heat_lite.common.exception", "heat_lite.apps.webhook"]
 MessagingTimeout = messaging.MessagingTimeout
+VersionCapError = messaging.RPCVersionCapError
 
 _STATE = {"transport": None}
 
@@ -76,11 +77,18 @@ class CountingClient:
         return self._client.call(ctxt, method, **kwargs)
 
 
-def get_client(topic, version, server=None, timeout=None):
+def get_client(topic, version, server=None, timeout=None, version_cap=None):
+    """A client of ``topic`` whose messages default to ``version``;
+    ``version_cap``: none is sent above it (a ``prepare`` asking more
+    raises ``VersionCapError``: ``[upgrade_levels]``)."""
     target = messaging.Target(topic=topic, version=version, server=server)
     return CountingClient(
         messaging.get_rpc_client(
-            init(), target, serializer=ContextSerializer(), timeout=timeout
+            init(),
+            target,
+            serializer=ContextSerializer(),
+            timeout=timeout,
+            version_cap=version_cap,
         )
     )
 

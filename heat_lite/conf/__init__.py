@@ -18,6 +18,7 @@ from heat_lite.conf import (
     resources,
     retention,
     trustee,
+    upgrade_levels,
 )
 
 CONF = cfg.CONF
@@ -38,6 +39,7 @@ MODULES = (
     resources,
     retention,
     trustee,
+    upgrade_levels,
 )
 
 for _module in MODULES:

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from heat_lite.common import exception
-from heat_lite.db import image_refs, models, paging
+from heat_lite.db import image_holds, models, paging
 from heat_lite.db.session import retry_read, retry_write, transaction
 
 APP = models.App.__table__
@@ -127,9 +127,9 @@ def _name_images(session, tenant, app_id, images):
     """In ``session``: the app names exactly ``images`` from now on (its
     references to others end; a hidden one is revived, the next pass
     shows it again)."""
-    image_refs.release_in(session, "app", app_id)
+    image_holds.release_in(session, "app", app_id)
     if images:
-        image_refs.use_in(session, tenant, images, kind="app", holder=app_id)
+        image_holds.use_in(session, tenant, images, kind="app", holder=app_id)
 
 
 def _changed(session, tenant, app_id):
@@ -199,7 +199,7 @@ def app_delete(tenant, app_id):
             )
         ).rowcount
         if done:
-            image_refs.release_in(session, "app", app_id)
+            image_holds.release_in(session, "app", app_id)
     if not done:
         raise exception.AppNotFound(app=app_id)
 

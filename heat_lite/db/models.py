@@ -581,7 +581,7 @@ class ManagedImage(BASE):
     """An image heat_lite built, under retention
     (doc/specs/image_retention.md; states ``common.states.IMAGE``).
 
-    ``generation`` is bumped by every use (``db.image_refs``): the
+    ``generation`` is bumped by every use (``db.image_holds``): the
     retirement pass moves an image only if the generation it read is
     still the row's, so a use committed meanwhile keeps the image.
     """
@@ -663,7 +663,7 @@ class ImageEvent(BASE):
     """One thing retention did to a managed image: ``action`` hidden,
     deleted, revived (shown again for a use) or delete_failed (Glance
     refused; retried). The events of an app's images are the app's
-    image events (``db.image_refs.image_events``)."""
+    image events (``db.image_events.image_events``)."""
 
     __tablename__ = "image_event"
     __table_args__ = (

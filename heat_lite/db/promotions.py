@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from heat_lite.common import exception
 from heat_lite.common.states import PROMOTION as P
-from heat_lite.db import image_refs, models, ownership, paging
+from heat_lite.db import image_holds, models, ownership, paging
 from heat_lite.db.session import retry_read, transaction
 
 PROMOTION = models.Promotion.__table__
@@ -228,7 +228,7 @@ def promotion_settle(promotion_id, owner, values):
     """Write a promotion's final ``values`` (status, reason, finish time)
     if ``owner`` still owns it; when the status is COMPLETE, in the same
     transaction release the image holds of the older promotions of its
-    target (``image_refs``: overtaken, they can never roll back again,
+    target (``image_holds``: overtaken, they can never roll back again,
     so nothing can bring back the images they kept).
 
     :returns: True if written, False if ``owner`` lost the promotion.
@@ -240,7 +240,7 @@ def promotion_settle(promotion_id, owner, values):
                 PROMOTION.c.target_stack_id, PROMOTION.c.created_at
             ).where(PROMOTION.c.id == promotion_id)
         ).one()
-        image_refs.release_in(
+        image_holds.release_in(
             session,
             "promotion",
             _older_of_target(row.target_stack_id, row.created_at),
@@ -259,7 +259,7 @@ def release_holds_of_targets(session, stack_ids):
     """In the caller's transaction (the hard delete of ``stack_ids``,
     ``db.purge``): the promotions into those stacks can never roll back
     again; their image holds go."""
-    image_refs.release_in(
+    image_holds.release_in(
         session,
         "promotion",
         sa.select(PROMOTION.c.id).where(

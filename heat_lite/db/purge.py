@@ -21,7 +21,7 @@ from heat_lite.common.states import TRAVERSAL as TRAVERSAL_STATES
 from heat_lite.common.states import Action, Role, Status
 from heat_lite.db import apps as db_apps
 from heat_lite.db import builds as db_builds
-from heat_lite.db import models
+from heat_lite.db import image_holds, models
 from heat_lite.db import promotions as db_promotions
 from heat_lite.db.session import retry_write, transaction
 
@@ -51,6 +51,7 @@ PURGED = (
     "services",
     "apps",
     "builds",
+    "image_references",
 )
 
 
@@ -119,6 +120,7 @@ def history_trim(session, stack_id, keep):
         if seen[row.name] > keep and row.role == Role.HISTORY:
             doomed.append(row.id)
     for chunk in _chunks(doomed):
+        image_holds.forget_records(session, chunk)
         session.execute(RESOURCE.delete().where(RESOURCE.c.id.in_(chunk)))
     return len(doomed)
 
@@ -172,7 +174,8 @@ def purge_deleted(older_than, tenant=None, batch_size=20):
     templates. The finished traversals of live stacks that ended before
     ``older_than`` (their traversal history), engine service rows and
     apps deleted before ``older_than`` go too, with the apps' builds and
-    build logs.
+    build logs. The image references of the records deleted go with
+    them (and, purging every project, any a record left behind).
 
     :param tenant: only the stacks of this project.
     :returns: {name: rows deleted} for each name of ``PURGED``
@@ -189,7 +192,17 @@ def purge_deleted(older_than, tenant=None, batch_size=20):
     # an app's builds and their logs first: they name the app
     totals["builds"] = db_builds.purge_of_deleted_apps(older_than, tenant)
     totals["apps"] = db_apps.purge_deleted(older_than, tenant)
+    if tenant is None:
+        totals["image_references"] += _forget_orphaned_image_references()
     return {key: totals[key] for key in PURGED}
+
+
+@retry_write
+def _forget_orphaned_image_references():
+    """The image references of records deleted by versions that did not
+    drop them with the record (``image_holds.forget_orphans``)."""
+    with transaction() as session:
+        return image_holds.forget_orphans(session)
 
 
 @retry_write
@@ -276,11 +289,18 @@ def _delete_stacks(session, stack_ids):
             # Their traversal history (and any queue left) too.
             (TRAVERSAL_LOG, "traversals"),
             (EVENT, "events"),
-            (RESOURCE, "resources"),
         ):
             counts[key] += session.execute(
                 table.delete().where(table.c.stack_id.in_(chunk))
             ).rowcount
+        # The images its records named count no more (image_holds).
+        counts["image_references"] += image_holds.forget_records(
+            session,
+            sa.select(RESOURCE.c.id).where(RESOURCE.c.stack_id.in_(chunk)),
+        )
+        counts["resources"] += session.execute(
+            RESOURCE.delete().where(RESOURCE.c.stack_id.in_(chunk))
+        ).rowcount
         # Verified updates' outcomes (engine.traversal.verify) and the
         # signals its records kept (a signal that raced the stack's delete)
         # go with their stack, and so do its last drift report and its

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from heat_lite.common import exception
 from heat_lite.common.states import ROLLOUT as R
 from heat_lite.common.states import ROLLOUT_TARGET as T
-from heat_lite.db import image_refs, models, ownership, paging
+from heat_lite.db import image_holds, models, ownership, paging
 from heat_lite.db.session import retry_read, transaction
 
 ROLLOUT = models.Rollout.__table__
@@ -175,7 +175,7 @@ def rollout_delete(rollout_id, tenant):
             )
             _delete_flow(session, rollout_id)
             # Gone, it can roll nothing back: its images are free.
-            image_refs.release_in(session, "rollout", rollout_id)
+            image_holds.release_in(session, "rollout", rollout_id)
             return True
     rollout_get(rollout_id, tenant)
     return False
@@ -238,7 +238,7 @@ def rollout_settle_rolled_back(rollout_id, owner, values):
         rollout_id,
         owner,
         values,
-        also=lambda session: image_refs.release_in(
+        also=lambda session: image_holds.release_in(
             session, "rollout", rollout_id
         ),
     )

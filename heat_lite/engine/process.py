@@ -121,11 +121,17 @@ class EngineProcess:
         self.fence.values["pid"] = os.getpid()
         self.fence.register()
         LOG.info(
-            "Engine %s epoch %s (pid %d) with %d resource types",
+            "Engine %s epoch %s (pid %d) with %d resource types, serving "
+            "engine RPC %s and worker RPC %s (sending at most %s / %s: "
+            "[upgrade_levels])",
             self.engine_id,
             self.fence.epoch,
             os.getpid(),
             len(types),
+            rpcapi.RPC_API_VERSION,
+            rpcapi.WORKER_API_VERSION,
+            CONF.upgrade_levels.engine or rpcapi.RPC_API_VERSION,
+            CONF.upgrade_levels.worker or rpcapi.WORKER_API_VERSION,
         )
         self._servers = [
             rpc.get_server(

@@ -66,13 +66,18 @@ only casts.
 """
 
 from heat_lite import conf
-from heat_lite.common import rpc
+from heat_lite.common import exception, rpc
 
 CONF = conf.CONF
 RPC_API_VERSION = "1.19"
 # The worker topic has its own history; 1.0 - check_resources; 1.1 -
 # detect_drift.
 WORKER_API_VERSION = "1.1"
+# What a message is sent as unless its method pins more: the oldest
+# version that serves it, so that engines of the previous release keep
+# serving what a newer API or engine sends them (a rolling upgrade), and
+# ``[upgrade_levels]`` caps what may be sent at all.
+BASE_VERSION = "1.0"
 
 
 # Calls that change nothing: given up by the call monitor (no engine
@@ -162,8 +167,12 @@ class EngineAPI:
     """
 
     def __init__(self, timeout=None, monitor_timeout=None):
+        self._cap = CONF.upgrade_levels.engine
         self._client = rpc.get_client(
-            CONF.engine.topic, RPC_API_VERSION, timeout=timeout
+            CONF.engine.topic,
+            BASE_VERSION,
+            timeout=timeout,
+            version_cap=self._cap,
         )
         self._monitor = monitor_timeout
 
@@ -174,6 +183,10 @@ class EngineAPI:
         client = self._client.prepare(**options)
         try:
             return client.call(ctxt, method, **kwargs)
+        except rpc.VersionCapError:
+            raise exception.RPCVersionPinned(
+                method=method, topic="engine", needed=version, cap=self._cap
+            ) from None
         except rpc.MessagingTimeout:
             if method not in READS or not self._monitor:
                 raise
@@ -360,7 +373,23 @@ class EngineAPI:
         :returns: list of stacks in engine format.
         :raises Invalid: for a bad marker or filter value.
         """
-        return self._call(ctxt, "list_stacks", params=params)
+        newer = any(
+            params.get(k)
+            for k in (
+                "tags",
+                "tags_any",
+                "not_tags",
+                "not_tags_any",
+                "show_hidden",
+                "global_tenant",
+            )
+        )
+        return self._call(
+            ctxt,
+            "list_stacks",
+            version="1.1" if newer else None,
+            params=params,
+        )
 
     def count_stacks(self, ctxt, **params):
         """Return how many stacks ``list_stacks`` would list without
@@ -419,10 +448,12 @@ class EngineAPI:
         )
 
     def list_events(self, ctxt, stack_identity, resource_name=None, **params):
-        """Return stack or resource events (call)."""
+        """Return stack or resource events (call; 1.2 descends into
+        nested stacks with ``nested_depth``)."""
         return self._call(
             ctxt,
             "list_events",
+            version="1.2" if params.get("nested_depth") else None,
             stack_identity=stack_identity,
             resource_name=resource_name,
             params=params,
@@ -1356,16 +1387,26 @@ class WorkerAPI:
     """Client of the worker topic: resource checks, always cast."""
 
     def __init__(self):
+        self._cap = CONF.upgrade_levels.worker
         self._client = rpc.get_client(
-            CONF.engine.worker_topic, WORKER_API_VERSION
+            CONF.engine.worker_topic, BASE_VERSION, version_cap=self._cap
         )
+
+    def _cast(self, ctxt, method, version=None, **kwargs):
+        options = {"version": version} if version else {}
+        try:
+            self._client.prepare(**options).cast(ctxt, method, **kwargs)
+        except rpc.VersionCapError:
+            raise exception.RPCVersionPinned(
+                method=method, topic="worker", needed=version, cap=self._cap
+            ) from None
 
     def check_resources(self, ctxt, stack_id, traversal, nodes):
         """Ask any worker to run graph ``nodes`` of ``traversal`` (cast).
 
         :param nodes: [[entity_id, phase], ...].
         """
-        self._client.prepare().cast(
+        self._cast(
             ctxt,
             "check_resources",
             stack_id=stack_id,
@@ -1376,6 +1417,10 @@ class WorkerAPI:
     def detect_drift(self, ctxt, stack_id, detection):
         """Ask any worker to run drift detection ``detection`` of the
         stack (cast; ``engine.drift.detect``)."""
-        self._client.prepare(version="1.1").cast(
-            ctxt, "detect_drift", stack_id=stack_id, detection=detection
+        self._cast(
+            ctxt,
+            "detect_drift",
+            version="1.1",
+            stack_id=stack_id,
+            detection=detection,
         )

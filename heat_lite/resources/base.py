@@ -311,7 +311,7 @@ class Resource:
     def image_references(self, props=None):
         """The images this resource's properties name (ids or names: the
         values of properties constrained to ``glance.image``), for image
-        retention (``db.image_refs``): while a record names an image,
+        retention (``db.image_holds``): while a record names an image,
         heat_lite does not retire it.
 
         :param props: properties other than the plugin's own (an

@@ -25,7 +25,13 @@ from harness import cloud as cloud_mod
 from harness import databases, helpers, polling
 from harness import deployment as deployment_mod
 from heat_lite.common.states import IMAGE
-from heat_lite.db import image_refs
+from heat_lite.db import (
+    image_events,
+    image_holds,
+    image_moves,
+    image_needs,
+    managed_images,
+)
 from heat_lite.resources import test_resource
 from tests.functional.test_apps import _api
 
@@ -80,7 +86,7 @@ def _glance_image(glance, built=True, name=None):
 
 
 def _managed(image_id, app_id=None, name="ret"):
-    image_refs.image_add(
+    managed_images.image_add(
         {"id": image_id, "tenant": PROJECT, "app_id": app_id, "name": name}
     )
 
@@ -111,7 +117,7 @@ def _hidden(glance, image_id):
 
 
 def _state(image_id):
-    return image_refs.image_get(PROJECT, image_id)["state"]
+    return managed_images.image_get(PROJECT, image_id)["state"]
 
 
 def test_retention_against_glance(heat, glance):
@@ -123,7 +129,7 @@ def test_retention_against_glance(heat, glance):
     _managed(kept, app_id)
     _managed(doomed, app_id)
     _managed(hidden)
-    image_refs.use(PROJECT, [kept], kind="app", holder=app_id)
+    image_holds.use(PROJECT, [kept], kind="app", holder=app_id)
 
     # The app's policy deletes at once: hidden, then gone from Glance.
     polling.until(lambda: _state(doomed) == IMAGE.DELETED, 120, "deleted")
@@ -147,7 +153,7 @@ def test_retention_against_glance(heat, glance):
     assert foreign not in by_id
 
     # Named again (a promotion, say): shown again by the next pass.
-    assert image_refs.use(
+    assert image_holds.use(
         PROJECT, [hidden], kind="promotion", holder="p1"
     ) == [hidden]
     polling.until(lambda: not _hidden(glance, hidden), 60, "shown again")
@@ -191,7 +197,9 @@ def _hidden_by_a_pass(glance, name=None):
     image = _glance_image(glance, name=name)
     _managed(image, name=name or "ret")  # no app: the policy hides it
     polling.until(
-        lambda: image_refs.image_get(PROJECT, image)["hidden_at"] is not None,
+        lambda: (
+            managed_images.image_get(PROJECT, image)["hidden_at"] is not None
+        ),
         120,
         "hidden by a pass",
     )
@@ -209,7 +217,7 @@ def test_hidden_image_shown_before_the_server_uses_it(heat, glance, cloud):
     client, stack_id = _stack_on(heat, cloud, image)
 
     assert not _hidden(glance, image)
-    row = image_refs.image_get(PROJECT, image)
+    row = managed_images.image_get(PROJECT, image)
     assert row["state"] == IMAGE.NEEDED and row["hidden_at"] is None
     # The worker showed it (the pass would not log this line).
     assert "Image %s of project %s shown again for its use" % (
@@ -270,14 +278,14 @@ def test_hidden_image_shown_before_an_update_in_place_uses_it(
     server = cloud.connect("demo").compute.get_server(server_id)
     assert server.image["id"] == image
     assert not _hidden(glance, image)
-    row = image_refs.image_get(PROJECT, image)
+    row = managed_images.image_get(PROJECT, image)
     assert row["state"] == IMAGE.NEEDED and row["hidden_at"] is None
-    events = image_refs.image_events(PROJECT, image_id=image)
+    events = image_events.image_events(PROJECT, image_id=image)
     assert [e["action"] for e in reversed(events)] == ["hidden", "revived"]
     assert events[0]["reason"] == "named again by a use"
     # The record names the new image only now; the old one is no
     # longer kept by it (the pass may hide it from now on).
-    why = image_refs.needed([image, before], lambda app: 0)
+    why = image_needs.needed([image, before], lambda app: 0)
     assert [r["kind"] for r in why[image]] == ["record"]
     assert why[before] == []
     client.stacks.delete(stack_id)
@@ -292,8 +300,8 @@ def test_an_update_in_place_onto_a_retired_image_fails_before_nova(
     the record's lease, before Nova is asked to rebuild the server."""
     client, stack_id, server_id, before = _server_stack(heat, glance, cloud)
     image = _hidden_by_a_pass(glance)
-    row = image_refs.image_get(PROJECT, image)
-    assert image_refs.move(
+    row = managed_images.image_get(PROJECT, image)
+    assert image_moves.move(
         image, row["generation"], IMAGE.HIDDEN, IMAGE.DELETING
     )
 
@@ -338,16 +346,16 @@ def test_an_image_shared_from_another_project_is_kept_for_this_one(
     # deployment acts in the cloud as demo, who may not hide admin's
     # image (heat_lite acts for the app that built an image, which in
     # keystone mode is its owner's trust).
-    image_refs.image_add({"id": shared, "tenant": "admin", "name": name})
-    image_refs.use("admin", [shared], kind="app", holder="owner-app")
+    managed_images.image_add({"id": shared, "tenant": "admin", "name": name})
+    image_holds.use("admin", [shared], kind="app", holder="owner-app")
     try:
         client, stack_id = _stack_on(heat, cloud, name)
-        assert image_refs.release("app", "owner-app") == 1
+        assert image_holds.release("app", "owner-app") == 1
         sentinel = _hidden_by_a_pass(glance)  # passes ran since
 
-        row = image_refs.image_get("admin", shared)
+        row = managed_images.image_get("admin", shared)
         assert row["state"] == IMAGE.NEEDED, row
-        [why] = image_refs.needed([shared], lambda app: 0)[shared]
+        [why] = image_needs.needed([shared], lambda app: 0)[shared]
         assert (why["kind"], why["stack_id"]) == ("record", stack_id)
         assert not owner.get_image(shared).is_hidden
         assert _state(sentinel) == IMAGE.HIDDEN
@@ -415,7 +423,7 @@ def test_a_stack_rolled_back_after_passes_finds_its_old_image(
         sentinel = _hidden_by_a_pass(glance)  # passes ran meanwhile
         assert _state(sentinel) == IMAGE.HIDDEN
         assert _state(old) == IMAGE.NEEDED and not _hidden(glance, old)
-        why = image_refs.needed([old], lambda app: 0)[old]
+        why = image_needs.needed([old], lambda app: 0)[old]
         assert why == [{"kind": "rollback", "holder": stack_id}]
     finally:
         os.unlink(hold)
@@ -424,7 +432,7 @@ def test_a_stack_rolled_back_after_passes_finds_its_old_image(
     assert cloud_mod.physical(client, stack_id)["server"] == server_id
     server = cloud.connect("demo").compute.get_server(server_id)
     assert server.image["id"] == old
-    assert image_refs.image_events(PROJECT, image_id=old) == []
+    assert image_events.image_events(PROJECT, image_id=old) == []
     # Settled: the image it rolled back off goes (this module hides).
     polling.until(lambda: _state(new) == IMAGE.HIDDEN, 120, "new hidden")
     assert _state(old) == IMAGE.NEEDED
@@ -459,7 +467,7 @@ def test_a_snapshot_restores_with_its_image_kept(heat, glance, cloud):
     sentinel = _hidden_by_a_pass(glance)  # passes ran since
     assert _state(sentinel) == IMAGE.HIDDEN
     assert _state(old) == IMAGE.NEEDED and not _hidden(glance, old)
-    assert image_refs.needed([old], lambda app: 0)[old] == [
+    assert image_needs.needed([old], lambda app: 0)[old] == [
         {"kind": "snapshot", "holder": snapshot}
     ]
 
@@ -471,7 +479,7 @@ def test_a_snapshot_restores_with_its_image_kept(heat, glance, cloud):
     assert cloud_mod.physical(client, stack_id)["server"] == server_id
     booted = cloud.connect("demo").compute.get_server(server_id).image["id"]
     assert booted not in (old, new)
-    assert image_refs.needed([old], lambda app: 0)[old] == [
+    assert image_needs.needed([old], lambda app: 0)[old] == [
         {"kind": "snapshot", "holder": snapshot}
     ]
     # Moved on again and the snapshot deleted: nothing keeps it.
@@ -534,7 +542,7 @@ def test_a_promotion_rolled_back_finds_its_image(heat, glance, cloud):
     sentinel = _hidden_by_a_pass(glance)  # passes ran since
     assert _state(sentinel) == IMAGE.HIDDEN
     assert _state(old) == IMAGE.NEEDED and not _hidden(glance, old)
-    assert image_refs.needed([old], lambda app: 0)[old] == [
+    assert image_needs.needed([old], lambda app: 0)[old] == [
         {"kind": "promotion", "holder": promotion}
     ]
 
@@ -543,7 +551,7 @@ def test_a_promotion_rolled_back_finds_its_image(heat, glance, cloud):
     helpers.wait_for_status(client, target, "UPDATE_COMPLETE", timeout=300)
     assert cloud_mod.physical(client, target)["server"] == server_id
     assert nova.get_server(server_id).image["id"] == old
-    why = image_refs.needed([old], lambda app: 0)[old]
+    why = image_needs.needed([old], lambda app: 0)[old]
     assert [(r["kind"], r["stack_id"]) for r in why] == [("record", target)]
     for stack_id in (source, target):
         client.stacks.delete(stack_id)
@@ -567,7 +575,7 @@ def test_an_image_without_heat_lite_build_is_never_retired(heat, glance):
     polling.until(lambda: _state(sentinel) == IMAGE.DELETED, 120, "deleted")
     image = glance.get_image(stranger)
     assert image.status == "active" and not image.is_hidden
-    row = image_refs.image_get(PROJECT, stranger)
+    row = managed_images.image_get(PROJECT, stranger)
     assert row["state"] == IMAGE.HIDDEN and row["hidden_at"] is None
 
 
@@ -582,15 +590,15 @@ def test_a_deletion_glance_refuses_is_retried_later(heat, glance):
     _managed(image, app_id)
     try:
         polling.until(
-            lambda: image_refs.image_get(PROJECT, image)["last_error"],
+            lambda: managed_images.image_get(PROJECT, image)["last_error"],
             120,
             "a refused delete",
         )
-        row = image_refs.image_get(PROJECT, image)
+        row = managed_images.image_get(PROJECT, image)
         assert row["state"] == IMAGE.DELETING
         assert glance.get_image(image).status == "active"
         actions = [
-            e["action"] for e in image_refs.image_events(PROJECT, image)
+            e["action"] for e in image_events.image_events(PROJECT, image)
         ]
         assert "delete_failed" in actions
     finally:

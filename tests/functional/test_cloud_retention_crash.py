@@ -22,7 +22,7 @@ from openstack import exceptions as os_exc
 from harness import databases, polling
 from harness import deployment as deployment_mod
 from heat_lite.common.states import IMAGE
-from heat_lite.db import image_refs
+from heat_lite.db import image_holds, image_moves, managed_images
 from tests.functional.test_cloud_retention import (  # noqa: F401 - fixture
     PROJECT,
     _glance_image,
@@ -107,7 +107,7 @@ def _in_glance(images, image_id):
 
 
 def _row(image_id):
-    return image_refs.image_get(PROJECT, image_id)
+    return managed_images.image_get(PROJECT, image_id)
 
 
 def _states(ids):
@@ -125,18 +125,18 @@ def test_a_pass_killed_between_database_and_glance_is_finished(
     for image_id in doomed + stale + kept:
         _managed(image_id)
     for image_id in kept:
-        image_refs.use(PROJECT, [image_id], kind="app", holder="app-1")
+        image_holds.use(PROJECT, [image_id], kind="app", holder="app-1")
     # Hidden by an earlier pass, the grace over.
     for image_id in stale:
         glance.update_image(image_id, is_hidden=True)
         row = _row(image_id)
-        assert image_refs.move(
+        assert image_moves.move(
             image_id, row["generation"], IMAGE.NEEDED, IMAGE.UNNEEDED
         )
-        assert image_refs.move(
+        assert image_moves.move(
             image_id, row["generation"], IMAGE.UNNEEDED, IMAGE.HIDDEN
         )
-        image_refs.hidden(image_id)
+        image_moves.hidden(image_id)
 
     # 1. The pass moves the stale images to DELETING and is killed before
     #    Glance deletes them.

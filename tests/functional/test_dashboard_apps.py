@@ -17,7 +17,7 @@ import requests
 from harness import databases, git_repo
 from harness import deployment as deployment_mod
 from heat_lite.common.states import IMAGE
-from heat_lite.db import image_refs
+from heat_lite.db import image_holds, managed_images
 from heat_lite.engine.fleet.retention import sweep
 
 pytestmark = pytest.mark.functional
@@ -155,7 +155,7 @@ def test_an_app_s_images_why_kept_and_when_they_go(heat_all, browser):
     url = "sqlite:///%s/heat_lite.sqlite" % heat_all.workdir
     with databases.attached(url):
         for image_id in (kept, spare):
-            image_refs.image_add(
+            managed_images.image_add(
                 {
                     "id": image_id,
                     "tenant": project,
@@ -164,10 +164,12 @@ def test_an_app_s_images_why_kept_and_when_they_go(heat_all, browser):
                     "name": "shop-" + image_id[:4],
                 }
             )
-        image_refs.use(project, [kept], kind="promotion", holder="promo-1")
+        image_holds.use(project, [kept], kind="promotion", holder="promo-1")
         # One pass: nothing names the spare one (no Glance call yet).
         sweep.Sweep(store=None).run(tenant=project)
-        assert image_refs.image_get(project, spare)["state"] == IMAGE.UNNEEDED
+        assert (
+            managed_images.image_get(project, spare)["state"] == IMAGE.UNNEEDED
+        )
 
     b.open(heat_all.url, "/%s/apps/shop" % project)
     rows = "#app-images tr[data-image]"

@@ -6,7 +6,7 @@ never shown, bad actions refused; an app's image events (``GET
 (heat-lite-all).
 
 The images' rows are written into the deployment's database with
-``db.image_refs`` (as a build would record its upload): no build, no
+``db.image_holds`` (as a build would record its upload): no build, no
 Glance here. The
 pass against the test cloud's Glance is tested with the builds.
 """
@@ -20,7 +20,7 @@ import requests
 
 from harness import databases
 from harness import deployment as deployment_mod
-from heat_lite.db import image_refs
+from heat_lite.db import image_events, image_holds, managed_images
 from tests.functional import test_apps
 from tests.functional import test_osc_plugin as osc_plugin
 
@@ -39,7 +39,7 @@ def _attached(dep):
 def _image(project, name, created_at):
     """An image recorded as a build records its upload (no build: held
     by nothing)."""
-    row = image_refs.image_add(
+    row = managed_images.image_add(
         {
             "id": str(uuid.uuid4()),
             "tenant": project,
@@ -56,7 +56,7 @@ def images(dep):
     with _attached(dep):
         kept = _image(project, "kept", datetime.datetime(2026, 12, 1, 12))
         spare = _image(project, "spare", datetime.datetime(2026, 12, 2))
-        image_refs.use(project, [kept], kind="promotion", holder="promo-1")
+        image_holds.use(project, [kept], kind="promotion", holder="promo-1")
     return project, kept, spare
 
 
@@ -141,17 +141,19 @@ def app_events(dep, images):
     app = made.json()["app"]
     with _attached(dep):
         for image_id in (kept, spare):
-            image_refs.image_get(project, image_id)  # the project's
+            managed_images.image_get(project, image_id)  # the project's
         ours = [
             {"id": kept, "tenant": project, "app_id": app["id"]},
             {"id": spare, "tenant": project, "app_id": app["id"]},
         ]
-        image_refs.image_event_add(ours[1], "hidden", "nothing names it")
-        image_refs.image_event_add(
+        image_events.image_event_add(ours[1], "hidden", "nothing names it")
+        image_events.image_event_add(
             {"id": str(uuid.uuid4()), "tenant": project}, "hidden", "no app"
         )
-        image_refs.image_event_add(ours[1], "revived", "named again by a use")
-        image_refs.image_event_add(ours[0], "deleted", "grace over")
+        image_events.image_event_add(
+            ours[1], "revived", "named again by a use"
+        )
+        image_events.image_event_add(ours[0], "deleted", "grace over")
     return project, app, kept, spare
 
 

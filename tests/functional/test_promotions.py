@@ -17,7 +17,7 @@ import requests
 
 from harness import databases, helpers, polling
 from harness import deployment as deployment_mod
-from heat_lite.db import image_refs
+from heat_lite.db import image_holds, managed_images
 from tests.functional import test_osc_plugin as osc_plugin
 from tests.functional.test_chaos_engines import _query
 from tests.functional.test_cloud_app_trusts import _db_url
@@ -204,8 +204,8 @@ def test_rollback_of_one_promotion(dep, projects, apps):
     # target's records named one: these stacks name no image).
     held = str(uuid.uuid4())
     with databases.attached(_db_url(dep)):
-        image_refs.image_add({"id": held, "tenant": prod, "name": "held"})
-        image_refs.use(prod, [held], kind="promotion", holder=first["id"])
+        managed_images.image_add({"id": held, "tenant": prod, "name": "held"})
+        image_holds.use(prod, [held], kind="promotion", holder=first["id"])
     assert _kept_by(dep, prod, held) == [
         {"kind": "promotion", "holder": first["id"]}
     ]

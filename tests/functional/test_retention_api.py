@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from harness import deployment as deployment_mod
-from heat_lite.db import image_refs
+from heat_lite.db import image_moves
 from tests.functional import test_apps
 from tests.functional import test_osc_plugin as osc_plugin
 from tests.functional.test_images_api import _attached, _image
@@ -128,8 +128,10 @@ def test_images_and_apps_show_the_effective_policy(dep, project):
     with _attached(dep):
         image_id = _image(project, "spare", datetime.datetime(2026, 12, 2))
         hidden_at = datetime.datetime(2026, 12, 3, 12)
-        image_refs.move(image_id, 0, "NEEDED", "UNNEEDED")
-        image_refs.move(image_id, 0, "UNNEEDED", "HIDDEN", hidden_at=hidden_at)
+        image_moves.move(image_id, 0, "NEEDED", "UNNEEDED")
+        image_moves.move(
+            image_id, 0, "UNNEEDED", "HIDDEN", hidden_at=hidden_at
+        )
     answer = requests.get(
         dep.endpoint(project) + "/images/" + image_id,
         headers={"X-Auth-User": "u"},

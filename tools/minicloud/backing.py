@@ -68,3 +68,32 @@ def create_vhost(layout):
 
 def drop_vhost(layout):
     _rabbitmqctl("delete_vhost", layout.vhost, check=False)
+
+
+def queue_consumers(transport_url, queue):
+    """How many consumers RabbitMQ's ``queue`` has (0 if it does not
+    exist yet), asked with a passive declare over ``transport_url``.
+
+    An engine registers in the database before its RPC servers declare
+    their topic queues; a call published to a topic whose queue does not
+    exist yet is dropped by the broker and its caller times out. A fresh
+    vhost has no queues, so "registered" is not yet "answering"."""
+    import kombu
+    from amqp import exceptions as amqp_exc
+
+    url = transport_url.replace("rabbit://", "amqp://", 1)
+    with kombu.Connection(url, connect_timeout=5) as conn:
+        try:
+            channel = conn.channel()
+        except OSError:
+            return 0  # the broker is down (a chaos test): nobody answers
+        try:
+            _, _, consumers = channel.queue_declare(queue=queue, passive=True)
+        except amqp_exc.NotFound:
+            return 0
+        finally:
+            try:
+                channel.close()
+            except Exception:  # noqa: BLE001 - closed by the broker's 404
+                pass
+        return consumers

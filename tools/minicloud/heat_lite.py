@@ -24,7 +24,7 @@ import uuid
 import requests
 import sqlalchemy as sa
 
-from tools.minicloud import processes
+from tools.minicloud import backing, processes
 
 PG_URL = os.environ.get(
     "HEAT_LITE_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432"
@@ -240,14 +240,17 @@ class Heat:
             ".*",
             ".*",
         )
+        self._transport = "rabbit://%s/%s" % (
+            layout.rabbit,
+            self.state["vhost"],
+        )
         with open(self.config, "w") as f:
             f.write(
                 render_config(
                     name=name,
                     port=self.state["port"],
                     db="%s/%s" % (PG_URL, self.state["database"]),
-                    transport="rabbit://%s/%s"
-                    % (layout.rabbit, self.state["vhost"]),
+                    transport=self._transport,
                     auth_url=layout.auth_url,
                     password=layout.password,
                     region="RegionOne",
@@ -296,8 +299,16 @@ class Heat:
         raise RuntimeError("heat_lite did not start; logs in %s" % self.dir)
 
     def _engines_up(self):
+        """Engines registered (``service list`` says up) and consuming
+        both topics (a call to a topic no engine consumes yet is lost)."""
         out = self.manage("service", "list")
-        return sum(1 for line in out.splitlines()[1:] if " up " in line)
+        up = sum(1 for line in out.splitlines()[1:] if " up " in line)
+        name = self.state["name"]
+        for topic in ("heat_lite-engine-", "heat_lite-worker-"):
+            up = min(
+                up, backing.queue_consumers(self._transport, topic + name)
+            )
+        return up
 
     def manage(self, *args):
         result = subprocess.run(

@@ -29,7 +29,7 @@ import uuid
 from heat_lite.common import exception, policy
 from heat_lite.common.states import SNAPSHOT as S
 from heat_lite.common.states import Status
-from heat_lite.db import image_refs
+from heat_lite.db import image_holds
 from heat_lite.db import snapshots as db_snapshots
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import definitions, trusts, validation
@@ -145,7 +145,7 @@ class Snapshots:
             nested = [
                 s["id"] for _, s in db_stacks.stack_descendants([stack["id"]])
             ]
-            image_refs.hold_stack_images(
+            image_holds.hold_stack_images(
                 stack["tenant"], [stack["id"], *nested], "snapshot", snapshot
             )
 

@@ -15,7 +15,7 @@ from typing import Any
 from heat_lite.common import exception, notify
 from heat_lite.common.states import Action, Status
 from heat_lite.db import events as db_events
-from heat_lite.db import image_refs, models
+from heat_lite.db import image_holds, models
 from heat_lite.db import locks as db_locks
 from heat_lite.db import records as db_records
 from heat_lite.db import session as db_session
@@ -228,7 +228,7 @@ class ActionRunner:
     def _use_images(job):
         """Before the cloud is asked to use them: the images the
         properties name are marked in use by this record, so image
-        retention keeps them (``db.image_refs``); an image retention
+        retention keeps them (``db.image_holds``); an image retention
         already retires fails the action here (``ImageRetired``); one
         it hid is shown again first (``retention.store.show_again``). No
         statement for a resource that names no image.
@@ -242,7 +242,7 @@ class ActionRunner:
         fails with ``ImageRetired`` before the cloud is asked."""
         images = job.plugin.image_references(job.properties)
         if images:
-            revived = image_refs.use(
+            revived = image_holds.use(
                 job.record.get("stack_tenant"),
                 images,
                 record_id=job.record["id"],
@@ -257,9 +257,9 @@ class ActionRunner:
     def _images_updated(job):
         """An update in place done: the record names only its new images
         now; those it named before are held for the stack's rollback
-        until the stack settles (``image_refs.record_images_now``)."""
+        until the stack settles (``image_holds.record_images_now``)."""
         if job.plugin.may_name_images():
-            image_refs.record_images_now(
+            image_holds.record_images_now(
                 job.record.get("stack_tenant"),
                 job.record["id"],
                 job.plugin.image_references(),

@@ -205,6 +205,23 @@ def find_id(conn, service, finder, value, ignore_missing=False):
                 del _FIND_LOCKS[(id(conn), key)]
 
 
+def find_live_id(plugin, service, kind, value):
+    """The ID of the ``service``'s ``kind`` that ``value`` (a name or an
+    ID, as a template stored it) names now, or None: drift's lookup."""
+    return find_id(
+        connection(plugin), service, "find_" + kind, value, ignore_missing=True
+    )
+
+
+def same_ref(plugin, service, kind, stored, live_id):
+    """Whether ``stored`` (a name or an ID, as the template gave it)
+    still names the live thing ``live_id``: a name is not drift as long
+    as it finds the same thing."""
+    return stored == live_id or (
+        find_live_id(plugin, service, kind, stored) == live_id
+    )
+
+
 def forget(trust):
     """Drop the connection of a deleted trust."""
     with _LOCK:

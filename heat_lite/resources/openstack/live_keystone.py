@@ -44,17 +44,12 @@ REFERENCES = {
 
 
 def _find(plugin, kind, value):
-    return client.find_id(
-        client.connection(plugin),
-        "identity",
-        "find_" + kind,
-        value,
-        ignore_missing=True,
-    )
+    return client.find_live_id(plugin, "identity", kind, value)
 
 
 def _ref(plugin, kind, stored, live_id):
-    if stored == live_id or _find(plugin, kind, stored) == live_id:
+    """``stored`` while it names ``live_id``, else the live ID."""
+    if client.same_ref(plugin, "identity", kind, stored, live_id):
         return stored
     return live_id
 

@@ -90,17 +90,7 @@ REFERENCES = {
 
 
 def _find(plugin, kind, value):
-    return client.find_id(
-        client.connection(plugin),
-        "network",
-        "find_" + kind,
-        value,
-        ignore_missing=True,
-    )
-
-
-def _same_ref(plugin, kind, stored, live_id):
-    return stored == live_id or _find(plugin, kind, stored) == live_id
+    return client.find_live_id(plugin, "network", kind, value)
 
 
 def neutron_state(plugin):
@@ -123,7 +113,9 @@ def neutron_state(plugin):
         if props.get(prop) is not None and field in live:
             state[prop] = (
                 props[prop]
-                if _same_ref(plugin, kind, props[prop], live[field])
+                if client.same_ref(
+                    plugin, "network", kind, props[prop], live[field]
+                )
                 else live[field]
             )
     if "tags" in live:
@@ -165,8 +157,12 @@ def _gateway(plugin, live):
         return None
     if (
         stored
-        and _same_ref(
-            plugin, "network", stored["network"], gateway.get("network_id")
+        and client.same_ref(
+            plugin,
+            "network",
+            "network",
+            stored["network"],
+            gateway.get("network_id"),
         )
         and stored.get("enable_snat") in (None, gateway.get("enable_snat"))
     ):

@@ -118,7 +118,7 @@ class Server(base.Resource):
         (openstacksdk's ``find_image`` asks again with
         ``os_hidden=true``), so the use revives it. A name Glance does
         not resolve (no image, several; the cloud unreachable) stays a
-        name, which ``db.image_refs`` counts for the project's own
+        name, which ``db.image_holds`` counts for the project's own
         images of that name."""
         values = super().image_references(props)
         if not values:

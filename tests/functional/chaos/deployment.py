@@ -48,6 +48,7 @@ class ChaosDeployment(base.Deployment):
                 + self.extra_conf
             )
         self.db_url = db_url
+        self.transport = self.rabbit.transport_url
         self.manage("db", "sync")
         self._spawn("engine_a", "heat-lite-engine", "--workers", "1")
         self._spawn(

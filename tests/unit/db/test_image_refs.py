@@ -1,7 +1,8 @@
-"""Image retention's records (``db.image_refs``) on SQLite, PostgreSQL
+"""Image retention's records (``db.image_holds``) on SQLite, PostgreSQL
 and MariaDB: what keeps an image, the use that revives or is refused,
 and the race between a use and the retirement pass, in both orders."""
 
+import datetime
 import threading
 import uuid
 
@@ -11,7 +12,14 @@ import sqlalchemy as sa
 from harness import databases, polling
 from heat_lite.common import exception
 from heat_lite.common import states as st
-from heat_lite.db import image_refs, models, session
+from heat_lite.db import (
+    image_holds,
+    image_moves,
+    image_needs,
+    managed_images,
+    models,
+    session,
+)
 from heat_lite.db import snapshots as db_snapshots
 from tests.unit.db import rows
 
@@ -29,7 +37,7 @@ def tenant(database):
 def _image(tenant, app="app", branch="main", name="img", **values):
     """An image a build made; the build is over (its hold released)."""
     image_id, build = str(uuid.uuid4()), str(uuid.uuid4())
-    image_refs.image_add(
+    managed_images.image_add(
         dict(
             {
                 "id": image_id,
@@ -42,18 +50,18 @@ def _image(tenant, app="app", branch="main", name="img", **values):
             **values,
         )
     )
-    assert image_refs.release("build", build) == 1
+    assert image_holds.release("build", build) == 1
     return image_id
 
 
 def _row(tenant, image_id):
-    return image_refs.image_get(tenant, image_id)
+    return managed_images.image_get(tenant, image_id)
 
 
 def _release_build(image_id, tenant):
     """The build's own hold ends: only references keep it now."""
     row = _row(tenant, image_id)
-    assert image_refs.move(
+    assert image_moves.move(
         image_id, row["generation"], IMAGE.NEEDED, IMAGE.UNNEEDED
     )
 
@@ -80,19 +88,21 @@ def never(app_id):
 
 def test_an_image_heat_lite_did_not_build_is_left_alone(tenant):
     foreign = str(uuid.uuid4())
-    assert image_refs.use(tenant, [foreign], kind="app", holder="a") == []
+    assert image_holds.use(tenant, [foreign], kind="app", holder="a") == []
     assert _references(foreign) == 0
-    assert image_refs.needed([foreign], never) == {foreign: []}
+    assert image_needs.needed([foreign], never) == {foreign: []}
 
 
 def test_a_record_keeps_its_image_while_the_record_row_exists(tenant):
     image_id = _image(tenant)
     stack_id, record = rows.stack()
-    assert image_refs.use(tenant, [image_id, image_id], record_id=record) == []
+    assert (
+        image_holds.use(tenant, [image_id, image_id], record_id=record) == []
+    )
     # Used twice (a node run again): one reference.
-    image_refs.use(tenant, [image_id], record_id=record)
+    image_holds.use(tenant, [image_id], record_id=record)
     assert _references(image_id) == 1
-    [why] = image_refs.needed([image_id], never)[image_id]
+    [why] = image_needs.needed([image_id], never)[image_id]
     assert why == {
         "kind": "record",
         "resource_id": record,
@@ -102,25 +112,25 @@ def test_a_record_keeps_its_image_while_the_record_row_exists(tenant):
     }
     with session.transaction() as conn:
         conn.execute(RESOURCE.delete().where(RESOURCE.c.id == record))
-    assert image_refs.needed([image_id], never) == {image_id: []}
+    assert image_needs.needed([image_id], never) == {image_id: []}
 
 
 def test_other_holders_keep_it_until_they_release_it(tenant):
     image_id = _image(tenant)
     # (Snapshots and rollbacks count while their holder row says so:
     # below.)
-    kinds = [k for k in image_refs.KINDS if k not in ("snapshot", "rollback")]
+    kinds = [k for k in image_holds.KINDS if k not in ("snapshot", "rollback")]
     for kind in kinds:
-        image_refs.use(tenant, [image_id], kind=kind, holder=kind + "-1")
-    why = image_refs.needed([image_id], never)[image_id]
+        image_holds.use(tenant, [image_id], kind=kind, holder=kind + "-1")
+    why = image_needs.needed([image_id], never)[image_id]
     assert sorted(r["kind"] for r in why) == sorted(kinds)
     for kind in kinds:
-        assert image_refs.release(kind, kind + "-1") == 1
-    assert image_refs.needed([image_id], never) == {image_id: []}
+        assert image_holds.release(kind, kind + "-1") == 1
+    assert image_needs.needed([image_id], never) == {image_id: []}
     with pytest.raises(ValueError):
-        image_refs.use(tenant, [image_id], kind="nonsense", holder="x")
+        image_holds.use(tenant, [image_id], kind="nonsense", holder="x")
     with pytest.raises(ValueError):
-        image_refs.use(tenant, [image_id])
+        image_holds.use(tenant, [image_id])
 
 
 def test_keep_last_counts_deployed_images_of_the_app_and_branch(tenant):
@@ -128,15 +138,15 @@ def test_keep_last_counts_deployed_images_of_the_app_and_branch(tenant):
     deployed = []
     for day in range(1, 6):
         image_id = _image(tenant, app=app)
-        image_refs.image_deployed(
+        managed_images.image_deployed(
             image_id, models.utcnow().replace(year=2026, month=1, day=day)
         )
         deployed.append(image_id)
     never_deployed = _image(tenant, app=app)
     other_branch = _image(tenant, app=app, branch="dev")
-    image_refs.image_deployed(other_branch)
+    managed_images.image_deployed(other_branch)
     ids = deployed + [never_deployed, other_branch]
-    why = image_refs.needed(ids, lambda app_id: 3)
+    why = image_needs.needed(ids, lambda app_id: 3)
     ranks = {
         i: [r["rank"] for r in why[i] if r["kind"] == "keep_last"] for i in ids
     }
@@ -146,10 +156,10 @@ def test_keep_last_counts_deployed_images_of_the_app_and_branch(tenant):
     newest = _row(tenant, deployed[-1])
     _release_build(deployed[-1], tenant)
     newest = _row(tenant, deployed[-1])
-    assert image_refs.move(
+    assert image_moves.move(
         deployed[-1], newest["generation"], IMAGE.UNNEEDED, IMAGE.DELETING
     )
-    why = image_refs.needed(deployed, lambda app_id: 3)
+    why = image_needs.needed(deployed, lambda app_id: 3)
     assert [r["rank"] for r in why[deployed[1]]] == [3]
 
 
@@ -157,8 +167,8 @@ def test_a_use_bumps_the_generation_so_a_pass_that_read_before_loses(tenant):
     image_id = _image(tenant)
     _release_build(image_id, tenant)
     seen = _row(tenant, image_id)
-    image_refs.use(tenant, [image_id], kind="snapshot", holder="s1")
-    assert not image_refs.move(
+    image_holds.use(tenant, [image_id], kind="snapshot", holder="s1")
+    assert not image_moves.move(
         image_id, seen["generation"], IMAGE.UNNEEDED, IMAGE.HIDDEN
     )
     row = _row(tenant, image_id)
@@ -171,7 +181,7 @@ def test_a_use_revives_a_hidden_image(tenant):
     _release_build(image_id, tenant)
     row = _row(tenant, image_id)
     now = models.utcnow()
-    assert image_refs.move(
+    assert image_moves.move(
         image_id,
         row["generation"],
         IMAGE.UNNEEDED,
@@ -179,13 +189,13 @@ def test_a_use_revives_a_hidden_image(tenant):
         hidden_at=now,
         delete_after=now,
     )
-    assert image_refs.use(tenant, [image_id], kind="rollout", holder="r") == [
+    assert image_holds.use(tenant, [image_id], kind="rollout", holder="r") == [
         image_id
     ]
     row = _row(tenant, image_id)
     assert (row["state"], row["delete_after"]) == (IMAGE.NEEDED, None)
     assert row["hidden_at"] is not None  # until Glance shows it again
-    image_refs.unhidden(image_id)
+    image_moves.unhidden(image_id)
     assert _row(tenant, image_id)["hidden_at"] is None
 
 
@@ -193,11 +203,11 @@ def test_a_use_of_a_retired_image_is_refused_and_leaves_nothing(tenant):
     kept, retired = _image(tenant), _image(tenant)
     _release_build(retired, tenant)
     row = _row(tenant, retired)
-    assert image_refs.move(
+    assert image_moves.move(
         retired, row["generation"], IMAGE.UNNEEDED, IMAGE.DELETING
     )
     with pytest.raises(exception.ImageRetired):
-        image_refs.use(tenant, [kept, retired], kind="promotion", holder="p")
+        image_holds.use(tenant, [kept, retired], kind="promotion", holder="p")
     assert _references(kept) == _references(retired) == 0
     assert _row(tenant, kept)["generation"] == 0
 
@@ -205,14 +215,14 @@ def test_a_use_of_a_retired_image_is_refused_and_leaves_nothing(tenant):
 def test_only_the_vocabulary_s_moves_are_made(tenant):
     image_id = _image(tenant)
     with pytest.raises(ValueError):
-        image_refs.move(image_id, 0, IMAGE.NEEDED, IMAGE.DELETED)
+        image_moves.move(image_id, 0, IMAGE.NEEDED, IMAGE.DELETED)
 
 
 def test_candidates_page_through_images_not_deleted(tenant):
     made = sorted(_image(tenant) for _ in range(5))
     seen, after = [], None
     while True:
-        page = image_refs.candidates(after, limit=2, tenant=tenant)
+        page = managed_images.candidates(after, limit=2, tenant=tenant)
         if not page:
             break
         seen.extend(r["id"] for r in page)
@@ -269,10 +279,10 @@ def test_race_a_use_holding_the_row_makes_the_pass_s_move_fail(
     image_id, seen = _unneeded(tenant)
     moved = interleaved(
         database,
-        lambda conn: image_refs.use_in(
+        lambda conn: image_holds.use_in(
             conn, tenant, [image_id], kind="build", holder="b"
         ),
-        lambda: image_refs.move(
+        lambda: image_moves.move(
             image_id, seen, IMAGE.UNNEEDED, IMAGE.DELETING
         ),
         "the pass's lock wait",
@@ -289,14 +299,14 @@ def test_race_a_pass_holding_the_row_makes_the_use_fail(database, tenant):
     image_id, seen = _unneeded(tenant)
 
     def move(conn):
-        assert image_refs.move_in(
+        assert image_moves.move_in(
             conn, image_id, seen, IMAGE.UNNEEDED, IMAGE.DELETING
         )
 
     used = interleaved(
         database,
         move,
-        lambda: image_refs.use(
+        lambda: image_holds.use(
             tenant, [image_id], kind="promotion", holder="p"
         ),
         "the use's lock wait",
@@ -310,17 +320,17 @@ def test_an_image_named_by_name_is_used_by_id(tenant):
     named = _image(tenant, name="shop-v2")
     other_project = _image("o" + tenant, name="shop-v2")
     _, record = rows.stack()
-    image_refs.use(tenant, ["shop-v2", "not-ours"], record_id=record)
-    assert [r["kind"] for r in image_refs.needed([named], never)[named]] == [
+    image_holds.use(tenant, ["shop-v2", "not-ours"], record_id=record)
+    assert [r["kind"] for r in image_needs.needed([named], never)[named]] == [
         "record"
     ]
-    assert image_refs.needed([other_project], never)[other_project] == []
+    assert image_needs.needed([other_project], never)[other_project] == []
 
 
 def test_a_snapshot_keeps_the_images_of_its_stack_while_it_exists(tenant):
     image_id, gone = _image(tenant), _image(tenant)
     stack_id, record = rows.stack()
-    image_refs.use(tenant, [image_id], record_id=record)
+    image_holds.use(tenant, [image_id], record_id=record)
     snapshot_id = str(uuid.uuid4())
     db_snapshots.snapshot_create(
         {
@@ -332,34 +342,34 @@ def test_a_snapshot_keeps_the_images_of_its_stack_while_it_exists(tenant):
             "status": "COMPLETE",
         }
     )
-    assert image_refs.hold_stack_images(
+    assert image_holds.hold_stack_images(
         tenant, [stack_id], "snapshot", snapshot_id
     ) == [image_id]
-    assert image_refs.needed([gone], never)[gone] == []
+    assert image_needs.needed([gone], never)[gone] == []
     with session.transaction() as conn:
         conn.execute(RESOURCE.delete().where(RESOURCE.c.id == record))
-    assert image_refs.needed([image_id], never)[image_id] == [
+    assert image_needs.needed([image_id], never)[image_id] == [
         {"kind": "snapshot", "holder": snapshot_id}
     ]
     assert db_snapshots.snapshot_delete(stack_id, snapshot_id)
-    assert image_refs.needed([image_id], never)[image_id] == []
+    assert image_needs.needed([image_id], never)[image_id] == []
 
 
 def test_an_update_in_place_ends_the_record_s_use_of_its_old_image(tenant):
     old, new = _image(tenant), _image(tenant)
     _, record = rows.stack()
-    image_refs.use(tenant, [old], record_id=record)
-    image_refs.use(tenant, [new], record_id=record)  # the update starts
-    assert [r["kind"] for r in image_refs.needed([old], never)[old]] == [
+    image_holds.use(tenant, [old], record_id=record)
+    image_holds.use(tenant, [new], record_id=record)  # the update starts
+    assert [r["kind"] for r in image_needs.needed([old], never)[old]] == [
         "record"
     ]
-    image_refs.record_images_now(tenant, record, [new])  # and is done
-    assert image_refs.needed([old], never)[old] == []
-    assert [r["kind"] for r in image_refs.needed([new], never)[new]] == [
+    image_holds.record_images_now(tenant, record, [new])  # and is done
+    assert image_needs.needed([old], never)[old] == []
+    assert [r["kind"] for r in image_needs.needed([new], never)[new]] == [
         "record"
     ]
-    image_refs.record_images_now(tenant, record, [])
-    assert image_refs.needed([new], never)[new] == []
+    image_holds.record_images_now(tenant, record, [])
+    assert image_needs.needed([new], never)[new] == []
 
 
 def _template_of(stack_id):
@@ -386,8 +396,8 @@ def test_a_record_of_any_role_keeps_it_while_its_stack_lives(tenant):
             )
     images = {role: _image(tenant) for role in records}
     for role, record in records.items():
-        image_refs.use(tenant, [images[role]], record_id=record)
-    why = image_refs.needed(list(images.values()), never)
+        image_holds.use(tenant, [images[role]], record_id=record)
+    why = image_needs.needed(list(images.values()), never)
     assert {
         role: [(r["kind"], r["role"]) for r in why[images[role]]]
         for role in records
@@ -403,7 +413,7 @@ def test_a_record_of_any_role_keeps_it_while_its_stack_lives(tenant):
             .where(RESOURCE.c.stack_id == stack_id)
             .values(role="history")
         )
-    assert image_refs.needed(list(images.values()), never) == {
+    assert image_needs.needed(list(images.values()), never) == {
         i: [] for i in images.values()
     }
 
@@ -430,17 +440,17 @@ def test_an_update_in_place_holds_the_old_image_until_the_stack_settles(
     nested, record = rows.stack()
     template = _template_of(root)
     _set_stack(nested, owner_id=root)
-    image_refs.use(tenant, [old], record_id=record)
-    image_refs.use(tenant, [new], record_id=record)
-    image_refs.record_images_now(tenant, record, [new], stack_id=nested)
-    assert image_refs.needed([old], never)[old] == [
+    image_holds.use(tenant, [old], record_id=record)
+    image_holds.use(tenant, [new], record_id=record)
+    image_holds.record_images_now(tenant, record, [new], stack_id=nested)
+    assert image_needs.needed([old], never)[old] == [
         {"kind": "rollback", "holder": root}
     ]
     # The nested stack alone settling changes nothing: its root rolls it
     # back.
     _set_stack(nested, status="COMPLETE", prev_raw_template_id=None)
     _set_stack(root, action="UPDATE", status="FAILED")
-    assert [r["kind"] for r in image_refs.needed([old], never)[old]] == [
+    assert [r["kind"] for r in image_needs.needed([old], never)[old]] == [
         "rollback"
     ]
     # The rollback done: COMPLETE on the template it rolled back to.
@@ -448,10 +458,10 @@ def test_an_update_in_place_holds_the_old_image_until_the_stack_settles(
         root, action="ROLLBACK", status="COMPLETE",
         prev_raw_template_id=template,
     )  # fmt: skip
-    assert image_refs.needed([old], never)[old] == []
-    assert image_refs.release_settled_rollbacks() >= 1
+    assert image_needs.needed([old], never)[old] == []
+    assert image_holds.release_settled_rollbacks() >= 1
     assert _references(old) == 0
-    assert [r["kind"] for r in image_refs.needed([new], never)[new]] == [
+    assert [r["kind"] for r in image_needs.needed([new], never)[new]] == [
         "record"
     ]
 
@@ -459,10 +469,68 @@ def test_an_update_in_place_holds_the_old_image_until_the_stack_settles(
 def test_a_deleted_stack_holds_nothing_for_its_rollback(tenant):
     old = _image(tenant)
     stack_id, record = rows.stack()
-    image_refs.use(tenant, [old], record_id=record)
-    image_refs.record_images_now(tenant, record, [], stack_id=stack_id)
-    assert [r["kind"] for r in image_refs.needed([old], never)[old]] == [
+    image_holds.use(tenant, [old], record_id=record)
+    image_holds.record_images_now(tenant, record, [], stack_id=stack_id)
+    assert [r["kind"] for r in image_needs.needed([old], never)[old]] == [
         "rollback"
     ]
     _set_stack(stack_id, deleted_at=models.utcnow())
-    assert image_refs.needed([old], never)[old] == []
+    assert image_needs.needed([old], never)[old] == []
+
+
+def _record_references(records):
+    with session.transaction(writer=False) as conn:
+        return conn.execute(
+            sa.select(sa.func.count())
+            .select_from(RECORD_IMAGE)
+            .where(RECORD_IMAGE.c.resource_id.in_(records))
+        ).scalar()
+
+
+def test_trimmed_and_purged_records_leave_no_references(tenant):
+    """``record_image`` does not grow with history: a record's rows go
+    with the record when history is trimmed and when its stack is
+    purged, and a purge of every project sweeps rows an older version
+    left behind (a record deleted without them)."""
+    from heat_lite.db import purge
+
+    stack_id, current = rows.stack()
+    template = _template_of(stack_id)
+    with session.transaction() as conn:
+        old = [
+            rows.record(
+                conn, stack_id, template, "r0", role="history", version=-v
+            )
+            for v in (1, 2, 3)
+        ]
+    image_id = _image(tenant)
+    for record in [current, *old]:
+        image_holds.use(tenant, [image_id], record_id=record)
+    assert _record_references([current, *old]) == 4
+
+    with session.transaction() as conn:
+        purge.history_trim(conn, stack_id, keep=2)
+    with session.transaction(writer=False) as conn:
+        left = set(
+            conn.execute(
+                sa.select(RESOURCE.c.id).where(RESOURCE.c.stack_id == stack_id)
+            ).scalars()
+        )
+    # The current record and the newest history version stay.
+    assert left == {current, old[0]}
+    assert _record_references([current, *old]) == 2
+    assert _record_references(sorted(left)) == 2
+
+    # An orphan, as a version without forget_records left it.
+    other_stack, orphan = rows.stack()
+    image_holds.use(tenant, [image_id], record_id=orphan)
+    with session.transaction() as conn:
+        conn.execute(RESOURCE.delete().where(RESOURCE.c.id == orphan))
+    assert _record_references([orphan]) == 1
+
+    _set_stack(stack_id, deleted_at=models.utcnow())
+    counts = purge.purge_deleted(models.utcnow() + datetime.timedelta(1))
+    assert _record_references(sorted(left) + [orphan]) == 0
+    # (other tests of this database may have left orphans too)
+    assert counts["image_references"] >= 3
+    assert image_needs.needed([image_id], never) == {image_id: []}

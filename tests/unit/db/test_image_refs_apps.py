@@ -11,7 +11,7 @@ import pytest
 from heat_lite.common import exception
 from heat_lite.common import states as st
 from heat_lite.db import apps as db_apps
-from heat_lite.db import image_refs
+from heat_lite.db import image_holds, image_moves, image_needs, managed_images
 
 IMAGE = st.IMAGE
 SPEC = {"template": {"heat_template_version": "2021-04-16"}}
@@ -25,15 +25,15 @@ def tenant(database):
 def _image(tenant, name="img"):
     """An image a build made, its build over (nothing holds it)."""
     image_id, build = str(uuid.uuid4()), str(uuid.uuid4())
-    image_refs.image_add(
+    managed_images.image_add(
         {"id": image_id, "tenant": tenant, "build_id": build, "name": name}
     )
-    image_refs.release("build", build)
+    image_holds.release("build", build)
     return image_id
 
 
 def _kept_by(*image_ids):
-    why = image_refs.needed(list(image_ids), lambda app: 0)
+    why = image_needs.needed(list(image_ids), lambda app: 0)
     return {i: [(r["kind"], r["holder"]) for r in why[i]] for i in image_ids}
 
 
@@ -77,24 +77,24 @@ def test_an_app_keeps_what_it_names_until_updated_or_deleted(tenant):
 
 def test_naming_a_hidden_image_revives_it(tenant):
     image_id = _image(tenant)
-    row = image_refs.image_get(tenant, image_id)
-    assert image_refs.move(
+    row = managed_images.image_get(tenant, image_id)
+    assert image_moves.move(
         image_id, row["generation"], IMAGE.NEEDED, IMAGE.UNNEEDED
     )
-    assert image_refs.move(
+    assert image_moves.move(
         image_id, row["generation"], IMAGE.UNNEEDED, IMAGE.HIDDEN
     )
     _create(tenant, [image_id])
-    assert image_refs.image_get(tenant, image_id)["state"] == IMAGE.NEEDED
+    assert managed_images.image_get(tenant, image_id)["state"] == IMAGE.NEEDED
 
 
 def test_an_app_naming_an_image_being_deleted_is_refused(tenant):
     kept, retired = _image(tenant), _image(tenant)
-    row = image_refs.image_get(tenant, retired)
-    assert image_refs.move(
+    row = managed_images.image_get(tenant, retired)
+    assert image_moves.move(
         retired, row["generation"], IMAGE.NEEDED, IMAGE.UNNEEDED
     )
-    assert image_refs.move(
+    assert image_moves.move(
         retired, row["generation"], IMAGE.UNNEEDED, IMAGE.DELETING
     )
     with pytest.raises(exception.ImageRetired):

@@ -1,4 +1,4 @@
-"""The retirement pass's page-wise moves (``image_refs.move_page``) on
+"""The retirement pass's page-wise moves (``image_moves.move_page``) on
 SQLite, PostgreSQL and MariaDB: one transaction per page, a few
 statements whatever its size, and exactly the rows no use took moved,
 whether the use came first or waited for the page."""
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 
 from heat_lite.common import exception
 from heat_lite.common import states as st
-from heat_lite.db import image_refs, session
+from heat_lite.db import image_holds, image_moves, session
 from tests.unit.db.test_image_refs import (
     _references,
     _row,
@@ -38,9 +38,9 @@ def _to_deleting(seen):
 def test_a_page_moves_every_image_no_use_took(tenant):
     seen = _page(tenant)
     taken = sorted(seen)[2]
-    image_refs.use(tenant, [taken], kind="rollout", holder="r")
+    image_holds.use(tenant, [taken], kind="rollout", holder="r")
 
-    moved = image_refs.move_page(_to_deleting(seen))
+    moved = image_moves.move_page(_to_deleting(seen))
 
     assert moved == set(seen) - {taken}
     for image_id in seen:
@@ -50,11 +50,11 @@ def test_a_page_moves_every_image_no_use_took(tenant):
 
 def test_a_page_sets_each_move_s_values_and_checks_the_vocabulary(tenant):
     unneeded, hidden = _page(tenant, 2), _page(tenant, 2)
-    image_refs.move_page(
+    image_moves.move_page(
         [(IMAGE.UNNEEDED, IMAGE.HIDDEN, {"last_error": "x"}, hidden)]
     )
     hidden = {i: _row(tenant, i)["generation"] for i in hidden}
-    moved = image_refs.move_page(
+    moved = image_moves.move_page(
         [
             (IMAGE.UNNEEDED, IMAGE.NEEDED, {"unneeded_at": None}, unneeded),
             (IMAGE.HIDDEN, IMAGE.DELETING, {"last_error": None}, hidden),
@@ -67,7 +67,7 @@ def test_a_page_sets_each_move_s_values_and_checks_the_vocabulary(tenant):
         row = _row(tenant, image_id)
         assert (row["state"], row["last_error"]) == (IMAGE.DELETING, None)
     try:
-        image_refs.move_page([(IMAGE.NEEDED, IMAGE.DELETED, {}, unneeded)])
+        image_moves.move_page([(IMAGE.NEEDED, IMAGE.DELETED, {}, unneeded)])
     except ValueError:
         pass
     else:
@@ -84,7 +84,7 @@ def test_a_page_costs_a_few_statements_whatever_its_size(tenant):
 
     sa.event.listen(engine, "before_cursor_execute", count)
     try:
-        assert image_refs.move_page(_to_deleting(seen)) == set(seen)
+        assert image_moves.move_page(_to_deleting(seen)) == set(seen)
     finally:
         sa.event.remove(engine, "before_cursor_execute", count)
     assert len(counted) <= 3  # the locking read, the UPDATE (+ SQLite's BEGIN)
@@ -100,10 +100,10 @@ def test_race_a_use_holding_one_row_of_the_page_keeps_that_one(
     taken = sorted(seen)[2]
     moved = interleaved(
         database,
-        lambda conn: image_refs.use_in(
+        lambda conn: image_holds.use_in(
             conn, tenant, [taken], kind="build", holder="b"
         ),
-        lambda: image_refs.move_page(_to_deleting(seen)),
+        lambda: image_moves.move_page(_to_deleting(seen)),
         "the pass's lock wait",
     )
     assert moved == set(seen) - {taken}
@@ -123,13 +123,15 @@ def test_race_a_page_being_moved_refuses_a_use_of_one_of_its_rows(
     taken = sorted(seen)[2]
 
     def move(conn):
-        moved = image_refs.moves_in(conn, IMAGE.UNNEEDED, IMAGE.DELETING, seen)
+        moved = image_moves.moves_in(
+            conn, IMAGE.UNNEEDED, IMAGE.DELETING, seen
+        )
         assert moved == sorted(seen)
 
     used = interleaved(
         database,
         move,
-        lambda: image_refs.use(tenant, [taken], kind="promotion", holder="p"),
+        lambda: image_holds.use(tenant, [taken], kind="promotion", holder="p"),
         "the use's lock wait",
     )
     assert isinstance(used, exception.ImageRetired)

@@ -12,7 +12,7 @@ from harness import polling
 from heat_lite import conf
 from heat_lite.common import context, crypt, exception
 from heat_lite.db import apps as db_apps
-from heat_lite.db import image_refs
+from heat_lite.db import image_needs, managed_images
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint import service
@@ -189,12 +189,12 @@ def test_an_app_keeps_the_images_its_defaults_and_environment_name(api):
     ctxt = _ctxt()
     named, later = (str(uuid.uuid4()) for _ in "12")
     for image_id in (named, later):
-        image_refs.image_add(
+        managed_images.image_add(
             {"id": image_id, "tenant": ctxt.project_id, "name": "img"}
         )
 
     def kept_by(image_id):
-        why = image_refs.needed([image_id], lambda app: 0)[image_id]
+        why = image_needs.needed([image_id], lambda app: 0)[image_id]
         return [(r["kind"], r["holder"]) for r in why]
 
     template = copy.deepcopy(TEMPLATE)

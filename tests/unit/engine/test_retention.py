@@ -17,7 +17,13 @@ from harness import databases
 from heat_lite import conf
 from heat_lite.common import context, exception
 from heat_lite.common import states as st
-from heat_lite.db import image_refs, models, session
+from heat_lite.db import (
+    image_holds,
+    image_needs,
+    managed_images,
+    models,
+    session,
+)
 from heat_lite.db import services as db_services
 from heat_lite.engine.fleet.retention import endpoint as retention_endpoint
 from heat_lite.engine.fleet.retention import runner, sweep
@@ -152,7 +158,7 @@ def _built(tenant, deployed=False):
     """An image a build made, its build since finished (released)."""
     image_id = str(uuid.uuid4())
     build = str(uuid.uuid4())
-    image_refs.image_add(
+    managed_images.image_add(
         {
             "id": image_id,
             "tenant": tenant,
@@ -163,13 +169,13 @@ def _built(tenant, deployed=False):
         }
     )
     if deployed:
-        image_refs.image_deployed(image_id)
-    image_refs.release("build", build)
+        managed_images.image_deployed(image_id)
+    image_holds.release("build", build)
     return image_id
 
 
 def _state(tenant, image_id):
-    return image_refs.image_get(tenant, image_id)["state"]
+    return managed_images.image_get(tenant, image_id)["state"]
 
 
 def _passes(world, count, seconds=0):
@@ -185,7 +191,7 @@ def test_an_image_nothing_names_goes_hidden_then_deleted(world):
     tenant, images, clock, pass_ = world
     _, record = rows.stack()
     used, spare = _built(tenant), _built(tenant)
-    image_refs.use(tenant, [used], record_id=record)
+    image_holds.use(tenant, [used], record_id=record)
     assert pass_.run(tenant=tenant) == {"unneeded": 1}
     assert _state(tenant, spare) == IMAGE.UNNEEDED
     assert pass_.run(tenant=tenant) == {"hidden": 1}
@@ -196,7 +202,7 @@ def test_an_image_nothing_names_goes_hidden_then_deleted(world):
     clock.advance(1)
     assert pass_.run(tenant=tenant) == {"deleted": 1}
     assert images.deleted == {spare}
-    row = image_refs.image_get(tenant, spare)
+    row = managed_images.image_get(tenant, spare)
     assert (row["state"], row["deleted_at"]) == (IMAGE.DELETED, clock.now)
     assert _state(tenant, used) == IMAGE.NEEDED
     assert ("hide", used) not in images.calls
@@ -237,13 +243,13 @@ def test_a_use_revives_a_hidden_image_and_the_pass_shows_it(world):
     image_id = _built(tenant)
     _passes(world, 2)
     assert images.hidden == {image_id}
-    assert image_refs.use(
+    assert image_holds.use(
         tenant, [image_id], kind="promotion", holder="p"
     ) == [image_id]
     # The use's caller would show it now; if it did not, the pass does.
     assert pass_.run(tenant=tenant) == {"shown": 1}
     assert images.hidden == set()
-    row = image_refs.image_get(tenant, image_id)
+    row = managed_images.image_get(tenant, image_id)
     assert (row["state"], row["hidden_at"]) == (IMAGE.NEEDED, None)
 
 
@@ -266,11 +272,11 @@ def test_a_refused_delete_is_retried_by_the_next_pass(world):
     _passes(world, 2, seconds=3600)
     images.refuse.add(image_id)
     assert pass_.run(tenant=tenant) == {"refused": 1}
-    row = image_refs.image_get(tenant, image_id)
+    row = managed_images.image_get(tenant, image_id)
     assert row["state"] == IMAGE.DELETING and "in use" in row["last_error"]
     images.refuse.clear()
     assert pass_.run(tenant=tenant) == {"deleted": 1}
-    assert image_refs.image_get(tenant, image_id)["last_error"] is None
+    assert managed_images.image_get(tenant, image_id)["last_error"] is None
 
 
 def test_a_pass_cut_short_is_finished_by_the_next(world):
@@ -282,7 +288,7 @@ def test_a_pass_cut_short_is_finished_by_the_next(world):
     _passes(world, 1)
     images.fail.add(image_id)
     assert pass_.run(tenant=tenant) == {"failed": 1}
-    row = image_refs.image_get(tenant, image_id)
+    row = managed_images.image_get(tenant, image_id)
     assert (row["state"], row["hidden_at"]) == (IMAGE.HIDDEN, None)
     images.fail.clear()
     clock.advance(7200)
@@ -304,10 +310,12 @@ def test_a_dry_run_changes_nothing(world):
 def test_an_image_of_a_build_in_flight_is_kept(world):
     tenant, images, _, pass_ = world
     image_id, build = str(uuid.uuid4()), str(uuid.uuid4())
-    image_refs.image_add({"id": image_id, "tenant": tenant, "build_id": build})
+    managed_images.image_add(
+        {"id": image_id, "tenant": tenant, "build_id": build}
+    )
     _passes(world, 3, seconds=7200)
     assert _state(tenant, image_id) == IMAGE.NEEDED
-    assert image_refs.needed([image_id], lambda a: 0)[image_id] == [
+    assert image_needs.needed([image_id], lambda a: 0)[image_id] == [
         {"kind": "build", "holder": build}
     ]
 
@@ -330,7 +338,7 @@ def test_the_endpoint_shows_each_image_with_what_keeps_it(world):
     ctxt = context.RequestContext(project_id=tenant, user_id="u")
     _, record = rows.stack()
     used, spare = _built(tenant), _built(tenant)
-    image_refs.use(tenant, [used], record_id=record)
+    image_holds.use(tenant, [used], record_id=record)
     endpoint = retention_endpoint.ImageEndpoint()
     [step] = endpoint.images_dry_run(ctxt)
     assert (step["id"], step["to"]) == (spare, IMAGE.UNNEEDED)

@@ -17,7 +17,7 @@ from heat_lite import conf
 from heat_lite.common import context, exception
 from heat_lite.common import states as st
 from heat_lite.db import apps as db_apps
-from heat_lite.db import image_refs
+from heat_lite.db import image_holds, managed_images
 from heat_lite.db import retention_defaults as db_defaults
 from heat_lite.engine.fleet.retention import endpoint as retention_endpoint
 from heat_lite.engine.fleet.retention import sweep
@@ -56,7 +56,7 @@ def _built(tenant, app_id, count):
     made = []
     for _ in range(count):
         image_id, build = str(uuid.uuid4()), str(uuid.uuid4())
-        image_refs.image_add(
+        managed_images.image_add(
             {
                 "id": image_id,
                 "tenant": tenant,
@@ -66,14 +66,14 @@ def _built(tenant, app_id, count):
                 "name": "img",
             }
         )
-        image_refs.image_deployed(image_id)
-        image_refs.release("build", build)
+        managed_images.image_deployed(image_id)
+        image_holds.release("build", build)
         made.append(image_id)
     return made
 
 
 def _states(tenant, ids):
-    return [image_refs.image_get(tenant, i)["state"] for i in ids]
+    return [managed_images.image_get(tenant, i)["state"] for i in ids]
 
 
 def test_the_project_default_keeps_one_more_than_the_option(world):

@@ -11,7 +11,7 @@ import types
 import uuid
 
 from heat_lite.common import states as st
-from heat_lite.db import image_refs, purge, session
+from heat_lite.db import image_holds, image_needs, purge, session
 from heat_lite.db import promotions as db_promotions
 from heat_lite.engine.fleet.promotion import driver
 from tests.unit.db import rows
@@ -55,7 +55,8 @@ def _promotion(tenant, target):
 
 def _kept_by(image_id):
     return [
-        r["kind"] for r in image_refs.needed([image_id], lambda a: 0)[image_id]
+        r["kind"]
+        for r in image_needs.needed([image_id], lambda a: 0)[image_id]
     ]
 
 
@@ -65,7 +66,7 @@ def test_a_promotion_s_previous_image_is_kept_until_it_is_undone(
     tenant, images, _, _ = world
     target, record = rows.stack()
     previous, promoted = _built(tenant), _built(tenant)
-    image_refs.use(tenant, [previous], record_id=record)
+    image_holds.use(tenant, [previous], record_id=record)
 
     # The promotion starts updating its target: it holds what runs now.
     run = _promotion(tenant, target)
@@ -73,8 +74,8 @@ def test_a_promotion_s_previous_image_is_kept_until_it_is_undone(
         run, {"target_stack_id": target}
     )
     # The update replaced the image: the record names the promoted one.
-    image_refs.use(tenant, [promoted], record_id=record)
-    image_refs.record_images_now(tenant, record, [promoted])
+    image_holds.use(tenant, [promoted], record_id=record)
+    image_holds.record_images_now(tenant, record, [promoted])
     assert _kept_by(previous) == ["promotion"]
 
     # Passes past the grace, while running and once COMPLETE (a
@@ -103,8 +104,8 @@ def _promoted(tenant, target, record, onto):
     driver.PromotionDriver._hold_previous_images(
         run, {"target_stack_id": target}
     )
-    image_refs.use(tenant, [onto], record_id=record)
-    image_refs.record_images_now(tenant, record, [onto])
+    image_holds.use(tenant, [onto], record_id=record)
+    image_holds.record_images_now(tenant, record, [onto])
     return run
 
 
@@ -114,7 +115,7 @@ def test_a_newer_complete_promotion_releases_the_older_ones_holds(
     tenant, images, _, _ = world
     target, record = rows.stack()
     first_image, second_image, third_image = (_built(tenant) for _ in "123")
-    image_refs.use(tenant, [first_image], record_id=record)
+    image_holds.use(tenant, [first_image], record_id=record)
     first = _promoted(tenant, target, record, second_image)
     first.settle(P.COMPLETE, "gate passed")
 
@@ -149,12 +150,12 @@ def test_a_newer_failed_promotion_leaves_the_older_one_s_holds(
     tenant, _, _, _ = world
     target, record = rows.stack()
     old, promoted, failed = (_built(tenant) for _ in "123")
-    image_refs.use(tenant, [old], record_id=record)
+    image_holds.use(tenant, [old], record_id=record)
     first = _promoted(tenant, target, record, promoted)
     first.settle(P.COMPLETE, "gate passed")
     # The newer one's gate failed: its update rolled the target back.
     second = _promoted(tenant, target, record, failed)
-    image_refs.record_images_now(tenant, record, [promoted])
+    image_holds.record_images_now(tenant, record, [promoted])
     second.settle(P.FAILED, "gate failed")
     assert _kept_by(old) == ["promotion"]
     assert _kept_by(failed) == []
@@ -168,7 +169,7 @@ def test_purging_the_target_releases_its_promotions_holds(
     tenant, _, _, _ = world
     target, record = rows.stack()
     old, promoted = _built(tenant), _built(tenant)
-    image_refs.use(tenant, [old], record_id=record)
+    image_holds.use(tenant, [old], record_id=record)
     run = _promoted(tenant, target, record, promoted)
     run.settle(P.COMPLETE, "gate passed")
     assert _kept_by(old) == ["promotion"]

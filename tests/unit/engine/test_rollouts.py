@@ -15,7 +15,12 @@ from harness import polling
 from heat_lite import conf
 from heat_lite.common import exception
 from heat_lite.db import api as db_api
-from heat_lite.db import image_refs, verifications
+from heat_lite.db import (
+    image_holds,
+    image_needs,
+    managed_images,
+    verifications,
+)
 from heat_lite.db import models as db_models
 from heat_lite.db import records as db_records
 from heat_lite.db import rollouts as db_rollouts
@@ -651,22 +656,22 @@ def _image_named_by_each_app(project, ids):
     stack (as a server's ``image`` would be)."""
     image_id = str(uuid.uuid4())
     build = str(uuid.uuid4())
-    image_refs.image_add(
+    managed_images.image_add(
         {"id": image_id, "tenant": project.project_id, "build_id": build}
     )
-    image_refs.release("build", build)
+    image_holds.release("build", build)
     for stack_id in ids.values():
         (record,) = [
             r
             for r in db_records.resource_get_all(stack_id)
             if r["name"] == "app"
         ]
-        image_refs.use(project.project_id, [image_id], record_id=record["id"])
+        image_holds.use(project.project_id, [image_id], record_id=record["id"])
     return image_id
 
 
 def _holders(image_id, kind):
-    why = image_refs.needed([image_id], lambda app: 0)[image_id]
+    why = image_needs.needed([image_id], lambda app: 0)[image_id]
     return [r["holder"] for r in why if r["kind"] == kind]
 
 
@@ -695,5 +700,6 @@ def test_a_rollout_holds_the_images_it_can_roll_back_to(engine, project):
     # What still names it: the app records (the rollout changed values
     # in place), never the rollouts.
     assert {
-        r["kind"] for r in image_refs.needed([image_id], lambda a: 0)[image_id]
+        r["kind"]
+        for r in image_needs.needed([image_id], lambda a: 0)[image_id]
     } == {"record"}

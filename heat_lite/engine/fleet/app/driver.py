@@ -28,7 +28,7 @@ from heat_lite.apps import scratch, source
 from heat_lite.common import exception
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import builds as db_builds
-from heat_lite.db import image_refs
+from heat_lite.db import managed_images
 from heat_lite.engine.fleet import keeper
 from heat_lite.engine.fleet.app import run as run_mod
 
@@ -187,7 +187,7 @@ class BuildDriver:
         image_id = store.create(acting, name, artifact, properties)
         run.record(image_id=image_id)
         # Held by this build until it is final (image retention).
-        image_refs.image_add(
+        managed_images.image_add(
             {
                 "id": image_id,
                 "tenant": row["tenant"],

@@ -14,7 +14,7 @@ import time
 from heat_lite.common import context
 from heat_lite.common.states import BuildStatus as B
 from heat_lite.db import builds as db_builds
-from heat_lite.db import image_refs
+from heat_lite.db import image_holds, managed_images
 from heat_lite.engine.fleet import keeper
 
 LOG = logging.getLogger(__name__)
@@ -103,11 +103,11 @@ class BuildRun:
         self.row = dict(self.row, status=status, **values)
         if status == B.DEPLOYED and self.row.get("image_id"):
             # It counts for the app's keep_last from now (retention).
-            image_refs.image_deployed(self.row["image_id"])
+            managed_images.image_deployed(self.row["image_id"])
         if status in B.FINISHED:
             # A final build brings no image back: the stack's records
             # hold what it deployed.
-            image_refs.release("build", self.id)
+            image_holds.release("build", self.id)
             self.log("build %s: %s" % (status, reason or ""))
             self.flush()
 

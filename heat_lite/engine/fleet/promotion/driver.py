@@ -18,7 +18,7 @@ from heat_lite.common import context, crypt, exception
 from heat_lite.common.states import PROMOTION, Action, Status
 from heat_lite.common.states import VERIFICATION as V
 from heat_lite.db import api as db_api
-from heat_lite.db import image_refs, models, verifications
+from heat_lite.db import image_holds, models, verifications
 from heat_lite.db import promotions as db_promotions
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine import trusts, validation
@@ -93,7 +93,7 @@ class PromotionRun:
         if status in PROMOTION.UNDONE:
             # Undone: nothing can roll back to the target's old images
             # through it any more (its records name them again).
-            image_refs.release("promotion", self.id)
+            image_holds.release("promotion", self.id)
 
 
 def _plain(token):
@@ -147,7 +147,7 @@ class PromotionDriver:
         promotion brings back: image retention keeps them while it can."""
         target = row["target_stack_id"]
         nested = [s["id"] for _, s in db_stacks.stack_descendants([target])]
-        image_refs.hold_stack_images(
+        image_holds.hold_stack_images(
             run.context.project_id, [target, *nested], "promotion", run.id
         )
 

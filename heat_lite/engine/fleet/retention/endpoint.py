@@ -1,6 +1,6 @@
 """The images' RPC endpoint (on the ``[engine] topic``): heat_lite's view
 of the images it built, in the caller's project only, each with why it
-is kept (``db.image_refs.needed``) or since when it is unneeded and when
+is kept (``db.image_needs.needed``) or since when it is unneeded and when
 it goes; and the dry run of the next retention pass for the project.
 """
 
@@ -11,7 +11,7 @@ import oslo_messaging as messaging
 from heat_lite.common import app_spec, exception
 from heat_lite.common import states as st
 from heat_lite.db import apps as db_apps
-from heat_lite.db import image_refs
+from heat_lite.db import image_events, image_needs, managed_images
 from heat_lite.db import retention_defaults as db_defaults
 from heat_lite.engine import rpcapi
 from heat_lite.engine.endpoint.base import expected
@@ -70,7 +70,7 @@ def _views(tenant, rows):
     apps = sweep.Apps(
         lambda app_id: tenant, db_defaults.retention_defaults(tenant)
     )
-    why = image_refs.needed([r["id"] for r in rows], apps.keep_last)
+    why = image_needs.needed([r["id"] for r in rows], apps.keep_last)
     return [view(r, why[r["id"]], apps.policy(r["app_id"])) for r in rows]
 
 
@@ -116,7 +116,7 @@ class ImageEndpoint:
                 message="state must be one of %s" % ", ".join(st.IMAGE)
             )
         app_id = db_apps.app_get(ctxt.project_id, app)["id"] if app else None
-        rows = image_refs.image_list(
+        rows = managed_images.image_list(
             ctxt.project_id,
             app_id=app_id,
             state=state,
@@ -128,11 +128,11 @@ class ImageEndpoint:
 
     @expected
     def show_image(self, ctxt, image_id):
-        row = image_refs.image_get(ctxt.project_id, image_id)
+        row = managed_images.image_get(ctxt.project_id, image_id)
         shown = _views(ctxt.project_id, [row])[0]
         shown["events"] = [
             event_view(e)
-            for e in image_refs.image_events(ctxt.project_id, image_id)
+            for e in image_events.image_events(ctxt.project_id, image_id)
         ]
         return shown
 
@@ -153,7 +153,7 @@ class ImageEndpoint:
         app_id = db_apps.app_get(ctxt.project_id, app)["id"]
         return [
             event_view(e)
-            for e in image_refs.image_events(
+            for e in image_events.image_events(
                 ctxt.project_id,
                 app_id=app_id,
                 limit=EVENTS_PAGE if limit is None else limit,

@@ -6,7 +6,7 @@ import functools
 import logging
 
 from heat_lite import conf
-from heat_lite.db import image_refs
+from heat_lite.db import image_moves
 from heat_lite.engine.fleet.app import driver as app_driver
 from heat_lite.engine.fleet.retention import sweep
 
@@ -58,7 +58,7 @@ def _configured_store():
 
 def show_again(image_ids, services=None, store=None):
     """Before an operation that uses them runs: show the images a use
-    revived (``image_refs.use`` moved them HIDDEN -> NEEDED, bumping the
+    revived (``image_holds.use`` moved them HIDDEN -> NEEDED, bumping the
     generation, so no pass deletes them now) in Glance again, then record
     it. The database move comes first: a pass that decided to delete one
     finds its conditional write matching nothing.
@@ -66,7 +66,7 @@ def show_again(image_ids, services=None, store=None):
     :param store: the image store (None: ``[apps] image_store``).
     :raises: what the image store raises (the operation is not run).
     """
-    rows = image_refs.revived_rows(image_ids)
+    rows = image_moves.revived_rows(image_ids)
     if not rows:
         return []
     images = AppImages(
@@ -76,7 +76,7 @@ def show_again(image_ids, services=None, store=None):
     )
     for row in rows:
         images.unhide(row)
-        image_refs.unhidden_as_seen(
+        image_moves.unhidden_as_seen(
             row["id"],
             row["hidden_at"],
             event=(row, "revived", "named again by a use", None),

@@ -1,13 +1,13 @@
 """One retention pass over the images heat_lite built.
 
 For each image the pass reads its row (state, generation), asks
-``image_refs.needed`` why it is kept, and decides one step (``decide``,
+``image_needs.needed`` why it is kept, and decides one step (``decide``,
 pure): mark it unneeded, hide it, delete it after the grace, or bring it
 back when something names it again. Every step is a database move
 conditional on the generation the pass read, made *before* the Glance
 call it stands for, so a use that comes meanwhile wins (see
-``db.image_refs``). The moves of a page are made together, one
-transaction (``image_refs.move_page``), then its Glance calls one image
+``db.image_holds``). The moves of a page are made together, one
+transaction (``image_moves.move_page``), then its Glance calls one image
 at a time; every Glance call is idempotent, so a pass killed
 half-way is finished by the next one:
 
@@ -33,7 +33,14 @@ from heat_lite import conf
 from heat_lite.common import app_spec, exception
 from heat_lite.common import states as st
 from heat_lite.db import apps as db_apps
-from heat_lite.db import image_refs, models
+from heat_lite.db import (
+    image_events,
+    image_holds,
+    image_moves,
+    image_needs,
+    managed_images,
+    models,
+)
 from heat_lite.db import retention_defaults as db_defaults
 from heat_lite.db import session as db_session
 
@@ -179,16 +186,16 @@ class Sweep:
         decided = []
         after = None
         if not dry_run:
-            image_refs.release_settled_rollbacks()
+            image_holds.release_settled_rollbacks()
         while True:
-            page = image_refs.candidates(
+            page = managed_images.candidates(
                 after, limit=CONF.retention.page_size, tenant=tenant
             )
             if not page:
                 break
             after = page[-1]["id"]
             tenants.update((r["app_id"], r["tenant"]) for r in page)
-            why = image_refs.needed([r["id"] for r in page], apps.keep_last)
+            why = image_needs.needed([r["id"] for r in page], apps.keep_last)
             steps = []
             for row in page:
                 policy = apps.policy(row["app_id"], row["tenant"])
@@ -216,7 +223,7 @@ class Sweep:
 
     def _move(self, steps, now, done):
         """Make the page's moves, one transaction for the page (one
-        conditional write per kind of move, ``image_refs.move_page``),
+        conditional write per kind of move, ``image_moves.move_page``),
         before any Glance call they stand for.
 
         :returns: the (row, step, policy) whose move was made, or that
@@ -232,7 +239,7 @@ class Sweep:
         moved = set()
         if groups:
             try:
-                moved = image_refs.move_page(
+                moved = image_moves.move_page(
                     [
                         (f, t, dict(v), seen)
                         for (f, t, v), seen in groups.items()
@@ -284,21 +291,21 @@ class Sweep:
         image_id = row["id"]
         if step.call is None:
             if step.to == IMAGE.NEEDED:
-                image_refs.image_event_add(row, "revived", step.why, now)
+                image_events.image_event_add(row, "revived", step.why, now)
                 return "revived"
             return "unneeded"
         # Each Glance call's confirmation and its image event: one
         # transaction.
         if step.call == "hide":
             store.hide(row)
-            image_refs.hidden(
+            image_moves.hidden(
                 image_id, now, event=(row, "hidden", step.why, now)
             )
             return "hidden"
         if step.call == "unhide":
             store.unhide(row)
             revived = step.to == IMAGE.NEEDED
-            image_refs.unhidden(
+            image_moves.unhidden(
                 image_id,
                 event=(row, "revived", step.why, now) if revived else None,
             )
@@ -307,11 +314,11 @@ class Sweep:
             store.delete(row)
         except exception.ImageStoreRefused as exc:
             LOG.warning("Image %s not deleted yet: %s", image_id, exc)
-            image_refs.delete_failed(
+            image_moves.delete_failed(
                 image_id, exc, event=(row, "delete_failed", exc, now)
             )
             return "refused"
-        image_refs.deleted(
+        image_moves.deleted(
             image_id, now, event=(row, "deleted", step.why, now)
         )
         return "deleted"

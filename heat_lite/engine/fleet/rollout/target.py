@@ -27,7 +27,7 @@ import uuid
 from heat_lite.common import exception, states
 from heat_lite.common.states import Status
 from heat_lite.db import api as db_api
-from heat_lite.db import image_refs, models, verifications
+from heat_lite.db import image_holds, models, verifications
 from heat_lite.db import rollouts as db_rollouts
 from heat_lite.db import stacks as db_stacks
 from heat_lite.engine.fleet.keeper import OwnershipLost
@@ -437,6 +437,6 @@ def _hold_previous_images(run, stack_id):
     retention keeps them while the rollout exists and is not rolled
     back. Idempotent: a resumed flow holds them again, once."""
     nested = [s["id"] for _, s in db_stacks.stack_descendants([stack_id])]
-    image_refs.hold_stack_images(
+    image_holds.hold_stack_images(
         run.context.project_id, [stack_id, *nested], "rollout", run.id
     )
