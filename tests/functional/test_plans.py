@@ -385,6 +385,17 @@ def test_bad_input_is_400(deployment, request):
         answer = requests.post(stack.url(), json=body, timeout=60)
         assert answer.status_code == 400, (body, answer.text)
         assert answer.json()["error"]["message"], answer.text
+    # refused by the engine's checks: the same answer as the preview's
+    unknown = helpers.template({"x": {"type": "No::Such::Type"}})
+    answer = requests.post(stack.url(), json={"template": unknown}, timeout=60)
+    preview = requests.put(
+        stack.url()[: -len("/plans")] + "/preview",
+        json={"template": unknown},
+        timeout=60,
+    )
+    assert 400 <= answer.status_code < 500, answer.text
+    assert answer.status_code == preview.status_code
+    assert answer.json()["error"]["type"] == preview.json()["error"]["type"]
     answer = requests.post(
         stack.url("/%s/apply" % uuid.uuid4()),
         data=b"{not json",
