@@ -361,6 +361,37 @@ TRAVERSAL = obj(
     finished_at=nullable(STRING),
 )
 
+# A stack's saved plan (engine.endpoint.plans, .../plans): the list shows
+# the summary, show/create/apply the preview too (``resource_changes``, as
+# a preview's answer has it).
+_PLAN_SUMMARY = dict(
+    id=STRING,
+    stack_id=STRING,
+    stack_name=STRING,
+    status=states_enum(states.PLAN),
+    status_reason=nullable(STRING),
+    existing=BOOLEAN,
+    traversal=nullable(STRING),
+    created_by=nullable(STRING),
+    created_at=STRING,
+    expires_at=STRING,
+    applied_at=nullable(STRING),
+    applied_traversal=nullable(STRING),
+)
+PLAN_SUMMARY = obj(tuple(_PLAN_SUMMARY), **_PLAN_SUMMARY)
+PLAN = obj(
+    tuple(_PLAN_SUMMARY),
+    resource_changes=CHANGES["properties"]["resource_changes"],
+    template=nullable(ANY_OBJECT),
+    basis=obj(
+        ("stacks", "records", "drift_reports"),
+        stacks={"type": "object", "additionalProperties": nullable(STRING)},
+        records=INTEGER,
+        drift_reports=INTEGER,
+    ),
+    **_PLAN_SUMMARY,
+)
+
 # Successful answers, by handler name: (status, schema or None).
 # A stack's last drift detection (engine.drift.endpoint.show_drift).
 DRIFT_RESOURCE = obj(
@@ -423,6 +454,11 @@ RESPONSES = {
         obj(("traversals",), traversals=array(TRAVERSAL)),
     ),
     "cancel_traversal": (200, obj(("traversal",), traversal=TRAVERSAL)),
+    "create_plan": (201, obj(("plan",), plan=PLAN)),
+    "list_plans": (200, obj(("plans",), plans=array(PLAN_SUMMARY))),
+    "show_plan": (200, obj(("plan",), plan=PLAN)),
+    "apply_plan": (202, obj(("plan",), plan=PLAN_SUMMARY)),
+    "delete_plan": (204, None),
     "snapshot_create": (200, SNAPSHOT),
     "snapshot_list": (200, obj(("snapshots",), snapshots=array(SNAPSHOT))),
     "snapshot_show": (200, obj(("snapshot",), snapshot=SNAPSHOT)),
@@ -663,6 +699,7 @@ REQUESTS = {
     "patch_stack": UPDATE_BODY,
     "preview_update": UPDATE_BODY,
     "preview_update_patch": UPDATE_BODY,
+    "create_plan": UPDATE_BODY,
     "validate": obj(**_SOURCES),
     "stack_action": dict(
         obj(

@@ -328,6 +328,28 @@ class TraversalNotFound(NotFound):
     msg_fmt = "The Traversal (%(traversal)s) could not be found."
 
 
+class PlanNotFound(NotFound):
+    msg_fmt = "The Plan (%(plan)s) could not be found."
+
+
+class StalePlan(Conflict):
+    """A saved plan whose basis changed (doc/specs/saved_plans.md): as
+    CloudFormation's obsolete change set, it can no longer run."""
+
+    msg_fmt = "stale plan: plan %(plan)s of stack %(stack_name)s: %(reason)s"
+
+
+class PlanExpired(Conflict):
+    msg_fmt = (
+        "Plan %(plan)s of stack %(stack_name)s expired at %(expires_at)s: "
+        "create a new plan."
+    )
+
+
+class PlanAlreadyApplied(Conflict):
+    msg_fmt = "Plan %(plan)s of stack %(stack_name)s was already applied."
+
+
 class DriftDetectionInProgress(Conflict):
     msg_fmt = "Stack %(stack_name)s already has a drift detection running."
 

@@ -220,6 +220,41 @@ _OPERATIONS = [
         _STACK + "/traversals/{traversal_id}",
     ),
     (
+        "stacks:plan_create",
+        _WRITE,
+        "Preview an update and save it as a plan.",
+        "POST",
+        _STACK + "/plans",
+    ),
+    (
+        "stacks:plan_index",
+        _READ,
+        "List a stack's plans.",
+        "GET",
+        _STACK + "/plans",
+    ),
+    (
+        "stacks:plan_show",
+        _READ,
+        "Show a saved plan.",
+        "GET",
+        _STACK + "/plans/{plan_id}",
+    ),
+    (
+        "stacks:plan_delete",
+        _WRITE,
+        "Delete a saved plan.",
+        "DELETE",
+        _STACK + "/plans/{plan_id}",
+    ),
+    (
+        "stacks:plan_apply",
+        _WRITE,
+        "Apply a saved plan (start its update).",
+        "POST",
+        _STACK + "/plans/{plan_id}/apply",
+    ),
+    (
         "actions:action",
         _WRITE,
         "Suspend, resume, check, cancel, detect drift or set the update "

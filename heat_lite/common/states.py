@@ -369,6 +369,22 @@ TRAVERSAL = Vocabulary(
     FINISHED=("COMPLETE", "FAILED", "SUPERSEDED", "CANCELLED"),
 )
 
+# A saved plan of an update (``db.plans``, doc/specs/saved_plans.md):
+# READY until applied (APPLIED) or found stale by an apply (STALE: a
+# record, a traversal or the drift report it was computed against
+# changed); a READY plan past its expiry is shown EXPIRED (told at read,
+# never stored).
+PLAN = Vocabulary(
+    "plan",
+    {
+        "READY": ("APPLIED", "STALE", "EXPIRED"),
+        "APPLIED": (),
+        "STALE": (),
+        "EXPIRED": (),
+    },
+    FINISHED=("APPLIED", "STALE", "EXPIRED"),
+)
+
 # What an update does while another operation runs on its stack (the
 # stack's ``update_semantics``; NULL is CONVERGE): take the stack over
 # (Heat's convergence), wait its turn in the stack's queue, or be refused
@@ -386,6 +402,7 @@ VOCABULARIES = (
     IMAGE,
     BuildStatus,
     TRAVERSAL,
+    PLAN,
 )
 
 

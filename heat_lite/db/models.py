@@ -801,3 +801,40 @@ class StackDrift(BASE):
     report = sa.Column(LongText, nullable=True)
     started_at = sa.Column(DateTime, nullable=False, default=utcnow)
     detected_at = sa.Column(DateTime, nullable=True)
+
+
+class StackPlan(BASE):
+    """A saved plan of a stack's update (issue 32 item 3, ``db.plans``).
+
+    ``request`` is the update's inputs as the API got them, ``changes``
+    the preview computed from them, ``basis`` what that preview was
+    computed against (the traversal of every stack of the tree, the
+    version and ``atomic_key`` of each of their live records, a digest of
+    the last drift report): applying the plan compares it, in the
+    transaction that starts the update, and refuses a changed one.
+    ``status``: READY, APPLIED or STALE (EXPIRED is READY past
+    ``expires_at``, told at read).
+    """
+
+    __tablename__ = "stack_plan"
+    __table_args__ = (
+        sa.Index(
+            "ix_stack_plan_stack_id_created_at", "stack_id", "created_at"
+        ),
+    )
+
+    id = sa.Column(sa.String(36), primary_key=True)
+    stack_id = sa.Column(sa.String(36), nullable=False)
+    tenant = sa.Column(sa.String(64), nullable=False)
+    status = sa.Column(sa.String(16), nullable=False)
+    status_reason = sa.Column(sa.Text, nullable=True)
+    existing = sa.Column(sa.Boolean, nullable=False, default=False)
+    request = sa.Column(LongText, nullable=False)
+    changes = sa.Column(LongText, nullable=False)
+    basis = sa.Column(LongText, nullable=False)
+    traversal = sa.Column(sa.String(36), nullable=True)
+    created_by = sa.Column(sa.String(255), nullable=True)
+    applied_traversal = sa.Column(sa.String(36), nullable=True)
+    created_at = sa.Column(DateTime, nullable=False, default=utcnow)
+    expires_at = sa.Column(DateTime, nullable=False)
+    applied_at = sa.Column(DateTime, nullable=True)

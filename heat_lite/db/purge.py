@@ -37,6 +37,7 @@ SERVICE = models.Service.__table__
 VERIFICATION = models.Verification.__table__
 SIGNAL = models.ResourceSignal.__table__
 DRIFT = models.StackDrift.__table__
+PLAN = models.StackPlan.__table__
 _CHUNK = 500
 # What purge_deleted counts.
 PURGED = (
@@ -302,8 +303,9 @@ def _delete_stacks(session, stack_ids):
         ).rowcount
         # Verified updates' outcomes (engine.traversal.verify) and the
         # signals its records kept (a signal that raced the stack's delete)
-        # go with their stack, and so does its last drift report.
-        for table in (VERIFICATION, SIGNAL, DRIFT):
+        # go with their stack, and so do its last drift report and its
+        # saved plans.
+        for table in (VERIFICATION, SIGNAL, DRIFT, PLAN):
             session.execute(table.delete().where(table.c.stack_id.in_(chunk)))
         # No promotion into a purged stack can roll back any more.
         db_promotions.release_holds_of_targets(session, chunk)

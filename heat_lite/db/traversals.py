@@ -13,6 +13,7 @@ from heat_lite.common.states import Role
 from heat_lite.db import (
     dialects,
     models,
+    plans,
     stacks,
     statements,
     templates,
@@ -44,6 +45,7 @@ def traversal_begin(
     verify=None,
     running=False,
     log=None,
+    plan=None,
 ):
     """Start a traversal: swap the stack's traversal and plan the graph.
 
@@ -64,11 +66,16 @@ def traversal_begin(
     checked ``verify`` document) is stored with it and flagged in its
     graph. ``log`` says how the traversal log records the start
     (``traversal_log.log_start``; None: a plain start of the action).
+    ``plan`` ({"id", "stack_name"}) is a saved plan this start applies:
+    it is checked against the stack's records and claimed in the same
+    transaction, before the swap (``plans.plan_claim``).
 
     :returns: the planner's return of ``build``.
     :raises ConcurrentTransaction: if the stack's traversal changed, it
         was deleted or its action is refused (or a queued traversal was
         started or cancelled by someone else).
+    :raises StalePlan, PlanExpired, PlanAlreadyApplied, PlanNotFound:
+        the ``plan`` may not be applied (nothing is written).
     """
     traversal = stack_values["current_traversal"]
     with transaction() as session:
@@ -78,6 +85,10 @@ def traversal_begin(
             )
             stack_values = dict(stack_values, raw_template_id=template_id)
             planner.goal_template_id = template_id
+        if plan is not None:
+            plans.plan_claim(
+                session, plan, stack_id, traversal, models.utcnow()
+            )
         if not stacks.stack_update_if_traversal(
             session,
             stack_id,

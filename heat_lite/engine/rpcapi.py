@@ -57,6 +57,8 @@ History of ``RPC_API_VERSION``:
   ``args["update_semantics"]`` (pinned to 1.17 when given).
 * 1.18 - show_retention, set_retention, delete_retention (a project's
   default image retention; ``engine.fleet.retention``).
+* 1.19 - create_plan, list_plans, show_plan, apply_plan, delete_plan
+  (saved plans of updates; ``engine.endpoint.plans``).
 * 1.20 - update_stack and preview_update_stack take
   ``args["revert_drift"]`` (pinned to 1.20 when given);
   preview_update_stack takes ``with_drift`` (the answer's ``drift``: the
@@ -104,6 +106,7 @@ READS = frozenset(
         "list_images",
         "show_retention",
         "list_outputs",
+        "list_plans",
         "list_promotions",
         "list_references",
         "list_resource_types",
@@ -131,6 +134,7 @@ READS = frozenset(
         "show_event",
         "show_image",
         "show_output",
+        "show_plan",
         "show_promotion",
         "show_rollout",
         "show_snapshot",
@@ -1313,6 +1317,85 @@ class EngineAPI:
         :raises RetentionDefaultNotFound: (404).
         """
         return self._call(ctxt, "delete_retention", version="1.18")
+
+    # 1.19 --------------------------------------------------------------
+    def create_plan(
+        self,
+        ctxt,
+        stack_identity,
+        template,
+        params,
+        files,
+        environment,
+        environment_files,
+        args,
+        existing=False,
+    ):
+        """Preview an update and save it as a plan (call).
+
+        :returns: the plan with ``resource_changes`` (the preview).
+        """
+        return self._call(
+            ctxt,
+            "create_plan",
+            version="1.19",
+            stack_identity=stack_identity,
+            template=template,
+            params=params,
+            files=files,
+            environment=environment,
+            environment_files=environment_files,
+            args=args,
+            existing=existing,
+        )
+
+    def list_plans(self, ctxt, stack_identity, limit=None, marker=None):
+        """The stack's saved plans, newest first, a page at a time
+        (call)."""
+        return self._call(
+            ctxt,
+            "list_plans",
+            version="1.19",
+            stack_identity=stack_identity,
+            limit=limit,
+            marker=marker,
+        )
+
+    def show_plan(self, ctxt, stack_identity, plan_id):
+        """One saved plan with its changes (call).
+
+        :raises PlanNotFound: (404).
+        """
+        return self._call(
+            ctxt,
+            "show_plan",
+            version="1.19",
+            stack_identity=stack_identity,
+            plan_id=plan_id,
+        )
+
+    def apply_plan(self, ctxt, stack_identity, plan_id):
+        """Start the plan's update (call).
+
+        :raises StalePlan, PlanExpired, PlanAlreadyApplied: (409).
+        """
+        return self._call(
+            ctxt,
+            "apply_plan",
+            version="1.19",
+            stack_identity=stack_identity,
+            plan_id=plan_id,
+        )
+
+    def delete_plan(self, ctxt, stack_identity, plan_id):
+        """Delete a saved plan (call)."""
+        return self._call(
+            ctxt,
+            "delete_plan",
+            version="1.19",
+            stack_identity=stack_identity,
+            plan_id=plan_id,
+        )
 
 
 class WorkerAPI:

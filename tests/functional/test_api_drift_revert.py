@@ -140,3 +140,49 @@ def test_deleted_config_kept_then_recreated(deployment, request):
     assert answer.status_code == 202, answer.text
     helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
     assert heat.resources.get(stack_id, "c").physical_resource_id == renewed
+
+
+def test_a_saved_plan_reverts_the_drift_it_was_reviewed_with(
+    deployment, request
+):
+    """A plan saved with ``revert_drift`` shows the drift it will put
+    back, and applying it re-creates the deleted config (the plan's
+    update goes through the same drift inputs as a PATCH)."""
+    project = "p" + uuid.uuid4().hex[:8]
+    heat = deployment.client(project)
+    request.addfinalizer(lambda: helpers.delete_all(heat))
+    stack_id = helpers.create(heat, "planned", _template("x"))
+    helpers.wait_for_status(heat, stack_id, "CREATE_COMPLETE")
+
+    def url_of(tail):
+        return "%s/stacks/planned/%s/%s" % (
+            deployment.endpoint(project),
+            stack_id,
+            tail,
+        )
+
+    config_id = heat.resources.get(stack_id, "c").physical_resource_id
+    heat.software_configs.delete(config_id)
+    assert _detect(url_of)["drift_status"] == "DRIFTED"
+
+    made = requests.post(
+        url_of("plans"),
+        json={"existing": True, "revert_drift": True},
+        timeout=60,
+    )
+    assert made.status_code == 201, made.text
+    plan = made.json()["plan"]
+    changes = plan["resource_changes"]
+    [replaced] = changes["replaced"]
+    assert replaced["resource_name"] == "c"
+    assert replaced["drift"] == {"status": "DELETED", "action": "recreate"}
+
+    applied = requests.post(
+        url_of("plans/%s/apply" % plan["id"]), json={}, timeout=60
+    )
+    assert applied.status_code == 202, applied.text
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE")
+    renewed = heat.resources.get(stack_id, "c").physical_resource_id
+    assert renewed != config_id
+    assert heat.software_configs.get(renewed).config == "echo hi"
+    assert _detect(url_of)["drift_status"] == "IN_SYNC"

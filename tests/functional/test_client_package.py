@@ -28,6 +28,11 @@ ROOT = os.path.dirname(
 COMMANDS = (
     "stack drift detect",
     "stack drift show",
+    "stack plan apply",
+    "stack plan create",
+    "stack plan delete",
+    "stack plan list",
+    "stack plan show",
     "stack promote",
     "stack promotion list",
     "stack promotion rollback",

@@ -347,6 +347,8 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
         "the preview",
         lambda: b.text('#preview dd[data-change="replaced"]') == "app",
     )
+    # The preview is a saved plan; "Apply" runs exactly that plan.
+    plan_id = b.attr("#u-plan", "data-plan")
     b.click("#u-apply")
     b.confirm()
     beside = '#graph g.node[data-resource="app"] g.version[data-role="%s"]'
@@ -377,6 +379,10 @@ def test_create_update_replace_and_delete_from_the_page(any_heat, browser):
         == new_app
     )
     assert "v2" in b.text("#outputs")
+    plans = heat.http_client.get("/stacks/shop/%s/plans" % stack.id).json()[
+        "plans"
+    ]
+    assert [(p["id"], p["status"]) for p in plans] == [(plan_id, "APPLIED")]
     # The resource's version history.
     b.click('#graph g.node[data-resource="app"] rect.box')
     b.wait_for(

@@ -17,6 +17,7 @@ KINDS = (
     "image",
     "build",
     "traversal",
+    "plan",
 )
 
 

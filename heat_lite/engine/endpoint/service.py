@@ -19,6 +19,7 @@ from heat_lite.engine.drift import inputs as drift_inputs
 from heat_lite.engine.endpoint import (
     abandon,
     goals,
+    plans,
     preview,
     queries,
     snapshots,
@@ -79,8 +80,9 @@ def endpoints(
     :param rollouts: the ``fleet.rollout.runner.RolloutRunner``.
     :param promotions: the ``fleet.promotion.runner.PromotionRunner``.
     """
+    stack_service = stack_service or EngineService(stack_ops, services)
     found = [
-        stack_service or EngineService(stack_ops, services),
+        stack_service,
         ReadEndpoint(services),
         ResourceEndpoint(services),
         CatalogEndpoint(),
@@ -94,6 +96,7 @@ def endpoints(
         image_endpoint.ImageEndpoint(),
         drift_endpoint.DriftEndpoint(),
         traversals.TraversalEndpoint(),
+        plans.PlanEndpoint(stack_service),
     ]
     if rollouts is not None:
         found.append(rollout_endpoint.RolloutEndpoint(rollouts))

@@ -140,6 +140,7 @@ class StackOps:
         queued=False,
         supersedes_as=None,
         revert=None,
+        saved_plan=None,
     ):
         """Start a traversal of ``stack`` towards a goal.
 
@@ -171,6 +172,10 @@ class StackOps:
         :param revert: revert_drift: {name: drift report entry} of the
             drifted resources the update converges back
             (``drift.inputs``).
+        :param saved_plan: {"id", "stack_name"} of the saved plan this
+            update applies: claimed in the transaction that starts it
+            (``db.plans.plan_claim``); use with ``retry=False`` and the
+            plan's traversal as ``stack["current_traversal"]``.
         :returns: the stack row as it was before, with the new
             traversal's id as ``new_traversal``; or None if given up.
         :raises ConcurrentTransaction: if it kept losing races.
@@ -222,6 +227,7 @@ class StackOps:
                     verify,
                     running,
                     log,
+                    saved_plan,
                 )
             except exception.ConcurrentTransaction:
                 if not retry:
@@ -250,6 +256,7 @@ class StackOps:
         verify=None,
         running=False,
         log=None,
+        saved_plan=None,
     ):
         """The conditional write that starts the traversal (a seam the
         race tests use to commit another operation just before it)."""
@@ -265,6 +272,7 @@ class StackOps:
             verify=verify,
             running=running,
             log=log,
+            plan=saved_plan,
         )
 
     def rollback(

@@ -23,6 +23,7 @@ from heat_lite.api.controllers.v1 import (
     changes,
     events,
     images,
+    plans,
     promotions,
     query,
     references,
@@ -52,6 +53,7 @@ LOOKUP_SUBS = (
     "snapshots",
     "drift",
     "traversals",
+    "plans",
     "export",
     "abandon",
     "preview",
@@ -136,6 +138,20 @@ class Traversals(Node):
     )
 
 
+class Plan(Node):
+    """/stacks/{name}/{stack_id}/plans/{plan_id}"""
+
+    get_all = verb(plans.show_plan)
+    delete = verb(plans.delete_plan)
+    _children = {"apply": leaf(post=plans.apply_plan)}
+
+
+class Plans(Node):
+    get_all = verb(plans.list_plans)
+    post = verb(plans.create_plan)
+    _param = ("plan_id", Plan)
+
+
 class Stack(Node):
     """/stacks/{name}/{stack_id}: the canonical URL of a stack."""
 
@@ -157,6 +173,7 @@ class Stack(Node):
         "verdict": leaf(post=stack.verdict),
         "drift": leaf(get=stack.show_drift),
         "traversals": Traversals,
+        "plans": Plans,
         "promotions": leaf(get=promotions.stack_promotions),
         "snapshots": Snapshots,
         "resources": Resources,

@@ -31,8 +31,10 @@ def show_stack(req, tenant, name, stack_id):
     return Reply(200, {"stack": views.stack(req.app_url, stack)})
 
 
-def _update_request(req, tenant, name, stack_id, existing):
-    body = req.body()
+def update_request(req, tenant, name, stack_id, existing, body=None):
+    """The arguments of an update (or its preview, or its plan) from the
+    request's body (``body``: already read)."""
+    body = req.body() if body is None else body
     stack_body.check_keys(body, stack_body.UPDATE_KEYS)
     params, files, environment, env_files = stack_body.sources(body)
     return (
@@ -51,7 +53,7 @@ def _update_request(req, tenant, name, stack_id, existing):
 def update_stack(req, tenant, name, stack_id):
     """Update a stack to a new template (convergence, same id)."""
     req.engine.update_stack(
-        *_update_request(req, tenant, name, stack_id, False), existing=False
+        *update_request(req, tenant, name, stack_id, False), existing=False
     )
     return Reply(202, None)
 
@@ -60,14 +62,14 @@ def update_stack(req, tenant, name, stack_id):
 def patch_stack(req, tenant, name, stack_id):
     """Update a stack, keeping what the request does not change."""
     req.engine.update_stack(
-        *_update_request(req, tenant, name, stack_id, True), existing=True
+        *update_request(req, tenant, name, stack_id, True), existing=True
     )
     return Reply(202, None)
 
 
 def _preview_update(req, tenant, name, stack_id, existing):
     changes = req.engine.preview_update_stack(
-        *_update_request(req, tenant, name, stack_id, existing),
+        *update_request(req, tenant, name, stack_id, existing),
         existing=existing,
         show_nested=req.bool_param("show_nested"),
         with_drift=True,

@@ -124,6 +124,11 @@ def _bool(body, key):
     return bool(value)
 
 
+def existing(body):
+    """A plan's ``existing`` (a PATCH update when true), checked."""
+    return body.get("existing") is not None and _bool(body, "existing")
+
+
 def _timeout(value):
     try:
         timeout = int(value)

@@ -393,34 +393,53 @@ export function stackPage(main, name, id) {
       }
       return out;
     };
+    // Plan -> review -> apply: the preview is saved as a plan
+    // (POST .../plans), and "Apply" runs exactly that plan, or is refused
+    // (409 "stale plan") when the stack changed since.
+    let plan = null;
     const apply = h("button", { type: "button", class: "primary", id: "u-apply", disabled: true, onclick: async () => {
-      const params = changed();
-      if (!(await confirm("Update the stack", h("p", {}, "Apply the new parameter values: " + Object.keys(params).join(", ") + "?")))) return;
+      if (!plan) return;
+      if (!(await confirm("Update the stack", h("p", {}, "Apply plan " + plan.id + " as reviewed?")))) return;
       try {
-        await v1("PATCH", base, { parameters: params });
+        await v1("POST", base + "/plans/" + encodeURIComponent(plan.id) + "/apply", {});
         replace(formEl);
         replace(messageEl, h("p", { class: "ok", role: "status" }, "Update accepted."));
       } catch (err) {
         replace(preview, errorBox(err));
+        plan = null;
+        apply.disabled = true;
       }
       poller.run();
-    } }, "Apply update");
+    } }, "Apply plan");
+    const forget = () => {
+      plan = null;
+      apply.disabled = true;
+    };
+    for (const input of Object.values(inputs)) {
+      input.addEventListener("input", forget);
+      input.addEventListener("change", forget);
+    }
     const previewButton = h("button", { type: "button", id: "u-preview", onclick: async () => {
       const params = changed();
+      forget();
       if (!Object.keys(params).length) {
         replace(preview, h("p", { class: "muted" }, "Nothing changed."));
-        apply.disabled = true;
         return;
       }
       try {
-        const result = await v1("PATCH", base + "/preview", { parameters: params });
-        replace(preview, changes(result.resource_changes || {}));
+        const result = await v1("POST", base + "/plans", { existing: true, parameters: params });
+        plan = result.plan;
+        replace(
+          preview,
+          changes(plan.resource_changes || {}),
+          h("p", { class: "muted", id: "u-plan", "data-plan": plan.id },
+            "Plan " + plan.id + ", valid until " + plan.expires_at + " UTC: applied exactly as shown, or refused if the stack changes meanwhile."),
+        );
         apply.disabled = false;
       } catch (err) {
         replace(preview, errorBox(err));
-        apply.disabled = true;
       }
-    } }, "Preview changes");
+    } }, "Plan changes");
     replace(
       formEl,
       h("form", { class: "update", onsubmit: (ev) => ev.preventDefault() },
