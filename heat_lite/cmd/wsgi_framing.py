@@ -25,6 +25,10 @@ _MAX_CHUNK_LINE = 1024
 # Framing a chunked body may add to it beyond twice its size.
 _FRAMING = 65536
 _CHUNK_SIZE_RE = re.compile(rb"[0-9a-fA-F]{1,16}")
+# The header names ``_frame_body`` reads (lower-case), anywhere in a
+# head. Sought with ``in`` on the lowered head: an IGNORECASE regex took
+# seven times as long.
+_FRAMING_NAMES = (b"content-length", b"transfer-encoding", b"expect")
 
 # The states of a request (``Framing.look``):
 CLOSED = "closed"  # the client closed the connection
@@ -87,7 +91,17 @@ class Framing:
                 return READY
             return HEAD_TOO_LARGE if len(data) >= MAX_HEAD else WAIT
         self.head_end = end + 4
-        headers, http11 = _parse_head(bytes(data[: self.head_end]))
+        head = bytes(data[: self.head_end])
+        lowered = head.lower()
+        if not any(name in lowered for name in _FRAMING_NAMES):
+            # No header that frames a body or asks for 100 Continue, not
+            # even inside another header's value: whatever cheroot makes
+            # of this head (a request, or a 400), it reads no body. The
+            # common GET, without parsing its headers twice: 11 -> 4 us
+            # here, ~7% of the API's CPU on a poll before.
+            self.total = self.head_end
+            return READY
+        headers, http11 = _parse_head(head)
         if headers is None:
             self.total = self.head_end  # cheroot answers 400 at once
             return READY

@@ -196,6 +196,9 @@ class _Firefox:
     def set_window_size(self, width, height):
         self._m.set_window_rect(width=width, height=height)
 
+    def set_page_load_timeout(self, seconds):
+        self._m.timeout.page_load = seconds
+
     def get_log(self, kind):
         return []
 

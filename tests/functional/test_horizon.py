@@ -1,6 +1,6 @@
 """Horizon's Orchestration panels (heat-dashboard 16.0.0, in Horizon
 27.0.0 from PyPI: ``tools.horizon``) in front of heat_lite, driven in a
-real headless Chromium.
+real headless Chromium and Firefox (each test once in each).
 
 The test cloud's Keystone logs the user in and its catalog names a
 heat_lite in keystone mode (API and two engines, PostgreSQL, RabbitMQ:
@@ -122,18 +122,38 @@ class Page:
             "logged in", lambda: "/auth/login" not in self.url, WAIT
         )
 
-    def js_click(self, selector, submit=False):
+    def js_click(self, selector, submit=False, navigates=False):
         """Click with the page's own script (Horizon's themed checkboxes
         and off-screen buttons are not clickable for WebDriver); with
         ``submit``, the submit button of the form that holds
-        ``selector`` (Next, Launch, Update...)."""
+        ``selector`` (Next, Launch, Update...).
+
+        With ``navigates``, return once the page the click sends its
+        form to has loaded: Firefox returns from the click before the
+        form is even sent (Chromium, usually after), so what the test
+        asks heat_lite next could come before Horizon's request."""
         self.b.wait_css(selector, WAIT)
         self.b.driver.execute_script(
             "var e = document.querySelector(arguments[0]);"
             "if (arguments[1]) e = e.form.querySelector('[type=submit]');"
+            "document.documentElement.dataset.heatLiteOld = '1';"
             "e.scrollIntoView(); e.click();",
             selector,
             submit,
+        )
+        if navigates:
+            self.b.wait_for(
+                "the page after the click on " + selector, self.left, WAIT
+            )
+
+    def left(self):
+        """Whether a new page has loaded since the last ``js_click``
+        (the mark is in the DOM: Firefox runs each script of the test in
+        a sandbox of its own, which ``window`` properties do not
+        outlive)."""
+        return self.b.driver.execute_script(
+            "return !document.documentElement.dataset.heatLiteOld"
+            " && document.readyState === 'complete';"
         )
 
     def parameters_sent(self, shot, word):
@@ -168,9 +188,11 @@ class Page:
         )
 
 
-@pytest.fixture
-def page(horizon, cloud, tmp_path):
-    b = browser_mod.Browser("chromium")
+@pytest.fixture(params=browser_mod.NAMES)
+def page(request, horizon, cloud, tmp_path):
+    """Each test once in each browser (tests/functional/browser.py)."""
+    browser_mod.available(request.param)
+    b = browser_mod.Browser(request.param)
     # A first login or a launch waits on Keystone and heat_lite.
     b.driver.set_page_load_timeout(WAIT)
     try:
@@ -281,7 +303,7 @@ def test_stack_detail_tabs_resource_and_delete(page, demo_heat):
     page.js_click("#stacks__action_delete")
     page.b.wait_css(".modal-footer .btn-danger", WAIT)
     page.shot("delete-confirm")
-    page.js_click(".modal-footer .btn-danger")
+    page.js_click(".modal-footer .btn-danger", navigates=True)
     helpers.wait_for_status(demo_heat, stack_id, "DELETE_COMPLETE")
     page.go("/project/stacks/")
     page.b.wait_css("table#stacks", WAIT)
@@ -306,10 +328,17 @@ def _create(heat, prefix, word="word"):
 
 
 def _confirm_if_asked(page):
-    """Press the confirmation dialog's button if the action has one."""
+    """Once the action just clicked has either asked for confirmation
+    or sent its form, press the dialog's button if it asked; return once
+    the page the form went to has loaded."""
     confirm = ".modal-footer .btn-danger, .modal-footer .btn-primary"
+    page.b.wait_for(
+        "a confirmation or the page after the action",
+        lambda: page.b.css(confirm) or page.left(),
+        WAIT,
+    )
     if page.b.css(confirm):
-        page.js_click(confirm)
+        page.js_click(confirm, navigates=True)
 
 
 def test_preview_stack(page):
@@ -398,7 +427,9 @@ def test_stacks_list_pages(page, demo_heat):
         )
         if not nxt:
             break
-        page.go(nxt[0].get_attribute("href").split(page.base, 1)[1])
+        # The property: the absolute URL (Firefox gives the attribute as
+        # written, here a relative one).
+        page.go(nxt[0].get_property("href").split(page.base, 1)[1])
     assert len(seen) == len(set(seen))
     assert set(seen) == listed
 

@@ -27,7 +27,8 @@ them (``_route``), so no attribute of a node is reachable by URL, and
 
 What pecan still costs: its ``getargspec`` (pecan 1.8) builds a new
 namedtuple class on every call, five calls per request here (two in
-pecan's core, three in ``RestController._route``): about 0.5 ms of CPU
+pecan's core, three in ``RestController._route``, which a GET skips:
+``Node._here``): about 0.5 ms of CPU
 per request (GET /v1/p/stacks, API side: 0.86-1.07 ms, 0.41-0.45 ms
 with the memoizing patch heat_lite used to apply). heat_lite no longer
 patches pecan; the fix belongs upstream (``pecan.compat.getargspec``).
@@ -182,9 +183,28 @@ class Branch(_Tree):
 class Node(_Tree, pecan.rest.RestController):
     """A URL with methods (``verb``) and, maybe, children."""
 
+    def __init__(self, engine):
+        super().__init__(engine)
+        self._gets = hasattr(getattr(self, "get_all", None), "handler")
+
     def _here(self, args, request):
         """This URL's method, by pecan's ``RestController`` (405 with
-        ``Allow`` when it has not got it)."""
+        ``Allow`` when it has not got it).
+
+        A GET of a URL that has one is answered here first, as
+        ``RestController`` would answer it (``get_all``, nothing left of
+        the path): its routing inspects three signatures per request, a
+        new namedtuple class each time, a tenth of the API's CPU on a
+        poll (doc/bench/horizon_tabs.md). Every other method, and a GET
+        pecan would see as another (``?_method=``), still goes to it.
+        """
+        if (
+            request.method == "GET"
+            and (not args or list(args) == [""])
+            and self._gets
+            and "_method" not in request.params
+        ):
+            return self.get_all, []
         return pecan.rest.RestController._route(self, args, request)
 
     @pecan.expose(content_type="application/json")

@@ -386,6 +386,25 @@ def test_the_query_string_is_the_handlers_not_pecans():
     assert base.QUERY_KEY not in environ
 
 
+def test_a_get_is_routed_without_pecans_rest_inspection(monkeypatch):
+    """A GET of a URL's own method skips ``RestController``'s routing
+    (three signature inspections, a namedtuple class each); the other
+    methods still take it, and every GET still reaches its handler
+    (``test_each_url_reaches_its_handler``)."""
+    import pecan.rest
+
+    seen = []
+    real = pecan.rest.getargspec
+    monkeypatch.setattr(
+        pecan.rest, "getargspec", lambda f: seen.append(f) or real(f)
+    )
+    for path in ("/v1/p/stacks/n/i/resources", "/v1/p/stacks/n/i/"):
+        assert _routed("GET", path)[0] in ("list_resources", "show_stack")
+    assert seen == []
+    assert _routed("PUT", "/v1/p/stacks/n/i")[0] == "update_stack"
+    assert seen
+
+
 def test_every_node_method_declares_a_rule_and_an_answer():
     for path, cls in base.walk(app.root.RootController):
         for method, handler in base.handlers(cls).items():

@@ -63,6 +63,40 @@ def test_look(data, state):
     assert _look(data) == state
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /v1/p/stacks/s/1 HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n",
+        b"GET / HTTP/1.0\r\n\r\n",
+        b"GET / HTTP/1.1\r\nno colon\r\n\r\n",
+        b"GET / HTTP/x\r\nHost: x\r\n\r\n",
+        b"DELETE /v1/p/stacks/s/1 HTTP/1.1\r\nX-A: b\r\n c\r\n\r\n",
+    ],
+)
+def test_a_head_without_framing_headers_is_not_parsed(head, monkeypatch):
+    """The fast path (no Content-Length, Transfer-Encoding or Expect
+    anywhere in the head) ends the request where a full parse does, and
+    does not parse: a head with one of them still is."""
+    real = framing._parse_head
+    full = framing.Framing(LIMIT)
+    full.head_end = full.total = len(head)  # what a refused head gets
+    headers, http11 = real(head)
+    if headers is not None:
+        full._frame_body(headers, http11)
+    parsed = []
+    monkeypatch.setattr(
+        framing, "_parse_head", lambda h: parsed.append(h) or real(h)
+    )
+    frame = framing.Framing(LIMIT)
+    assert frame.look(head + b"GET /next") == framing.READY
+    assert frame.head_end == len(head)
+    assert (frame.total, frame.expect) == (full.total, full.expect)
+    assert parsed == []
+    framed = head[:-2] + b"x-Expect-Not: 1\r\n\r\n"
+    assert framing.Framing(LIMIT).look(framed) == framing.READY
+    assert parsed == [framed]
+
+
 def test_totals():
     frame = framing.Framing(LIMIT)
     data = HEAD + b"Content-Length: 10\r\nExpect: 100-continue\r\n\r\n"
