@@ -55,6 +55,11 @@ class BuildRun:
         self._lines = []
         self._flushed = time.monotonic()
         self._lock = threading.Lock()
+        # Held while a batch is written: the build's thread and the
+        # timer's may flush at once, and two appends reading the same
+        # last line would write the same sequence number (and the
+        # batches could land out of order).
+        self._writing = threading.Lock()
         self._timer = None
 
     # Ownership and cancel ------------------------------------------------
@@ -142,11 +147,12 @@ class BuildRun:
             LOG.exception("Build %s: could not write its log", self.id)
 
     def flush(self):
-        with self._lock:
-            lines, self._lines = self._lines, []
-            self._flushed = time.monotonic()
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-        if lines:
-            db_builds.build_log_append(self.id, "".join(lines))
+        with self._writing:
+            with self._lock:
+                lines, self._lines = self._lines, []
+                self._flushed = time.monotonic()
+                if self._timer is not None:
+                    self._timer.cancel()
+                    self._timer = None
+            if lines:
+                db_builds.build_log_append(self.id, "".join(lines))
