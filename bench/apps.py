@@ -352,11 +352,7 @@ def _summary(rows, sent, posting_s, cost, cloud_s, finished):
     for r in rows:
         states[r["status"]] = states.get(r["status"], 0) + 1
     pushes = len(rows)
-    reasons = {}
-    for r in rows:
-        if r["status"] in (B.FAILED, B.REJECTED, B.CANCELLED):
-            key = "%s: %s" % (r["status"], (r["status_reason"] or "")[:200])
-            reasons[key] = reasons.get(key, 0) + 1
+    reasons = _reasons(rows)
     accepted = sum(1 for s in sent if s["code"] == 202)
     span = (
         max(r["finished_at"] for r in rows if r["finished_at"])
@@ -508,6 +504,20 @@ def steady(dep, meter, apps, commits, sizes, cloud_s):
     return figures
 
 
+def _reasons(rows):
+    """{"STATUS: reason": count} of the builds that did not deploy."""
+    reasons = {}
+    for r in rows:
+        if r["status"] in (B.FAILED, B.REJECTED, B.CANCELLED):
+            key = "%s: %s" % (r["status"], (r["status_reason"] or "")[:200])
+            reasons[key] = reasons.get(key, 0) + 1
+    return reasons
+
+
+def _why(reasons):
+    return "; ".join("%s (%d)" % kv for kv in reasons.items()) or "-"
+
+
 def burst(
     dep, meter, app, commits, build_s, pushes, timeout=180.0, interval=None
 ):
@@ -539,6 +549,7 @@ def burst(
         "build_s_assumed": round(build_s, 2),
         "posting_s": round(posting_s, 1),
         "states": states,
+        "reasons": _reasons(rows),
         "all_final": finished,
         "newest_deployed": bool(last and last["commit"] == newest),
         "deployed": len(deployed),
@@ -637,7 +648,6 @@ def _states(counts):
 
 
 def _steady_rows(s, c):
-    reasons = "; ".join("%s (%d)" % kv for kv in s["reasons"].items())
     return [
         ("pushes posted / accepted (202)",
          "%d / %d" % (s["posted"], s["accepted"])),
@@ -647,7 +657,7 @@ def _steady_rows(s, c):
         ("webhook answer p50 / p99", "%s / %s s"
          % (s["webhook_answer_p50_s"], s["webhook_answer_p99_s"])),
         ("builds per final state", _states(s["states"])),
-        ("why not deployed", reasons or "-"),
+        ("why not deployed", _why(s["reasons"])),
         ("all builds final", "yes" if s["all_final"] else "NO"),
         ("builds not final when the pushes stopped (backlog)",
          s["backlog_when_pushes_stopped"]),
@@ -684,6 +694,7 @@ def _burst_rows(b):
         ("pushes, one every", "%d, %.2f s (a build: %.2f s)"
          % (b["pushes"], b["interval_s"], b["build_s_assumed"])),
         ("builds per final state", _states(b["states"])),
+        ("why not deployed", _why(b.get("reasons", {}))),
         ("deployed / saved (SUPERSEDED)",
          "%d / %d" % (b["deployed"], b["saved"])),
         ("the newest push is the one deployed last",

@@ -382,6 +382,7 @@ PLAN_SUMMARY = obj(tuple(_PLAN_SUMMARY), **_PLAN_SUMMARY)
 PLAN = obj(
     tuple(_PLAN_SUMMARY),
     resource_changes=CHANGES["properties"]["resource_changes"],
+    drift=nullable(CHANGES["properties"]["drift"]),
     template=nullable(ANY_OBJECT),
     basis=obj(
         ("stacks", "records", "drift_reports"),

@@ -76,7 +76,11 @@ def view(plan, stack, now, basis=None):
         "applied_traversal": plan["applied_traversal"],
     }
     if "changes" in plan:
-        result["resource_changes"] = plan["changes"]
+        # As a preview answers: the drift report's state beside Heat's
+        # five lists, not among them.
+        changes = dict(plan["changes"])
+        result["drift"] = changes.pop("drift", None)
+        result["resource_changes"] = changes
         result["template"] = plan["request"]["template"]
         result["basis"] = {
             "stacks": plan["basis"]["stacks"],
