@@ -99,6 +99,23 @@ def remember(template_id, bound):
             _CACHE.popitem(last=False)
 
 
+def _stored_environment(row):
+    """The environment of a stored template. An empty template stored
+    by a create's rollback before 2026-12-05 kept the create's parameter
+    values, which it does not declare: binding it failed, and the stack
+    could not be shown or updated. Those values are dropped here."""
+    env = row["environment"]
+    template = row["template"] or {}
+    if (
+        env
+        and env.get("parameters")
+        and "parameters" not in template
+        and "Parameters" not in template
+    ):
+        return dict(env, parameters={})
+    return env
+
+
 def get(template_id, stack_info):
     """Return the BoundTemplate of stored template ``template_id``.
 
@@ -118,7 +135,7 @@ def get(template_id, stack_info):
                 row = db_templates.raw_template_get(template_id)
                 bound = bind(
                     row["template"],
-                    row["environment"],
+                    _stored_environment(row),
                     row["files"],
                     stack_info,
                 )

@@ -152,6 +152,46 @@ def test_create_rolls_back(deployment, heat):
     _one_traceback(deployment, text)
 
 
+def test_a_create_rolled_back_with_parameters_is_shown_and_updated(heat):
+    """A create's rollback leaves the empty template as the stack's; the
+    parameter values the create was given must not come with it (they
+    made the stored goal unbindable: GET of the stack, and the next
+    update, answered 400 "The Parameter (image) was not defined", which
+    every build of an app whose first deploy failed then hit)."""
+
+    def template(fail):
+        return helpers.template(
+            {
+                "r": {
+                    "type": "OS::Heat::TestResource",
+                    "properties": {
+                        "value": {"get_param": "image"},
+                        "fail": fail,
+                    },
+                }
+            },
+            parameters={"image": {"type": "string"}},
+        )
+
+    stack_id = helpers.create(
+        heat,
+        "rolled-" + _token(),
+        template(True),
+        environment={"parameters": {"image": "one"}},
+        disable_rollback=False,
+    )
+    helpers.wait_for_status(heat, stack_id, "ROLLBACK_COMPLETE", timeout=60)
+    assert heat.stacks.get(stack_id).parameters["OS::stack_id"] == stack_id
+    heat.stacks.update(
+        stack_id,
+        template=template(False),
+        environment={"parameters": {"image": "two"}},
+    )
+    helpers.wait_for_status(heat, stack_id, "UPDATE_COMPLETE", timeout=60)
+    output = heat.resources.get(stack_id, "r").attributes["output"]
+    assert output == "two"
+
+
 @pytest.mark.parametrize(
     "step", ["handle_update", "check_update_complete", "needs_replace"]
 )

@@ -319,12 +319,16 @@ class StackOps:
                 "heat_template_version", "2013-05-23"
             )
         }
+        # The environment without its parameters: the empty template
+        # declares none, and a value of an undeclared parameter makes the
+        # stored goal unbindable (the stack could no longer be shown).
+        env = dict(current["environment"] or {}, parameters={})
         return self.start(
             stack,
             Action.ROLLBACK,
             None,
             events=events,
-            new_template=(empty, current["environment"], {}),
+            new_template=(empty, env, {}),
             retry=False,
             caller_token=caller_token,
             traversal=traversal,
