@@ -30,7 +30,10 @@ requests made during it, by service, from the services' access logs
 (``<cloud>/log/<service>-access.log``): in heat_lite's phases they are
 heat_lite's own (the benchmark asks nothing of the cloud meanwhile), in
 the direct ones the direct client's. ``--profile DIR`` records the engine
-workers with py-spy during the first create (collapsed stacks in DIR).
+workers with py-spy during the first create (collapsed stacks in DIR), or,
+where py-spy is not installed, with yappi (CPU clock, every thread; the
+functions' and the threads' CPU seconds in DIR/yappi-<pid>.txt, see
+``bench/engine_profile/sitecustomize.py``).
 """
 
 import argparse
@@ -238,22 +241,51 @@ class Meter:
             )
 
 
+def _py_spy():
+    """py-spy's path, or None when it is not installed."""
+    spy = shutil.which("py-spy") or os.path.join(
+        os.path.dirname(os.path.abspath(os.sys.executable)), "py-spy"
+    )
+    return spy if os.path.exists(spy) else None
+
+
+def profile_env(out_dir):
+    """The environment that lets the engine processes record themselves
+    with yappi (``bench/engine_profile``) when py-spy is missing: {} when
+    no profile is asked or py-spy will record."""
+    if not out_dir or _py_spy():
+        return {}
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)))
+    path = [os.path.join(here, "engine_profile")]
+    if os.environ.get("PYTHONPATH"):
+        path.append(os.environ["PYTHONPATH"])
+    os.makedirs(out_dir, exist_ok=True)
+    return {
+        "PYTHONPATH": os.pathsep.join(path),
+        "HEAT_LITE_YAPPI_DIR": os.path.abspath(out_dir),
+    }
+
+
 class Profiler:
     """py-spy recording the engine workers (collapsed stacks, one file
-    a worker) while a phase runs; nothing when no directory is given."""
+    a worker) while a phase runs, or yappi inside them (``profile_env``);
+    nothing when no directory is given."""
 
     def __init__(self, out_dir, pids):
         self.out_dir = out_dir
         self.pids = list(pids)
         self.procs = []
+        self.yappi = bool(out_dir) and not _py_spy()
 
     def __enter__(self):
         if not self.out_dir:
             return self
-        spy = shutil.which("py-spy") or os.path.join(
-            os.path.dirname(os.path.abspath(os.sys.executable)), "py-spy"
-        )
         os.makedirs(self.out_dir, exist_ok=True)
+        if self.yappi:
+            open(os.path.join(self.out_dir, "start"), "w").close()
+            time.sleep(1)  # the watchers look every 0.2 s
+            return self
+        spy = _py_spy()
         for pid in self.pids:
             out = os.path.join(self.out_dir, "engine-%d.txt" % pid)
             self.procs.append(
@@ -279,6 +311,17 @@ class Profiler:
         return self
 
     def __exit__(self, *exc):
+        if self.yappi and self.out_dir:
+            open(os.path.join(self.out_dir, "stop"), "w").close()
+            _wait(
+                lambda: all(
+                    os.path.exists(
+                        os.path.join(self.out_dir, "yappi-%d.txt" % pid)
+                    )
+                    for pid in self.pids
+                ),
+                timeout=120,
+            )
         for proc in self.procs:
             proc.send_signal(2)  # SIGINT: py-spy writes what it has
         for proc in self.procs:
@@ -400,7 +443,7 @@ def _quota(cloud, count):
 _ENCRYPTION_KEY = "bench-cloud-encryption-key-0123456789abcdef"
 
 
-def keystone_deployment(cloud, workdir):
+def keystone_deployment(cloud, workdir, env=None):
     """heat-lite-api + heat-lite-engine (2 workers, PostgreSQL) in
     keystone mode with trusts, and a python-heatclient of ``demo`` with
     its own password session: the body of a fixture."""
@@ -408,6 +451,7 @@ def keystone_deployment(cloud, workdir):
     dep = deployment_mod.Deployment(
         "postgresql",
         workdir,
+        env=env,
         extra_conf="[DEFAULT]\nauth_encryption_key = %s\n" % _ENCRYPTION_KEY
         + heat_lite_mod.keystone_conf(lay.auth_url, lay.password),
     )
@@ -450,8 +494,10 @@ def run(
     try:
         heat_dir = os.path.join(workdir, "heat")
         os.makedirs(heat_dir)
-        make = keystone_deployment if keystone else _noauth_deployment
-        deps = make(cloud, heat_dir)
+        if keystone:
+            deps = keystone_deployment(cloud, heat_dir, profile_env(profile))
+        else:
+            deps = _noauth_deployment(cloud, heat_dir)
         dep, heat = next(deps)
         heat_sids = [proc.pid for proc in dep.procs.values()]
         engine_sids = [dep.procs["engine"].pid] if keystone else ()

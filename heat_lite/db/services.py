@@ -2,6 +2,9 @@
 that engine) and heartbeat. A lock is held by an (engine, epoch); a row
 claimed as dead makes every lock of its epoch stale at once."""
 
+import functools
+
+import sqlalchemy as sa
 from oslo_db import exception as db_exc
 
 from heat_lite.common import exception
@@ -103,22 +106,41 @@ def service_heartbeat(engine_id, epoch=None):
     :returns: False if the row was claimed as dead (or re-registered by
         someone else): the caller is fenced and must stop acting.
     """
-    query = SERVICE.update().where(
-        SERVICE.c.engine_id == engine_id, SERVICE.c.deleted_at.is_(None)
-    )
-    if epoch is not None:
-        query = query.where(SERVICE.c.epoch == epoch)
     with transaction() as session:
-        result = session.execute(query.values(updated_at=models.utcnow()))
+        result = session.execute(
+            _heartbeat_query(epoch is not None),
+            {"e_id": engine_id, "e_epoch": epoch, "beat_at": models.utcnow()},
+        )
         return result.rowcount == 1
 
 
-def service_get_all(include_deleted=False):
+# Every engine worker beats and its watchdog reads the services every
+# heartbeat: their statements are made once, not anew each time (making
+# one and its cache key cost about as much CPU as running it).
+@functools.lru_cache(maxsize=2)
+def _heartbeat_query(with_epoch):
+    query = SERVICE.update().where(
+        SERVICE.c.engine_id == sa.bindparam("e_id"),
+        SERVICE.c.deleted_at.is_(None),
+    )
+    if with_epoch:
+        query = query.where(SERVICE.c.epoch == sa.bindparam("e_epoch"))
+    return query.values(updated_at=sa.bindparam("beat_at"))
+
+
+@functools.lru_cache(maxsize=2)
+def _all_query(include_deleted):
     query = SERVICE.select().order_by(SERVICE.c.id)
     if not include_deleted:
         query = query.where(SERVICE.c.deleted_at.is_(None))
+    return query
+
+
+def service_get_all(include_deleted=False):
     with transaction(writer=False) as session:
-        return [as_dict(r) for r in session.execute(query)]
+        return [
+            as_dict(r) for r in session.execute(_all_query(include_deleted))
+        ]
 
 
 def service_claim_dead(older_than, candidates=None):

@@ -9,7 +9,7 @@ import time
 from heat_lite import conf
 from heat_lite.common import crypt, rpc
 from heat_lite.db import services as db_services
-from heat_lite.engine import plugin_services, rpcapi
+from heat_lite.engine import cloud, plugin_services, rpcapi
 from heat_lite.engine.drift import detect as drift_detect
 from heat_lite.engine.drift import periodic as drift_periodic
 from heat_lite.engine.endpoint import goals, service, snapshots
@@ -164,6 +164,8 @@ class EngineProcess:
         ]
         for server in self._servers:
             server.start()
+        # openstacksdk imported now, not by the first cloud action.
+        cloud.side().warm_up()
         self.heartbeat.start()
         self.watchdog.start()
         self.rollouts.start()

@@ -94,6 +94,11 @@ class CloudSide(Protocol):
         self, services, request=None, stack=None
     ) -> AbstractContextManager: ...
     def forget(self, trust_id) -> None: ...
+    def warm_up(self) -> None:
+        """Load, in the background, what the first cloud action of this
+        process would otherwise load (an engine process calls it once at
+        start): nothing where no cloud is configured."""
+
     def is_cloud_error(self, exc) -> bool:
         """True if ``exc`` is an answer of the cloud (a refusal, a
         conflict, an error state): expected, logged as one line."""
@@ -200,6 +205,10 @@ class NoCloud:
 
     @staticmethod
     def forget(trust_id):
+        return None
+
+    @staticmethod
+    def warm_up():
         return None
 
     @staticmethod

@@ -140,3 +140,45 @@ def test_a_server_changed_before_another_was_first_seen_is_not_missed(demo):
     reads = board.reads
     assert board.get(first, time.monotonic(), MAX_AGE).status == "SUSPENDED"
     assert board.reads == reads, "the first came from a list, not a read"
+
+
+def test_a_look_gives_the_attributes_at_completion_as_openstacksdk_does(
+    cloud, demo
+):
+    """What a server's attributes at completion read of a poll's answer
+    (addresses, access IPs, instance name, tags) is read from Nova's JSON,
+    as openstacksdk's Server would give it, without making that Server
+    (its making was most of the CPU of a server's completion)."""
+    conn, _create = demo
+    server = conn.compute.create_server(
+        name="board-look-%s" % uuid.uuid4().hex[:8],
+        flavor_id=conn.compute.find_flavor(cloud.flavor).id,
+        image_id=conn.image.find_image(cloud.image).id,
+        networks=[{"uuid": conn.network.find_network(cloud.network).id}],
+    )
+    try:
+        board = server_board.ServerBoard(conn)
+        polling.until(
+            lambda: (
+                board.get(server.id, time.monotonic(), MAX_AGE).status
+                == "ACTIVE"
+            ),
+            timeout=120,
+            what="the server active",
+        )
+        look = board.get(server.id, time.monotonic() - 1, MAX_AGE)
+        sdk = conn.compute.get_server(server.id)
+        assert look.addresses and look.addresses == sdk.addresses
+        for attr in ("access_ipv4", "access_ipv6", "instance_name", "tags"):
+            assert getattr(look, attr) == getattr(sdk, attr), attr
+        assert look._server is None, "an openstacksdk Server was made"
+        # Anything else still comes from openstacksdk's Server.
+        assert look.flavor == sdk.flavor
+        assert look._server is not None
+    finally:
+        conn.compute.delete_server(server.id)
+        polling.until(
+            lambda: conn.compute.find_server(server.id) is None,
+            timeout=120,
+            what="the server deleted",
+        )

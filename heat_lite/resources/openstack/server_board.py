@@ -10,7 +10,8 @@ project that changed since the mark, deleted ones included (Nova lists
 them with status ``DELETED`` when ``changes-since`` is given). The list
 is read as plain JSON, and so is the first look at a server read alone:
 a poll is answered with a ``Look`` at that JSON, which reads the fields
-polls ask for (status, task state, fault, name) from it directly.
+polls ask for (status, task state, fault, name) and the attributes at
+completion (addresses, access IPs, instance name, tags) from it directly.
 openstacksdk's Server objects, whose making was most of a list's CPU
 and then most of a poll's (profiled: its ``Resource.__init__`` makes a
 dict of every attribute), are made only when something else is asked
@@ -77,6 +78,17 @@ class Look:
     fault = property(lambda self: self._body.get("fault"))
     task_state = property(lambda self: self._body.get("OS-EXT-STS:task_state"))
     updated_at = property(lambda self: self._body.get("updated"))
+    # What a server's attributes at completion read (``nova.Server.
+    # _resolve_attribute``), as openstacksdk's Server gives them: making
+    # that Server for them was most of the CPU of a server's completion.
+    addresses = property(lambda self: self._body.get("addresses"))
+    access_ipv4 = property(lambda self: self._body.get("accessIPv4"))
+    access_ipv6 = property(lambda self: self._body.get("accessIPv6"))
+    instance_name = property(
+        lambda self: self._body.get("OS-EXT-SRV-ATTR:instance_name")
+    )
+    # openstacksdk's default when Nova's microversion has no tags.
+    tags = property(lambda self: self._body.get("tags", []))
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
