@@ -1,17 +1,25 @@
 """A network namespace joined to the root namespace by one veth pair.
 
-An engine started inside the namespace (``prefix() + command``) reaches
-the private services only through the veth: ``cut()`` takes the host end
-down (a partition of that engine's host), ``heal()`` brings it back. The
-only addresses used are the two ends of this pair (10.241.N.1/30 on the
-host, .2 in the namespace); nothing is routed anywhere else.
+A process started inside the namespace (``prefix() + command``) reaches
+the host only through the veth: ``cut()`` takes the host end down (a
+partition of that namespace's "host"), ``heal()`` brings it back. The
+pair's addresses are 10.241.N.1/30 on the host end and .2 in the
+namespace; ``route_via_host()`` also routes everything else through the
+host end, so that addresses the host owns elsewhere (a service address
+on a bridge, as tools/ha uses) are reached through the same veth.
+
+Used by the chaos tests (tests/functional/chaos) and by the highly
+available substrate (tools/ha), which records ``to_dict()`` to find and
+remove its namespaces again after its runner died.
 """
 
 import random
 import subprocess
 import uuid
 
-from harness import backends
+
+class Unavailable(RuntimeError):
+    """Namespaces or veth pairs cannot be made here (no root, no ip)."""
 
 
 def _ip(*args):
@@ -30,13 +38,13 @@ def _used_subnets():
 
 
 class Namespace:
-    """``hlchaos-<id>`` with veth ``hlc<id>a`` (host) / ``hlc<id>b``."""
+    """``<name>-<id>`` with veth ``<short><id>a`` (host) / ``...b``."""
 
-    def __init__(self):
+    def __init__(self, name="hlchaos", short="hlc"):
         suffix = uuid.uuid4().hex[:6]
-        self.name = "hlchaos-" + suffix
-        self.host_if = "hlc%sa" % suffix
-        self.ns_if = "hlc%sb" % suffix
+        self.name = "%s-%s" % (name, suffix)
+        self.host_if = "%s%sa" % (short, suffix)
+        self.ns_if = "%s%sb" % (short, suffix)
         used = _used_subnets()
         third = random.choice(
             [str(n) for n in range(1, 251) if str(n) not in used]
@@ -45,8 +53,26 @@ class Namespace:
         self.ns_ip = "10.241.%s.2" % third
         self.created = False
 
+    def to_dict(self):
+        return {
+            key: getattr(self, key)
+            for key in ("name", "host_if", "ns_if", "host_ip", "ns_ip")
+        }
+
+    @classmethod
+    def from_dict(cls, data):
+        """The namespace ``to_dict()`` described (destroy() removes it)."""
+        ns = cls.__new__(cls)
+        ns.__dict__.update(data)
+        ns.created = True
+        return ns
+
     def create(self):
-        """Make the namespace and the pair; skip (fail in CI) if we may not."""
+        """Make the namespace and the pair.
+
+        :raises Unavailable: if we may not (the chaos tests skip, or fail
+            in CI).
+        """
         try:
             _ip("netns", "add", self.name)
             self.created = True
@@ -68,11 +94,18 @@ class Namespace:
                 ("link", "set", self.ns_if, "up"),
                 ("link", "set", "lo", "up"),
             ):
-                _ip("netns", "exec", self.name, "ip", *args)
+                self.ip(*args)
         except (OSError, subprocess.CalledProcessError) as exc:
             self.destroy()
-            backends.unavailable("ip netns", getattr(exc, "stderr", exc))
+            raise Unavailable(getattr(exc, "stderr", None) or exc) from exc
         return self
+
+    def ip(self, *args):
+        """Run ``ip ARGS`` inside the namespace."""
+        return _ip("netns", "exec", self.name, "ip", *args)
+
+    def route_via_host(self):
+        self.ip("route", "replace", "default", "via", self.host_ip)
 
     def prefix(self):
         """Command prefix that runs a program inside the namespace."""
