@@ -113,8 +113,9 @@ def sudo_as(user):
 
 
 def group_members(pgid):
-    """PIDs of the processes in process group ``pgid`` and of all their
-    descendants (a postmaster's backends make sessions of their own)."""
+    """PIDs of the live processes in process group ``pgid`` and of all
+    their descendants (a postmaster's backends make sessions of their
+    own); zombies are left out."""
     parents, groups = {}, {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -124,6 +125,8 @@ def group_members(pgid):
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
+        if fields[0] == "Z":
+            continue  # exited; its parent has not waited for it yet
         parents[int(entry)] = int(fields[1])
         groups[int(entry)] = int(fields[2])
     found = {pid for pid, group in groups.items() if group == pgid}

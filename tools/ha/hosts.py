@@ -128,6 +128,9 @@ def up(piece, root, db):
     ip = network.data["service_ip"]
     piece.data = {"db": db}
     piece.save()
+    # The TestResource ledger of this run of the hosts only.
+    if os.path.exists(piece.path("ledger")):
+        os.unlink(piece.path("ledger"))
     cfg = config(piece, root, db)
     piece.data["config"] = cfg
     piece.save()

@@ -192,9 +192,23 @@ def start_node(piece, i):
     return name
 
 
+def _check_reachable(path):
+    """Patroni runs as postgres: every directory above ``path`` must let
+    others through (pytest's and mkdtemp's 0700 directories do not)."""
+    path = os.path.abspath(path)
+    while path != "/":
+        path = os.path.dirname(path)
+        if not os.stat(path).st_mode & 0o001:
+            raise common.StartFailed(
+                "%s is not searchable by the postgres user (mode 0700?): "
+                "choose a --dir under a directory others may enter" % path
+            )
+
+
 def up(piece, service_ip):
     if piece.pids:
         return piece.data
+    _check_reachable(piece.dir)
     if os.path.isdir(piece.dir):
         for entry in os.listdir(piece.dir):
             if entry.startswith(("etcd", "pg")):

@@ -13,6 +13,7 @@ declares its queues as quorum queues (``rabbit_quorum_queue``).
 
 import os
 import secrets
+import shutil
 
 from tools.ha import common
 from tools.minicloud import processes
@@ -41,6 +42,10 @@ def _env(piece, i):
         "RABBITMQ_LOG_BASE": os.path.join(base, "log"),
         "RABBITMQ_PID_FILE": os.path.join(base, "rabbit.pid"),
         "RABBITMQ_LOGS": "-",
+        # Distribution (node to node, and rabbitmqctl) on loopback only.
+        "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": (
+            "-kernel inet_dist_use_interface {127,0,0,1}"
+        ),
         "ERL_FLAGS": "",
     }
 
@@ -121,9 +126,13 @@ def start_node(piece, i):
 def up(piece, service_ip):
     if piece.pids:
         return piece.data
+    for i in range(1, NODES + 1):
+        shutil.rmtree(piece.path("n%d" % i), ignore_errors=True)
     piece.data = {"service_ip": service_ip}
     piece.save()
     cookie = os.path.join(piece.dir, ".erlang.cookie")
+    if os.path.exists(cookie):
+        os.unlink(cookie)
     with open(cookie, "w") as f:
         f.write(secrets.token_hex(20))
     os.chmod(cookie, 0o400)
