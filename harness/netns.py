@@ -117,6 +117,30 @@ class Namespace:
     def heal(self):
         _ip("link", "set", self.host_if, "up")
 
+    def isolate(self):
+        """A silent partition: both ends stay up and every packet either
+        way is dropped (a zero-length queue on each end), so connections
+        hang as across a failed switch. ``cut()`` takes the host end down
+        instead: the kernel then answers at once, and the host's packets
+        to the namespace's address leave by the default route (on a
+        machine whose gateway answers HTTP, something else answers)."""
+        for prefix, dev in ((), self.host_if), (self.prefix(), self.ns_if):
+            subprocess.run(
+                [*prefix, "tc", "qdisc", "replace", "dev", dev, "root"]
+                + ["pfifo", "limit", "0"],
+                check=True,
+                capture_output=True,
+                timeout=30,
+            )
+
+    def rejoin(self):
+        for prefix, dev in ((), self.host_if), (self.prefix(), self.ns_if):
+            subprocess.run(
+                [*prefix, "tc", "qdisc", "del", "dev", dev, "root"],
+                capture_output=True,
+                timeout=30,
+            )
+
     def destroy(self):
         if not self.created:
             return

@@ -173,6 +173,12 @@ def up(piece, service_ip):
         "haproxy",
         "listen galera\n"
         "    bind %s:%d\n"
+        # A writer marked down loses its sessions (clients reconnect to
+        # the next one); when node 1 is back, the backup's sessions are
+        # closed too, so that there is one writer again.
+        "    default-server inter 1s fall 2 rise 2 "
+        "on-marked-down shutdown-sessions "
+        "on-marked-up shutdown-backup-sessions\n"
         "    option mysql-check user haproxy\n"
         % (service_ip, common.LB_GALERA)
         + servers,

@@ -116,6 +116,18 @@ def start_host(piece, i):
     )
 
 
+def wait_host(piece, i, timeout=180):
+    """Until host i's API answers (its engine still running)."""
+    ns = net.hosts(Piece(piece.root, "net"))[i - 1]
+    common.wait(
+        lambda: _answers("http://%s:%d/" % (ns.ns_ip, common.HOST_API)),
+        timeout,
+        "api%d" % i,
+        piece,
+        ["api%d" % i, "engine%d" % i],
+    )
+
+
 def _answers(url):
     requests.get(url, timeout=2)
     return True
@@ -142,16 +154,8 @@ def up(piece, root, db):
     hosts = net.hosts(network)
     for i in range(1, len(hosts) + 1):
         start_host(piece, i)
-    for i, ns in enumerate(hosts, 1):
-        common.wait(
-            lambda ns=ns: _answers(
-                "http://%s:%d/" % (ns.ns_ip, common.HOST_API)
-            ),
-            180,
-            "api%d" % i,
-            piece,
-            ["api%d" % i, "engine%d" % i],
-        )
+    for i in range(1, len(hosts) + 1):
+        wait_host(piece, i)
     servers = "".join(
         "    server host%d %s:%d check\n" % (i, ns.ns_ip, common.HOST_API)
         for i, ns in enumerate(hosts, 1)
@@ -167,7 +171,10 @@ def up(piece, root, db):
         "    http-check expect status 200-399\n"
         "    retries 2\n"
         "    option redispatch\n"
-        "    retry-on conn-failure empty-response response-timeout\n"
+        "    retry-on conn-failure empty-response\n"
+        # A request in flight to a host that is cut off waits for it (up
+        # to the API's own longest answer), it is not cut: a closed
+        # connection would be worse than the API's 503.
         "    timeout server 120s\n" % (ip, common.LB_API) + servers,
     )
     piece.data["url"] = "http://%s:%d" % (ip, common.LB_API)

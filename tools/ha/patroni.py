@@ -258,6 +258,8 @@ def up(piece, service_ip):
         "haproxy",
         "listen postgres\n"
         "    bind %s:%d\n"
+        "    default-server inter 1s fall 2 rise 2 "
+        "on-marked-down shutdown-sessions\n"
         "    option httpchk GET /primary\n"
         "    http-check expect status 200\n"
         % (service_ip, common.LB_POSTGRES)
