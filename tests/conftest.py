@@ -71,6 +71,23 @@ def config_reset():
     yield from config.reset_after(conf.CONF)
 
 
+HA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ha")
+
+
+def pytest_ignore_collect(collection_path, config):
+    """tests/ha (the HA substrate's fault scenarios, ``tox -e ha``) is
+    collected only when a path inside it is named on the command line:
+    it needs root and a cluster of servers, and takes minutes."""
+    if str(collection_path) != HA_DIR:
+        return None
+    base = str(config.invocation_params.dir)
+    for arg in config.args:
+        path = os.path.abspath(os.path.join(base, arg.split("::")[0]))
+        if path == HA_DIR or path.startswith(HA_DIR + os.sep):
+            return None
+    return True
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",

@@ -4,13 +4,18 @@ test."""
 
 import pytest
 
+from harness import backends, netns
 from tests.functional.chaos import deployment as chaos_deployment
-from tests.functional.chaos import netns, services
+from tests.functional.chaos import services
 
 
 @pytest.fixture(scope="session")
 def namespace():
-    ns = netns.Namespace().create()
+    ns = netns.Namespace()
+    try:
+        ns.create()
+    except netns.Unavailable as exc:
+        backends.unavailable("ip netns", exc)
     yield ns
     ns.destroy()
 
