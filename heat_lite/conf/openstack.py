@@ -69,8 +69,8 @@ opts = [
         help="Seconds during which a delete that the cloud answers with "
         "409 Conflict or 503 (e.g. a network whose ports Nova is still "
         "removing), and a poll of an action's progress that gets no "
-        "answer (connection reset, refused or timed out; 502, 503 or "
-        "504), are tried again, with growing pauses, before the "
+        "answer (connection reset, refused or timed out; 500, 502, 503 "
+        "or 504), are tried again, with growing pauses, before the "
         "resource fails with the cloud's message. 0: no retry.",
     ),
 ]

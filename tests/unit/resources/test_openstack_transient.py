@@ -174,6 +174,12 @@ def test_unanswered_polls_back_off_then_fail_after_the_timeout(cloud):
     with pytest.raises(base.PollDelay) as wait:
         server.check_create_complete(SERVER)
     assert wait.value.seconds == 0.5
+    # Nova's "Unexpected API Error" to a poll: asked again, as Heat does.
+    cloud.answer[("GET", path)] = (500, {"message": "Unexpected API Error"})
+    with pytest.raises(base.PollDelay) as wait:
+        server.check_create_complete(SERVER)
+    assert wait.value.seconds == 1.0
+    cloud.answer[("GET", path)] = (502, {"message": "bad gateway"})
     # Past the timeout the resource fails with the cloud's error.
     CONF.set_override("transient_retry_timeout", 0, group="openstack")
     with pytest.raises(client.sdk_exc.HttpException) as err:
@@ -184,7 +190,7 @@ def test_unanswered_polls_back_off_then_fail_after_the_timeout(cloud):
 def test_a_cloud_error_that_is_an_answer_fails_at_once(cloud):
     server = _server()
     cloud.answer[("GET", "/v2.1/servers/" + SERVER)] = (
-        500,
+        400,
         {"message": "boom"},
     )
     with pytest.raises(client.sdk_exc.HttpException):
