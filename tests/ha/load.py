@@ -15,7 +15,7 @@ from heatclient import exc as heat_exc
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import noauth, session
 
-from harness import helpers
+from harness import helpers, polling
 
 TR = "OS::Heat::TestResource"
 # How long an operation may take, outage included, before it counts as
@@ -119,13 +119,16 @@ class Load:
     def _call(self, what, call, timeout=OP_TIMEOUT):
         """``call()``; a 503 (or the balancer finding no API up) is asked
         again, every worse answer is recorded and raised."""
-        deadline = time.monotonic() + timeout
-        while True:
+        answer = []
+
+        def answered():
             try:
-                return call()
+                answer.append(call())
+                return True
             except heat_exc.HTTPServiceUnavailable:
                 with self._lock:
                     self.answers_503 += 1
+                return False
             except heat_exc.HTTPException as exc:
                 with self._lock:
                     self.bad_answers.append((time.time(), exc.code, what))
@@ -134,9 +137,11 @@ class Load:
                 with self._lock:
                     self.bad_answers.append((time.time(), repr(exc), what))
                 raise
-            if time.monotonic() > deadline:
-                raise AssertionError("%s: 503 for %d s" % (what, timeout))
-            time.sleep(0.5)
+
+        polling.until(
+            answered, timeout, "%s: 503 for %d s" % (what, timeout), 0.5
+        )
+        return answer[0]
 
     def _create(self, heat, name):
         def create():
@@ -159,21 +164,20 @@ class Load:
         """Until the stack is ``status``; a FAILED state ends the wait.
         (Right after an update call the stack may still show the
         previous COMPLETE.)"""
-        deadline = time.monotonic() + OP_TIMEOUT
-        while time.monotonic() < deadline:
+
+        def reached():
             stack = self._call(
                 "get", lambda: heat.stacks.get(stack_id, resolve_outputs=False)
             )
-            if stack.stack_status == status:
-                return
             if stack.stack_status.endswith("FAILED"):
                 raise AssertionError(
                     "%s %s: %s"
                     % (stack_id, stack.stack_status, stack.stack_status_reason)
                 )
-            time.sleep(0.5)
-        raise AssertionError(
-            "%s not %s in %d s" % (stack_id, status, OP_TIMEOUT)
+            return stack.stack_status == status
+
+        polling.until(
+            reached, OP_TIMEOUT, "%s %s" % (stack_id, status), interval=0.5
         )
 
     # Reading -----------------------------------------------------------------
