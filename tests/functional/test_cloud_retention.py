@@ -320,17 +320,12 @@ def test_an_update_in_place_onto_a_retired_image_fails_before_nova(
     helpers.wait_for_status(client, stack_id, "DELETE_COMPLETE", timeout=180)
 
 
-def test_an_image_shared_from_another_project_is_kept_for_this_one(
-    heat, glance, cloud
-):
-    """An image of project ``admin`` heat_lite built, shared with
-    ``demo`` and named *by name* by a server of demo's stack: the worker
-    resolves the name as the server's create does (Glance's find_image
-    as demo), so the record keeps the image of the other project; passes
-    run (a sentinel of demo's is hidden meanwhile) and it stays NEEDED,
-    shown in Glance."""
+def _shared_by_admin(cloud, glance, prefix):
+    """(admin's image proxy, name, id) of an image project ``admin``
+    built (``heat_lite_build``) and shared with ``demo``, who accepted
+    it."""
     owner = cloud.connect("admin").image
-    name = "ret-shared-" + uuid.uuid4().hex[:6]
+    name = prefix + uuid.uuid4().hex[:6]
     shared = owner.create_image(
         name=name,
         disk_format="raw",
@@ -342,6 +337,19 @@ def test_an_image_shared_from_another_project_is_kept_for_this_one(
     member = cloud.connect("demo").current_project_id
     owner.add_member(shared, member_id=member)
     glance.update_member(member, shared, status="accepted")
+    return owner, name, shared
+
+
+def test_an_image_shared_from_another_project_is_kept_for_this_one(
+    heat, glance, cloud
+):
+    """An image of project ``admin`` heat_lite built, shared with
+    ``demo`` and named *by name* by a server of demo's stack: the worker
+    resolves the name as the server's create does (Glance's find_image
+    as demo), so the record keeps the image of the other project; passes
+    run (a sentinel of demo's is hidden meanwhile) and it stays NEEDED,
+    shown in Glance."""
+    owner, name, shared = _shared_by_admin(cloud, glance, "ret-shared-")
     # Held (by its app, say) until demo's server names it: this
     # deployment acts in the cloud as demo, who may not hide admin's
     # image (heat_lite acts for the app that built an image, which in
@@ -372,19 +380,7 @@ def test_an_app_naming_a_shared_image_by_name_keeps_it(heat, glance, cloud):
     of an image project ``admin`` built and shared with demo: the app's
     create looks the name up in Glance as the app (here: demo) sees it,
     so the app keeps admin's image; deleting the app lets it go."""
-    owner = cloud.connect("admin").image
-    name = "ret-app-shared-" + uuid.uuid4().hex[:6]
-    shared = owner.create_image(
-        name=name,
-        disk_format="raw",
-        container_format="bare",
-        data=io.BytesIO(b"\0" * 1024),
-        visibility="shared",
-        heat_lite_build=str(uuid.uuid4()),
-    ).id
-    member = cloud.connect("demo").current_project_id
-    owner.add_member(shared, member_id=member)
-    glance.update_member(member, shared, status="accepted")
+    owner, name, shared = _shared_by_admin(cloud, glance, "ret-app-shared-")
     managed_images.image_add({"id": shared, "tenant": "admin", "name": name})
     try:
         made = _api(
