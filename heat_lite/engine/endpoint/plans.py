@@ -14,7 +14,7 @@ import uuid
 
 from heat_lite import conf
 from heat_lite.common import exception
-from heat_lite.common.states import CONVERGE, Action, Status
+from heat_lite.common.states import CONVERGE, Status
 from heat_lite.db import models
 from heat_lite.db import plans as db_plans
 from heat_lite.db import traversal_log as db_log
@@ -229,28 +229,19 @@ class PlanEndpoint:
         trusts.ensure(ctxt, stack)
         if args.get("revert_drift"):
             drift_inputs.check_current(stack)
-        # The drift the plan reverts (revert_drift) or leaves in place (its
-        # events); the report it was computed against is in the basis, so
-        # a newer detection has made the plan stale already.
-        drift = drift_inputs.update_inputs(
-            stack, bound, args.get("revert_drift"), self.stacks.services
-        )
         try:
-            started = self.stacks.ops.start(
+            # The drift report it was computed against is in the plan's
+            # basis: a newer detection has made the plan stale already.
+            started = self.stacks.start_update(
+                ctxt,
                 dict(stack, current_traversal=plan["traversal"]),
-                Action.UPDATE,
                 bound,
-                new_template=(template, env, files),
-                extra=update_queue.update_columns(
-                    stack, args, request["existing"]
-                ),
-                caller_token=caller.keep(ctxt),
-                verify=goals.verify_document(args),
-                retry=False,
-                requested_by=update_queue.requested_by(ctxt),
+                (template, env, files),
+                args,
+                update_queue.update_columns(stack, args, request["existing"]),
+                caller.keep(ctxt),
+                False,
                 saved_plan={"id": plan["id"], "stack_name": stack["name"]},
-                events=drift.events,
-                revert=drift.revert,
             )
         except exception.StalePlan as exc:
             db_plans.plan_mark_stale(plan["id"], exc.kwargs["reason"])

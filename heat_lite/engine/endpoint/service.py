@@ -279,22 +279,10 @@ class EngineService:
             drift_inputs.check_current(stack)
 
         def start(stack, retry):
-            drift = drift_inputs.update_inputs(
-                stack, bound, args.get("revert_drift"), self.services
-            )
-            return self.ops.start(
-                stack,
-                Action.UPDATE,
-                bound,
-                new_template=(template, env, files),
-                extra=extra,
-                events=drift.events,
-                caller_token=token,
-                verify=goals.verify_document(args),
-                retry=retry,
-                requested_by=update_queue.requested_by(ctxt),
-                revert=drift.revert,
-            )
+            return self.start_update(
+                ctxt, stack, bound, (template, env, files), args, extra,
+                token, retry,
+            )  # fmt: skip
 
         request = {
             "template": template,
@@ -307,6 +295,33 @@ class EngineService:
         }
         started = self.queue.update(ctxt, stack, request, start)
         return dict(views.identity(stack), traversal=started)
+
+    def start_update(
+        self, ctxt, stack, bound, goal, args, extra, token, retry, **more
+    ):
+        """Start the UPDATE traversal of ``stack`` towards ``goal``
+        ((template, env, files), bound as ``bound``): the one start of an
+        update request, run now, from the queue or as a saved plan
+        (``more``: ``saved_plan``). The drift it reverts
+        (``revert_drift``) or leaves in place (its events) is read here,
+        at the start (``drift.inputs``)."""
+        drift = drift_inputs.update_inputs(
+            stack, bound, args.get("revert_drift"), self.services
+        )
+        return self.ops.start(
+            stack,
+            Action.UPDATE,
+            bound,
+            new_template=goal,
+            extra=extra,
+            events=drift.events,
+            caller_token=token,
+            verify=goals.verify_document(args),
+            retry=retry,
+            requested_by=update_queue.requested_by(ctxt),
+            revert=drift.revert,
+            **more,
+        )
 
     @staticmethod
     def _set_semantics(stack, args):
